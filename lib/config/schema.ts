@@ -1,0 +1,91 @@
+/** JSON schema of the service configuration; ajv validates the merged result at start-up. */
+export const configSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['host', 'port', 'dataDir', 'logLevel', 'bodyLimitBytes', 'upstreamDeadlineMs'],
+  properties: {
+    host: { type: 'string', minLength: 1 },
+    port: { type: 'integer', minimum: 0, maximum: 65535 },
+    publicBaseUrl: { type: 'string', anyOf: [{ const: '' }, { pattern: '^https?://[^/?#\\s]+(/[^?#\\s]*)?$' }] },
+    dataDir: { type: 'string', minLength: 1 },
+    databaseUrl: { type: 'string', anyOf: [{ const: '' }, { pattern: '^postgres(ql)?://' }] },
+    redisUrl: { type: 'string', anyOf: [{ const: '' }, { pattern: '^rediss?://' }] },
+    jwtSecret: { type: 'string', anyOf: [{ const: '' }, { minLength: 32 }] },
+    jwksUrl: { type: 'string', anyOf: [{ const: '' }, { pattern: '^https?://' }] },
+    jwtIssuer: { type: 'string' },
+    jwtAudience: { type: 'string' },
+    jwtRequiredRole: { type: 'string' },
+    daiHost: { $ref: '#/$defs/baseUrl' },
+    contentOrigin: { $ref: '#/$defs/baseUrl' },
+    adServerUrl: { type: 'string', anyOf: [{ const: '' }, { pattern: '^https?://[^/?#\\s]+/' }] },
+    transcoderUrl: { $ref: '#/$defs/baseUrl' },
+    beaconSecret: { type: 'string', anyOf: [{ const: '' }, { minLength: 16 }] },
+    allowPrivateOutbound: { type: 'boolean' },
+    logLevel: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
+    accessLogSampleRate: { type: 'number', minimum: 0, maximum: 1 },
+    bodyLimitBytes: { type: 'integer', minimum: 1024, maximum: 268435456 },
+    upstreamDeadlineMs: { type: 'integer', minimum: 100, maximum: 60000 },
+    streamIdleSec: { type: 'integer', minimum: 5, maximum: 86400 },
+    shutdownGraceMs: { type: 'integer', minimum: 0, maximum: 60000 },
+    allowUwsFallback: { type: 'boolean' },
+  },
+  $defs: {
+    // A base URL: scheme and host, optional port and path, no query or fragment.
+    baseUrl: { type: 'string', anyOf: [{ const: '' }, { pattern: '^https?://[^/?#\\s@]+(/[^?#\\s]*)?$' }] },
+  },
+} as const;
+
+export interface Config {
+  host: string;
+  port: number;
+  publicBaseUrl: string;
+  dataDir: string;
+  databaseUrl: string;
+  redisUrl: string;
+  jwtSecret: string;
+  jwksUrl: string;
+  jwtIssuer: string;
+  jwtAudience: string;
+  jwtRequiredRole: string;
+  daiHost: string;
+  contentOrigin: string;
+  adServerUrl: string;
+  transcoderUrl: string;
+  beaconSecret: string;
+  allowPrivateOutbound: boolean;
+  logLevel: string;
+  accessLogSampleRate: number;
+  bodyLimitBytes: number;
+  upstreamDeadlineMs: number;
+  streamIdleSec: number;
+  shutdownGraceMs: number;
+  allowUwsFallback: boolean;
+}
+
+/** Environment variable → config key. Every one is optional. */
+export const envNames: Record<string, keyof Config> = {
+  HOST: 'host',
+  PORT: 'port',
+  PUBLIC_BASE_URL: 'publicBaseUrl',
+  DATA_DIR: 'dataDir',
+  DATABASE_URL: 'databaseUrl',
+  REDIS_URL: 'redisUrl',
+  JWT_SECRET: 'jwtSecret',
+  JWKS_URL: 'jwksUrl',
+  JWT_ISSUER: 'jwtIssuer',
+  JWT_AUDIENCE: 'jwtAudience',
+  JWT_REQUIRED_ROLE: 'jwtRequiredRole',
+  DAI_HOST: 'daiHost',
+  CONTENT_ORIGIN: 'contentOrigin',
+  AD_SERVER_URL: 'adServerUrl',
+  TRANSCODER_URL: 'transcoderUrl',
+  BEACON_SECRET: 'beaconSecret',
+  ALLOW_PRIVATE_OUTBOUND: 'allowPrivateOutbound',
+  LOG_LEVEL: 'logLevel',
+  ACCESS_LOG_SAMPLE_RATE: 'accessLogSampleRate',
+  BODY_LIMIT_BYTES: 'bodyLimitBytes',
+  UPSTREAM_DEADLINE_MS: 'upstreamDeadlineMs',
+  STREAM_IDLE_SEC: 'streamIdleSec',
+  SHUTDOWN_GRACE_MS: 'shutdownGraceMs',
+  UWS_ALLOW_FALLBACK: 'allowUwsFallback',
+};

@@ -1,0 +1,68 @@
+/**
+ * One HTTP exchange on a uWS response. uWS rules (DESIGN.md §7): `onAborted` is attached before
+ * any async work, every write after an await happens inside `cork`, nothing is written once the
+ * client is gone, header values never carry CR/LF, and HEAD answers carry no body.
+ */
+import type { HttpResponse } from './uws.js';
+import { statusTitle } from './problem.js';
+
+export type Headers = Record<string, string>;
+
+const statusLines = new Map<number, string>();
+function statusLine(status: number): string {
+  let line = statusLines.get(status);
+  if (!line) statusLines.set(status, (line = `${status} ${statusTitle(status)}`));
+  return line;
+}
+
+export function hasCrLf(value: string): boolean {
+  return value.includes('\r') || value.includes('\n') || value.includes('\0');
+}
+
+export class Exchange {
+  aborted = false;
+  /** Set once the status line went out; a later error can only close the connection. */
+  started = false;
+  /** A body the client declared but we did not read: the connection must close after the answer. */
+  unreadBody = false;
+  private abortHandlers: Array<() => void> = [];
+
+  constructor(
+    readonly res: HttpResponse,
+    readonly isHead: boolean,
+  ) {
+    res.onAborted(() => {
+      this.aborted = true;
+      for (const h of this.abortHandlers) h();
+    });
+  }
+
+  onAbort(handler: () => void): void {
+    this.abortHandlers.push(handler);
+  }
+
+  /** Writes a whole response. Returns false when the client had gone away. */
+  send(status: number, headers: Headers, body: string | Uint8Array = ''): boolean {
+    if (this.aborted || this.started) return false;
+    this.started = true;
+    this.res.cork(() => {
+      this.writeHead(status, headers);
+      if (this.isHead || status === 204 || status === 304) this.res.endWithoutBody(this.isHead ? byteLength(body) : 0, this.unreadBody);
+      else this.res.end(body, this.unreadBody);
+    });
+    return true;
+  }
+
+  /** Status and headers only; the caller is inside cork. */
+  writeHead(status: number, headers: Headers): void {
+    this.res.writeStatus(statusLine(status));
+    for (const name in headers) {
+      const value = headers[name]!;
+      if (!hasCrLf(value)) this.res.writeHeader(name, value);
+    }
+  }
+}
+
+function byteLength(body: string | Uint8Array): number {
+  return typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+}

@@ -1,0 +1,54 @@
+/** OpenAPI 3.1 document generated from the route table and the same JSON schemas ajv validates with. */
+import type { Route } from './router.js';
+
+const problem = {
+  type: 'object',
+  required: ['type', 'title', 'status'],
+  properties: {
+    type: { type: 'string' },
+    title: { type: 'string' },
+    status: { type: 'integer' },
+    detail: { type: 'string' },
+    request_id: { type: 'string' },
+    errors: { type: 'array', items: { type: 'object', properties: { path: { type: 'string' }, message: { type: 'string' } } } },
+  },
+};
+
+function queryParameters(schema: object | undefined) {
+  const props = (schema as { properties?: Record<string, object> } | undefined)?.properties ?? {};
+  return Object.entries(props).map(([name, s]) => ({ name, in: 'query', required: false, schema: s }));
+}
+
+export function openApiDocument(routes: Route[], info: { version: string; serverUrl: string }): object {
+  const paths: Record<string, Record<string, object>> = {};
+  for (const r of routes) {
+    const path = r.pattern.replace(/:([A-Za-z_]+)/g, '{$1}');
+    const pathParams = [...r.pattern.matchAll(/:([A-Za-z_]+)/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+    const errorResponse = (description: string) => ({ description, content: { 'application/problem+json': { schema: problem } } });
+    const op: Record<string, unknown> = {
+      summary: r.summary ?? '',
+      parameters: [...pathParams, ...queryParameters(r.schema?.query)],
+      responses: {
+        [String(r.schema?.status ?? 200)]: { description: 'OK', content: r.schema?.response ? { 'application/json': { schema: r.schema.response } } : undefined },
+        400: errorResponse('invalid request'),
+        401: errorResponse('missing or invalid token'),
+        404: errorResponse('not found'),
+        409: errorResponse('conflict'),
+        413: errorResponse('body too large'),
+        415: errorResponse('wrong content type'),
+        503: errorResponse('a backing service is down'),
+      },
+    };
+    if (!r.public) op['security'] = [{ bearer: [] }];
+    if (r.body === 'json' && r.schema?.body) op['requestBody'] = { required: true, content: { 'application/json': { schema: r.schema.body } } };
+    if (r.body === 'raw') op['requestBody'] = { required: true, content: Object.fromEntries((r.contentTypes ?? []).map((t) => [t, { schema: { type: 'string' } }])) };
+    (paths[path] ??= {})[r.method.toLowerCase()] = op;
+  }
+  return {
+    openapi: '3.1.0',
+    info: { title: 'Squeezeback and ad-insertion service: management API', version: info.version },
+    servers: [{ url: info.serverUrl }],
+    components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } }, schemas: { Problem: problem } },
+    paths,
+  };
+}

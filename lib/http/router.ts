@@ -1,0 +1,248 @@
+/**
+ * The thin management router: one uWS catch-all per prefix dispatches through a small route
+ * table with `:param` segments. Every handler goes through the same wrapper: it copies the request
+ * synchronously, attaches onAborted, answers 413 from a declared Content-Length and 415 from a
+ * wrong Content-Type before reading, authenticates, reads the body with a cap, parses JSON, and
+ * turns any thrown error into an RFC 9457 problem.
+ */
+import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js';
+import { Exchange, type Headers } from './exchange.js';
+import { readBody, mediaType, isJsonType } from './body.js';
+import { HttpError, badRequest, notFound, payloadTooLarge, unsupportedMediaType, statusTitle, type Problem } from './problem.js';
+import { isDependencyDown } from './dependency.js';
+import type { Logger } from '../log/index.js';
+import type { Registry } from './metrics.js';
+
+export interface RequestInfo {
+  id: string;
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  headers: Headers;
+  params: Record<string, string>;
+  remoteAddress: string;
+  /** Set by the route's auth hook (the verified token claims). */
+  principal?: unknown;
+}
+
+export interface Reply {
+  status?: number;
+  headers?: Headers;
+  json?: unknown;
+  body?: string | Uint8Array;
+}
+
+export interface Route {
+  method: string;
+  pattern: string;
+  /** 'json' parses an application/json body; 'raw' hands over the bytes (after the Content-Type check). */
+  body?: 'json' | 'raw';
+  /** Accepted media types for 'raw' bodies. */
+  contentTypes?: string[];
+  maxBody?: number;
+  /** Skip the router's authenticator (the route authenticates itself, e.g. with an API key). */
+  public?: boolean;
+  summary?: string;
+  /** Schemas for the OpenAPI document (the same objects the validators compile). */
+  schema?: { body?: object; query?: object; response?: object; status?: number };
+  handler: (req: RequestInfo, body: unknown) => Promise<Reply>;
+}
+
+export type Authenticator = (req: RequestInfo) => Promise<unknown>;
+
+export interface RouterOptions {
+  log: Logger;
+  metrics: Registry;
+  bodyLimit: number;
+  authenticate: Authenticator;
+  inFlight: { count: number };
+}
+
+interface CompiledRoute {
+  route: Route;
+  segments: string[];
+}
+
+const requestIdPattern = /^[A-Za-z0-9._:-]{1,64}$/;
+const idPrefix = Math.random().toString(36).slice(2, 8);
+let idCounter = 0;
+
+export function requestId(incoming: string | undefined): string {
+  return incoming && requestIdPattern.test(incoming) ? incoming : `${idPrefix}-${(++idCounter).toString(36)}`;
+}
+
+export function problemBody(err: HttpError, id: string): string {
+  return JSON.stringify(err.toProblem(id));
+}
+
+export class Router {
+  private readonly routes: CompiledRoute[] = [];
+  private readonly requests;
+  private readonly durations;
+
+  constructor(private readonly opts: RouterOptions) {
+    this.requests = opts.metrics.counter('http_management_requests_total', 'Management API requests by status class');
+    this.durations = opts.metrics.histogram('http_management_duration_seconds', 'Management API request duration').with();
+  }
+
+  add(route: Route): this {
+    this.routes.push({ route, segments: route.pattern.split('/') });
+    return this;
+  }
+
+  list(): Route[] {
+    return this.routes.map((r) => r.route);
+  }
+
+  /** Registers the catch-all on the uWS app for a path prefix like `/api/v1`. */
+  mount(app: TemplatedApp, prefix: string): void {
+    const handler = (res: HttpResponse, req: HttpRequest) => this.dispatch(res, req);
+    app.any(prefix, handler);
+    app.any(`${prefix}/*`, handler);
+  }
+
+  private match(method: string, path: string): { route?: Route; params: Record<string, string>; allowed: string[] } {
+    const parts = path.split('/');
+    const allowed: string[] = [];
+    for (const { route, segments } of this.routes) {
+      if (segments.length !== parts.length) continue;
+      const params: Record<string, string> = {};
+      let ok = true;
+      for (let i = 0; i < segments.length && ok; i++) {
+        const seg = segments[i]!;
+        if (seg.startsWith(':')) params[seg.slice(1)] = parts[i]!;
+        else ok = seg === parts[i];
+      }
+      if (!ok) continue;
+      if (route.method === method || (method === 'HEAD' && route.method === 'GET')) return { route, params, allowed };
+      allowed.push(route.method);
+    }
+    return { params: {}, allowed };
+  }
+
+  private dispatch(res: HttpResponse, req: HttpRequest): void {
+    const started = performance.now();
+    const method = req.getCaseSensitiveMethod().toUpperCase();
+    const path = req.getUrl();
+    const rawQuery = req.getQuery() ?? '';
+    const headers: Headers = {};
+    req.forEach((k, v) => {
+      headers[k] = headers[k] === undefined ? v : `${headers[k]}, ${v}`;
+    });
+    const ex = new Exchange(res, method === 'HEAD');
+    const id = requestId(headers['x-request-id']);
+    const info: RequestInfo = {
+      id,
+      method,
+      path,
+      query: new URLSearchParams(rawQuery),
+      headers,
+      params: {},
+      remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString(),
+    };
+    const inFlight = this.opts.inFlight;
+    inFlight.count++;
+    const finish = (status: number) => {
+      inFlight.count--;
+      this.requests.with({ code: `${Math.floor(status / 100)}xx` }).inc();
+      this.durations.observe((performance.now() - started) / 1000);
+      this.opts.log.info({ req_id: id, method, path, status, ms: Math.round(performance.now() - started) }, 'request');
+    };
+    const fail = (err: unknown) => {
+      const httpErr = toHttpError(err, this.opts.log, id);
+      if (httpErr.status === 499) return finish(499);
+      ex.send(httpErr.status, { 'Content-Type': 'application/problem+json', 'X-Request-Id': id, ...httpErr.headers }, problemBody(httpErr, id));
+      finish(httpErr.status);
+    };
+
+    let bodyPromise: Promise<Buffer> | undefined;
+    let route: Route;
+    try {
+      const m = this.match(method, path);
+      if (!m.route) {
+        if (m.allowed.length) throw new HttpError(405, 'method-not-allowed', `${method} is not allowed here`, undefined, { Allow: [...new Set(m.allowed)].join(', ') });
+        throw notFound(`no route for ${path}`);
+      }
+      route = m.route;
+      for (const [k, v] of Object.entries(m.params)) info.params[k] = decodeParam(v);
+      bodyPromise = this.startBody(ex, route, headers);
+    } catch (err) {
+      fail(err);
+      return;
+    }
+
+    void (async () => {
+      if (!route.public) info.principal = await this.opts.authenticate(info);
+      let body: unknown;
+      if (bodyPromise) {
+        const bytes = await bodyPromise;
+        ex.unreadBody = false;
+        body = route.body === 'json' ? parseJson(bytes) : bytes;
+      }
+      const reply = await route.handler(info, body);
+      const status = reply.status ?? 200;
+      const outHeaders: Headers = { 'X-Request-Id': id, ...reply.headers };
+      let payload: string | Uint8Array = reply.body ?? '';
+      if (reply.json !== undefined) {
+        payload = JSON.stringify(reply.json);
+        outHeaders['Content-Type'] ??= 'application/json';
+      }
+      ex.send(status, outHeaders, payload);
+      finish(status);
+    })().catch(fail);
+  }
+
+  /** Synchronous checks on the declared body, then starts reading it. */
+  private startBody(ex: Exchange, route: Route, headers: Headers): Promise<Buffer> | undefined {
+    const declared = headers['content-length'];
+    const chunked = headers['transfer-encoding'] !== undefined;
+    const length = declared === undefined ? undefined : Number(declared);
+    if (declared !== undefined && !/^\d{1,15}$/.test(declared.trim())) throw badRequest('invalid Content-Length');
+    const hasBody = chunked || (length ?? 0) > 0;
+    if (!hasBody) {
+      if (route.body === 'json') return Promise.resolve(Buffer.alloc(0));
+      return route.body ? Promise.resolve(Buffer.alloc(0)) : undefined;
+    }
+    ex.unreadBody = true;
+    if (!route.body) return undefined;
+    const limit = route.maxBody ?? this.opts.bodyLimit;
+    if (length !== undefined && length > limit) throw payloadTooLarge(limit);
+    const type = mediaType(headers['content-type']);
+    if (route.body === 'json' ? !isJsonType(type) : !(route.contentTypes ?? []).includes(type)) {
+      throw unsupportedMediaType(route.body === 'json' ? 'application/json' : (route.contentTypes ?? []).join(' or '));
+    }
+    return readBody(ex.res, limit, (h) => ex.onAbort(h));
+  }
+}
+
+function decodeParam(v: string): string {
+  try {
+    return decodeURIComponent(v);
+  } catch {
+    throw badRequest('malformed percent-encoding in the path');
+  }
+}
+
+function parseJson(bytes: Buffer): unknown {
+  if (bytes.length === 0) return undefined;
+  try {
+    return JSON.parse(bytes.toString('utf8'));
+  } catch (err) {
+    throw badRequest(`the body is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+/** Maps anything thrown to an HttpError; unexpected errors are logged with their stack and answered 500. */
+export function toHttpError(err: unknown, log: Logger, id: string): HttpError {
+  if (err instanceof HttpError) return err;
+  if (isDependencyDown(err)) {
+    log.warn({ req_id: id, err: String(err) }, 'dependency unavailable');
+    return new HttpError(503, 'unavailable', 'a backing service is unavailable; retry later', undefined, { 'Retry-After': '2' });
+  }
+  log.error({ req_id: id, err }, 'unhandled error');
+  return new HttpError(500, 'internal', 'internal error');
+}
+
+export function problemOf(status: number, detail: string): Problem {
+  return { type: 'about:blank', title: statusTitle(status), status, detail };
+}

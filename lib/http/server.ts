@@ -1,0 +1,115 @@
+/**
+ * The service: one uWS app with the hot-path routes registered directly and the management API
+ * behind the thin router; health, readiness and metrics; graceful shutdown.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { loadUws, type TemplatedApp, type us_listen_socket, type HttpResponse } from './uws.js';
+import { Exchange } from './exchange.js';
+import { Registry } from './metrics.js';
+import { Router, requestId } from './router.js';
+import { createAuthenticator } from './auth.js';
+import { openApiDocument } from './openapi.js';
+import { HttpError, notFound } from './problem.js';
+import { projectRoot } from '../paths.js';
+import type { Config } from '../config/index.js';
+import type { Logger } from '../log/index.js';
+import { openStores, type Stores } from '../store/index.js';
+import { BrandRepo } from '../brand/repo.js';
+import { BrandCache } from '../brand/cache.js';
+import { brandRoutes } from '../brand/routes.js';
+
+export interface Service {
+  config: Config;
+  log: Logger;
+  stores: Stores;
+  metrics: Registry;
+  port: number;
+  url: string;
+  brands: BrandCache;
+  close(): Promise<void>;
+}
+
+const version = (JSON.parse(readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as { version: string }).version;
+const READY_TIMEOUT_MS = 1000;
+
+function sendProblem(res: HttpResponse, err: HttpError, isHead = false): void {
+  const ex = new Exchange(res, isHead);
+  const id = requestId(undefined);
+  ex.send(err.status, { 'Content-Type': 'application/problem+json', ...err.headers }, JSON.stringify(err.toProblem(id)));
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} timed out`)), ms)))]).finally(() => clearTimeout(timer));
+}
+
+export async function startService(config: Config, log: Logger): Promise<Service> {
+  const uws = loadUws(config.allowUwsFallback);
+  const stores = await openStores(config, log);
+  const metrics = new Registry();
+  metrics.gauge('process_resident_memory_bytes', 'Resident set size', () => process.memoryUsage.rss());
+  metrics.gauge('nodejs_heap_used_bytes', 'V8 heap in use', () => process.memoryUsage().heapUsed);
+  metrics.gauge('process_uptime_seconds', 'Seconds since start', () => Math.round(process.uptime()));
+
+  const brands = new BrandCache(() => new BrandRepo(stores.sql).all(), stores.state, log);
+  let app: TemplatedApp | undefined;
+  let listenSocket: us_listen_socket | undefined;
+  try {
+    await brands.start();
+    const inFlight = { count: 0 };
+    const router = new Router({ log, metrics, bodyLimit: config.bodyLimitBytes, authenticate: createAuthenticator(config), inFlight });
+    for (const route of brandRoutes(new BrandRepo(stores.sql), brands)) router.add(route);
+    const openapi = JSON.stringify(openApiDocument(router.list(), { version, serverUrl: config.publicBaseUrl }));
+    router.add({ method: 'GET', pattern: '/api/v1/openapi.json', public: true, summary: 'This document', handler: async () => ({ body: openapi, headers: { 'Content-Type': 'application/json' } }) });
+
+    let shuttingDown = false;
+    app = uws.App();
+    app.get('/healthz', (res) => void new Exchange(res, false).send(200, { 'Content-Type': 'application/json' }, '{"status":"ok"}'));
+    app.get('/metrics', (res) => void new Exchange(res, false).send(200, { 'Content-Type': 'text/plain; version=0.0.4' }, metrics.render()));
+    app.get('/readyz', (res) => {
+      const ex = new Exchange(res, false);
+      const checks = [withTimeout(stores.sql`select 1`, READY_TIMEOUT_MS, 'postgres'), withTimeout(stores.state.ping(), READY_TIMEOUT_MS, 'state store')];
+      void Promise.allSettled(checks).then(([pg, st]) => {
+        const status = { postgres: pg!.status === 'fulfilled' ? 'ok' : 'down', state_store: st!.status === 'fulfilled' ? 'ok' : 'down', shutting_down: shuttingDown };
+        const ok = status.postgres === 'ok' && status.state_store === 'ok' && !shuttingDown;
+        ex.send(ok ? 200 : 503, { 'Content-Type': 'application/json' }, JSON.stringify({ status: ok ? 'ready' : 'unavailable', ...status }));
+      });
+    });
+    router.mount(app, '/api/v1');
+    app.any('/*', (res, req) => sendProblem(res, notFound(`no route for ${req.getUrl()}`), req.getMethod() === 'head'));
+
+    listenSocket = await new Promise<us_listen_socket>((resolve, reject) =>
+      app!.listen(config.host, config.port, (s) => (s ? resolve(s) : reject(new Error(`cannot listen on ${config.host}:${config.port} (in use or not permitted)`)))),
+    );
+    const port = uws.us_socket_local_port(listenSocket);
+    log.info({ host: config.host, port, database: config.databaseUrl ? 'external' : 'embedded', state: stores.state.kind }, 'listening');
+
+    const service: Service = {
+      config,
+      log,
+      stores,
+      metrics,
+      port,
+      url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
+      brands,
+      close: async () => {
+        if (shuttingDown) return;
+        shuttingDown = true;
+        uws.us_listen_socket_close(listenSocket!);
+        const deadline = Date.now() + config.shutdownGraceMs;
+        while (inFlight.count > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        if (inFlight.count > 0) log.warn({ inFlight: inFlight.count }, 'shutdown grace elapsed with requests in flight');
+        await brands.stop();
+        await stores.close();
+        log.info('stopped');
+      },
+    };
+    return service;
+  } catch (err) {
+    if (listenSocket) uws.us_listen_socket_close(listenSocket);
+    await brands.stop().catch(() => undefined);
+    await stores.close();
+    throw err;
+  }
+}

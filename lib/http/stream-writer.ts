@@ -1,0 +1,84 @@
+/**
+ * Streams a response body with backpressure. uWS `write` buffers what the socket cannot take and
+ * returns false; the producer then waits for `onWritable` before sending more, so a slow client
+ * never makes us hold more than one chunk beyond the socket buffer. With a known total size,
+ * `tryEnd` is used instead so the response carries a Content-Length.
+ */
+import type { Exchange, Headers } from './exchange.js';
+
+export class StreamWriter {
+  private waiting: (() => void) | undefined;
+  private ended = false;
+
+  constructor(private readonly ex: Exchange) {
+    ex.onAbort(() => this.release());
+  }
+
+  get closed(): boolean {
+    return this.ex.aborted || this.ended;
+  }
+
+  /** Status and headers; must come before the first chunk. */
+  begin(status: number, headers: Headers): void {
+    if (this.ex.aborted || this.ex.started) return;
+    this.ex.started = true;
+    this.ex.res.cork(() => this.ex.writeHead(status, headers));
+  }
+
+  /** Writes one chunk; resolves when the producer may send the next one. */
+  async write(chunk: string | Uint8Array): Promise<void> {
+    if (this.closed) return;
+    let ok = true;
+    this.ex.res.cork(() => {
+      ok = this.ex.res.write(chunk);
+    });
+    if (!ok && !this.closed) await this.drain();
+  }
+
+  end(last: string | Uint8Array = ''): void {
+    if (this.closed) return;
+    this.ended = true;
+    this.ex.res.cork(() => {
+      this.ex.res.end(last, this.ex.unreadBody);
+    });
+  }
+
+  private drain(): Promise<void> {
+    return new Promise((resolve) => {
+      this.waiting = resolve;
+      this.ex.res.onWritable(() => {
+        this.release();
+        return true;
+      });
+    });
+  }
+
+  private release(): void {
+    const w = this.waiting;
+    this.waiting = undefined;
+    w?.();
+  }
+}
+
+/** Sends a body of known size with `tryEnd`, waiting on `onWritable` for the rest when the socket is full. */
+export function sendSized(ex: Exchange, status: number, headers: Headers, body: Uint8Array): Promise<void> {
+  return new Promise((resolve) => {
+    if (ex.aborted || ex.started) return resolve();
+    ex.started = true;
+    ex.onAbort(resolve);
+    const total = body.byteLength;
+    let startOffset = 0;
+    let done = false;
+    ex.res.cork(() => {
+      ex.writeHead(status, headers);
+      startOffset = ex.res.getWriteOffset();
+      [, done] = ex.res.tryEnd(body, total);
+    });
+    if (done) return resolve();
+    ex.res.onWritable((offset) => {
+      const [ok, finished] = ex.res.tryEnd(body.subarray(offset - startOffset), total);
+      if (finished) resolve();
+      return ok;
+    });
+  });
+}

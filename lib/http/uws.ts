@@ -1,0 +1,41 @@
+/**
+ * Loads the native uWebSockets.js binary. uWS reads UWS_HTTP_MAX_HEADERS_SIZE once, when the
+ * module loads, so it is set here before the first load (DESIGN.md §4). The package silently
+ * falls back to a slow JS implementation when its binary does not load; we load the binary
+ * ourselves and refuse to start without it unless the fallback is explicitly allowed.
+ */
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import type * as uwsTypes from 'uWebSockets.js';
+
+export type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
+export type Uws = typeof uwsTypes;
+
+export const MAX_HEADERS_SIZE = 16 * 1024;
+
+export class UwsLoadError extends Error {
+  override name = 'UwsLoadError';
+}
+
+let loaded: Uws | undefined;
+
+export function loadUws(allowFallback = false): Uws {
+  if (loaded) return loaded;
+  process.env['UWS_HTTP_MAX_HEADERS_SIZE'] ??= String(MAX_HEADERS_SIZE);
+  const require = createRequire(import.meta.url);
+  const pkgDir = path.dirname(require.resolve('uWebSockets.js/package.json'));
+  const binary = path.join(pkgDir, 'binaries', `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`);
+  try {
+    loaded = require(binary) as Uws;
+  } catch (err) {
+    if (!allowFallback) {
+      throw new UwsLoadError(
+        `the native uWebSockets.js binary did not load (${binary}): ${(err as Error).message.split('\n')[0]}. ` +
+          `This build supports Node 16/18/20 on glibc ≤ 2.36 systems; use Node 20, or set UWS_ALLOW_FALLBACK=true to run the slow JS fallback.`,
+      );
+    }
+    process.env['UWS_USE_FALLBACK'] = 'true';
+    loaded = require('uWebSockets.js') as Uws;
+  }
+  return loaded;
+}

@@ -1,0 +1,53 @@
+/**
+ * The state store: short-lived shared state (streams, registries, snapshots) and pub/sub between
+ * instances. Redis when REDIS_URL is set, in-process memory otherwise; both pass one contract suite
+ * (test/store/state-contract.ts). TTLs are in milliseconds.
+ */
+export interface Batch {
+  set(key: string, value: string, ttlMs?: number): Batch;
+  del(key: string): Batch;
+  expire(key: string, ttlMs: number): Batch;
+  hset(key: string, fields: Record<string, string>): Batch;
+  hdel(key: string, field: string): Batch;
+  sadd(key: string, member: string): Batch;
+  srem(key: string, member: string): Batch;
+  /** Sends every queued command in one round trip. */
+  exec(): Promise<void>;
+}
+
+export interface StateStore {
+  readonly kind: 'memory' | 'redis';
+  get(key: string): Promise<string | null>;
+  set(key: string, value: string, ttlMs?: number): Promise<void>;
+  /** SET NX: true when this call created the key (leases, de-duplication). */
+  setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean>;
+  del(key: string): Promise<boolean>;
+  /** Remaining time to live in ms; -1 without expiry, -2 when the key is absent. */
+  ttl(key: string): Promise<number>;
+  expire(key: string, ttlMs: number): Promise<boolean>;
+  hset(key: string, fields: Record<string, string>): Promise<void>;
+  hget(key: string, field: string): Promise<string | null>;
+  hgetall(key: string): Promise<Record<string, string>>;
+  hdel(key: string, field: string): Promise<boolean>;
+  sadd(key: string, ...members: string[]): Promise<number>;
+  srem(key: string, ...members: string[]): Promise<number>;
+  smembers(key: string): Promise<string[]>;
+  publish(channel: string, message: string): Promise<void>;
+  /** Resolves once the subscription is active; the returned function unsubscribes. */
+  subscribe(channel: string, handler: (message: string) => void): Promise<() => Promise<void>>;
+  batch(): Batch;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Key names. Everything about one event shares the hash tag `{ev:<id>}`, so multi-key operations
+ * on one event stay on one Redis Cluster slot.
+ */
+export const keys = {
+  prefix: 'sqz:',
+  event: (eventId: string | number, part: string) => `sqz:{ev:${eventId}}:${part}`,
+  stream: (streamId: string) => `sqz:{st:${streamId}}:stream`,
+  global: (part: string) => `sqz:{g}:${part}`,
+  channel: (name: string) => `sqz:ch:${name}`,
+};
