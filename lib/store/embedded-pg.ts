@@ -8,11 +8,12 @@
  */
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, rmSync, readdirSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, rmSync, readdirSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Logger } from '../log/index.js';
+import { isProcessAlive } from './process-alive.js';
 
 const run = promisify(execFile);
 const SOCKET_PORT = 5432;
@@ -63,21 +64,12 @@ function ownDir(dir: string, owner: Owner, mode: number): void {
   chmodSync(dir, mode);
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** After a kill -9 of the service, its old server may still run on the same data: stop it first. */
 async function stopStaleServer(bin: Binaries, pgDir: string, owner: Owner, log: Logger): Promise<void> {
   const pidFile = path.join(pgDir, 'postmaster.pid');
   if (!existsSync(pidFile)) return;
   const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
-  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return;
+  if (!Number.isInteger(pid) || pid <= 0 || !isProcessAlive(pid)) return;
   log.warn({ pid }, 'embedded PostgreSQL from an earlier run is still running; stopping it');
   await run(bin.pg_ctl, ['stop', '-D', pgDir, '-m', 'fast', '-w', '-t', '15'], { ...owner }).catch((err: Error) => {
     log.warn({ err: err.message }, 'pg_ctl stop failed; killing the stale server');
@@ -97,6 +89,8 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promi
   const bin = await binaries();
   const owner = await serverOwner();
   mkdirSync(dataDir, { recursive: true, mode: 0o755 });
+  // The server user must be able to traverse DATA_DIR to reach its own directory inside it.
+  if (owner.uid !== undefined) chmodSync(dataDir, statSync(dataDir).mode | 0o001);
   const pgDir = path.join(dataDir, 'pg');
   if (!existsSync(path.join(pgDir, 'PG_VERSION'))) {
     // No PG_VERSION means initdb never finished: nothing in there is worth keeping.

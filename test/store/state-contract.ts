@@ -1,0 +1,103 @@
+/** The contract every StateStore implementation must keep; run against memory and Redis. */
+import { randomBytes } from 'node:crypto';
+import type { Test } from 'tap';
+import { keys, type StateStore } from '../../lib/store/index.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export function stateStoreContract(t: Test, make: () => Promise<StateStore>): void {
+  let store: StateStore;
+  const ns = randomBytes(4).toString('hex');
+  const k = (name: string) => keys.event(`c${ns}`, name);
+
+  t.before(async () => {
+    store = await make();
+  });
+  t.teardown(() => store.close());
+
+  t.test('values, TTL and SET NX', async (t) => {
+    t.equal(await store.get(k('missing')), null);
+    await store.set(k('a'), 'one');
+    t.equal(await store.get(k('a')), 'one');
+    t.equal(await store.ttl(k('a')), -1);
+    t.equal(await store.ttl(k('nope')), -2);
+    await store.set(k('short'), 'x', 80);
+    const ttl = await store.ttl(k('short'));
+    t.ok(ttl > 0 && ttl <= 80, `ttl ${ttl} within (0, 80]`);
+    await sleep(150);
+    t.equal(await store.get(k('short')), null, 'expired');
+    t.equal(await store.setIfAbsent(k('lease'), 'owner-1', 5000), true);
+    t.equal(await store.setIfAbsent(k('lease'), 'owner-2', 5000), false);
+    t.equal(await store.get(k('lease')), 'owner-1');
+    t.equal(await store.expire(k('lease'), 60), true);
+    t.equal(await store.expire(k('nope'), 60), false);
+    await sleep(120);
+    t.equal(await store.get(k('lease')), null);
+    t.equal(await store.del(k('a')), true);
+    t.equal(await store.del(k('a')), false);
+  });
+
+  t.test('hashes', async (t) => {
+    await store.hset(k('h'), { a: '1', b: '2' });
+    await store.hset(k('h'), { b: '3' });
+    t.same(await store.hgetall(k('h')), { a: '1', b: '3' });
+    t.equal(await store.hget(k('h'), 'a'), '1');
+    t.equal(await store.hget(k('h'), 'zz'), null);
+    t.equal(await store.hdel(k('h'), 'a'), true);
+    t.equal(await store.hdel(k('h'), 'a'), false);
+    t.same(await store.hgetall(k('none')), {});
+    await store.hdel(k('h'), 'b');
+    t.equal(await store.ttl(k('h')), -2, 'an emptied hash is gone');
+  });
+
+  t.test('sets', async (t) => {
+    t.equal(await store.sadd(k('s'), 'x', 'y', 'x'), 2);
+    t.equal(await store.sadd(k('s'), 'y'), 0);
+    t.same((await store.smembers(k('s'))).sort(), ['x', 'y']);
+    t.equal(await store.srem(k('s'), 'x', 'nope'), 1);
+    t.same(await store.smembers(k('s')), ['y']);
+    t.same(await store.smembers(k('none')), []);
+  });
+
+  t.test('wrong type is an error, not a silent overwrite', async (t) => {
+    await store.set(k('str'), 'v');
+    await t.rejects(store.hset(k('str'), { a: '1' }));
+    await t.rejects(store.sadd(k('str'), 'a'));
+  });
+
+  t.test('pipelined batch', async (t) => {
+    await store
+      .batch()
+      .set(k('b1'), 'v1')
+      .set(k('b2'), 'v2', 5000)
+      .hset(k('bh'), { f: 'v' })
+      .sadd(k('bs'), 'm1')
+      .sadd(k('bs'), 'm2')
+      .srem(k('bs'), 'm1')
+      .expire(k('b1'), 5000)
+      .del(k('b2'))
+      .hdel(k('bh'), 'nothing')
+      .exec();
+    t.equal(await store.get(k('b1')), 'v1');
+    t.ok((await store.ttl(k('b1'))) > 0);
+    t.equal(await store.get(k('b2')), null);
+    t.same(await store.hgetall(k('bh')), { f: 'v' });
+    t.same(await store.smembers(k('bs')), ['m2']);
+  });
+
+  t.test('pub/sub delivers to every subscriber until unsubscribed', async (t) => {
+    const channel = keys.channel(`test-${ns}`);
+    const a: string[] = [];
+    const b: string[] = [];
+    const offA = await store.subscribe(channel, (m) => a.push(m));
+    const offB = await store.subscribe(channel, (m) => b.push(m));
+    await store.publish(channel, 'one');
+    for (let i = 0; i < 50 && (a.length < 1 || b.length < 1); i++) await sleep(10);
+    await offA();
+    await store.publish(channel, 'two');
+    for (let i = 0; i < 50 && b.length < 2; i++) await sleep(10);
+    t.same(a, ['one']);
+    t.same(b, ['one', 'two']);
+    await offB();
+  });
+}
