@@ -23,7 +23,7 @@ function slowRead(port: number, path: string): Promise<{ head: string; bodyBytes
       const all = Buffer.concat(parts);
       const split = all.indexOf('\r\n\r\n');
       const head = all.subarray(0, split).toString();
-      let body = all.subarray(split + 4);
+      let body: Buffer = all.subarray(split + 4);
       if (/transfer-encoding: chunked/i.test(head)) body = dechunk(body);
       let ok = body.length === CHUNK * CHUNKS;
       for (let i = 0; ok && i < CHUNKS; i++) ok = body[i * CHUNK] === i % 251;
