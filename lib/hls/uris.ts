@@ -1,0 +1,56 @@
+/**
+ * URI rewriting rules of the DAI proxy (spec "DAI proxy: manifests" rules 2–6; DESIGN.md §4).
+ * Prefix checks and slices only: no URL parsing on the common paths.
+ */
+export interface UriRules {
+  /** The DAI provider's base URL, e.g. https://dai.google.com */
+  daiHost: string;
+  /** Where proxied playlists live: `${PUBLIC_BASE_URL}/dai/manifest` */
+  proxyBase: string;
+  /** Base URL for root-relative segment URIs (the event's content origin, else CONTENT_ORIGIN, else the DAI host). */
+  contentOrigin: string;
+  /** The upstream playlist URL, against which document-relative URIs resolve (RFC 8216 §4.1). */
+  playlistUrl: string;
+}
+
+const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:/;
+
+export function isAbsolute(uri: string): boolean {
+  return SCHEME.test(uri) || uri.startsWith('//');
+}
+
+export class UriRewriter {
+  private readonly prefixes: string[];
+  private readonly docBase: string;
+
+  constructor(private readonly rules: UriRules) {
+    const host = rules.daiHost.replace(/^https?:\/\//i, '').toLowerCase();
+    this.prefixes = [`https://${host}`, `http://${host}`];
+    const noQuery = rules.playlistUrl.split('?')[0]!;
+    this.docBase = noQuery.slice(0, noQuery.lastIndexOf('/') + 1);
+  }
+
+  /** Length of the DAI-host prefix of an absolute URI, or 0. */
+  private daiPrefixLength(uri: string): number {
+    for (const p of this.prefixes) {
+      if (uri.length > p.length && uri.charCodeAt(p.length) === 47 /* / */ && uri.slice(0, p.length).toLowerCase() === p) return p.length;
+    }
+    return 0;
+  }
+
+  /** Master playlists: DAI-host and root-relative variant/rendition URIs go through the proxy. */
+  master(uri: string): string {
+    const n = this.daiPrefixLength(uri);
+    if (n) return this.rules.proxyBase + uri.slice(n);
+    if (uri.charCodeAt(0) === 47 && uri.charCodeAt(1) !== 47) return this.rules.proxyBase + uri;
+    return uri; // other hosts untouched; document-relative URIs already resolve under the proxy path
+  }
+
+  /** Media playlists: root-relative → content origin; document-relative → absolute upstream; absolute (DAI ads) untouched. */
+  media(uri: string): string {
+    if (uri.charCodeAt(0) === 47) return uri.charCodeAt(1) === 47 ? uri : this.rules.contentOrigin + uri;
+    if (isAbsolute(uri)) return uri;
+    if (uri.startsWith('./') || uri.includes('../')) return new URL(uri, this.rules.playlistUrl).href;
+    return this.docBase + uri;
+  }
+}
