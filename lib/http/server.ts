@@ -18,6 +18,11 @@ import { openStores, type Stores } from '../store/index.js';
 import { BrandRepo } from '../brand/repo.js';
 import { BrandCache } from '../brand/cache.js';
 import { brandRoutes } from '../brand/routes.js';
+import { Upstream } from '../dai/upstream.js';
+import { ManifestCache } from '../dai/manifest-cache.js';
+import { StreamRegistry } from '../dai/streams.js';
+import { UnconfiguredEvents } from '../dai/event-settings.js';
+import { ManifestProxy } from '../dai/manifest-proxy.js';
 
 export interface Service {
   config: Config;
@@ -27,6 +32,8 @@ export interface Service {
   port: number;
   url: string;
   brands: BrandCache;
+  streams: StreamRegistry;
+  manifestCache: ManifestCache;
   close(): Promise<void>;
 }
 
@@ -53,6 +60,9 @@ export async function startService(config: Config, log: Logger): Promise<Service
   metrics.gauge('process_uptime_seconds', 'Seconds since start', () => Math.round(process.uptime()));
 
   const brands = new BrandCache(() => new BrandRepo(stores.sql).all(), stores.state, log);
+  const upstream = new Upstream(config.daiHost, { deadlineMs: config.upstreamDeadlineMs });
+  const manifestCache = new ManifestCache();
+  const streams = new StreamRegistry(stores.state, log, config.streamIdleSec * 1000);
   let app: TemplatedApp | undefined;
   let listenSocket: us_listen_socket | undefined;
   try {
@@ -77,6 +87,10 @@ export async function startService(config: Config, log: Logger): Promise<Service
       });
     });
     router.mount(app, '/api/v1');
+    new ManifestProxy(
+      { daiHost: config.daiHost, publicBaseUrl: config.publicBaseUrl, contentOrigin: config.contentOrigin, accessLogSampleRate: config.accessLogSampleRate },
+      { upstream, cache: manifestCache, events: new UnconfiguredEvents(), streams, metrics, log, inFlight },
+    ).mount(app);
     app.any('/*', (res, req) => sendProblem(res, notFound(`no route for ${req.getUrl()}`), req.getMethod() === 'head'));
 
     listenSocket = await new Promise<us_listen_socket>((resolve, reject) =>
@@ -93,6 +107,8 @@ export async function startService(config: Config, log: Logger): Promise<Service
       port,
       url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
       brands,
+      streams,
+      manifestCache,
       close: async () => {
         if (shuttingDown) return;
         shuttingDown = true;
@@ -101,6 +117,9 @@ export async function startService(config: Config, log: Logger): Promise<Service
         while (inFlight.count > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
         if (inFlight.count > 0) log.warn({ inFlight: inFlight.count }, 'shutdown grace elapsed with requests in flight');
         await brands.stop();
+        await streams.close();
+        manifestCache.close();
+        await upstream.close();
         await stores.close();
         log.info('stopped');
       },
@@ -109,6 +128,9 @@ export async function startService(config: Config, log: Logger): Promise<Service
   } catch (err) {
     if (listenSocket) uws.us_listen_socket_close(listenSocket);
     await brands.stop().catch(() => undefined);
+    await streams.close().catch(() => undefined);
+    manifestCache.close();
+    await upstream.close().catch(() => undefined);
     await stores.close();
     throw err;
   }

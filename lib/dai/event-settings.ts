@@ -1,0 +1,29 @@
+/**
+ * What the manifest proxy needs to know about an event, read from memory on the hot path. The
+ * squeeze event configuration (DESIGN.md §3: `windows_segs`, `live_edge_delay_segments`,
+ * `content_origin`) fills it; until an event is configured, the defaults apply: no trimming, no
+ * delay, the configured CONTENT_ORIGIN.
+ */
+export interface EventSettings {
+  eventId?: number;
+  windowSegs: number;
+  liveEdgeDelaySegments: number;
+  contentOrigin?: string;
+}
+
+export interface EventSettingsSource {
+  /** Settings for a URL asset key; must answer from memory. */
+  forAssetKey(assetKey: string | undefined): EventSettings;
+  /** Bumped whenever any event's settings change, so cached renderings are not reused. */
+  readonly generation: number;
+}
+
+export const DEFAULT_EVENT_SETTINGS: EventSettings = Object.freeze({ windowSegs: 0, liveEdgeDelaySegments: 0 });
+
+/** Until events are configured (the squeeze configuration API), every event has the defaults. */
+export class UnconfiguredEvents implements EventSettingsSource {
+  readonly generation = 0;
+  forAssetKey(): EventSettings {
+    return DEFAULT_EVENT_SETTINGS;
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * Request collapsing and a micro-cache for rewritten manifests, keyed on the upstream URL:
+ * concurrent requests share one upstream fetch; a result stays fresh for a short time (≤ 1 s,
+ * never more than half a target duration); a last-good manifest may be served stale for up to two
+ * target durations when the upstream fails, with `Age` telling how old it is.
+ */
+export interface Rendered {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+  /** Fresh lifetime in ms (0 = never reused: errors). */
+  freshMs: number;
+  /** How long after storing the entry may still be served when the upstream fails. */
+  staleMs: number;
+}
+
+interface Entry {
+  value: Rendered;
+  storedAt: number;
+}
+
+export interface CacheHit {
+  value: Rendered;
+  /** Seconds since the entry was fetched, when served from the cache. */
+  ageSec?: number;
+}
+
+export class ManifestCache {
+  private readonly entries = new Map<string, Entry>();
+  private readonly inflight = new Map<string, Promise<Rendered>>();
+  private readonly sweeper: NodeJS.Timeout;
+  hits = 0;
+  misses = 0;
+  staleServed = 0;
+
+  constructor(private readonly maxEntries = 5000) {
+    this.sweeper = setInterval(() => this.sweep(), 1000).unref();
+  }
+
+  /**
+   * The fresh entry, else the shared in-flight load, else a new load. When the load fails (throws,
+   * or answers ≥ 500) a stale entry within its stale window is served instead.
+   */
+  async get(key: string, load: () => Promise<Rendered>, now = Date.now()): Promise<CacheHit> {
+    const entry = this.entries.get(key);
+    if (entry && now - entry.storedAt < entry.value.freshMs) {
+      this.hits++;
+      return { value: entry.value, ageSec: Math.floor((now - entry.storedAt) / 1000) };
+    }
+    let pending = this.inflight.get(key);
+    if (pending) this.hits++;
+    else {
+      this.misses++;
+      pending = load().finally(() => this.inflight.delete(key));
+      this.inflight.set(key, pending);
+      pending.then((v) => this.store(key, v), () => undefined);
+    }
+    try {
+      const value = await pending;
+      if (value.status < 500) return { value };
+      const stale = this.stale(key);
+      return stale ?? { value };
+    } catch (err) {
+      const stale = this.stale(key);
+      if (stale) return stale;
+      throw err;
+    }
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  close(): void {
+    clearInterval(this.sweeper);
+    this.entries.clear();
+  }
+
+  private stale(key: string): CacheHit | undefined {
+    const entry = this.entries.get(key);
+    const now = Date.now();
+    if (!entry || now - entry.storedAt >= entry.value.staleMs) return undefined;
+    this.staleServed++;
+    return { value: entry.value, ageSec: Math.floor((now - entry.storedAt) / 1000) };
+  }
+
+  private store(key: string, value: Rendered): void {
+    if (value.status !== 200 || value.freshMs <= 0) return;
+    this.entries.delete(key); // re-insert: Map order is our eviction order
+    this.entries.set(key, { value, storedAt: Date.now() });
+    if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+  }
+
+  private sweep(): void {
+    const now = Date.now();
+    for (const [k, e] of this.entries) if (now - e.storedAt >= Math.max(e.value.freshMs, e.value.staleMs)) this.entries.delete(k);
+  }
+}

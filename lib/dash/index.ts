@@ -1,0 +1,1 @@
+export { rewriteMpd, type MpdResult } from './rewrite.js';

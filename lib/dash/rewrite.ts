@@ -1,0 +1,73 @@
+/**
+ * String-based MPD rewriting for the DAI proxy (no DOM on the hot path): absolute DAI-host URLs in
+ * `Location` and `PatchLocation` point back at the service, so manifest refreshes come through the
+ * proxy; segment URLs are never proxied, so an MPD-level `BaseURL` is made absolute (or added) so
+ * relative segment URLs resolve against the upstream, not against the proxy's URL.
+ */
+import { UriRewriter, type UriRules } from '../hls/uris.js';
+
+export interface MpdResult {
+  valid: boolean;
+  text: string;
+}
+
+/** Elements that follow BaseURL among the MPD's children (ISO/IEC 23009-1 MPD type sequence). */
+const AFTER_BASEURL = ['Location', 'PatchLocation', 'ServiceDescription', 'InitializationSet', 'InitializationGroup', 'InitializationPresentation', 'ContentProtection', 'Period'];
+
+function openTag(xml: string, name: string, from: number): number {
+  // Matches <Name> or <Name attr…> or <prefix:Name…>, not <NameSuffix.
+  for (let i = xml.indexOf(name, from); i !== -1; i = xml.indexOf(name, i + 1)) {
+    const before = xml[i - 1];
+    const after = xml[i + name.length];
+    if ((before === '<' || before === ':') && (after === '>' || after === ' ' || after === '\t' || after === '\n' || after === '\r' || after === '/')) {
+      return before === '<' ? i - 1 : xml.lastIndexOf('<', i);
+    }
+  }
+  return -1;
+}
+
+/** Applies fn to the text of every `name` element between from and to. */
+function mapElementText(xml: string, name: string, to: number, fn: (text: string) => string): string {
+  let out = '';
+  let pos = 0;
+  for (let start = openTag(xml, name, 0); start !== -1 && start < to; start = openTag(xml, name, pos)) {
+    const gt = xml.indexOf('>', start);
+    if (gt === -1 || xml[gt - 1] === '/') break;
+    const close = xml.indexOf('</', gt);
+    if (close === -1) break;
+    const raw = xml.slice(gt + 1, close);
+    const text = raw.trim();
+    const mapped = text ? fn(text) : text;
+    out += xml.slice(pos, gt + 1) + (mapped === text ? raw : mapped);
+    pos = close;
+  }
+  return out + xml.slice(pos);
+}
+
+export function rewriteMpd(xml: string, rules: UriRules): MpdResult {
+  const mpdStart = openTag(xml, 'MPD', 0);
+  if (mpdStart === -1) return { valid: false, text: xml };
+  const uris = new UriRewriter(rules);
+  const mpdOpenEnd = xml.indexOf('>', mpdStart) + 1;
+  const firstPeriod = openTag(xml, 'Period', mpdOpenEnd);
+  const mpdLevelEnd = firstPeriod === -1 ? xml.length : firstPeriod;
+
+  let text = mapElementText(xml, 'Location', mpdLevelEnd, (u) => uris.master(u));
+  text = mapElementText(text, 'PatchLocation', openTagOr(text, 'Period', mpdOpenEnd), (u) => uris.master(u));
+  const levelEnd = openTagOr(text, 'Period', mpdOpenEnd);
+  const baseUrl = openTag(text, 'BaseURL', mpdOpenEnd);
+  if (baseUrl !== -1 && baseUrl < levelEnd) {
+    text = mapElementText(text, 'BaseURL', levelEnd, (u) => uris.media(u));
+  } else {
+    // No MPD-level BaseURL: relative segment URLs would resolve against the proxy. Pin them upstream.
+    const base = uris.media('./').replace(/&/g, '&amp;');
+    const insertAt = Math.min(...AFTER_BASEURL.map((n) => openTag(text, n, mpdOpenEnd)).filter((i) => i !== -1 && i <= levelEnd), levelEnd);
+    text = `${text.slice(0, insertAt)}<BaseURL>${base}</BaseURL>${text.slice(insertAt)}`;
+  }
+  return { valid: true, text };
+}
+
+function openTagOr(xml: string, name: string, from: number): number {
+  const i = openTag(xml, name, from);
+  return i === -1 ? xml.length : i;
+}

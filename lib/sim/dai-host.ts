@@ -1,0 +1,106 @@
+/**
+ * A simulated DAI provider host for tests, the benchmark and the demo: live HLS playlists that
+ * advance with the clock (lib/sim/live-playlist.ts), master playlists, a dynamic MPD, and switchable
+ * failure modes (5xx, slow, garbage, 404). Bodies are rendered once per segment boundary and
+ * stream, then served from memory, so the simulator is never the bottleneck of a benchmark.
+ */
+import { loadUws, type us_listen_socket } from '../http/uws.js';
+import { livePlaylist, masterPlaylist, defaultShape, type LiveShape } from './live-playlist.js';
+
+export type SimMode = 'ok' | 'error' | 'slow' | 'garbage' | 'notfound';
+
+export interface DaiSimOptions {
+  /** Shape of ordinary variants; paths containing /dvr/ get `dvrSegments` instead. */
+  shape?: Partial<LiveShape>;
+  dvrSegments?: number;
+  port?: number;
+}
+
+export class DaiHostSim {
+  mode: SimMode = 'ok';
+  slowMs = 10_000;
+  /** Upstream requests served, by path (without query). */
+  readonly requests = new Map<string, number>();
+  requestCount = 0;
+  port = 0;
+  url = '';
+  private socket: us_listen_socket | undefined;
+  private readonly shape: LiveShape;
+  private readonly dvrShape: LiveShape;
+  private readonly rendered = new Map<string, { slot: number; body: string }>();
+  private readonly uws = loadUws();
+
+  constructor(private readonly opts: DaiSimOptions = {}) {
+    this.shape = { ...defaultShape, ...opts.shape };
+    this.dvrShape = { ...this.shape, windowSegments: opts.dvrSegments ?? 1200 };
+  }
+
+  async start(): Promise<this> {
+    const app = this.uws.App();
+    app.get('/*', (res, req) => {
+      const path = req.getUrl();
+      const query = req.getQuery() ?? '';
+      this.requestCount++;
+      this.requests.set(path, (this.requests.get(path) ?? 0) + 1);
+      const reply = (status: string, type: string, body: string) => {
+        if (!aborted) res.cork(() => res.writeStatus(status).writeHeader('Content-Type', type).end(body));
+      };
+      let aborted = false;
+      res.onAborted(() => (aborted = true));
+      if (this.mode === 'notfound') return reply('404 Not Found', 'text/plain', 'no such stream');
+      if (this.mode === 'error') return reply('503 Service Unavailable', 'text/plain', 'upstream broken');
+      if (this.mode === 'garbage') return reply('200 OK', 'text/html', '<html><body>Gateway says hello</body></html>');
+      const body = this.body(path, query);
+      if (body === undefined) return reply('404 Not Found', 'text/plain', 'not found');
+      const type = path.endsWith('.mpd') ? 'application/dash+xml' : 'application/vnd.apple.mpegurl';
+      if (this.mode === 'slow') setTimeout(() => reply('200 OK', type, body), this.slowMs);
+      else reply('200 OK', type, body);
+    });
+    await new Promise<void>((resolve, reject) =>
+      app.listen('127.0.0.1', this.opts.port ?? 0, (s) => {
+        if (!s) return reject(new Error('the DAI simulator could not listen'));
+        this.socket = s;
+        this.port = this.uws.us_socket_local_port(s);
+        this.url = `http://127.0.0.1:${this.port}`;
+        resolve();
+      }),
+    );
+    return this;
+  }
+
+  stop(): void {
+    if (this.socket) this.uws.us_listen_socket_close(this.socket);
+    this.socket = undefined;
+  }
+
+  /** The body for a path at this moment; undefined for unknown paths. */
+  body(path: string, query = ''): string | undefined {
+    if (path.endsWith('.mpd')) return this.mpd(path);
+    if (!path.endsWith('.m3u8')) return undefined;
+    const dir = path.slice(0, path.lastIndexOf('/'));
+    if (path.endsWith('/master.m3u8')) return masterPlaylist(this.url, dir, query);
+    const shape = path.includes('/dvr/') ? this.dvrShape : this.shape;
+    const slot = Math.floor((Date.now() - shape.epochMs) / (shape.segmentSec * 1000));
+    const cached = this.rendered.get(path);
+    if (cached && cached.slot === slot) return cached.body;
+    const streamKey = /\/stream\/([^/]+)\//.exec(path)?.[1] ?? 'live';
+    const body = livePlaylist(streamKey.replace(/[^A-Za-z0-9_-]/g, '_'), Date.now(), { ...shape, adHost: this.url });
+    if (this.rendered.size > 20_000) this.rendered.clear();
+    this.rendered.set(path, { slot, body });
+    return body;
+  }
+
+  private mpd(path: string): string {
+    return `<?xml version="1.0" encoding="UTF-8"?>
+<MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="dynamic" profiles="urn:mpeg:dash:profile:isoff-live:2011" minimumUpdatePeriod="PT2S" availabilityStartTime="2026-01-01T00:00:00Z" minBufferTime="PT4S">
+  <Location>${this.url}${path}</Location>
+  <Period id="p0" start="PT0S">
+    <AdaptationSet mimeType="video/mp4" segmentAlignment="true">
+      <SegmentTemplate timescale="90000" duration="540000" initialization="init_$RepresentationID$.mp4" media="seg_$RepresentationID$_$Number$.m4s" startNumber="0"/>
+      <Representation id="v720" bandwidth="2500000" width="1280" height="720" codecs="avc1.64001f"/>
+    </AdaptationSet>
+  </Period>
+</MPD>
+`;
+  }
+}

@@ -1,0 +1,50 @@
+import t from 'tap';
+import { rewriteMpd } from '../../lib/dash/index.js';
+import { fixture, fixtureFiles } from '../helpers/fixtures.js';
+
+const rules = { daiHost: 'https://dai.example.com', proxyBase: 'https://edge.example.net/dai/manifest', contentOrigin: 'https://origin.example.org', playlistUrl: 'https://dai.example.com/linear/dash/event/E/stream/S:LOC/manifest.mpd?a=1&b=2' };
+
+t.test('Location and PatchLocation on the DAI host point back at the service', async (t) => {
+  const src = `<?xml version="1.0"?>
+<MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="dynamic">
+  <Location>https://dai.example.com/linear/dash/event/E/stream/S:LOC/manifest.mpd?x=1&amp;y=2</Location>
+  <PatchLocation ttl="60">https://dai.example.com/linear/dash/patch.mpp</PatchLocation>
+  <Period id="p0" start="PT0S"><AdaptationSet><Representation id="v"><SegmentTemplate media="seg_$Number$.m4s"/></Representation></AdaptationSet></Period>
+</MPD>`;
+  const { valid, text } = rewriteMpd(src, rules);
+  t.equal(valid, true);
+  t.match(text, /<Location>https:\/\/edge\.example\.net\/dai\/manifest\/linear\/dash\/event\/E\/stream\/S:LOC\/manifest\.mpd\?x=1&amp;y=2<\/Location>/);
+  t.match(text, /<PatchLocation ttl="60">https:\/\/edge\.example\.net\/dai\/manifest\/linear\/dash\/patch\.mpp<\/PatchLocation>/);
+  t.match(text, /<BaseURL>https:\/\/dai\.example\.com\/linear\/dash\/event\/E\/stream\/S:LOC\/<\/BaseURL>\s*<Location>/, 'relative segments pinned upstream, BaseURL before Location');
+  t.match(text, /media="seg_\$Number\$\.m4s"/, 'segment templates untouched');
+});
+
+t.test('an MPD-level relative BaseURL is made absolute; absolute ones and other hosts untouched', async (t) => {
+  const rel = rewriteMpd('<MPD><BaseURL>media/</BaseURL><Period/></MPD>', rules).text;
+  t.equal(rel, '<MPD><BaseURL>https://dai.example.com/linear/dash/event/E/stream/S:LOC/media/</BaseURL><Period/></MPD>');
+  const abs = '<MPD><BaseURL>https://cdn.example.com/x/</BaseURL><Location>https://other.example.com/m.mpd</Location><Period/></MPD>';
+  t.equal(rewriteMpd(abs, rules).text, abs);
+});
+
+t.test('garbage is flagged invalid', async (t) => {
+  t.equal(rewriteMpd('<html></html>', rules).valid, false);
+  t.equal(rewriteMpd('#EXTM3U', rules).valid, false);
+});
+
+t.test('every DASH fixture stays well-formed and keeps its Periods', async (t) => {
+  const files = fixtureFiles('dash', ['.mpd']);
+  t.ok(files.length > 30, `${files.length} fixtures`);
+  for (const f of files) {
+    const src = fixture(f);
+    const { valid, text } = rewriteMpd(src, rules);
+    if (!valid) {
+      if (/<MPD/.test(src)) t.fail(`${f}: judged invalid`);
+      continue;
+    }
+    const count = (s: string, re: RegExp) => (s.match(re) ?? []).length;
+    if (count(text, /<Period[\s>]/g) !== count(src, /<Period[\s>]/g)) t.fail(`${f}: periods changed`);
+    if (count(text, /<BaseURL>/g) < count(src, /<BaseURL>/g)) t.fail(`${f}: lost a BaseURL`);
+    if (/<Location>https:\/\/dai\.example\.com/.test(text)) t.fail(`${f}: DAI Location left`);
+  }
+  t.pass('checked');
+});
