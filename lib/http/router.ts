@@ -166,6 +166,8 @@ export class Router {
       route = m.route;
       for (const [k, v] of Object.entries(m.params)) info.params[k] = decodeParam(v);
       bodyPromise = this.startBody(ex, route, headers);
+      // The body may fail (too large, client gone) while we still authenticate: handled where awaited.
+      bodyPromise?.catch(() => undefined);
     } catch (err) {
       fail(err);
       return;
