@@ -18,7 +18,7 @@ function newestSource(dir) {
 }
 
 const built = existsSync(stamp) ? statSync(stamp).mtimeMs : 0;
-if (built < Math.max(newestSource(path.join(root, 'lib')), newestSource(path.join(root, 'bin')))) {
+if (built < Math.max(...['lib', 'bin', 'bench'].map((d) => newestSource(path.join(root, d))))) {
   process.stderr.write('building dist/ …\n');
   execFileSync(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
 }

@@ -37,34 +37,46 @@ export class ManifestCache {
     this.sweeper = setInterval(() => this.sweep(), 1000).unref();
   }
 
-  /**
-   * The fresh entry, else the shared in-flight load, else a new load. When the load fails (throws,
-   * or answers ≥ 500) a stale entry within its stale window is served instead.
-   */
-  async get(key: string, load: () => Promise<Rendered>, now = Date.now()): Promise<CacheHit> {
+  /** The fresh entry for key, synchronously (the hot path's fast lane), or undefined. */
+  fresh(key: string, now = Date.now()): CacheHit | undefined {
     const entry = this.entries.get(key);
-    if (entry && now - entry.storedAt < entry.value.freshMs) {
-      this.hits++;
-      return { value: entry.value, ageSec: Math.floor((now - entry.storedAt) / 1000) };
-    }
+    if (!entry || now - entry.storedAt >= entry.value.freshMs) return undefined;
+    this.hits++;
+    return { value: entry.value, ageSec: Math.floor((now - entry.storedAt) / 1000) };
+  }
+
+  /**
+   * The shared in-flight load for key, else a new one. When the load fails (throws, or answers
+   * ≥ 500) a stale entry within its stale window is served instead.
+   */
+  load(key: string, load: () => Promise<Rendered>): Promise<CacheHit> {
     let pending = this.inflight.get(key);
     if (pending) this.hits++;
     else {
       this.misses++;
-      pending = load().finally(() => this.inflight.delete(key));
+      pending = load();
       this.inflight.set(key, pending);
-      pending.then((v) => this.store(key, v), () => undefined);
+      pending.then(
+        (v) => {
+          this.inflight.delete(key);
+          this.store(key, v);
+        },
+        () => this.inflight.delete(key),
+      );
     }
-    try {
-      const value = await pending;
-      if (value.status < 500) return { value };
-      const stale = this.stale(key);
-      return stale ?? { value };
-    } catch (err) {
-      const stale = this.stale(key);
-      if (stale) return stale;
-      throw err;
-    }
+    return pending.then(
+      (value) => (value.status < 500 ? { value } : (this.stale(key) ?? { value })),
+      (err: unknown) => {
+        const stale = this.stale(key);
+        if (stale) return stale;
+        throw err;
+      },
+    );
+  }
+
+  /** fresh(), else load(). */
+  async get(key: string, load: () => Promise<Rendered>): Promise<CacheHit> {
+    return this.fresh(key) ?? this.load(key, load);
   }
 
   clear(): void {

@@ -5,14 +5,14 @@
  * pass over the held playlist; concurrent requests for one upstream URL share one fetch.
  */
 import type { HttpRequest, HttpResponse, TemplatedApp } from '../http/uws.js';
-import { Exchange } from '../http/exchange.js';
+import { Exchange, statusLine } from '../http/exchange.js';
 import { sendSized } from '../http/stream-writer.js';
 import { HttpError } from '../http/problem.js';
 import type { Registry } from '../http/metrics.js';
 import type { Logger } from '../log/index.js';
-import { PlaylistRewriter, joinLines, parseMedia, trimMedia, tagValue, type UriRules } from '../hls/index.js';
+import { PlaylistRewriter, trimText, type TrimOptions, type UriRules } from '../hls/index.js';
 import { rewriteMpd } from '../dash/index.js';
-import { parseManifestPath, type ManifestTarget } from './path.js';
+import { checkQuery, parsePath, type PathTarget } from './path.js';
 import { Upstream, UpstreamError } from './upstream.js';
 import { ManifestCache, type Rendered } from './manifest-cache.js';
 import type { EventSettings, EventSettingsSource } from './event-settings.js';
@@ -39,21 +39,39 @@ const HLS_TYPE = 'application/vnd.apple.mpegurl';
 const DASH_TYPE = 'application/dash+xml';
 const MASTER_FRESH_MS = 1000;
 const DEFAULT_TARGET_SEC = 6;
+const PATH_CACHE_SIZE = 10_000;
+const noop = () => undefined;
 
 function problemRendered(status: number, code: string, detail: string): Rendered {
   const err = new HttpError(status, code, detail);
   return { status, headers: { 'Content-Type': 'application/problem+json', 'Cache-Control': 'no-store' }, body: Buffer.from(JSON.stringify(err.toProblem())), freshMs: 0, staleMs: 0 };
 }
 
-function targetDurationOf(lines: string[]): number {
-  for (let i = 0; i < lines.length && i < 40; i++) if (lines[i]!.startsWith('#EXT-X-TARGETDURATION:')) return Number(tagValue(lines[i]!)) || DEFAULT_TARGET_SEC;
-  return DEFAULT_TARGET_SEC;
+function targetDurationOf(text: string): number {
+  const at = text.indexOf('#EXT-X-TARGETDURATION:');
+  return at === -1 ? DEFAULT_TARGET_SEC : Number(text.slice(at + 22, text.indexOf('\n', at))) || DEFAULT_TARGET_SEC;
+}
+
+/**
+ * Trimming looks only at tags and rewriting only at URIs, so trim-then-rewrite equals
+ * rewrite-then-trim; trimming first rewrites only the kept segments. Trimming by offsets needs
+ * normalised lines (LF, no padding, no blank lines): other input is rewritten (normalised) first.
+ */
+function trimThenRewrite(raw: string, hls: PlaylistRewriter, trim: TrimOptions): string {
+  const normalised = !raw.includes('\r') && !raw.includes('\n\n') && !/[ \t]\n|\n[ \t]/.test(raw) && raw.startsWith('#EXTM3U') && raw.endsWith('\n');
+  if (!normalised) {
+    const text = hls.push(raw) + hls.end();
+    return hls.kind === 'media' ? (trimText(text, trim) ?? text) : text;
+  }
+  if (raw.includes('#EXT-X-STREAM-INF') || !raw.includes('#EXTINF')) return hls.push(raw) + hls.end(); // not a media playlist
+  return hls.push(trimText(raw, trim) ?? raw) + hls.end();
 }
 
 export class ManifestProxy {
   private readonly proxyBase: string;
   private readonly byStatus;
   private readonly durations;
+  private readonly paths = new Map<string, PathTarget>();
 
   constructor(
     private readonly opts: ManifestProxyOptions,
@@ -76,17 +94,28 @@ export class ManifestProxy {
     app.head('/dai/manifest/*', handler);
   }
 
+  /** Path parsing depends on the path alone: remembered for the paths seen recently. */
+  private target(url: string): PathTarget {
+    let t = this.paths.get(url);
+    if (!t) {
+      t = parsePath(url);
+      if (this.paths.size >= PATH_CACHE_SIZE) this.paths.clear();
+      this.paths.set(url, t);
+    }
+    return t;
+  }
+
   private handle(res: HttpResponse, req: HttpRequest): void {
     const started = performance.now();
-    const ex = new Exchange(res, req.getMethod() === 'head');
+    const isHead = req.getMethod() === 'head';
     const url = req.getUrl();
     const query = req.getQuery() ?? '';
-    const xff = req.getHeader('x-forwarded-for');
-    let target: ManifestTarget;
+    let target: PathTarget;
     try {
-      target = parseManifestPath(url, query);
+      checkQuery(query);
+      target = this.target(url);
     } catch (err) {
-      this.answer(ex, (err as HttpError).status === 400 ? problemRendered(400, 'bad-path', (err as Error).message) : problemRendered(500, 'internal', 'internal error'), undefined, started);
+      this.answer(new Exchange(res, isHead), err instanceof HttpError ? problemRendered(400, 'bad-path', err.message) : problemRendered(500, 'internal', 'internal error'), undefined, started);
       return;
     }
     const settings = this.deps.events.forAssetKey(target.assetKey);
@@ -96,15 +125,33 @@ export class ManifestProxy {
       if (target.assetKey !== undefined) touch.assetKey = target.assetKey;
       this.deps.streams.touch(touch);
     }
+    const upstreamPath = query ? `${target.path}?${query}` : target.path;
+    const key = `${this.deps.events.generation}|${upstreamPath}`;
+    const hit = this.deps.cache.fresh(key);
+    if (hit) {
+      // Fast lane: answered inside this uWS callback, so no onAborted, cork or promise is needed.
+      this.count(hit.value.status, started);
+      res.writeStatus(statusLine(hit.value.status));
+      for (const [k, v] of Object.entries(hit.value.headers)) res.writeHeader(k, v);
+      res.writeHeader('Age', String(hit.ageSec ?? 0));
+      // This uWS build does not count endWithoutBody as an answer: an abort handler keeps it from aborting the process.
+      if (isHead) res.onAborted(noop).endWithoutBody(hit.value.body.byteLength);
+      else res.end(hit.value.body);
+      return;
+    }
+    const ex = new Exchange(res, isHead);
+    const xff = req.getHeader('x-forwarded-for');
     this.deps.inFlight.count++;
-    const key = `${this.deps.events.generation}|${target.upstreamPath}`;
-    this.deps.cache
-      .get(key, () => this.render(target, settings, xff))
-      .then(
-        (hit) => this.answer(ex, hit.value, hit.ageSec, started),
-        (err: unknown) => this.answer(ex, this.failure(err), undefined, started),
-      )
-      .finally(() => this.deps.inFlight.count--);
+    this.deps.cache.load(key, () => this.render(target, upstreamPath, settings, xff)).then(
+      (h) => {
+        this.deps.inFlight.count--;
+        this.answer(ex, h.value, h.ageSec, started);
+      },
+      (err: unknown) => {
+        this.deps.inFlight.count--;
+        this.answer(ex, this.failure(err), undefined, started);
+      },
+    );
   }
 
   private failure(err: unknown): Rendered {
@@ -113,32 +160,42 @@ export class ManifestProxy {
     return problemRendered(502, 'upstream-failed', 'the manifest could not be produced');
   }
 
-  private answer(ex: Exchange, r: Rendered, ageSec: number | undefined, started: number): void {
-    (this.byStatus.get(r.status) ?? this.byStatus.get(0)!).inc();
+  private count(status: number, started: number): void {
+    (this.byStatus.get(status) ?? this.byStatus.get(0)!).inc();
     this.durations.observe((performance.now() - started) / 1000);
-    if (this.opts.accessLogSampleRate > 0 && Math.random() < this.opts.accessLogSampleRate) this.deps.log.info({ status: r.status, ms: performance.now() - started }, 'manifest');
+    if (this.opts.accessLogSampleRate > 0 && Math.random() < this.opts.accessLogSampleRate) this.deps.log.info({ status, ms: performance.now() - started }, 'manifest');
+  }
+
+  private answer(ex: Exchange, r: Rendered, ageSec: number | undefined, started: number): void {
+    this.count(r.status, started);
     if (ex.aborted) return;
     const headers = ageSec === undefined ? r.headers : { ...r.headers, Age: String(ageSec) };
     if (ex.isHead) ex.send(r.status, headers, r.body);
-    else void sendSized(ex, r.status, headers, r.body);
+    else sendSized(ex, r.status, headers, r.body);
   }
 
   /** Fetches and rewrites one manifest. 4xx answers are passed on; 5xx, garbage and timeouts throw. */
-  private async render(target: ManifestTarget, settings: EventSettings, xff: string): Promise<Rendered> {
+  private async render(target: PathTarget, upstreamPath: string, settings: EventSettings, xff: string): Promise<Rendered> {
     const rules: UriRules = {
       daiHost: this.opts.daiHost,
       proxyBase: this.proxyBase,
       contentOrigin: settings.contentOrigin || this.opts.contentOrigin || this.opts.daiHost,
-      playlistUrl: this.opts.daiHost + target.upstreamPath,
+      playlistUrl: this.opts.daiHost + upstreamPath,
     };
-    const lines: string[] = [];
+    // With a live window the whole playlist is needed before its head can be written: hold the raw
+    // bytes, trim, then rewrite only what is kept. Otherwise rewrite chunk by chunk as they arrive.
+    const trim = target.kind !== 'mpd' && (settings.windowSegs > 0 || settings.liveEdgeDelaySegments > 0) ? { windowSegments: settings.windowSegs, delaySegments: settings.liveEdgeDelaySegments } : undefined;
     const chunks: Buffer[] = [];
-    const hls = target.kind === 'mpd' ? undefined : new PlaylistRewriter(rules, (l) => lines.push(l));
+    const hls = target.kind === 'mpd' ? undefined : new PlaylistRewriter(rules);
+    let text = '';
     const headers: Record<string, string> = { accept: '*/*', 'user-agent': 'squeezeback-dai-proxy' };
     if (xff) headers['x-forwarded-for'] = xff;
-    const status = await this.deps.upstream.get(target.upstreamPath, headers, {
+    const status = await this.deps.upstream.get(upstreamPath, headers, {
       start: (s) => s >= 200 && s < 300,
-      data: (chunk) => (hls ? hls.push(chunk) : chunks.push(chunk)),
+      data: (chunk) => {
+        if (hls && !trim) text += hls.push(chunk);
+        else chunks.push(chunk);
+      },
     });
     if (status >= 400 && status < 500) return problemRendered(status, 'upstream-client-error', `the DAI host answered ${status}`);
     if (status < 200 || status >= 300) throw new UpstreamError('failed', `the DAI host answered ${status}`);
@@ -148,24 +205,17 @@ export class ManifestProxy {
       if (!mpd.valid) throw new UpstreamError('failed', 'the DAI host answered something that is not an MPD');
       return { status: 200, headers: { 'Content-Type': DASH_TYPE, 'Cache-Control': 'public, max-age=1' }, body: Buffer.from(mpd.text), freshMs: MASTER_FRESH_MS, staleMs: 2 * DEFAULT_TARGET_SEC * 1000 };
     }
-    hls.end();
+    text = trim ? trimThenRewrite(Buffer.concat(chunks).toString('utf8'), hls, trim) : text + hls.end();
     if (!hls.valid) throw new UpstreamError('failed', 'the DAI host answered something that is not a playlist (#EXTM3U missing)');
-    const td = targetDurationOf(lines);
+    const td = targetDurationOf(text);
     if (hls.kind !== 'media') {
-      return { status: 200, headers: { 'Content-Type': HLS_TYPE, 'Cache-Control': 'public, max-age=2' }, body: Buffer.from(joinLines(lines)), freshMs: MASTER_FRESH_MS, staleMs: 2 * td * 1000 };
+      return { status: 200, headers: { 'Content-Type': HLS_TYPE, 'Cache-Control': 'public, max-age=2' }, body: Buffer.from(text), freshMs: MASTER_FRESH_MS, staleMs: 2 * td * 1000 };
     }
-    let out = lines;
-    let ended = lines[lines.length - 1] === '#EXT-X-ENDLIST';
-    if (settings.windowSegs > 0 || settings.liveEdgeDelaySegments > 0) {
-      const parsed = parseMedia(lines);
-      ended = parsed.endList;
-      out = trimMedia(parsed, { windowSegments: settings.windowSegs, delaySegments: settings.liveEdgeDelaySegments }) ?? lines;
-    }
-    const maxAge = ended ? 300 : Math.max(1, Math.floor(td / 2));
+    const maxAge = text.endsWith('#EXT-X-ENDLIST\n') ? 300 : Math.max(1, Math.floor(td / 2));
     return {
       status: 200,
       headers: { 'Content-Type': HLS_TYPE, 'Cache-Control': `public, max-age=${maxAge}` },
-      body: Buffer.from(joinLines(out)),
+      body: Buffer.from(text),
       freshMs: Math.min(1000, (td * 1000) / 2),
       staleMs: 2 * td * 1000,
     };

@@ -24,12 +24,13 @@ export interface ManifestTarget {
 const SEGMENT = /^[A-Za-z0-9._~!$&'()*+,;=:-]+$/;
 const QUERY = /^[\x21-\x7e]*$/; // printable ASCII without space; no CR, LF, NUL
 
-export function parseManifestPath(url: string, query: string): ManifestTarget {
+/** The part of a target that depends on the path alone (cached by the proxy). */
+export type PathTarget = Omit<ManifestTarget, 'upstreamPath'> & { path: string };
+
+export function parsePath(url: string): PathTarget {
   if (!url.startsWith(`${MANIFEST_PREFIX}/`)) throw badRequest('not a manifest path');
   let path = url.slice(MANIFEST_PREFIX.length);
   if (path.length > MAX_PATH) throw badRequest('path too long');
-  if (query.length > MAX_QUERY) throw badRequest('query too long');
-  if (!QUERY.test(query)) throw badRequest('control characters or spaces in the query');
   path = path.replace(/%3a/gi, ':');
   const segments = path.slice(1).split('/');
   for (const seg of segments) {
@@ -44,10 +45,21 @@ export function parseManifestPath(url: string, query: string): ManifestTarget {
   const last = segments[segments.length - 1]!.toLowerCase();
   if (!last.endsWith('.m3u8') && !last.endsWith('.mpd')) throw badRequest('only .m3u8 and .mpd manifests are proxied');
   const kind: ManifestKind = last.endsWith('.mpd') ? 'mpd' : last.includes('master') ? 'master' : 'media';
-  const target: ManifestTarget = { upstreamPath: query ? `${path}?${query}` : path, kind };
+  const target: PathTarget = { path, kind };
   const streamId = after('stream') ?? after('streams');
   const assetKey = after('event');
   if (streamId) target.streamId = streamId;
   if (assetKey) target.assetKey = assetKey;
   return target;
+}
+
+export function checkQuery(query: string): void {
+  if (query.length > MAX_QUERY) throw badRequest('query too long');
+  if (!QUERY.test(query)) throw badRequest('control characters or spaces in the query');
+}
+
+export function parseManifestPath(url: string, query: string): ManifestTarget {
+  checkQuery(query);
+  const { path, ...rest } = parsePath(url);
+  return { upstreamPath: query ? `${path}?${query}` : path, ...rest };
 }

@@ -38,7 +38,7 @@ export class Upstream {
   constructor(origin: string, private readonly opts: UpstreamOptions) {
     this.origin = new URL(origin).origin;
     this.pool = new Pool(this.origin, {
-      connections: opts.connections ?? 64,
+      connections: opts.connections ?? 256,
       pipelining: 1,
       connect: { timeout: opts.connectTimeoutMs ?? Math.min(2000, opts.deadlineMs) },
       headersTimeout: opts.deadlineMs,

@@ -1,35 +1,4 @@
-/**
- * Splits a chunked text stream into lines. A chunk may end anywhere: inside a line, between the
- * CR and LF of a CRLF, or inside a multi-byte UTF-8 character (byte chunks go through a
- * StringDecoder). Line terminators are LF or CRLF (RFC 8216 §4.1).
- */
-import { StringDecoder } from 'node:string_decoder';
-
-export class LineSplitter {
-  private carry = '';
-  private readonly decoder = new StringDecoder('utf8');
-
-  /** Calls onLine for every line completed by this chunk (without its terminator). */
-  push(chunk: string | Uint8Array, onLine: (line: string) => void): void {
-    const text = this.carry + (typeof chunk === 'string' ? chunk : this.decoder.write(chunk as Buffer));
-    let start = 0;
-    for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
-      const end = nl > start && text.charCodeAt(nl - 1) === 13 ? nl - 1 : nl;
-      onLine(text.slice(start, end));
-      start = nl + 1;
-    }
-    this.carry = start === 0 ? text : text.slice(start);
-  }
-
-  /** Flushes the last line when the input did not end with a terminator. */
-  end(onLine: (line: string) => void): void {
-    let rest = this.carry + this.decoder.end();
-    this.carry = '';
-    if (rest.endsWith('\r')) rest = rest.slice(0, -1);
-    if (rest.length) onLine(rest);
-  }
-}
-
+/** Small string helpers for HLS tag lines (RFC 8216 §4.2 attribute lists). */
 /** The tag name of a `#EXT…` line: `#EXTINF:5,` → `#EXTINF`. */
 export function tagName(line: string): string {
   const colon = line.indexOf(':');

@@ -5,7 +5,7 @@
 import { attribute, tagName, tagValue } from './lines.js';
 
 /** Playlist-level tags (RFC 8216 §4.3.3, §4.4.3 of 8216bis) that form the header. */
-const HEADER_TAGS = new Set([
+export const HEADER_TAGS = new Set([
   '#EXTM3U',
   '#EXT-X-VERSION',
   '#EXT-X-TARGETDURATION',

@@ -1,10 +1,12 @@
 /**
  * The line transform of the DAI proxy: one pass over a playlist, master or media, deciding the
  * kind from the first tag that tells (RFC 8216 §4.3.4 vs §4.3.3: a URI line is preceded by
- * EXT-X-STREAM-INF in a master and by EXTINF in a media playlist). Fed whole or chunk by chunk,
- * it produces the same output.
+ * EXT-X-STREAM-INF in a master and by EXTINF in a media playlist). It scans with indexOf and
+ * copies unchanged runs of the input as they are: only the lines that change produce new
+ * strings. Output lines end in LF, are trimmed, and blank lines are dropped. Fed whole or chunk by
+ * chunk (a chunk may split a line, a CRLF or a UTF-8 sequence), it produces the same output.
  */
-import { LineSplitter, mapUriAttribute, tagName } from './lines.js';
+import { mapUriAttribute, tagName } from './lines.js';
 import { UriRewriter, type UriRules } from './uris.js';
 
 export type PlaylistKind = 'master' | 'media' | 'unknown';
@@ -15,65 +17,166 @@ const MEDIA_TAGS = new Set(['#EXTINF', '#EXT-X-TARGETDURATION', '#EXT-X-MEDIA-SE
 const MASTER_URI_TAGS = new Set(['#EXT-X-MEDIA', '#EXT-X-I-FRAME-STREAM-INF']);
 const MEDIA_URI_TAGS = new Set(['#EXT-X-MAP', '#EXT-X-KEY', '#EXT-X-PART', '#EXT-X-PRELOAD-HINT']);
 
+const HASH = 35;
+const SLASH = 47;
+const DASH = 45;
+const CR = 13;
+
+/** Bytes at the end of buf that start an incomplete UTF-8 sequence. */
+function incompleteUtf8Tail(buf: Uint8Array): number {
+  const n = buf.length;
+  for (let back = 1; back <= 3 && back <= n; back++) {
+    const b = buf[n - back]!;
+    if ((b & 0xc0) === 0x80) continue; // continuation byte: look further back
+    const need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+    return need > back ? back : 0;
+  }
+  return 0;
+}
+
 export class PlaylistRewriter {
   kind: PlaylistKind = 'unknown';
   /** False when the first line is not #EXTM3U (garbage from upstream). */
   valid = true;
   private first = true;
+  private carry = '';
+  private pendingBytes: Uint8Array | undefined;
   private readonly uris: UriRewriter;
-  private readonly splitter = new LineSplitter();
-  private readonly onLine = (line: string) => this.line(line);
+  private readonly originPrefix: string;
 
-  constructor(
-    rules: UriRules,
-    private readonly emit: (line: string) => void,
-  ) {
+  constructor(private readonly rules: UriRules) {
     this.uris = new UriRewriter(rules);
+    this.originPrefix = rules.contentOrigin;
   }
 
-  push(chunk: string | Uint8Array): void {
-    this.splitter.push(chunk, this.onLine);
+  /** Rewrites every line this chunk completes; returns their output. */
+  push(chunk: string | Uint8Array): string {
+    let text: string;
+    if (typeof chunk === 'string') text = chunk;
+    else {
+      let bytes = chunk;
+      if (this.pendingBytes) {
+        bytes = Buffer.concat([this.pendingBytes, chunk]);
+        this.pendingBytes = undefined;
+      }
+      const tail = incompleteUtf8Tail(bytes);
+      if (tail) this.pendingBytes = bytes.slice(bytes.length - tail);
+      text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length - tail).toString('utf8');
+    }
+    if (this.carry) text = this.carry + text;
+    const last = text.lastIndexOf('\n');
+    if (last === -1) {
+      this.carry = text;
+      return '';
+    }
+    this.carry = last + 1 < text.length ? text.slice(last + 1) : '';
+    return this.block(text, last + 1);
   }
 
-  end(): void {
-    this.splitter.end(this.onLine);
+  /** Flushes the last line when the input did not end with a terminator. */
+  end(): string {
+    let rest = this.carry;
+    if (this.pendingBytes) rest += Buffer.from(this.pendingBytes).toString('utf8');
+    this.carry = '';
+    this.pendingBytes = undefined;
+    const out = rest ? this.block(rest + '\n', rest.length + 1) : '';
     if (this.first) this.valid = false;
+    return out;
   }
 
-  line(raw: string): void {
-    const line = raw.trim();
-    if (!line) return;
+  /** Rewrites the complete lines text[0, end); text[end-1] is LF. */
+  private block(text: string, end: number): string {
+    let out = '';
+    let run = 0; // start of the run of input copied as is
+    let pos = 0;
+    while (pos < end) {
+      const nl = text.indexOf('\n', pos);
+      const c0 = text.charCodeAt(pos);
+      let lineEnd = nl;
+      if (text.charCodeAt(lineEnd - 1) === CR && lineEnd > pos) lineEnd--;
+      const clean = lineEnd === nl && lineEnd > pos && c0 > 32 && text.charCodeAt(lineEnd - 1) > 32;
+      if (!clean || this.first) {
+        // Unusual line (blank, CRLF, padded, the header): normalise it on its own.
+        const line = text.slice(pos, lineEnd).trim();
+        out += text.slice(run, pos) + (line ? this.line(line) + '\n' : '');
+        run = nl + 1;
+      } else if (c0 !== HASH) {
+        // URI line
+        if (this.kind === 'master') {
+          const n = this.uris.daiPrefixLength(text, pos);
+          if (n) {
+            out += text.slice(run, pos) + this.rules.proxyBase;
+            run = pos + n;
+          } else if (c0 === SLASH && text.charCodeAt(pos + 1) !== SLASH) {
+            out += text.slice(run, pos) + this.rules.proxyBase;
+            run = pos;
+          }
+        } else if (c0 === SLASH) {
+          if (text.charCodeAt(pos + 1) !== SLASH) {
+            out += text.slice(run, pos) + this.originPrefix;
+            run = pos;
+          }
+        } else if (!this.uris.hasScheme(text, pos, lineEnd)) {
+          out += text.slice(run, pos) + this.uris.media(text.slice(pos, lineEnd)) + '\n';
+          run = nl + 1;
+        }
+      } else if (this.kind === 'unknown' || this.mayCarryUri(text, pos)) {
+        const line = text.slice(pos, lineEnd);
+        const mapped = this.tag(line);
+        if (mapped !== line) {
+          out += text.slice(run, pos) + mapped + '\n';
+          run = nl + 1;
+        }
+      }
+      pos = nl + 1;
+    }
+    return run === 0 && out === '' ? text.slice(0, end) : out + text.slice(run, end);
+  }
+
+  /** `#EXT-X-M…`, `#EXT-X-K…`, `#EXT-X-P…`, `#EXT-X-I-…`: the only tags with URI attributes we rewrite. */
+  private mayCarryUri(text: string, pos: number): boolean {
+    if (text.charCodeAt(pos + 4) !== DASH) return false;
+    const c = text.charCodeAt(pos + 7);
+    return c === 77 /* M */ || c === 75 /* K */ || c === 80 /* P */ || c === 73 /* I */;
+  }
+
+  /** One whole line, already trimmed and non-empty. */
+  private line(line: string): string {
     if (this.first) {
       this.first = false;
       // A UTF-8 BOM before the header is tolerated, not copied.
       const header = line.charCodeAt(0) === 0xfeff ? line.slice(1) : line;
       this.valid = header === '#EXTM3U' || header.startsWith('#EXTM3U ');
-      this.emit(header);
-      return;
+      return header;
     }
-    if (line.charCodeAt(0) !== 35 /* # */) {
-      this.emit(this.kind === 'master' ? this.uris.master(line) : this.uris.media(line));
-      return;
-    }
-    if (!line.startsWith('#EXT')) return this.emit(line);
+    if (line.charCodeAt(0) !== HASH) return this.kind === 'master' ? this.uris.master(line) : this.uris.media(line);
+    return this.tag(line);
+  }
+
+  private tag(line: string): string {
+    if (!line.startsWith('#EXT')) return line;
     const name = tagName(line);
     if (this.kind === 'unknown') {
       if (MASTER_TAGS.has(name)) this.kind = 'master';
       else if (MEDIA_TAGS.has(name)) this.kind = 'media';
     }
-    if (MASTER_URI_TAGS.has(name)) this.emit(mapUriAttribute(line, (u) => this.uris.master(u)));
-    else if (MEDIA_URI_TAGS.has(name)) this.emit(mapUriAttribute(line, (u) => this.uris.media(u)));
-    else this.emit(line);
+    if (MASTER_URI_TAGS.has(name)) return mapUriAttribute(line, (u) => this.uris.master(u));
+    if (MEDIA_URI_TAGS.has(name)) return mapUriAttribute(line, (u) => this.uris.media(u));
+    return line;
   }
 }
 
 /** The whole-document form: the same transform over a complete playlist. */
-export function rewritePlaylist(text: string, rules: UriRules): { kind: PlaylistKind; valid: boolean; lines: string[] } {
-  const lines: string[] = [];
-  const r = new PlaylistRewriter(rules, (l) => lines.push(l));
-  r.push(text);
-  r.end();
-  return { kind: r.kind, valid: r.valid, lines };
+export function rewritePlaylist(text: string, rules: UriRules): { kind: PlaylistKind; valid: boolean; text: string } {
+  const r = new PlaylistRewriter(rules);
+  const out = r.push(text) + r.end();
+  return { kind: r.kind, valid: r.valid, text: out };
+}
+
+/** Lines of a rewritten playlist (LF-terminated, no blank lines). */
+export function splitLines(text: string): string[] {
+  if (!text) return [];
+  return text.slice(0, text.endsWith('\n') ? -1 : undefined).split('\n');
 }
 
 export function joinLines(lines: string[]): string {

@@ -96,7 +96,7 @@ export function trimMedia(p: MediaPlaylist, opts: TrimOptions): string[] | undef
   const n = segs.length;
   if (p.endList || p.skip || p.playlistType === 'VOD' || n === 0) return undefined;
   const minContent = 3 * p.targetDuration;
-  let delay = Math.min(Math.max(0, opts.delaySegments), n);
+  let delay = Math.min(Math.max(0, opts.delaySegments), n - 1); // never the last segment
   while (delay > 0 && contentSeconds(segs, 0, n - delay) < minContent) delay--;
   const remaining = n - delay;
   let start = 0;

@@ -30,12 +30,23 @@ export class UriRewriter {
     this.docBase = noQuery.slice(0, noQuery.lastIndexOf('/') + 1);
   }
 
-  /** Length of the DAI-host prefix of an absolute URI, or 0. */
-  private daiPrefixLength(uri: string): number {
+  /** Length of the DAI-host prefix of the absolute URI at text[pos], or 0. */
+  daiPrefixLength(text: string, pos = 0): number {
     for (const p of this.prefixes) {
-      if (uri.length > p.length && uri.charCodeAt(p.length) === 47 /* / */ && uri.slice(0, p.length).toLowerCase() === p) return p.length;
+      if (text.charCodeAt(pos + p.length) === 47 /* / */ && text.slice(pos, pos + p.length).toLowerCase() === p) return p.length;
     }
     return 0;
+  }
+
+  /** Whether text[pos, end) starts with a URI scheme (`name:`), without slicing. */
+  hasScheme(text: string, pos: number, end: number): boolean {
+    for (let i = pos; i < end; i++) {
+      const c = text.charCodeAt(i);
+      if (c === 58 /* : */) return i > pos;
+      const alpha = (c | 32) >= 97 && (c | 32) <= 122;
+      if (!(alpha || (i > pos && ((c >= 48 && c <= 57) || c === 43 || c === 45 || c === 46)))) return false;
+    }
+    return false;
   }
 
   /** Master playlists: DAI-host and root-relative variant/rendition URIs go through the proxy. */

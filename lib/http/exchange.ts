@@ -9,7 +9,7 @@ import { statusTitle } from './problem.js';
 export type Headers = Record<string, string>;
 
 const statusLines = new Map<number, string>();
-function statusLine(status: number): string {
+export function statusLine(status: number): string {
   let line = statusLines.get(status);
   if (!line) statusLines.set(status, (line = `${status} ${statusTitle(status)}`));
   return line;

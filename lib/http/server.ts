@@ -21,7 +21,7 @@ import { brandRoutes } from '../brand/routes.js';
 import { Upstream } from '../dai/upstream.js';
 import { ManifestCache } from '../dai/manifest-cache.js';
 import { StreamRegistry } from '../dai/streams.js';
-import { UnconfiguredEvents } from '../dai/event-settings.js';
+import { UnconfiguredEvents, type EventSettingsSource } from '../dai/event-settings.js';
 import { ManifestProxy } from '../dai/manifest-proxy.js';
 
 export interface Service {
@@ -51,7 +51,12 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   return Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} timed out`)), ms)))]).finally(() => clearTimeout(timer));
 }
 
-export async function startService(config: Config, log: Logger): Promise<Service> {
+export interface ServiceParts {
+  /** Event settings for the manifest proxy (defaults: unconfigured events). */
+  events?: EventSettingsSource;
+}
+
+export async function startService(config: Config, log: Logger, parts: ServiceParts = {}): Promise<Service> {
   const uws = loadUws(config.allowUwsFallback);
   const stores = await openStores(config, log);
   const metrics = new Registry();
@@ -89,7 +94,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
     router.mount(app, '/api/v1');
     new ManifestProxy(
       { daiHost: config.daiHost, publicBaseUrl: config.publicBaseUrl, contentOrigin: config.contentOrigin, accessLogSampleRate: config.accessLogSampleRate },
-      { upstream, cache: manifestCache, events: new UnconfiguredEvents(), streams, metrics, log, inFlight },
+      { upstream, cache: manifestCache, events: parts.events ?? new UnconfiguredEvents(), streams, metrics, log, inFlight },
     ).mount(app);
     app.any('/*', (res, req) => sendProblem(res, notFound(`no route for ${req.getUrl()}`), req.getMethod() === 'head'));
 

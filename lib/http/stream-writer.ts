@@ -60,25 +60,27 @@ export class StreamWriter {
   }
 }
 
-/** Sends a body of known size with `tryEnd`, waiting on `onWritable` for the rest when the socket is full. */
-export function sendSized(ex: Exchange, status: number, headers: Headers, body: Uint8Array): Promise<void> {
-  return new Promise((resolve) => {
-    if (ex.aborted || ex.started) return resolve();
-    ex.started = true;
-    ex.onAbort(resolve);
-    const total = body.byteLength;
-    let startOffset = 0;
-    let done = false;
-    ex.res.cork(() => {
-      ex.writeHead(status, headers);
-      startOffset = ex.res.getWriteOffset();
-      [, done] = ex.res.tryEnd(body, total);
-    });
-    if (done) return resolve();
-    ex.res.onWritable((offset) => {
-      const [ok, finished] = ex.res.tryEnd(body.subarray(offset - startOffset), total);
-      if (finished) resolve();
-      return ok;
-    });
+/**
+ * Sends a body of known size with `tryEnd`; when the socket is full, the rest goes out from
+ * `onWritable`. Returns true when everything was handed to the socket at once (the common case:
+ * no closure or promise is allocated then).
+ */
+export function sendSized(ex: Exchange, status: number, headers: Headers, body: Uint8Array): boolean {
+  if (ex.aborted || ex.started) return true;
+  ex.started = true;
+  const total = body.byteLength;
+  let startOffset = 0;
+  let done = false;
+  ex.res.cork(() => {
+    ex.writeHead(status, headers);
+    startOffset = ex.res.getWriteOffset();
+    [, done] = ex.res.tryEnd(body, total);
   });
+  if (done) return true;
+  ex.res.onWritable((offset) => {
+    if (ex.aborted) return true;
+    const [ok] = ex.res.tryEnd(body.subarray(offset - startOffset), total);
+    return ok;
+  });
+  return false;
 }

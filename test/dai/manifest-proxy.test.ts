@@ -145,3 +145,27 @@ t.test('DAI manifest proxy', async (t) => {
     t.equal((await get('/healthz')).status, 200);
   });
 });
+
+t.test('live window and live-edge delay from the event settings (rule 7), trimmed on the raw playlist', async (t) => {
+  if (!(await needServices(t, ['postgres']))) return;
+  const sim = await new DaiHostSim().start();
+  t.teardown(() => sim.stop());
+  const events = { generation: 0, forAssetKey: (k: string | undefined) => (k === 'WIN' ? { eventId: 7, windowSegs: 10, liveEdgeDelaySegments: 2 } : k === 'DELAY' ? { eventId: 8, windowSegs: 0, liveEdgeDelaySegments: 3 } : { windowSegs: 0, liveEdgeDelaySegments: 0 }) };
+  const service = await startTestService(t, { databaseUrl: await freshSchemaUrl(t), daiHost: sim.url, contentOrigin: 'https://origin.example.org' }, { events });
+  const path = (key: string) => `/linear/hls/pa/event/${key}/stream/${key.toLowerCase()}1:LOC/variant/720p.m3u8`;
+  const win = await call(service.url, 'GET', `/dai/manifest${path('WIN')}`);
+  const upstream = reparse(sim.body(path('WIN'))!);
+  const out = reparse(win.text);
+  t.equal(out.segments.length, 10);
+  const n = upstream.segments.length;
+  t.same(out.segments.map((s) => s.uri.split('/').pop()), upstream.segments.slice(n - 12, n - 2).map((s) => s.uri.split('/').pop()), 'segments n-12 … n-3');
+  t.equal(out.mediaSequence, upstream.mediaSequence! + n - 12);
+  t.ok(out.segments.every((s) => !s.uri.startsWith('/')), 'kept segments rewritten');
+  const delay = reparse((await call(service.url, 'GET', `/dai/manifest${path('DELAY')}`)).text);
+  t.equal(delay.segments.length, upstream.segments.length - 3);
+  t.equal(delay.mediaSequence, upstream.mediaSequence);
+  await service.streams.flush();
+  const reg = await service.stores.state.smembers(keys.event(7, 'streams'));
+  t.same(reg, ['win1:LOC'], 'the stream is in its event registry');
+  t.same(await service.stores.state.smembers(keys.event(8, 'streams')), ['delay1:LOC']);
+});

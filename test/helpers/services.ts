@@ -13,7 +13,7 @@ import { Redis } from 'ioredis';
 import type { Test } from 'tap';
 import { loadConfig, type Config } from '../../lib/config/index.js';
 import { createLogger } from '../../lib/log/index.js';
-import { startService, type Service } from '../../lib/http/server.js';
+import { startService, type Service, type ServiceParts } from '../../lib/http/server.js';
 import { mintToken } from '../../lib/http/auth.js';
 
 export const PG_URL = process.env['TEST_DATABASE_URL'] ?? process.env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -78,9 +78,9 @@ export function testConfig(t: Test, overrides: Partial<Config> = {}): Config {
 }
 
 /** Starts the real service on a free port against the given stores; stopped when t ends. */
-export async function startTestService(t: Test, overrides: Partial<Config> = {}): Promise<Service> {
+export async function startTestService(t: Test, overrides: Partial<Config> = {}, parts: ServiceParts = {}): Promise<Service> {
   const config = testConfig(t, overrides);
-  const service = await startService(config, createLogger(config.logLevel));
+  const service = await startService(config, createLogger(config.logLevel), parts);
   t.teardown(() => service.close());
   return service;
 }

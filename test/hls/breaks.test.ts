@@ -1,5 +1,5 @@
 import t from 'tap';
-import { applyBreak, joinLines, rewritePlaylist, trimLiveWindow } from '../../lib/hls/index.js';
+import { applyBreak, joinLines, rewritePlaylist, splitLines, trimLiveWindow } from '../../lib/hls/index.js';
 import { livePlaylist, defaultShape, type LiveShape } from '../../lib/sim/live-playlist.js';
 import { reparse } from './reparse.js';
 
@@ -7,7 +7,7 @@ const shape: LiveShape = { ...defaultShape, adEvery: 0 };
 const rules = { daiHost: 'https://dai.example.com', proxyBase: 'https://edge/dai/manifest', contentOrigin: 'https://origin.example.org', playlistUrl: 'https://dai.example.com/x/v.m3u8' };
 const now = shape.epochMs + 1000 * 6000 + 500; // live edge: seq 1000, window 971..1000
 const at = (seq: number) => shape.epochMs + seq * 6000;
-const media = () => rewritePlaylist(livePlaylist('ev', now, shape), rules).lines;
+const media = () => splitLines(rewritePlaylist(livePlaylist('ev', now, shape), rules).text);
 const squeezedUri = (u: string) => u.replace('https://origin.example.org/content/', 'https://objects.example.com/sqz/');
 
 t.test('break segments replaced, cue-out / cue-out-cont / cue-in placed', async (t) => {
@@ -41,7 +41,7 @@ t.test('a break that began before the window head starts with cue-out-cont; an o
 });
 
 t.test('absolute DAI ad segments are never squeezed', async (t) => {
-  const withAds = rewritePlaylist(livePlaylist('ev', now, { ...shape, adEvery: 20, adSegments: 3 }), rules).lines;
+  const withAds = splitLines(rewritePlaylist(livePlaylist('ev', now, { ...shape, adEvery: 20, adSegments: 3 }), rules).text);
   const window = { startMs: at(971), endMs: at(1001), durationSec: 180 };
   const { lines } = applyBreak(withAds, window, squeezedUri, (u) => u.startsWith('https://origin.example.org/'));
   t.ok(lines.some((l) => l.startsWith('https://dai.example.com/linear/pod/')), 'ads kept');

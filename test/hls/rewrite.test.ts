@@ -1,5 +1,5 @@
 import t from 'tap';
-import { PlaylistRewriter, rewritePlaylist, joinLines, type UriRules } from '../../lib/hls/index.js';
+import { PlaylistRewriter, rewritePlaylist, splitLines, type UriRules } from '../../lib/hls/index.js';
 import { livePlaylist, masterPlaylist, defaultShape } from '../../lib/sim/live-playlist.js';
 import { fixture, fixtureFiles } from '../helpers/fixtures.js';
 import { reparse } from './reparse.js';
@@ -11,13 +11,13 @@ const rules: UriRules = {
   playlistUrl: 'https://dai.example.com/linear/hls/event/EV1/stream/s1:LOC/variant/720p.m3u8?tok=1',
 };
 
-const rewrite = (text: string) => joinLines(rewritePlaylist(text, rules).lines);
+const rewrite = (text: string) => rewritePlaylist(text, rules).text;
+const linesOf = (text: string) => { const r = rewritePlaylist(text, rules); return { ...r, lines: splitLines(r.text) }; };
 
 t.test('master: DAI-host variant and rendition URIs go through the proxy, query kept', async (t) => {
   const src = masterPlaylist('https://dai.example.com', '/linear/hls/event/EV1/stream/s1:LOC', 'a=1&b=2');
-  const { kind, lines } = rewritePlaylist(src, rules);
+  const { kind, text: out } = rewritePlaylist(src, rules);
   t.equal(kind, 'master');
-  const out = joinLines(lines);
   t.notMatch(out, /https:\/\/dai\.example\.com/, 'no DAI-host URI left');
   t.match(out, /^https:\/\/edge\.example\.net\/dai\/manifest\/linear\/hls\/event\/EV1\/stream\/s1:LOC\/variant\/720p\.m3u8\?a=1&b=2$/m);
   t.match(out, /URI="https:\/\/edge\.example\.net\/dai\/manifest\/linear\/hls\/event\/EV1\/stream\/s1:LOC\/audio\/en\.m3u8\?a=1&b=2"/);
@@ -49,7 +49,7 @@ t.test('media: root-relative → origin, absolute DAI ads untouched, document-re
     '#EXTINF:6,',
     '//cdn.example.com/seg5.ts',
   ].join('\n');
-  const { kind, lines } = rewritePlaylist(src, rules);
+  const { kind, lines } = linesOf(src);
   t.equal(kind, 'media');
   t.same(lines.filter((l) => !l.startsWith('#')), [
     'https://origin.example.org/content/seg1.ts',
@@ -65,7 +65,7 @@ t.test('media: root-relative → origin, absolute DAI ads untouched, document-re
 t.test('garbage is flagged invalid; BOM and CRLF tolerated', async (t) => {
   t.equal(rewritePlaylist('<html>oops</html>', rules).valid, false);
   t.equal(rewritePlaylist('', rules).valid, false);
-  const bom = rewritePlaylist('\uFEFF#EXTM3U\r\n#EXT-X-TARGETDURATION:6\r\n#EXTINF:6,\r\n/a.ts\r\n', rules);
+  const bom = linesOf('\uFEFF#EXTM3U\r\n#EXT-X-TARGETDURATION:6\r\n#EXTINF:6,\r\n/a.ts\r\n');
   t.equal(bom.valid, true);
   t.same(bom.lines, ['#EXTM3U', '#EXT-X-TARGETDURATION:6', '#EXTINF:6,', 'https://origin.example.org/a.ts']);
 });
@@ -76,12 +76,8 @@ t.test('streaming equals whole-document output at every split of a live playlist
   const bytes = Buffer.from(live);
   let mismatches = 0;
   for (let split = 0; split <= bytes.length; split++) {
-    const out: string[] = [];
-    const r = new PlaylistRewriter(rules, (l) => out.push(l));
-    r.push(bytes.subarray(0, split));
-    r.push(bytes.subarray(split));
-    r.end();
-    if (joinLines(out) !== whole) mismatches++;
+    const r = new PlaylistRewriter(rules);
+    if (r.push(bytes.subarray(0, split)) + r.push(bytes.subarray(split)) + r.end() !== whole) mismatches++;
   }
   t.equal(mismatches, 0, `all ${bytes.length + 1} two-way splits match`);
 });
@@ -96,18 +92,16 @@ t.test('streaming equals whole-document output for every HLS fixture, split at e
     let bad = 0;
     const step = bytes.length > 20000 ? 97 : 1;
     for (let split = 0; split <= bytes.length; split += step) {
-      const out: string[] = [];
-      const r = new PlaylistRewriter(rules, (l) => out.push(l));
-      r.push(bytes.subarray(0, split));
-      r.push(bytes.subarray(split));
-      r.end();
-      if (joinLines(out) !== whole) bad++;
+      const r = new PlaylistRewriter(rules);
+      if (r.push(bytes.subarray(0, split)) + r.push(bytes.subarray(split)) + r.end() !== whole) bad++;
+      const s = new PlaylistRewriter(rules);
+      if (s.push(text.slice(0, split)) + s.push(text.slice(split)) + s.end() !== whole) bad++;
     }
-    const bytewise: string[] = [];
-    const r = new PlaylistRewriter(rules, (l) => bytewise.push(l));
-    for (let i = 0; i < bytes.length; i++) r.push(bytes.subarray(i, i + 1));
-    r.end();
-    if (bad || joinLines(bytewise) !== whole) t.fail(`${f}: ${bad} split mismatches`);
+    const r = new PlaylistRewriter(rules);
+    let bytewise = '';
+    for (let i = 0; i < bytes.length; i++) bytewise += r.push(bytes.subarray(i, i + 1));
+    bytewise += r.end();
+    if (bad || bytewise !== whole) t.fail(`${f}: ${bad} split mismatches`);
   }
   t.pass('checked');
 });

@@ -1,0 +1,225 @@
+/**
+ * `npm run bench [-- --quick] [-- --record]`: the hot path raced against its ceiling and the
+ * alternatives in one run, server and load generator pinned to different cores.
+ *   (a) raw uWS serving the same rewritten bytes from memory (the ceiling)
+ *   (b) the service's /dai/manifest variant path, rewrite + trim (window 10, delay 2), upstream = simulator
+ *   (c) the same with a 2-hour DVR window (1,200 segments)
+ *   (d) nginx proxy_pass + sub_filter (skipped when nginx is absent)
+ *   (e) a typical Node implementation: node:http + undici + hls-parser
+ * Scenarios: distinct (1,000 streams round-robin, a unique query on every request, so every
+ * request goes upstream) and hot (one URL; the service collapses and micro-caches).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { hasCommand, runLoad, type LoadResult, type LoadSpec } from './load.js';
+import { runMicro } from './micro.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '..', '..');
+const quick = process.argv.includes('--quick');
+const record = process.argv.includes('--record');
+const seconds = quick ? 3 : 10;
+const connections = 100;
+const pinned = os.cpus().length >= 2 && hasCommand('taskset');
+const SERVER_CPU = pinned ? '0' : undefined;
+const LOAD_CPU = pinned ? '1' : undefined;
+const PREFIX = '/dai/manifest/linear/hls/pa/event/BENCH';
+const work = mkdtempSync(path.join(os.tmpdir(), 'sqz-bench-'));
+
+function launch(cmd: string, args: string[], cpu: string | undefined, env: NodeJS.ProcessEnv = process.env): { child: ChildProcess; port: Promise<number> } {
+  const child = cpu ? spawn('taskset', ['-c', cpu, cmd, ...args], { env, stdio: ['ignore', 'pipe', 'inherit'] }) : spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = new Promise<number>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d) => {
+      out += d;
+      const m = /READY (\d+)/.exec(out);
+      if (m) resolve(Number(m[1]));
+    });
+    child.once('exit', (code) => reject(new Error(`${cmd} ${args.join(' ')} exited (${code}) before it was ready`)));
+  });
+  return { child, port };
+}
+
+function node(script: string, args: string[], cpu: string | undefined) {
+  return launch(process.execPath, [path.join(here, script), ...args], cpu, { ...process.env, LOG_LEVEL: 'warn' });
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const p = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(p));
+    });
+  });
+}
+
+/** RSS of a process and its children (nginx master + worker), in MiB. */
+function rssMiB(pid: number): number {
+  const rss = (p: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0);
+  let kb = 0;
+  try {
+    kb = rss(pid);
+    for (const d of readdirSync('/proc')) {
+      if (!/^\d+$/.test(d)) continue;
+      try {
+        const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+        if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) kb += rss(Number(d));
+      } catch {
+        /* gone */
+      }
+    }
+  } catch {
+    /* gone */
+  }
+  return Math.round(kb / 1024);
+}
+
+async function nginx(simPort: number): Promise<{ child: ChildProcess; port: Promise<number> } | undefined> {
+  if (!hasCommand('nginx')) return undefined;
+  const port = await freePort();
+  const conf = path.join(work, 'nginx.conf');
+  writeFileSync(
+    conf,
+    `worker_processes 1; daemon off; master_process on; pid ${work}/nginx.pid; error_log ${work}/nginx-error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path ${work}/nb; proxy_temp_path ${work}/np; fastcgi_temp_path ${work}/nf; uwsgi_temp_path ${work}/nu; scgi_temp_path ${work}/ns;
+  upstream sim { server 127.0.0.1:${simPort}; keepalive 64; }
+  server {
+    listen 127.0.0.1:${port};
+    location /dai/manifest/ {
+      proxy_pass http://sim/;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Accept-Encoding "";
+      sub_filter '/content/' 'https://origin.example.org/content/';
+      sub_filter_once off;
+      sub_filter_types application/vnd.apple.mpegurl;
+    }
+  }
+}
+`,
+  );
+  const child = SERVER_CPU ? spawn('taskset', ['-c', SERVER_CPU, 'nginx', '-c', conf, '-p', work], { stdio: 'ignore' }) : spawn('nginx', ['-c', conf, '-p', work], { stdio: 'ignore' });
+  const ready = (async () => {
+    for (let i = 0; i < 50; i++) {
+      const ok = await new Promise<boolean>((r) => net.connect(port, '127.0.0.1').once('connect', function (this: net.Socket) { this.destroy(); r(true); }).once('error', () => r(false)));
+      if (ok) return port;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error('nginx did not start');
+  })();
+  return { child, port: ready };
+}
+
+interface Row extends LoadResult {
+  target: string;
+  scenario: string;
+  rssMiB: number;
+}
+
+async function measure(label: string, start: () => Promise<{ child: ChildProcess; port: Promise<number> } | undefined>, runs: Array<Pick<LoadSpec, 'kind' | 'scenario'>>): Promise<Row[]> {
+  const t = await start();
+  if (!t) {
+    process.stdout.write(`${label}: skipped (not installed)\n`);
+    return [];
+  }
+  const rows: Row[] = [];
+  try {
+    const port = await t.port;
+    for (const r of runs) {
+      const spec: LoadSpec = { port, prefix: PREFIX, connections, seconds, ...r };
+      if (LOAD_CPU) spec.cpu = LOAD_CPU;
+      await runLoad({ ...spec, seconds: 1 }, work); // warm-up
+      const res = await runLoad(spec, work);
+      const row = { target: label, scenario: `${r.kind}/${r.scenario}`, rssMiB: rssMiB(t.child.pid!), ...res };
+      rows.push(row);
+      process.stdout.write(`${label.padEnd(26)} ${row.scenario.padEnd(16)} ${String(row.rps).padStart(8)} req/s  p50 ${String(row.p50ms).padStart(6)} ms  p99 ${String(row.p99ms).padStart(7)} ms  rss ${row.rssMiB} MiB${row.errors ? `  errors ${row.errors}` : ''}\n`);
+    }
+  } finally {
+    t.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    t.child.kill('SIGKILL');
+  }
+  return rows;
+}
+
+async function main(): Promise<void> {
+  process.stdout.write(`bench: ${quick ? 'quick' : 'full'} run, ${seconds} s per measurement, ${connections} connections, load tool ${hasCommand('wrk') ? 'wrk' : 'autocannon'}, ${pinned ? 'server on CPU 0, load + simulator on CPU 1' : 'not pinned'}\n`);
+  const micro = runMicro(quick);
+  for (const m of micro) process.stdout.write(`micro ${m.name.padEnd(28)} ours ${m.ours} ops/s  hls-parser ${m.typical} ops/s  ×${m.ratio}  (${m.bytes} bytes)\n`);
+
+  const sim = node('targets/sim.js', [], LOAD_CPU);
+  const simPort = await sim.port;
+  const simUrl = `http://127.0.0.1:${simPort}`;
+  const rows: Row[] = [];
+  try {
+    const both = (kind: 'variant' | 'dvr') => (quick ? [{ kind, scenario: 'distinct' as const }] : [{ kind, scenario: 'distinct' as const }, { kind, scenario: 'hot' as const }]);
+    rows.push(...(await measure('(a) raw uWS ceiling', async () => node('targets/ceiling.js', [simUrl], SERVER_CPU), [{ kind: 'variant', scenario: 'hot' }])));
+    rows.push(...(await measure('(b,c) service', async () => node('targets/service.js', [simUrl], SERVER_CPU), [{ kind: 'variant', scenario: 'distinct' }, { kind: 'variant', scenario: 'hot' }, ...both('dvr')])));
+    rows.push(...(await measure('(d) nginx + sub_filter', () => nginx(simPort), [...both('variant'), ...(quick ? [] : both('dvr'))])));
+    rows.push(...(await measure('(e) node:http+hls-parser', async () => node('targets/node-typical.js', [simUrl], SERVER_CPU), [...both('variant'), ...both('dvr')])));
+  } finally {
+    sim.child.kill('SIGKILL');
+  }
+
+  const rps = (target: string, scenario: string) => rows.find((r) => r.target.startsWith(target) && r.scenario === scenario)?.rps;
+  const ratio = (a?: number, b?: number) => (a && b ? +(a / b).toFixed(2) : null);
+  const checks = [
+    { name: 'distinct: (b) / (d) nginx', value: ratio(rps('(b', 'variant/distinct'), rps('(d', 'variant/distinct')), target: 0.6 },
+    { name: 'distinct: (b) / (e) typical node', value: ratio(rps('(b', 'variant/distinct'), rps('(e', 'variant/distinct')), target: 3 },
+    { name: 'hot: (b) / (a) ceiling', value: ratio(rps('(b', 'variant/hot'), rps('(a', 'variant/hot')), target: 0.9 },
+    { name: 'DVR distinct: (c) / (e)', value: ratio(rps('(b', 'dvr/distinct'), rps('(e', 'dvr/distinct')), target: 3.5 },
+    { name: 'micro 6 KB: ours / hls-parser', value: micro[0]!.ratio, target: 10 },
+    { name: 'micro DVR: ours / hls-parser', value: micro[1]!.ratio, target: 100 },
+  ];
+  const p99 = rows.find((r) => r.target.startsWith('(b') && r.scenario === 'variant/distinct')?.p99ms;
+  process.stdout.write('\nratios (target):\n');
+  for (const c of checks) process.stdout.write(`  ${c.name.padEnd(34)} ${c.value ?? 'n/a'}  (≥ ${c.target}) ${c.value === null ? 'SKIPPED' : c.value >= c.target ? 'ok' : 'BELOW'}\n`);
+  process.stdout.write(`  distinct p99 of (b)                 ${p99} ms  (≤ 20) ${p99 !== undefined && p99 <= 20 ? 'ok' : 'BELOW'}\n`);
+  const summary = { quick, seconds, connections, pinned, tool: rows[0]?.tool, micro, rows, ratios: Object.fromEntries(checks.map((c) => [c.name, c.value])), p99_distinct_ms: p99 };
+  process.stdout.write(`${JSON.stringify(summary)}\n`);
+  if (record) writeResults(summary, rows, checks, micro);
+}
+
+function writeResults(summary: { quick: boolean }, rows: Row[], checks: Array<{ name: string; value: number | null; target: number }>, micro: ReturnType<typeof runMicro>): void {
+  const cmd = `npm run bench${summary.quick ? ' -- --quick' : ''} -- --record`;
+  const lines = [
+    '# Benchmark results',
+    '',
+    `Latest run: ${new Date().toISOString().slice(0, 16)}Z on this workplace's machine (${os.cpus().length} cores, ${os.cpus()[0]?.model ?? 'cpu'}), Node ${process.version}.`,
+    `Command: \`${cmd}\` (${seconds} s per measurement after a 1 s warm-up, ${connections} connections, ${rows[0]?.tool ?? 'wrk'} as load generator, ${pinned ? 'server pinned to CPU 0, load generator and upstream simulator to CPU 1' : 'not pinned'}).`,
+    '',
+    '| target | scenario | req/s | p50 ms | p99 ms | RSS MiB | errors |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: |',
+    ...rows.map((r) => `| ${r.target} | ${r.scenario} | ${r.rps} | ${r.p50ms} | ${r.p99ms} | ${r.rssMiB} | ${r.errors} |`),
+    '',
+    '| micro benchmark | ours ops/s | hls-parser ops/s | ratio |',
+    '| --- | ---: | ---: | ---: |',
+    ...micro.map((m) => `| ${m.name} (${m.bytes} bytes) | ${m.ours} | ${m.typical} | ×${m.ratio} |`),
+    '',
+    '| ratio | measured | target |',
+    '| --- | ---: | ---: |',
+    ...checks.map((c) => `| ${c.name} | ${c.value ?? 'n/a'} | ≥ ${c.target} |`),
+    '',
+  ];
+  const file = path.join(root, 'bench', 'RESULTS.md');
+  let notes = '';
+  try {
+    const old = readFileSync(file, 'utf8');
+    const at = old.indexOf('## Notes');
+    if (at !== -1) notes = old.slice(at);
+  } catch {
+    /* first run */
+  }
+  writeFileSync(file, lines.join('\n') + (notes ? `\n${notes}` : ''));
+  process.stdout.write(`recorded in ${file}\n`);
+}
+
+await main();
+process.exit(0);

@@ -1,0 +1,6 @@
+/** Benchmark target: the simulated DAI host (precomputed bodies). Prints "READY <port>". */
+import { DaiHostSim } from '../../lib/sim/dai-host.js';
+
+const sim = await new DaiHostSim({ dvrSegments: 1200 }).start();
+process.stdout.write(`READY ${sim.port}\n`);
+process.on('SIGTERM', () => process.exit(0));

@@ -1,0 +1,64 @@
+/** The hot path's offset-based trim must equal the line-based reference on every playlist. */
+import t, { type Test } from 'tap';
+import { trimText, trimLiveWindow, rewritePlaylist, splitLines, joinLines } from '../../lib/hls/index.js';
+import { livePlaylist, defaultShape, type LiveShape } from '../../lib/sim/live-playlist.js';
+import { fixture, fixtureFiles } from '../helpers/fixtures.js';
+
+const rules = { daiHost: 'https://dai.example.com', proxyBase: 'https://edge/dai/manifest', contentOrigin: 'https://origin.example.org', playlistUrl: 'https://dai.example.com/a/b.m3u8' };
+const combos = [[0, 0], [0, 1], [0, 3], [1, 0], [3, 1], [5, 2], [10, 2], [10, 0], [29, 1], [100, 5]] as const;
+
+function same(t: Test, text: string, label: string): number {
+  let bad = 0;
+  for (const [w, d] of combos) {
+    const opts = { windowSegments: w, delaySegments: d };
+    const fast = trimText(text, opts) ?? text;
+    const ref = joinLines(trimLiveWindow(splitLines(text), opts));
+    if (fast !== ref) {
+      bad++;
+      t.equal(fast, ref, `${label} w=${w} d=${d}`);
+    }
+  }
+  return bad;
+}
+
+t.test('every HLS media fixture', async (t) => {
+  let n = 0;
+  let bad = 0;
+  for (const f of fixtureFiles('hls', ['.m3u8'])) {
+    const { kind, text } = rewritePlaylist(fixture(f), rules);
+    if (kind !== 'media') continue;
+    n++;
+    bad += same(t, text, f);
+  }
+  t.equal(bad, 0, `${n} media fixtures × ${combos.length} windows agree`);
+});
+
+t.test('live DAI-shaped playlists at many moments, with cue state at every head', async (t) => {
+  let bad = 0;
+  for (const shape of [{ ...defaultShape }, { ...defaultShape, windowSegments: 120, adEvery: 7, adSegments: 4 }, { ...defaultShape, adEvery: 0 }] as LiveShape[]) {
+    for (let step = 0; step < 60; step++) {
+      const { text } = rewritePlaylist(livePlaylist('s', shape.epochMs + (500 + step) * 6000, shape), rules);
+      bad += same(t, text, `step ${step}`);
+    }
+  }
+  t.equal(bad, 0);
+});
+
+t.test('synthetic corner cases', async (t) => {
+  const seg = (i: number, extra: string[] = []) => [...extra, '#EXTINF:6.0,', `/s${i}.ts`];
+  const build = (header: string[], body: string[][]) => joinLines(['#EXTM3U', ...header, ...body.flat()]);
+  const cases: Record<string, string> = {
+    'no media sequence': build(['#EXT-X-TARGETDURATION:6'], Array.from({ length: 20 }, (_, i) => seg(i, i === 4 ? ['#EXT-X-DISCONTINUITY'] : []))),
+    'disc sequence before media sequence': build(['#EXT-X-TARGETDURATION:6', '#EXT-X-DISCONTINUITY-SEQUENCE:7', '#EXT-X-MEDIA-SEQUENCE:3'], Array.from({ length: 20 }, (_, i) => seg(i, i % 5 === 0 ? ['#EXT-X-DISCONTINUITY'] : []))),
+    'keys with formats and NONE': build(['#EXT-X-TARGETDURATION:6'], Array.from({ length: 20 }, (_, i) => seg(i, i === 1 ? ['#EXT-X-KEY:METHOD=AES-128,URI="/k1"', '#EXT-X-KEY:METHOD=SAMPLE-AES,URI="skd://x",KEYFORMAT="com.apple.streamingkeydelivery"'] : i === 5 ? ['#EXT-X-KEY:METHOD=NONE'] : []))),
+    'cue out without duration': build(['#EXT-X-TARGETDURATION:6'], Array.from({ length: 20 }, (_, i) => seg(i, i === 3 ? ['#EXT-X-CUE-OUT'] : []))),
+    'cue out attribute form': build(['#EXT-X-TARGETDURATION:6'], Array.from({ length: 20 }, (_, i) => seg(i, i === 3 ? ['#EXT-X-CUE-OUT:DURATION=120'] : []))),
+    'cont slash form': build(['#EXT-X-TARGETDURATION:6'], Array.from({ length: 20 }, (_, i) => seg(i, i === 3 ? ['#EXT-X-CUE-OUT-CONT:6/60'] : []))),
+    'bare cont': build(['#EXT-X-TARGETDURATION:6'], Array.from({ length: 20 }, (_, i) => seg(i, i === 2 ? ['#EXT-X-CUE-OUT:60'] : i === 3 ? ['#EXT-X-CUE-OUT-CONT'] : []))),
+    'pdt after extinf': joinLines(['#EXTM3U', '#EXT-X-TARGETDURATION:6', ...Array.from({ length: 20 }, (_, i) => ['#EXTINF:6.0,', `#EXT-X-PROGRAM-DATE-TIME:${new Date(Date.UTC(2026, 0, 1) + i * 6000).toISOString()}`, `/s${i}.ts`]).flat()]),
+    'll-hls tail': build(['#EXT-X-TARGETDURATION:4', '#EXT-X-PART-INF:PART-TARGET=1', '#EXT-X-MEDIA-SEQUENCE:10'], [...Array.from({ length: 20 }, (_, i) => seg(i)), ['#EXT-X-PART:DURATION=1,URI="/p1.mp4"', '#EXT-X-PRELOAD-HINT:TYPE=PART,URI="/p2.mp4"', '#EXT-X-RENDITION-REPORT:URI="/r.m3u8"']]),
+  };
+  let bad = 0;
+  for (const [name, text] of Object.entries(cases)) bad += same(t, text, name);
+  t.equal(bad, 0);
+});
