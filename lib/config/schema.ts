@@ -10,6 +10,7 @@ export const configSchema = {
     dataDir: { type: 'string', minLength: 1 },
     databaseUrl: { type: 'string', anyOf: [{ const: '' }, { pattern: '^postgres(ql)?://' }] },
     redisUrl: { type: 'string', anyOf: [{ const: '' }, { pattern: '^rediss?://' }] },
+    redisKeyPrefix: { type: 'string', maxLength: 64, pattern: '^[A-Za-z0-9:_.-]*$' },
     jwtSecret: { type: 'string', anyOf: [{ const: '' }, { minLength: 32 }] },
     jwksUrl: { type: 'string', anyOf: [{ const: '' }, { pattern: '^https?://' }] },
     jwtIssuer: { type: 'string' },
@@ -42,6 +43,7 @@ export interface Config {
   dataDir: string;
   databaseUrl: string;
   redisUrl: string;
+  redisKeyPrefix: string;
   jwtSecret: string;
   jwksUrl: string;
   jwtIssuer: string;
@@ -70,6 +72,7 @@ export const envNames: Record<string, keyof Config> = {
   DATA_DIR: 'dataDir',
   DATABASE_URL: 'databaseUrl',
   REDIS_URL: 'redisUrl',
+  REDIS_KEY_PREFIX: 'redisKeyPrefix',
   JWT_SECRET: 'jwtSecret',
   JWKS_URL: 'jwksUrl',
   JWT_ISSUER: 'jwtIssuer',

@@ -1,8 +1,8 @@
 /**
  * What the manifest proxy needs to know about an event, read from memory on the hot path. The
  * squeeze event configuration (DESIGN.md §3: `windows_segs`, `live_edge_delay_segments`,
- * `content_origin`) fills it; until an event is configured, the defaults apply: no trimming, no
- * delay, the configured CONTENT_ORIGIN.
+ * `content_origin`) fills it (lib/squeeze/event-cache.ts); an event that is not configured gets
+ * the defaults: no trimming, no delay, the configured CONTENT_ORIGIN.
  */
 export interface EventSettings {
   eventId?: number;
@@ -19,11 +19,3 @@ export interface EventSettingsSource {
 }
 
 export const DEFAULT_EVENT_SETTINGS: EventSettings = Object.freeze({ windowSegs: 0, liveEdgeDelaySegments: 0 });
-
-/** Until events are configured (the squeeze configuration API), every event has the defaults. */
-export class UnconfiguredEvents implements EventSettingsSource {
-  readonly generation = 0;
-  forAssetKey(): EventSettings {
-    return DEFAULT_EVENT_SETTINGS;
-  }
-}

@@ -10,7 +10,7 @@ import { sendSized } from '../http/stream-writer.js';
 import { HttpError } from '../http/problem.js';
 import type { Registry } from '../http/metrics.js';
 import type { Logger } from '../log/index.js';
-import { PlaylistRewriter, trimText, type TrimOptions, type UriRules } from '../hls/index.js';
+import { PlaylistRewriter, trimThenRewrite, type UriRules } from '../hls/index.js';
 import { rewriteMpd } from '../dash/index.js';
 import { checkQuery, parsePath, type PathTarget } from './path.js';
 import { Upstream, UpstreamError } from './upstream.js';
@@ -50,21 +50,6 @@ function problemRendered(status: number, code: string, detail: string): Rendered
 function targetDurationOf(text: string): number {
   const at = text.indexOf('#EXT-X-TARGETDURATION:');
   return at === -1 ? DEFAULT_TARGET_SEC : Number(text.slice(at + 22, text.indexOf('\n', at))) || DEFAULT_TARGET_SEC;
-}
-
-/**
- * Trimming looks only at tags and rewriting only at URIs, so trim-then-rewrite equals
- * rewrite-then-trim; trimming first rewrites only the kept segments. Trimming by offsets needs
- * normalised lines (LF, no padding, no blank lines): other input is rewritten (normalised) first.
- */
-function trimThenRewrite(raw: string, hls: PlaylistRewriter, trim: TrimOptions): string {
-  const normalised = !raw.includes('\r') && !raw.includes('\n\n') && !/[ \t]\n|\n[ \t]/.test(raw) && raw.startsWith('#EXTM3U') && raw.endsWith('\n');
-  if (!normalised) {
-    const text = hls.push(raw) + hls.end();
-    return hls.kind === 'media' ? (trimText(text, trim) ?? text) : text;
-  }
-  if (raw.includes('#EXT-X-STREAM-INF') || !raw.includes('#EXTINF')) return hls.push(raw) + hls.end(); // not a media playlist
-  return hls.push(trimText(raw, trim) ?? raw) + hls.end();
 }
 
 export class ManifestProxy {

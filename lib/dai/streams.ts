@@ -12,6 +12,11 @@ export interface StreamTouch {
   eventId?: number;
   assetKey?: string;
   flow: 'dai' | 'squeezeback';
+  /** Ad-decision targeting (FWParams), VPRN/PVRN and the client IP, from the preroll ad tag. */
+  targeting?: Record<string, string>;
+  vprn?: string;
+  pvrn?: string;
+  clientIp?: string;
 }
 
 export class StreamRegistry {
@@ -36,6 +41,7 @@ export class StreamRegistry {
       prev.lastSeen = Date.now();
       if (t.eventId !== undefined) prev.eventId = t.eventId;
       if (t.assetKey !== undefined) prev.assetKey = t.assetKey;
+      if (t.targeting !== undefined) Object.assign(prev, { targeting: t.targeting, vprn: t.vprn, pvrn: t.pvrn, clientIp: t.clientIp });
       return;
     }
     this.pending.set(t.streamId, { ...t, lastSeen: Date.now() });
@@ -52,6 +58,10 @@ export class StreamRegistry {
       const fields: Record<string, string> = { stream_id: s.streamId, last_seen: String(s.lastSeen), flow: s.flow };
       if (s.eventId !== undefined) fields['event_id'] = String(s.eventId);
       if (s.assetKey !== undefined) fields['asset_key'] = s.assetKey;
+      if (s.targeting !== undefined) fields['fw_params'] = JSON.stringify(s.targeting);
+      if (s.vprn !== undefined) fields['vprn'] = s.vprn;
+      if (s.pvrn !== undefined) fields['pvrn'] = s.pvrn;
+      if (s.clientIp !== undefined) fields['client_ip'] = s.clientIp;
       b.hset(key, fields).expire(key, this.idleMs);
       if (s.eventId !== undefined) {
         const reg = keys.event(s.eventId, 'streams');

@@ -4,5 +4,5 @@ export { PlaylistRewriter, rewritePlaylist, joinLines, type PlaylistKind } from 
 export { parseMedia, programDateTimes, type MediaPlaylist, type Segment } from './media.js';
 export { trimLiveWindow, trimMedia, type TrimOptions } from './trim.js';
 export { applyBreak, applyBreakToMedia, type BreakWindow, type BreakResult } from './breaks.js';
-export { trimText } from './trim-text.js';
+export { trimText, trimThenRewrite } from './trim-text.js';
 export { splitLines } from './rewrite.js';

@@ -8,7 +8,7 @@
  */
 import { attribute, tagName, tagValue } from './lines.js';
 import { formatPdt, parseMedia, HEADER_TAGS } from './media.js';
-import { splitLines, joinLines } from './rewrite.js';
+import { splitLines, joinLines, type PlaylistRewriter } from './rewrite.js';
 import { trimMedia, type TrimOptions } from './trim.js';
 
 const HASH = 35;
@@ -20,6 +20,11 @@ function reference(text: string, opts: TrimOptions): string | undefined {
 
 /** Trims rewritten playlist text (LF lines, no blanks); undefined when nothing changes. */
 export function trimText(text: string, opts: TrimOptions): string | undefined {
+  return trimCore(text, opts, false) ?? undefined;
+}
+
+/** null: the text is not in normalised form (CR, blank or padded lines), so it was not looked at. */
+function trimCore(text: string, opts: TrimOptions, strict: boolean): string | undefined | null {
   const len = text.length;
   const segEnds: number[] = [];
   let headerEnd = -1;
@@ -33,6 +38,7 @@ export function trimText(text: string, opts: TrimOptions): string | undefined {
   for (let pos = 0; pos < len; ) {
     let nl = text.indexOf('\n', pos);
     if (nl === -1) nl = len;
+    if (strict && (text.charCodeAt(pos) <= 32 || text.charCodeAt(nl - 1) <= 32)) return null;
     if (text.charCodeAt(pos) !== HASH) {
       if (headerEnd === -1) headerEnd = pos;
       segEnds.push(nl + 1);
@@ -67,14 +73,20 @@ export function trimText(text: string, opts: TrimOptions): string | undefined {
     for (let i = from; i < to; i++) s += duration(i);
     return s;
   };
+  /** Whether segments [from, to) hold at least min seconds; counts from the end and stops early. */
+  const holds = (from: number, to: number, min: number) => {
+    let s = 0;
+    for (let i = to - 1; i >= from && s < min; i--) s += duration(i);
+    return s >= min;
+  };
   const minContent = 3 * td;
   let delay = Math.min(Math.max(0, opts.delaySegments), n - 1); // never the last segment
-  while (delay > 0 && seconds(0, n - delay) < minContent) delay--;
+  while (delay > 0 && !holds(0, n - delay, minContent)) delay--;
   const remaining = n - delay;
   let start = 0;
   if (opts.windowSegments > 0 && opts.windowSegments < remaining && type !== 'EVENT') {
     start = remaining - opts.windowSegments;
-    while (start > 0 && seconds(start, remaining) < minContent) start--;
+    while (start > 0 && !holds(start, remaining, minContent)) start--;
   }
   if (start === 0 && delay === 0) return undefined;
 
@@ -163,4 +175,17 @@ export function trimText(text: string, opts: TrimOptions): string | undefined {
 
 function cueCont(elapsed: number, duration: number): string {
   return `#EXT-X-CUE-OUT-CONT:ElapsedTime=${+elapsed.toFixed(3)}${Number.isNaN(duration) ? '' : `,Duration=${+duration.toFixed(3)}`}`;
+}
+
+/**
+ * Trimming looks only at tags and rewriting only at URIs, so trim-then-rewrite equals
+ * rewrite-then-trim, and trimming first rewrites only the kept segments. Trimming by offsets needs
+ * normalised lines (LF, no padding, no blank lines): other input is rewritten (normalised) first.
+ */
+export function trimThenRewrite(raw: string, hls: PlaylistRewriter, trim: TrimOptions): string {
+  const media = raw.startsWith('#EXTM3U\n') && raw.endsWith('\n') && raw.includes('#EXTINF') && !raw.includes('#EXT-X-STREAM-INF');
+  const trimmed = media ? trimCore(raw, trim, true) : null;
+  if (trimmed !== null) return hls.push(trimmed ?? raw) + hls.end();
+  const text = hls.push(raw) + hls.end();
+  return hls.kind === 'media' ? (trimText(text, trim) ?? text) : text;
 }

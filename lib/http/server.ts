@@ -21,8 +21,12 @@ import { brandRoutes } from '../brand/routes.js';
 import { Upstream } from '../dai/upstream.js';
 import { ManifestCache } from '../dai/manifest-cache.js';
 import { StreamRegistry } from '../dai/streams.js';
-import { UnconfiguredEvents, type EventSettingsSource } from '../dai/event-settings.js';
+import type { EventSettingsSource } from '../dai/event-settings.js';
 import { ManifestProxy } from '../dai/manifest-proxy.js';
+import { AdProxy } from '../dai/adproxy.js';
+import { SqueezeConfigRepo } from '../squeeze/config-repo.js';
+import { EventConfigCache } from '../squeeze/event-cache.js';
+import { squeezeConfigRoutes } from '../squeeze/routes.js';
 
 export interface Service {
   config: Config;
@@ -65,6 +69,8 @@ export async function startService(config: Config, log: Logger, parts: ServicePa
   metrics.gauge('process_uptime_seconds', 'Seconds since start', () => Math.round(process.uptime()));
 
   const brands = new BrandCache(() => new BrandRepo(stores.sql).all(), stores.state, log);
+  const squeezeConfig = new SqueezeConfigRepo(stores.sql);
+  const eventConfigs = new EventConfigCache(() => squeezeConfig.allEventSettings(), stores.state, log);
   const upstream = new Upstream(config.daiHost, { deadlineMs: config.upstreamDeadlineMs });
   const manifestCache = new ManifestCache();
   const streams = new StreamRegistry(stores.state, log, config.streamIdleSec * 1000);
@@ -72,9 +78,11 @@ export async function startService(config: Config, log: Logger, parts: ServicePa
   let listenSocket: us_listen_socket | undefined;
   try {
     await brands.start();
+    await eventConfigs.start();
     const inFlight = { count: 0 };
     const router = new Router({ log, metrics, bodyLimit: config.bodyLimitBytes, authenticate: createAuthenticator(config), inFlight });
     for (const route of brandRoutes(new BrandRepo(stores.sql), brands)) router.add(route);
+    for (const route of squeezeConfigRoutes(squeezeConfig, eventConfigs)) router.add(route);
     const openapi = JSON.stringify(openApiDocument(router.list(), { version, serverUrl: config.publicBaseUrl }));
     router.add({ method: 'GET', pattern: '/api/v1/openapi.json', public: true, summary: 'This document', handler: async () => ({ body: openapi, headers: { 'Content-Type': 'application/json' } }) });
 
@@ -94,8 +102,9 @@ export async function startService(config: Config, log: Logger, parts: ServicePa
     router.mount(app, '/api/v1');
     new ManifestProxy(
       { daiHost: config.daiHost, publicBaseUrl: config.publicBaseUrl, contentOrigin: config.contentOrigin, accessLogSampleRate: config.accessLogSampleRate },
-      { upstream, cache: manifestCache, events: parts.events ?? new UnconfiguredEvents(), streams, metrics, log, inFlight },
+      { upstream, cache: manifestCache, events: parts.events ?? eventConfigs, streams, metrics, log, inFlight },
     ).mount(app);
+    new AdProxy(parts.events ?? eventConfigs, streams, metrics, log).mount(app);
     app.any('/*', (res, req) => sendProblem(res, notFound(`no route for ${req.getUrl()}`), req.getMethod() === 'head'));
 
     listenSocket = await new Promise<us_listen_socket>((resolve, reject) =>
@@ -122,6 +131,7 @@ export async function startService(config: Config, log: Logger, parts: ServicePa
         while (inFlight.count > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
         if (inFlight.count > 0) log.warn({ inFlight: inFlight.count }, 'shutdown grace elapsed with requests in flight');
         await brands.stop();
+        await eventConfigs.stop();
         await streams.close();
         manifestCache.close();
         await upstream.close();
@@ -133,6 +143,7 @@ export async function startService(config: Config, log: Logger, parts: ServicePa
   } catch (err) {
     if (listenSocket) uws.us_listen_socket_close(listenSocket);
     await brands.stop().catch(() => undefined);
+    await eventConfigs.stop().catch(() => undefined);
     await streams.close().catch(() => undefined);
     manifestCache.close();
     await upstream.close().catch(() => undefined);

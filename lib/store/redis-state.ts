@@ -20,8 +20,9 @@ export class RedisStateStore implements StateStore {
   ) {}
 
   /** Connects, retrying until ready or until the timeout passes. */
-  static async connect(url: string, log: Logger, connectTimeoutMs = 10_000): Promise<RedisStateStore> {
+  static async connect(url: string, log: Logger, connectTimeoutMs = 10_000, keyPrefix = ''): Promise<RedisStateStore> {
     const client = new Redis(url, {
+      keyPrefix, // keys only: pub/sub channels are not prefixed
       commandTimeout: COMMAND_TIMEOUT_MS,
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,

@@ -20,6 +20,8 @@ export const PG_URL = process.env['TEST_DATABASE_URL'] ?? process.env['DATABASE_
 export const REDIS_URL = process.env['TEST_REDIS_URL'] ?? process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 export const JWT_SECRET = 'test-secret-0123456789abcdef0123456789abcdef';
 export const inCI = process.env['CI'] === 'true';
+/** Every test file writes its Redis keys under a prefix of its own, so files and runs never see each other's state. */
+export const REDIS_KEY_PREFIX = `t${randomBytes(4).toString('hex')}:`;
 
 async function reachable(url: string, defaultPort: number): Promise<boolean> {
   const u = new URL(url);
@@ -74,7 +76,7 @@ export function tempDir(t: Test): string {
 }
 
 export function testConfig(t: Test, overrides: Partial<Config> = {}): Config {
-  return loadConfig({}, { port: 0, jwtSecret: JWT_SECRET, logLevel: process.env['TEST_LOG_LEVEL'] ?? 'silent', dataDir: tempDir(t), ...overrides });
+  return loadConfig({}, { port: 0, jwtSecret: JWT_SECRET, redisKeyPrefix: REDIS_KEY_PREFIX, logLevel: process.env['TEST_LOG_LEVEL'] ?? 'silent', dataDir: tempDir(t), ...overrides });
 }
 
 /** Starts the real service on a free port against the given stores; stopped when t ends. */

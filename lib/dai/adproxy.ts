@@ -1,0 +1,98 @@
+/**
+ * `GET /dai/adproxy` (spec "DAI proxy: preroll ad tag"): the DAI provider's preroll ad tag. Every
+ * query parameter is captured as targeting (an `imafw_` prefix is stripped; a native name wins over
+ * its prefixed twin), the event is resolved by asset_key or caid from memory, the stream is created
+ * or updated fire-and-forget, and the answer is always an empty VAST 4.0 document: the DAI provider
+ * must never see an error from us. Oversized query strings are truncated, not rejected.
+ */
+import { isIP } from 'node:net';
+import { randomInt } from 'node:crypto';
+import type { HttpRequest, HttpResponse, TemplatedApp } from '../http/uws.js';
+import type { Registry } from '../http/metrics.js';
+import type { Logger } from '../log/index.js';
+import type { EventSettingsSource } from './event-settings.js';
+import type { StreamRegistry, StreamTouch } from './streams.js';
+
+export const EMPTY_VAST = '<?xml version="1.0" encoding="UTF-8"?>\n<VAST version="4.0"/>\n';
+const MAX_QUERY_BYTES = 8192;
+const MAX_PARAMS = 200;
+const PREFIX = 'imafw_';
+
+/** A 10-digit numeric value, as ad servers expect for vprn/pvrn. */
+export function randomTenDigits(): string {
+  return String(randomInt(1_000_000_000, 10_000_000_000));
+}
+
+/** Targeting parameters from a raw query string, capped in size and count. */
+export function targetingFrom(rawQuery: string): Record<string, string> {
+  const query = rawQuery.length > MAX_QUERY_BYTES ? rawQuery.slice(0, rawQuery.lastIndexOf('&', MAX_QUERY_BYTES) > 0 ? rawQuery.lastIndexOf('&', MAX_QUERY_BYTES) : MAX_QUERY_BYTES) : rawQuery;
+  const native: Record<string, string> = {};
+  const prefixed: Record<string, string> = {};
+  let count = 0;
+  for (const [rawName, value] of new URLSearchParams(query)) {
+    if (++count > MAX_PARAMS) break;
+    if (!rawName || rawName === '__proto__') continue;
+    if (rawName.startsWith(PREFIX) && rawName.length > PREFIX.length) prefixed[rawName.slice(PREFIX.length)] = value;
+    else native[rawName] = value;
+  }
+  return Object.assign(Object.create(null) as Record<string, string>, prefixed, native);
+}
+
+export class AdProxy {
+  private readonly requests;
+  private readonly unknownEvent;
+  private readonly noStream;
+
+  constructor(
+    private readonly events: EventSettingsSource,
+    private readonly streams: StreamRegistry,
+    metrics: Registry,
+    private readonly log: Logger,
+  ) {
+    const family = metrics.counter('dai_adproxy_requests_total', 'Preroll ad-tag requests by outcome');
+    this.requests = family.with({ outcome: 'registered' });
+    this.unknownEvent = family.with({ outcome: 'unknown_event' });
+    this.noStream = family.with({ outcome: 'no_stream_id' });
+  }
+
+  mount(app: TemplatedApp): void {
+    app.get('/dai/adproxy', (res, req) => this.handle(res, req));
+  }
+
+  private handle(res: HttpResponse, req: HttpRequest): void {
+    try {
+      this.register(req, res);
+    } catch (err) {
+      this.log.error({ err }, 'adproxy registration failed');
+    }
+    res.writeStatus('200 OK').writeHeader('Content-Type', 'application/xml').writeHeader('Cache-Control', 'no-store').end(EMPTY_VAST);
+  }
+
+  private register(req: HttpRequest, res: HttpResponse): void {
+    const targeting = targetingFrom(req.getQuery() ?? '');
+    const streamId = targeting['stream_id'];
+    if (!streamId || streamId.length > 256) {
+      this.noStream.inc();
+      return;
+    }
+    const key = targeting['asset_key'] ?? targeting['caid'];
+    const settings = this.events.forAssetKey(key);
+    const deviceIp = req.getHeader('x-device-ip').trim();
+    const touch: StreamTouch = {
+      streamId,
+      flow: 'dai',
+      targeting,
+      vprn: targeting['vprn'] || randomTenDigits(),
+      pvrn: targeting['pvrn'] || randomTenDigits(),
+      clientIp: isIP(deviceIp) ? deviceIp : Buffer.from(res.getRemoteAddressAsText()).toString(),
+    };
+    if (targeting['asset_key']) touch.assetKey = targeting['asset_key'];
+    if (settings.eventId !== undefined) touch.eventId = settings.eventId;
+    else {
+      this.unknownEvent.inc();
+      this.log.info({ stream_id: streamId, key }, 'adproxy: no event config for this asset key or caid; stream recorded without an event');
+    }
+    this.requests.inc();
+    this.streams.touch(touch);
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * Squeeze brand and event configuration (spec "SqueezeEventConfig, brand config, configured ad";
+ * DESIGN.md §3). The spec names the fields; types, bounds and defaults are ours (docs/decisions.md).
+ */
+const ratio = { type: 'number', minimum: 0.1, maximum: 1 };
+const fraction = { type: 'number', minimum: 0, maximum: 1 };
+const box = { type: 'object', additionalProperties: false, properties: { x: fraction, y: fraction } };
+const frame = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    enabled: { type: 'boolean' },
+    thickness_px: { type: 'integer', minimum: 0, maximum: 64 },
+    // ffmpeg-style colour: a name or hex, with an optional @alpha
+    color: { type: 'string', maxLength: 32, pattern: '^(?:[A-Za-z]+|(?:0x|#)?[0-9A-Fa-f]{6}(?:[0-9A-Fa-f]{2})?)(?:@(?:0(?:\\.\\d+)?|1(?:\\.0+)?))?$' },
+  },
+};
+const httpUri = { type: 'string', maxLength: 2048, pattern: '^https?://[^\\s/?#@]+(?:[/?#][^\\s]*)?$' };
+const id = { anyOf: [{ type: 'string', minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9._:-]+$' }, { type: 'integer', minimum: 0, maximum: 2147483647 }] };
+
+/** Fields a brand sets and an event may override. */
+export const brandFields = {
+  sqz_ratios: { type: 'object', additionalProperties: false, properties: { content_box: ratio, ad_box: ratio } },
+  positions: { type: 'object', additionalProperties: false, properties: { content_box: box, ad_box: box } },
+  animations: { type: 'object', additionalProperties: false, properties: { in_sec: { type: 'number', minimum: 0, maximum: 10 }, out_sec: { type: 'number', minimum: 0, maximum: 10 } } },
+  frames: { type: 'object', additionalProperties: false, properties: { content_box: frame, ad_box: frame } },
+  layout: { enum: ['dualbox', 'lbar'] },
+  max_concurrent_streams: { type: 'integer', minimum: 0, maximum: 1000000 },
+  ad_tag: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      template: { type: 'string', maxLength: 4096, description: 'ad request URL or query template; {name} placeholders are filled from the stream targeting' },
+      params: { type: 'object', maxProperties: 100, additionalProperties: { type: ['string', 'number', 'boolean'] } },
+    },
+  },
+  background_uri: httpUri,
+} as const;
+
+export const brandDefaults = {
+  sqz_ratios: { content_box: 0.6, ad_box: 0.5 },
+  positions: { content_box: { x: 0.02, y: 0.05 }, ad_box: { x: 0.5, y: 0.25 } },
+  animations: { in_sec: 2, out_sec: 2 },
+  frames: { content_box: { enabled: false, thickness_px: 4, color: 'white@0.8' }, ad_box: { enabled: false, thickness_px: 4, color: 'white@0.8' } },
+  layout: 'dualbox',
+  max_concurrent_streams: 0,
+  ad_tag: { params: {} },
+};
+
+export const brandConfigInput = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['brand_id'],
+  properties: { brand_id: id, id, ...brandFields },
+} as const;
+
+export const eventConfigInput = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['asset_id', 'source_uri', 'brand_config_id'],
+  properties: {
+    id: { type: 'integer', description: 'ignored: events are keyed by asset_id' },
+    asset_id: { type: 'string', minLength: 1, maxLength: 256, pattern: '^[A-Za-z0-9._:~-]+$' },
+    source_uri: httpUri,
+    source_dash_uri: httpUri,
+    caid: { type: 'string', minLength: 1, maxLength: 256, pattern: '^[A-Za-z0-9._:~-]+$' },
+    brand_config_id: id,
+    windows_segs: { type: 'integer', minimum: 0, maximum: 10000 },
+    live_edge_delay_segments: { type: 'integer', minimum: 0, maximum: 100 },
+    content_origin: { type: 'string', maxLength: 2048, pattern: '^https?://[^\\s/?#@]+(/[^\\s?#]*)?$' },
+    ad_tag_override: { type: 'object', maxProperties: 100 },
+    ...brandFields,
+  },
+} as const;
+
+export const eventConfigQuery = {
+  type: 'object',
+  required: ['asset_id'],
+  properties: { asset_id: { type: 'string', minLength: 1, maxLength: 256 } },
+} as const;

@@ -1,0 +1,77 @@
+/** The preroll ad tag: always an empty VAST, the stream registered with its targeting, both registration orders. */
+import t from 'tap';
+import { DaiHostSim } from '../../lib/sim/dai-host.js';
+import { targetingFrom, EMPTY_VAST } from '../../lib/dai/adproxy.js';
+import { keys } from '../../lib/store/index.js';
+import { call, rawExchange } from '../helpers/http.js';
+import { freshSchemaUrl, needServices, startTestService, token, REDIS_URL } from '../helpers/services.js';
+
+t.test('targeting capture', async (t) => {
+  t.same({ ...targetingFrom('stream_id=s1&imafw_ge=m&gr=2&imafw_csid=x&csid=native') }, { ge: 'm', csid: 'native', stream_id: 's1', gr: '2' });
+  const many = Array.from({ length: 300 }, (_, i) => `p${i}=v`).join('&');
+  t.equal(Object.keys(targetingFrom(many)).length, 200, 'at most 200 parameters');
+  const big = `stream_id=s&x=${'a'.repeat(10000)}`;
+  t.ok(Object.keys(targetingFrom(big)).includes('stream_id'), 'truncated, not rejected');
+  t.equal(Object.getPrototypeOf(targetingFrom('__proto__=x&a=1')), null);
+});
+
+t.test('GET /dai/adproxy', async (t) => {
+  if (!(await needServices(t))) return;
+  const sim = await new DaiHostSim().start();
+  t.teardown(() => sim.stop());
+  const service = await startTestService(t, { databaseUrl: await freshSchemaUrl(t), redisUrl: REDIS_URL, daiHost: sim.url });
+  const tok = await token(service);
+  await call(service.url, 'PUT', '/api/v1/squeeze-brand-config', { token: tok, json: { brand_id: 'b1' } });
+  const ev = await call(service.url, 'PUT', '/api/v1/squeeze-event-config', { token: tok, json: { asset_id: 'AK1', caid: 'C1', source_uri: 'https://o.example/m.m3u8', brand_config_id: 'b1' } });
+  const eventId = ev.body.id;
+  const stream = async (id: string) => {
+    await service.streams.flush();
+    return service.stores.state.hgetall(keys.stream(id));
+  };
+
+  t.test('preroll first, then manifest', async (t) => {
+    const r = await call(service.url, 'GET', '/dai/adproxy?stream_id=p1:LOC&asset_key=AK1&imafw_ge=f&gr=3&vprn=1234567890&_fw_us_privacy=1YNN', { headers: { 'x-device-ip': '203.0.113.9' } });
+    t.equal(r.status, 200);
+    t.equal(r.headers['content-type'], 'application/xml');
+    t.equal(r.text, EMPTY_VAST);
+    let s = await stream('p1:LOC');
+    t.equal(s['event_id'], String(eventId));
+    t.equal(s['client_ip'], '203.0.113.9');
+    t.equal(s['vprn'], '1234567890');
+    t.match(s['pvrn'], /^\d{10}$/, 'random 10-digit fallback');
+    t.match(JSON.parse(s['fw_params']!), { ge: 'f', gr: '3', _fw_us_privacy: '1YNN' });
+    await call(service.url, 'GET', '/dai/manifest/linear/hls/pa/event/AK1/stream/p1:LOC/variant/720p.m3u8');
+    s = await stream('p1:LOC');
+    t.match(JSON.parse(s['fw_params']!), { ge: 'f' }, 'targeting kept');
+    t.same(await service.stores.state.smembers(keys.event(eventId, 'streams')), ['p1:LOC']);
+  });
+
+  t.test('manifest first, then preroll (by caid), and both at once', async (t) => {
+    await call(service.url, 'GET', '/dai/manifest/linear/hls/pa/event/AK1/stream/m1:LOC/variant/720p.m3u8');
+    let s = await stream('m1:LOC');
+    t.equal(s['event_id'], String(eventId));
+    t.equal(s['fw_params'], undefined, 'no targeting yet');
+    await call(service.url, 'GET', '/dai/adproxy?stream_id=m1:LOC&caid=C1&sb=1', { headers: { 'x-device-ip': 'not-an-ip' } });
+    s = await stream('m1:LOC');
+    t.match(JSON.parse(s['fw_params']!), { sb: '1' });
+    t.equal(s['client_ip'], '127.0.0.1', 'invalid X-Device-Ip: the socket address');
+    await Promise.all([call(service.url, 'GET', '/dai/adproxy?stream_id=r1:LOC&asset_key=AK1&ge=m'), call(service.url, 'GET', '/dai/manifest/linear/hls/pa/event/AK1/stream/r1:LOC/variant/720p.m3u8')]);
+    s = await stream('r1:LOC');
+    t.equal(s['event_id'], String(eventId));
+    t.match(JSON.parse(s['fw_params']!), { ge: 'm' });
+  });
+
+  t.test('never an error: unknown event, no stream id, huge query', async (t) => {
+    const unknown = await call(service.url, 'GET', '/dai/adproxy?stream_id=u1:LOC&asset_key=NOPE');
+    t.equal(unknown.status, 200);
+    t.equal(unknown.text, EMPTY_VAST);
+    const s = await stream('u1:LOC');
+    t.equal(s['event_id'], undefined, 'recorded without an event');
+    t.equal((await call(service.url, 'GET', '/dai/adproxy')).text, EMPTY_VAST);
+    const huge = `/dai/adproxy?stream_id=h1:LOC&${Array.from({ length: 400 }, (_, i) => `k${i}=${'v'.repeat(30)}`).join('&')}`;
+    t.ok(huge.length > 12000);
+    const raw = await rawExchange(service.port, [`GET ${huge} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`]);
+    t.match(raw, /^HTTP\/1\.1 200 /);
+    t.match(raw, /<VAST version="4\.0"\/>/);
+  });
+});
