@@ -27,6 +27,8 @@ import { AdProxy } from '../dai/adproxy.js';
 import { SqueezeConfigRepo } from '../squeeze/config-repo.js';
 import { EventConfigCache } from '../squeeze/event-cache.js';
 import { squeezeConfigRoutes } from '../squeeze/routes.js';
+import { ConfiguredAdRepo } from '../squeeze/ads-repo.js';
+import { configuredAdRoutes } from '../squeeze/ads-routes.js';
 
 export interface Service {
   config: Config;
@@ -83,6 +85,7 @@ export async function startService(config: Config, log: Logger, parts: ServicePa
     const router = new Router({ log, metrics, bodyLimit: config.bodyLimitBytes, authenticate: createAuthenticator(config), inFlight });
     for (const route of brandRoutes(new BrandRepo(stores.sql), brands)) router.add(route);
     for (const route of squeezeConfigRoutes(squeezeConfig, eventConfigs)) router.add(route);
+    for (const route of configuredAdRoutes(new ConfiguredAdRepo(stores.sql))) router.add(route);
     const openapi = JSON.stringify(openApiDocument(router.list(), { version, serverUrl: config.publicBaseUrl }));
     router.add({ method: 'GET', pattern: '/api/v1/openapi.json', public: true, summary: 'This document', handler: async () => ({ body: openapi, headers: { 'Content-Type': 'application/json' } }) });
 
