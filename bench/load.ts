@@ -16,8 +16,8 @@ export interface LoadSpec {
   port: number;
   /** Path prefix up to and excluding `/stream/…`. */
   prefix: string;
-  /** `variant` (30-segment window) or `dvr` (1,200 segments). */
-  kind: 'variant' | 'dvr';
+  /** `variant` (6 KB live window), `dvr` (1,200 segments), or `adproxy` (the preroll ad tag, 10,000 streams). */
+  kind: 'variant' | 'dvr' | 'adproxy';
   /** distinct: 1,000 streams round-robin, every request a unique query; hot: one URL. */
   scenario: 'distinct' | 'hot';
   connections: number;
@@ -34,9 +34,18 @@ export function hasCommand(cmd: string): boolean {
   }
 }
 
+const ADPROXY_STREAMS = 10_000;
+
 function pathFor(spec: LoadSpec, n: number): string {
+  if (spec.kind === 'adproxy') return `/dai/adproxy?stream_id=b${n % ADPROXY_STREAMS}:LOC&asset_key=ADS&ge=m&gr=2&imafw_csid=bench`;
   if (spec.scenario === 'hot') return `${spec.prefix}/stream/hot:LOC/${spec.kind}/720p.m3u8`;
   return `${spec.prefix}/stream/s${n % 1000}:LOC/${spec.kind}/720p.m3u8?u=${n}`;
+}
+
+/** The path expression for request i in Lua (mirrors pathFor). */
+function luaPath(spec: LoadSpec): string {
+  if (spec.kind === 'adproxy') return `"/dai/adproxy?stream_id=b" .. (i % ${ADPROXY_STREAMS}) .. ":LOC&asset_key=ADS&ge=m&gr=2&imafw_csid=bench"`;
+  return `"${spec.prefix}/stream/s" .. (i % 1000) .. ":LOC/${spec.kind}/720p.m3u8?u=" .. i`;
 }
 
 function toMs(v: string, unit: string): number {
@@ -46,10 +55,12 @@ function toMs(v: string, unit: string): number {
 
 async function runWrk(spec: LoadSpec, workDir: string): Promise<LoadResult> {
   const script = path.join(workDir, `load-${spec.scenario}-${spec.kind}.lua`);
+  // Requests are formatted once, when the script loads: building one per request in Lua would make
+  // wrk itself the bottleneck (≈ 50k req/s on one core).
   const lua =
-    spec.scenario === 'hot'
+    spec.scenario === 'hot' && spec.kind !== 'adproxy'
       ? `request = function() return wrk.format("GET", "${pathFor(spec, 0)}") end\n`
-      : `local n = 0\nrequest = function()\n  n = n + 1\n  return wrk.format("GET", "${spec.prefix}/stream/s" .. (n % 1000) .. ":LOC/${spec.kind}/720p.m3u8?u=" .. n)\nend\n`;
+      : `local reqs = {}\nlocal count = ${spec.kind === 'adproxy' ? ADPROXY_STREAMS : 200_000}\nlocal n = 0\ninit = function(args)\n  for i = 1, count do\n    reqs[i] = wrk.format("GET", ${luaPath(spec)})\n  end\nend\nrequest = function()\n  n = n % count + 1\n  return reqs[n]\nend\n`;
   writeFileSync(script, lua);
   const args = ['-t1', `-c${spec.connections}`, `-d${spec.seconds}s`, '--latency', '-s', script, `http://127.0.0.1:${spec.port}`];
   const cmd = spec.cpu ? 'taskset' : 'wrk';

@@ -30,10 +30,17 @@ const LOAD_CPU = pinned ? '1' : undefined;
 const PREFIX = '/dai/manifest/linear/hls/pa/event/BENCH';
 const work = mkdtempSync(path.join(os.tmpdir(), 'sqz-bench-'));
 
-function launch(cmd: string, args: string[], cpu: string | undefined, env: NodeJS.ProcessEnv = process.env): { child: ChildProcess; port: Promise<number> } {
+interface Target {
+  child: ChildProcess;
+  port: Promise<number>;
+  /** What the target printed (e.g. a `TOKEN …` line). */
+  output?: () => string;
+}
+
+function launch(cmd: string, args: string[], cpu: string | undefined, env: NodeJS.ProcessEnv = process.env): Target {
   const child = cpu ? spawn('taskset', ['-c', cpu, cmd, ...args], { env, stdio: ['ignore', 'pipe', 'inherit'] }) : spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
   const port = new Promise<number>((resolve, reject) => {
-    let out = '';
     child.stdout!.on('data', (d) => {
       out += d;
       const m = /READY (\d+)/.exec(out);
@@ -41,7 +48,7 @@ function launch(cmd: string, args: string[], cpu: string | undefined, env: NodeJ
     });
     child.once('exit', (code) => reject(new Error(`${cmd} ${args.join(' ')} exited (${code}) before it was ready`)));
   });
-  return { child, port };
+  return { child, port, output: () => out };
 }
 
 function node(script: string, args: string[], cpu: string | undefined) {
@@ -78,7 +85,7 @@ function rssMiB(pid: number): number {
   return Math.round(kb / 1024);
 }
 
-async function nginx(simPort: number): Promise<{ child: ChildProcess; port: Promise<number> } | undefined> {
+async function nginx(simPort: number): Promise<Target | undefined> {
   if (!hasCommand('nginx')) return undefined;
   const port = await freePort();
   const conf = path.join(work, 'nginx.conf');
@@ -123,7 +130,7 @@ interface Row extends LoadResult {
   rssMiB: number;
 }
 
-async function measure(label: string, start: () => Promise<{ child: ChildProcess; port: Promise<number> } | undefined>, runs: Array<Pick<LoadSpec, 'kind' | 'scenario'>>): Promise<Row[]> {
+async function measure(label: string, start: () => Promise<Target | undefined>, runs: Array<Pick<LoadSpec, 'kind' | 'scenario'> & { seconds?: number }>, after?: (t: Target, port: number) => Promise<void>): Promise<Row[]> {
   const t = await start();
   if (!t) {
     process.stdout.write(`${label}: skipped (not installed)\n`);
@@ -133,14 +140,15 @@ async function measure(label: string, start: () => Promise<{ child: ChildProcess
   try {
     const port = await t.port;
     for (const r of runs) {
-      const spec: LoadSpec = { port, prefix: PREFIX, connections, seconds, ...r };
+      const spec: LoadSpec = { port, prefix: PREFIX, connections, ...r, seconds: r.seconds ?? seconds };
       if (LOAD_CPU) spec.cpu = LOAD_CPU;
       await runLoad({ ...spec, seconds: 1 }, work); // warm-up
       const res = await runLoad(spec, work);
       const row = { target: label, scenario: `${r.kind}/${r.scenario}`, rssMiB: rssMiB(t.child.pid!), ...res };
       rows.push(row);
-      process.stdout.write(`${label.padEnd(26)} ${row.scenario.padEnd(16)} ${String(row.rps).padStart(8)} req/s  p50 ${String(row.p50ms).padStart(6)} ms  p99 ${String(row.p99ms).padStart(7)} ms  rss ${row.rssMiB} MiB${row.errors ? `  errors ${row.errors}` : ''}\n`);
+      process.stdout.write(`${label.padEnd(26)} ${row.scenario.padEnd(18)} ${String(row.rps).padStart(8)} req/s  p50 ${String(row.p50ms).padStart(6)} ms  p99 ${String(row.p99ms).padStart(7)} ms  rss ${row.rssMiB} MiB${row.errors ? `  errors ${row.errors}` : ''}\n`);
     }
+    await after?.(t, port);
   } finally {
     t.child.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 300));
@@ -158,10 +166,24 @@ async function main(): Promise<void> {
   const simPort = await sim.port;
   const simUrl = `http://127.0.0.1:${simPort}`;
   const rows: Row[] = [];
+  let adproxyStreams = -1;
   try {
     const both = (kind: 'variant' | 'dvr') => (quick ? [{ kind, scenario: 'distinct' as const }] : [{ kind, scenario: 'distinct' as const }, { kind, scenario: 'hot' as const }]);
     rows.push(...(await measure('(a) raw uWS ceiling', async () => node('targets/ceiling.js', [simUrl], SERVER_CPU), [{ kind: 'variant', scenario: 'hot' }])));
-    rows.push(...(await measure('(b,c) service', async () => node('targets/service.js', [simUrl], SERVER_CPU), [{ kind: 'variant', scenario: 'distinct' }, { kind: 'variant', scenario: 'hot' }, ...both('dvr')])));
+    rows.push(
+      ...(await measure(
+        '(b,c) service',
+        async () => node('targets/service.js', [simUrl], SERVER_CPU),
+        [{ kind: 'variant', scenario: 'distinct' }, { kind: 'variant', scenario: 'hot' }, ...both('dvr'), { kind: 'adproxy', scenario: 'distinct', seconds: quick ? 3 : 30 }],
+        async (t, port) => {
+          // The ad proxy run sent 10,000 distinct stream ids: the store must hold exactly those.
+          const tokenLine = /TOKEN (\S+)/.exec(t.output?.() ?? '');
+          const res = await fetch(`http://127.0.0.1:${port}/api/v1/streams?event_id=2&page_size=1`, { headers: { authorization: `Bearer ${tokenLine?.[1] ?? ''}` } });
+          adproxyStreams = ((await res.json()) as { total_results?: number }).total_results ?? -1;
+          process.stdout.write(`(f) ad proxy: the store holds ${adproxyStreams} streams for the event (10,000 sent)\n`);
+        },
+      )),
+    );
     rows.push(...(await measure('(d) nginx + sub_filter', () => nginx(simPort), [...both('variant'), ...(quick ? [] : both('dvr'))])));
     rows.push(...(await measure('(e) node:http+hls-parser', async () => node('targets/node-typical.js', [simUrl], SERVER_CPU), [...both('variant'), ...both('dvr')])));
   } finally {
@@ -175,6 +197,7 @@ async function main(): Promise<void> {
     { name: 'distinct: (b) / (e) typical node', value: ratio(rps('(b', 'variant/distinct'), rps('(e', 'variant/distinct')), target: 3 },
     { name: 'hot: (b) / (a) ceiling', value: ratio(rps('(b', 'variant/hot'), rps('(a', 'variant/hot')), target: 0.9 },
     { name: 'DVR distinct: (c) / (e)', value: ratio(rps('(b', 'dvr/distinct'), rps('(e', 'dvr/distinct')), target: 3.5 },
+    { name: 'ad proxy: (f) / (a) ceiling', value: ratio(rps('(b', 'adproxy/distinct'), rps('(a', 'variant/hot')), target: 0.5 },
     { name: 'micro 6 KB: ours / hls-parser', value: micro[0]!.ratio, target: 10 },
     { name: 'micro DVR: ours / hls-parser', value: micro[1]!.ratio, target: 100 },
   ];
@@ -182,7 +205,8 @@ async function main(): Promise<void> {
   process.stdout.write('\nratios (target):\n');
   for (const c of checks) process.stdout.write(`  ${c.name.padEnd(34)} ${c.value ?? 'n/a'}  (≥ ${c.target}) ${c.value === null ? 'SKIPPED' : c.value >= c.target ? 'ok' : 'BELOW'}\n`);
   process.stdout.write(`  distinct p99 of (b)                 ${p99} ms  (≤ 20) ${p99 !== undefined && p99 <= 20 ? 'ok' : 'BELOW'}\n`);
-  const summary = { quick, seconds, connections, pinned, tool: rows[0]?.tool, micro, rows, ratios: Object.fromEntries(checks.map((c) => [c.name, c.value])), p99_distinct_ms: p99 };
+  process.stdout.write(`  ad proxy streams stored              ${adproxyStreams}  (= 10000) ${adproxyStreams === 10_000 ? 'ok' : 'WRONG'}\n`);
+  const summary = { quick, seconds, connections, pinned, tool: rows[0]?.tool, micro, rows, ratios: Object.fromEntries(checks.map((c) => [c.name, c.value])), p99_distinct_ms: p99, adproxy_streams_stored: adproxyStreams };
   process.stdout.write(`${JSON.stringify(summary)}\n`);
   if (record) writeResults(summary, rows, checks, micro);
 }

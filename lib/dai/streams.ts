@@ -1,11 +1,16 @@
 /**
- * Stream registration from the hot path (spec "the service (stream state)", rule 1 of the
- * manifest proxy). `touch` only records in memory; a timer flushes all touches since the last
- * flush in one pipelined batch, so no manifest response ever waits on the state store, and a
- * stream seen a thousand times a second costs one write a second.
+ * The stream model and the event registry (spec "the service (stream state)"; DESIGN.md §3).
+ * A stream is a hash `sqz:{st:<id>}:stream`; an event's registry is a sorted set
+ * `sqz:{ev:<id>}:streams` scored by LastSeen, so idle streams drop out by score and a break finds
+ * the live streams of its event with one range read plus one pipelined read of their hashes.
+ * `touch` (the hot path) only records in memory; a timer flushes every touch since the last flush
+ * in one pipeline, so no response waits on the state store and a stream seen a thousand times a
+ * second costs one write a second.
  */
 import { keys, type StateStore } from '../store/index.js';
 import type { Logger } from '../log/index.js';
+
+const FLUSH_CHUNK = 2000;
 
 export interface StreamTouch {
   streamId: string;
@@ -17,6 +22,41 @@ export interface StreamTouch {
   vprn?: string;
   pvrn?: string;
   clientIp?: string;
+}
+
+export interface Stream {
+  stream_id: string;
+  event_id: number | null;
+  asset_key: string | null;
+  flow: string;
+  fw_params: Record<string, string>;
+  vprn: string | null;
+  pvrn: string | null;
+  client_ip: string | null;
+  last_seen: string;
+  created: string;
+}
+
+function toStream(h: Record<string, string>): Stream | undefined {
+  if (!h['stream_id']) return undefined;
+  let params: Record<string, string> = {};
+  try {
+    params = h['fw_params'] ? (JSON.parse(h['fw_params']) as Record<string, string>) : {};
+  } catch {
+    params = {};
+  }
+  return {
+    stream_id: h['stream_id'],
+    event_id: h['event_id'] ? Number(h['event_id']) : null,
+    asset_key: h['asset_key'] ?? null,
+    flow: h['flow'] ?? 'dai',
+    fw_params: params,
+    vprn: h['vprn'] ?? null,
+    pvrn: h['pvrn'] ?? null,
+    client_ip: h['client_ip'] ?? null,
+    last_seen: new Date(Number(h['last_seen'])).toISOString(),
+    created: new Date(Number(h['created'] ?? h['last_seen'])).toISOString(),
+  };
 }
 
 export class StreamRegistry {
@@ -47,13 +87,36 @@ export class StreamRegistry {
     this.pending.set(t.streamId, { ...t, lastSeen: Date.now() });
   }
 
-  /** Writes every pending touch in one pipeline; a failed flush is retried with the next one. */
+  /**
+   * Writes every pending touch in pipelines of at most FLUSH_CHUNK streams (so neither a Redis
+   * pipeline nor the in-memory store blocks the event loop for long); a failed chunk is retried
+   * with the next flush.
+   */
   flush(): Promise<void> {
-    if (this.flushing || this.pending.size === 0) return this.flushing ?? Promise.resolve();
-    const batch = this.pending;
+    if (this.flushing) return this.flushing.then(() => this.flush());
+    if (this.pending.size === 0) return Promise.resolve();
+    const all = [...this.pending.values()];
     this.pending = new Map();
+    this.flushing = (async () => {
+      for (let i = 0; i < all.length; i += FLUSH_CHUNK) {
+        const chunk = all.slice(i, i + FLUSH_CHUNK);
+        try {
+          await this.write(chunk);
+        } catch (err) {
+          this.flushFailures++;
+          this.log.warn({ err: (err as Error).message, streams: chunk.length }, 'stream registry flush failed; retrying with the next flush');
+          for (const s of chunk) if (!this.pending.has(s.streamId)) this.pending.set(s.streamId, s);
+        }
+        if (i + FLUSH_CHUNK < all.length) await new Promise((r) => setImmediate(r));
+      }
+    })().finally(() => (this.flushing = undefined));
+    return this.flushing;
+  }
+
+  private write(touches: Array<StreamTouch & { lastSeen: number }>): Promise<void> {
     const b = this.state.batch();
-    for (const s of batch.values()) {
+    const registries = new Set<string>();
+    for (const s of touches) {
       const key = keys.stream(s.streamId);
       const fields: Record<string, string> = { stream_id: s.streamId, last_seen: String(s.lastSeen), flow: s.flow };
       if (s.eventId !== undefined) fields['event_id'] = String(s.eventId);
@@ -62,21 +125,36 @@ export class StreamRegistry {
       if (s.vprn !== undefined) fields['vprn'] = s.vprn;
       if (s.pvrn !== undefined) fields['pvrn'] = s.pvrn;
       if (s.clientIp !== undefined) fields['client_ip'] = s.clientIp;
-      b.hset(key, fields).expire(key, this.idleMs);
+      b.hset(key, fields).hsetnx(key, 'created', String(s.lastSeen)).expire(key, this.idleMs);
       if (s.eventId !== undefined) {
         const reg = keys.event(s.eventId, 'streams');
-        b.sadd(reg, s.streamId).expire(reg, this.idleMs);
+        b.zadd(reg, s.lastSeen, s.streamId);
+        registries.add(reg);
       }
     }
-    this.flushing = b
-      .exec()
-      .catch((err: Error) => {
-        this.flushFailures++;
-        this.log.warn({ err: err.message, streams: batch.size }, 'stream registry flush failed; retrying with the next flush');
-        for (const [id, s] of batch) if (!this.pending.has(id)) this.pending.set(id, s);
-      })
-      .finally(() => (this.flushing = undefined));
-    return this.flushing;
+    const cutoff = Date.now() - this.idleMs;
+    for (const reg of registries) b.zremRangeByScore(reg, -Infinity, cutoff).expire(reg, this.idleMs);
+    return b.exec();
+  }
+
+  /** Live stream ids of an event (seen within the idle time), oldest first. */
+  async streamIdsOf(eventId: number): Promise<string[]> {
+    return this.state.zrangeByScore(keys.event(eventId, 'streams'), Date.now() - this.idleMs, Infinity);
+  }
+
+  /** The streams behind ids, in one pipelined read; expired ones are left out. */
+  async load(ids: string[]): Promise<Stream[]> {
+    const hashes = await this.state.hgetallMany(ids.map((id) => keys.stream(id)));
+    return hashes.map(toStream).filter((s): s is Stream => s !== undefined);
+  }
+
+  /** Every live stream of an event: one range read and one pipelined read, whatever the count. */
+  async streamsOf(eventId: number): Promise<Stream[]> {
+    return this.load(await this.streamIdsOf(eventId));
+  }
+
+  async get(streamId: string): Promise<Stream | undefined> {
+    return toStream(await this.state.hgetall(keys.stream(streamId)));
   }
 
   async close(): Promise<void> {

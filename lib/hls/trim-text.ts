@@ -27,6 +27,13 @@ export function trimText(text: string, opts: TrimOptions): string | undefined {
 function trimCore(text: string, opts: TrimOptions, strict: boolean): string | undefined | null {
   const len = text.length;
   const segEnds: number[] = [];
+  // Offsets of the tags the new head may need, collected in the one scan (searching the dropped
+  // region afterwards costs more than the scan itself).
+  const discs: number[] = [];
+  const maps: number[] = [];
+  const keyTags: number[] = [];
+  const pdts: number[] = [];
+  const cues: number[] = [];
   let headerEnd = -1;
   let td = 0;
   let ms = { start: -1, end: -1, value: 0, count: 0 };
@@ -35,33 +42,62 @@ function trimCore(text: string, opts: TrimOptions, strict: boolean): string | un
   let type = '';
   let endList = false;
   let skip = false;
+  let byteranges = false;
   for (let pos = 0; pos < len; ) {
     let nl = text.indexOf('\n', pos);
     if (nl === -1) nl = len;
-    if (strict && (text.charCodeAt(pos) <= 32 || text.charCodeAt(nl - 1) <= 32)) return null;
-    if (text.charCodeAt(pos) !== HASH) {
+    const c0 = text.charCodeAt(pos);
+    if (strict && (c0 <= 32 || text.charCodeAt(nl - 1) <= 32)) return null;
+    if (c0 !== HASH) {
       if (headerEnd === -1) headerEnd = pos;
       segEnds.push(nl + 1);
-    } else if (segEnds.length === 0) {
+    } else if (segEnds.length === 0 && headerEnd === -1 && HEADER_TAGS.has(tagName(text.slice(pos, nl)))) {
       const line = text.slice(pos, nl);
       const name = tagName(line);
-      if (HEADER_TAGS.has(name)) {
-        if (headerEnd !== -1) return reference(text, opts); // header tags among segment tags
-        if (name === '#EXT-X-TARGETDURATION') {
-          td = Number(tagValue(line)) || 0;
-          tdLineEnd = nl + 1;
-        } else if (name === '#EXT-X-MEDIA-SEQUENCE') ms = { start: pos, end: nl + 1, value: Number(tagValue(line)) || 0, count: ms.count + 1 };
-        else if (name === '#EXT-X-DISCONTINUITY-SEQUENCE') ds = { start: pos, end: nl + 1, value: Number(tagValue(line)) || 0, count: ds.count + 1 };
-        else if (name === '#EXT-X-PLAYLIST-TYPE') type = tagValue(line).trim();
-      } else if (headerEnd === -1) headerEnd = pos;
-      if (name === '#EXT-X-ENDLIST') endList = true;
-    } else if (text.charCodeAt(pos + 7) === 69 /* E */ && text.startsWith('#EXT-X-ENDLIST', pos)) endList = true;
-    else if (text.charCodeAt(pos + 7) === 83 /* S */ && text.startsWith('#EXT-X-SKIP', pos)) skip = true;
+      if (name === '#EXT-X-TARGETDURATION') {
+        td = Number(tagValue(line)) || 0;
+        tdLineEnd = nl + 1;
+      } else if (name === '#EXT-X-MEDIA-SEQUENCE') ms = { start: pos, end: nl + 1, value: Number(tagValue(line)) || 0, count: ms.count + 1 };
+      else if (name === '#EXT-X-DISCONTINUITY-SEQUENCE') ds = { start: pos, end: nl + 1, value: Number(tagValue(line)) || 0, count: ds.count + 1 };
+      else if (name === '#EXT-X-PLAYLIST-TYPE') type = tagValue(line).trim();
+    } else {
+      if (headerEnd === -1) headerEnd = pos;
+      // Header tags among segment tags (before the first URI) are a shape for the reference.
+      if (segEnds.length === 0 && HEADER_TAGS.has(tagName(text.slice(pos, nl)))) return reference(text, opts);
+      if (text.charCodeAt(pos + 4) === 45 /* - */) {
+        switch (text.charCodeAt(pos + 7)) {
+          case 68 /* D */:
+            if (nl - pos === 20 && text.startsWith('#EXT-X-DISCONTINUITY', pos)) discs.push(pos);
+            break;
+          case 77 /* M */:
+            if (text.startsWith('#EXT-X-MAP:', pos)) maps.push(pos);
+            break;
+          case 75 /* K */:
+            if (text.startsWith('#EXT-X-KEY:', pos)) keyTags.push(pos);
+            break;
+          case 80 /* P */:
+            if (text.startsWith('#EXT-X-PROGRAM-DATE-TIME:', pos)) pdts.push(pos);
+            break;
+          case 67 /* C */:
+            if (text.startsWith('#EXT-X-CUE-OUT', pos) || text.startsWith('#EXT-X-CUE-IN', pos)) cues.push(pos);
+            break;
+          case 66 /* B */:
+            if (text.startsWith('#EXT-X-BYTERANGE', pos)) byteranges = true;
+            break;
+          case 69 /* E */:
+            if (text.startsWith('#EXT-X-ENDLIST', pos)) endList = true;
+            break;
+          case 83 /* S */:
+            if (text.startsWith('#EXT-X-SKIP', pos)) skip = true;
+            break;
+        }
+      }
+    }
     pos = nl + 1;
   }
   const n = segEnds.length;
   if (endList || skip || type === 'VOD' || n === 0) return undefined;
-  if (ms.count > 1 || ds.count > 1 || text.includes('#EXT-X-BYTERANGE')) return reference(text, opts);
+  if (ms.count > 1 || ds.count > 1 || byteranges) return reference(text, opts);
 
   const segStart = (i: number) => (i === 0 ? headerEnd : segEnds[i - 1]!);
   const duration = (i: number) => {
@@ -96,17 +132,14 @@ function trimCore(text: string, opts: TrimOptions, strict: boolean): string | un
   if (start === 0) return text.slice(0, headerEnd) + kept + tail;
 
   // What the dropped segments leave in force at the new head.
-  const from = headerEnd;
   const to = segStart(start);
-  const head = segStart(start);
   const headEnd = segEnds[start]!;
-  const inHead = (needle: string) => {
-    const at = text.indexOf(needle, head);
-    return at !== -1 && at < headEnd;
-  };
-  const lastIn = (needle: string) => {
-    const at = text.lastIndexOf(needle, to - 1);
-    return at >= from ? at : -1;
+  const inHead = (offsets: number[]) => offsets.some((o) => o >= to && o < headEnd);
+  const lastBefore = (offsets: number[]) => {
+    let last = -1;
+    for (const o of offsets) if (o < to) last = o;
+    else break;
+    return last;
   };
   const segmentOf = (offset: number) => {
     let lo = 0;
@@ -121,26 +154,27 @@ function trimCore(text: string, opts: TrimOptions, strict: boolean): string | un
   const lineAt = (at: number) => text.slice(at, text.indexOf('\n', at));
 
   let discontinuities = 0;
-  for (let at = text.indexOf('#EXT-X-DISCONTINUITY\n', from); at !== -1 && at < to; at = text.indexOf('#EXT-X-DISCONTINUITY\n', at + 1)) discontinuities++;
+  for (const o of discs) if (o < to) discontinuities++;
   const added: string[] = [];
-  const mapAt = lastIn('#EXT-X-MAP:');
-  if (mapAt !== -1 && !inHead('#EXT-X-MAP:')) added.push(lineAt(mapAt));
-  if (!inHead('#EXT-X-KEY:')) {
-    const keys = new Map<string, string>();
-    for (let at = text.indexOf('#EXT-X-KEY:', from); at !== -1 && at < to; at = text.indexOf('#EXT-X-KEY:', at + 1)) {
-      const line = lineAt(at);
-      keys.set(attribute(tagValue(line), 'KEYFORMAT') ?? 'identity', line);
+  const mapAt = lastBefore(maps);
+  if (mapAt !== -1 && !inHead(maps)) added.push(lineAt(mapAt));
+  if (!inHead(keyTags)) {
+    const inForce = new Map<string, string>();
+    for (const o of keyTags) {
+      if (o >= to) break;
+      const line = lineAt(o);
+      inForce.set(attribute(tagValue(line), 'KEYFORMAT') ?? 'identity', line);
     }
-    for (const k of keys.values()) if (!/METHOD=NONE/.test(k)) added.push(k);
+    for (const k of inForce.values()) if (!/METHOD=NONE/.test(k)) added.push(k);
   }
-  const pdtAt = lastIn('#EXT-X-PROGRAM-DATE-TIME:');
-  if (pdtAt !== -1 && !inHead('#EXT-X-PROGRAM-DATE-TIME:')) {
+  const pdtAt = lastBefore(pdts);
+  if (pdtAt !== -1 && !inHead(pdts)) {
     const t = Date.parse(tagValue(lineAt(pdtAt)));
     if (Number.isNaN(t)) return reference(text, opts);
     added.push(`#EXT-X-PROGRAM-DATE-TIME:${formatPdt(t + seconds(segmentOf(pdtAt), start) * 1000)}`);
   }
-  const cueAt = Math.max(lastIn('#EXT-X-CUE-OUT'), lastIn('#EXT-X-CUE-IN'));
-  if (cueAt !== -1 && !inHead('#EXT-X-CUE-OUT') && !inHead('#EXT-X-CUE-IN')) {
+  const cueAt = lastBefore(cues);
+  if (cueAt !== -1 && !inHead(cues)) {
     const k = segmentOf(cueAt);
     const seg = text.slice(segStart(k), segEnds[k]);
     const out = /^#EXT-X-CUE-OUT(:.*)?$/m.exec(seg);

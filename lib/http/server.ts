@@ -24,6 +24,7 @@ import { StreamRegistry } from '../dai/streams.js';
 import type { EventSettingsSource } from '../dai/event-settings.js';
 import { ManifestProxy } from '../dai/manifest-proxy.js';
 import { AdProxy } from '../dai/adproxy.js';
+import { streamRoutes } from '../dai/stream-routes.js';
 import { SqueezeConfigRepo } from '../squeeze/config-repo.js';
 import { EventConfigCache } from '../squeeze/event-cache.js';
 import { squeezeConfigRoutes } from '../squeeze/routes.js';
@@ -86,6 +87,7 @@ export async function startService(config: Config, log: Logger, parts: ServicePa
     for (const route of brandRoutes(new BrandRepo(stores.sql), brands)) router.add(route);
     for (const route of squeezeConfigRoutes(squeezeConfig, eventConfigs)) router.add(route);
     for (const route of configuredAdRoutes(new ConfiguredAdRepo(stores.sql))) router.add(route);
+    for (const route of streamRoutes(streams)) router.add(route);
     const openapi = JSON.stringify(openApiDocument(router.list(), { version, serverUrl: config.publicBaseUrl }));
     router.add({ method: 'GET', pattern: '/api/v1/openapi.json', public: true, summary: 'This document', handler: async () => ({ body: openapi, headers: { 'Content-Type': 'application/json' } }) });
 

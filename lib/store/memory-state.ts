@@ -2,7 +2,10 @@
 import { EventEmitter } from 'node:events';
 import type { Batch, StateStore } from './state.js';
 
-type Value = string | Map<string, string> | Set<string>;
+/** A sorted set is a Map member → score, sorted when read. */
+class ZSet extends Map<string, number> {}
+
+type Value = string | Map<string, string> | Set<string> | ZSet;
 
 interface Entry {
   value: Value;
@@ -53,7 +56,7 @@ export class MemoryStateStore implements StateStore {
     return e.value;
   }
 
-  private dropIfEmpty(key: string, v: Map<string, string> | Set<string>): void {
+  private dropIfEmpty(key: string, v: Map<string, string> | Set<string> | ZSet): void {
     if (v.size === 0) this.data.delete(key);
   }
 
@@ -92,6 +95,18 @@ export class MemoryStateStore implements StateStore {
     let removed = 0;
     for (const m of members) if (s.delete(m)) removed++;
     this.dropIfEmpty(key, s);
+    return removed;
+  }
+
+  zaddSync(key: string, score: number, member: string): void {
+    this.typed(key, () => new ZSet(), isZSet).set(member, score);
+  }
+  zremRangeByScoreSync(key: string, min: number, max: number): number {
+    const z = this.readTyped(key, isZSet);
+    if (!z) return 0;
+    let removed = 0;
+    for (const [m, score] of z) if (score >= min && score <= max && z.delete(m)) removed++;
+    this.dropIfEmpty(key, z);
     return removed;
   }
 
@@ -141,6 +156,20 @@ export class MemoryStateStore implements StateStore {
   async smembers(key: string): Promise<string[]> {
     return [...(this.readTyped(key, isSet) ?? [])];
   }
+  async zrangeByScore(key: string, min: number, max: number): Promise<string[]> {
+    const z = this.readTyped(key, isZSet);
+    if (!z) return [];
+    return [...z]
+      .filter(([, score]) => score >= min && score <= max)
+      .sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : 1))
+      .map(([m]) => m);
+  }
+  async zcard(key: string): Promise<number> {
+    return this.readTyped(key, isZSet)?.size ?? 0;
+  }
+  async hgetallMany(keys: string[]): Promise<Array<Record<string, string>>> {
+    return keys.map((k) => Object.fromEntries(this.readTyped(k, isMap) ?? []));
+  }
   async publish(channel: string, message: string): Promise<void> {
     // Delivered asynchronously, as Redis would.
     setImmediate(() => this.bus.emit(channel, message));
@@ -158,9 +187,12 @@ export class MemoryStateStore implements StateStore {
       del: (k) => (ops.push(() => this.delSync(k)), b),
       expire: (k, ttl) => (ops.push(() => this.expireSync(k, ttl)), b),
       hset: (k, f) => (ops.push(() => this.hsetSync(k, f)), b),
+      hsetnx: (k, f, v) => (ops.push(() => { const h = this.typed(k, () => new Map<string, string>(), isMap); if (!h.has(f)) h.set(f, v); }), b),
       hdel: (k, f) => (ops.push(() => this.hdelSync(k, f)), b),
       sadd: (k, m) => (ops.push(() => this.saddSync(k, [m])), b),
       srem: (k, m) => (ops.push(() => this.sremSync(k, [m])), b),
+      zadd: (k, score, m) => (ops.push(() => this.zaddSync(k, score, m)), b),
+      zremRangeByScore: (k, min, max) => (ops.push(() => this.zremRangeByScoreSync(k, min, max)), b),
       exec: async () => {
         for (const op of ops) op();
       },
@@ -180,7 +212,10 @@ export class MemoryStateStore implements StateStore {
 }
 
 function isMap(v: Value): v is Map<string, string> {
-  return v instanceof Map;
+  return v instanceof Map && !(v instanceof ZSet);
+}
+function isZSet(v: Value): v is ZSet {
+  return v instanceof ZSet;
 }
 function isSet(v: Value): v is Set<string> {
   return v instanceof Set;

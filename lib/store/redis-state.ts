@@ -87,6 +87,22 @@ export class RedisStateStore implements StateStore {
   async smembers(key: string): Promise<string[]> {
     return this.client.smembers(key);
   }
+  async zrangeByScore(key: string, min: number, max: number): Promise<string[]> {
+    return this.client.zrangebyscore(key, score(min), score(max));
+  }
+  async zcard(key: string): Promise<number> {
+    return this.client.zcard(key);
+  }
+  async hgetallMany(keys: string[]): Promise<Array<Record<string, string>>> {
+    if (!keys.length) return [];
+    const p = this.client.pipeline();
+    for (const k of keys) p.hgetall(k);
+    const results = (await p.exec()) ?? [];
+    return results.map(([err, value]) => {
+      if (err) throw err;
+      return value as Record<string, string>;
+    });
+  }
   async publish(channel: string, message: string): Promise<void> {
     await this.client.publish(channel, message);
   }
@@ -132,9 +148,12 @@ export class RedisStateStore implements StateStore {
       del: (k) => (p.del(k), b),
       expire: (k, ttl) => (p.pexpire(k, ttl), b),
       hset: (k, f) => (p.hset(k, f), b),
+      hsetnx: (k, f, v) => (p.hsetnx(k, f, v), b),
       hdel: (k, f) => (p.hdel(k, f), b),
       sadd: (k, m) => (p.sadd(k, m), b),
       srem: (k, m) => (p.srem(k, m), b),
+      zadd: (k, sc, m) => (p.zadd(k, sc, m), b),
+      zremRangeByScore: (k, min, max) => (p.zremrangebyscore(k, score(min), score(max)), b),
       exec: async () => {
         const results = (await p.exec()) ?? [];
         const failed = results.find(([err]) => err);
@@ -151,6 +170,10 @@ export class RedisStateStore implements StateStore {
   async close(): Promise<void> {
     await Promise.allSettled([this.client.quit(), this.subscriber?.quit()]);
   }
+}
+
+function score(n: number): string {
+  return n === Infinity ? '+inf' : n === -Infinity ? '-inf' : String(n);
 }
 
 function redact(url: string): string {

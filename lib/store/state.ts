@@ -8,9 +8,12 @@ export interface Batch {
   del(key: string): Batch;
   expire(key: string, ttlMs: number): Batch;
   hset(key: string, fields: Record<string, string>): Batch;
+  hsetnx(key: string, field: string, value: string): Batch;
   hdel(key: string, field: string): Batch;
   sadd(key: string, member: string): Batch;
   srem(key: string, member: string): Batch;
+  zadd(key: string, score: number, member: string): Batch;
+  zremRangeByScore(key: string, min: number, max: number): Batch;
   /** Sends every queued command in one round trip. */
   exec(): Promise<void>;
 }
@@ -32,6 +35,11 @@ export interface StateStore {
   sadd(key: string, ...members: string[]): Promise<number>;
   srem(key: string, ...members: string[]): Promise<number>;
   smembers(key: string): Promise<string[]>;
+  /** Sorted sets: members with scores in [min, max] (Infinity allowed), ascending by score. */
+  zrangeByScore(key: string, min: number, max: number): Promise<string[]>;
+  zcard(key: string): Promise<number>;
+  /** Several hashes in one round trip (a pipeline); {} for a missing key. */
+  hgetallMany(keys: string[]): Promise<Array<Record<string, string>>>;
   publish(channel: string, message: string): Promise<void>;
   /** Resolves once the subscription is active; the returned function unsubscribes. */
   subscribe(channel: string, handler: (message: string) => void): Promise<() => Promise<void>>;

@@ -43,7 +43,7 @@ t.test('GET /dai/adproxy', async (t) => {
     await call(service.url, 'GET', '/dai/manifest/linear/hls/pa/event/AK1/stream/p1:LOC/variant/720p.m3u8');
     s = await stream('p1:LOC');
     t.match(JSON.parse(s['fw_params']!), { ge: 'f' }, 'targeting kept');
-    t.same(await service.stores.state.smembers(keys.event(eventId, 'streams')), ['p1:LOC']);
+    t.same(await service.streams.streamIdsOf(eventId), ['p1:LOC']);
   });
 
   t.test('manifest first, then preroll (by caid), and both at once', async (t) => {

@@ -165,7 +165,7 @@ t.test('live window and live-edge delay from the event settings (rule 7), trimme
   t.equal(delay.segments.length, upstream.segments.length - 3);
   t.equal(delay.mediaSequence, upstream.mediaSequence);
   await service.streams.flush();
-  const reg = await service.stores.state.smembers(keys.event(7, 'streams'));
+  const reg = await service.streams.streamIdsOf(7);
   t.same(reg, ['win1:LOC'], 'the stream is in its event registry');
-  t.same(await service.stores.state.smembers(keys.event(8, 'streams')), ['delay1:LOC']);
+  t.same(await service.streams.streamIdsOf(8), ['delay1:LOC']);
 });

@@ -59,6 +59,20 @@ export function stateStoreContract(t: Test, make: () => Promise<StateStore>): vo
     t.same(await store.smembers(k('none')), []);
   });
 
+  t.test('sorted sets and multi-hash reads', async (t) => {
+    await store.batch().zadd(k('z'), 30, 'c').zadd(k('z'), 10, 'a').zadd(k('z'), 20, 'b').zadd(k('z'), 25, 'b').exec();
+    t.same(await store.zrangeByScore(k('z'), -Infinity, Infinity), ['a', 'b', 'c']);
+    t.same(await store.zrangeByScore(k('z'), 21, 30), ['b', 'c'], 'score updated by a second zadd');
+    t.equal(await store.zcard(k('z')), 3);
+    await store.batch().zremRangeByScore(k('z'), -Infinity, 24).exec();
+    t.same(await store.zrangeByScore(k('z'), -Infinity, Infinity), ['b', 'c']);
+    t.same(await store.zrangeByScore(k('none'), 0, Infinity), []);
+    await store.hset(k('m1'), { a: '1' });
+    await store.hset(k('m2'), { b: '2' });
+    t.same(await store.hgetallMany([k('m1'), k('missing'), k('m2')]), [{ a: '1' }, {}, { b: '2' }]);
+    t.same(await store.hgetallMany([]), []);
+  });
+
   t.test('wrong type is an error, not a silent overwrite', async (t) => {
     await store.set(k('str'), 'v');
     await t.rejects(store.hset(k('str'), { a: '1' }));
@@ -77,11 +91,13 @@ export function stateStoreContract(t: Test, make: () => Promise<StateStore>): vo
       .expire(k('b1'), 5000)
       .del(k('b2'))
       .hdel(k('bh'), 'nothing')
+      .hsetnx(k('bh'), 'f', 'ignored')
+      .hsetnx(k('bh'), 'g', 'set')
       .exec();
     t.equal(await store.get(k('b1')), 'v1');
     t.ok((await store.ttl(k('b1'))) > 0);
     t.equal(await store.get(k('b2')), null);
-    t.same(await store.hgetall(k('bh')), { f: 'v' });
+    t.same(await store.hgetall(k('bh')), { f: 'v', g: 'set' });
     t.same(await store.smembers(k('bs')), ['m2']);
   });
 
