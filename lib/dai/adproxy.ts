@@ -13,14 +13,10 @@ import type { EventSettingsSource } from './event-settings.js';
 import type { StreamRegistry, StreamTouch } from './streams.js';
 
 export const EMPTY_VAST = '<?xml version="1.0" encoding="UTF-8"?>\n<VAST version="4.0"/>\n';
+const EMPTY_VAST_BYTES = Buffer.from(EMPTY_VAST);
 const MAX_QUERY_BYTES = 8192;
 const MAX_PARAMS = 200;
 const PREFIX = 'imafw_';
-
-/** A 10-digit numeric value, as ad servers expect for vprn/pvrn (a cache-buster, not a secret). */
-export function randomTenDigits(): string {
-  return String(1_000_000_000 + Math.floor(Math.random() * 9_000_000_000));
-}
 
 function decode(s: string): string {
   if (s.indexOf('%') === -1 && s.indexOf('+') === -1) return s;
@@ -35,7 +31,7 @@ function decode(s: string): string {
 export function targetingFrom(rawQuery: string): Record<string, string> {
   const query = rawQuery.length > MAX_QUERY_BYTES ? rawQuery.slice(0, rawQuery.lastIndexOf('&', MAX_QUERY_BYTES) > 0 ? rawQuery.lastIndexOf('&', MAX_QUERY_BYTES) : MAX_QUERY_BYTES) : rawQuery;
   const out = Object.create(null) as Record<string, string>;
-  const native = new Set<string>();
+  let prefixed: Record<string, string> | undefined;
   let count = 0;
   // application/x-www-form-urlencoded by hand: URLSearchParams costs more than the rest of the request.
   for (let pos = 0; pos < query.length && count < MAX_PARAMS; ) {
@@ -48,14 +44,11 @@ export function targetingFrom(rawQuery: string): Record<string, string> {
     pos = amp + 1;
     if (!rawName) continue;
     count++;
-    if (rawName.startsWith(PREFIX) && rawName.length > PREFIX.length) {
-      const name = rawName.slice(PREFIX.length);
-      if (!native.has(name)) out[name] = value; // a native name wins over its prefixed twin
-    } else {
-      out[rawName] = value;
-      native.add(rawName);
-    }
+    if (rawName.length > PREFIX.length && rawName.startsWith(PREFIX)) (prefixed ??= Object.create(null) as Record<string, string>)[rawName.slice(PREFIX.length)] = value;
+    else out[rawName] = value;
   }
+  // A native name wins over its prefixed twin.
+  if (prefixed) for (const name in prefixed) if (!(name in out)) out[name] = prefixed[name]!;
   return out;
 }
 
@@ -86,7 +79,7 @@ export class AdProxy {
     } catch (err) {
       this.log.error({ err }, 'adproxy registration failed');
     }
-    res.writeStatus('200 OK').writeHeader('Content-Type', 'application/xml').writeHeader('Cache-Control', 'no-store').end(EMPTY_VAST);
+    res.writeStatus('200 OK').writeHeader('Content-Type', 'application/xml').writeHeader('Cache-Control', 'no-store').end(EMPTY_VAST_BYTES);
   }
 
   private register(req: HttpRequest, res: HttpResponse): void {
@@ -103,8 +96,8 @@ export class AdProxy {
       streamId,
       flow: 'dai',
       targeting,
-      vprn: targeting['vprn'] || randomTenDigits(),
-      pvrn: targeting['pvrn'] || randomTenDigits(),
+      vprn: targeting['vprn'] || undefined,
+      pvrn: targeting['pvrn'] || undefined,
       clientIp: deviceIp && isIP(deviceIp) ? deviceIp : Buffer.from(res.getRemoteAddressAsText()).toString(),
     };
     if (targeting['asset_key']) touch.assetKey = targeting['asset_key'];

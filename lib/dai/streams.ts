@@ -19,9 +19,15 @@ export interface StreamTouch {
   flow: 'dai' | 'squeezeback';
   /** Ad-decision targeting (FWParams), VPRN/PVRN and the client IP, from the preroll ad tag. */
   targeting?: Record<string, string>;
-  vprn?: string;
-  pvrn?: string;
+  /** Unset with targeting: a random 10-digit value is stored unless the stream already has one. */
+  vprn?: string | undefined;
+  pvrn?: string | undefined;
   clientIp?: string;
+}
+
+/** A 10-digit numeric value, as ad servers expect for vprn/pvrn (a cache-buster, not a secret). */
+export function randomTenDigits(): string {
+  return String(1_000_000_000 + Math.floor(Math.random() * 9_000_000_000));
 }
 
 export interface Stream {
@@ -126,6 +132,10 @@ export class StreamRegistry {
       if (s.pvrn !== undefined) fields['pvrn'] = s.pvrn;
       if (s.clientIp !== undefined) fields['client_ip'] = s.clientIp;
       b.hset(key, fields).hsetnx(key, 'created', String(s.lastSeen)).expire(key, this.idleMs);
+      if (s.targeting !== undefined) {
+        if (s.vprn === undefined) b.hsetnx(key, 'vprn', randomTenDigits());
+        if (s.pvrn === undefined) b.hsetnx(key, 'pvrn', randomTenDigits());
+      }
       if (s.eventId !== undefined) {
         const reg = keys.event(s.eventId, 'streams');
         b.zadd(reg, s.lastSeen, s.streamId);
