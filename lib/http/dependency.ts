@@ -16,12 +16,7 @@ const codes = new Set([
   '53300', // too_many_connections
 ]);
 
-export class DependencyDownError extends Error {
-  override name = 'DependencyDownError';
-}
-
 export function isDependencyDown(err: unknown): boolean {
-  if (err instanceof DependencyDownError) return true;
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && codes.has(code)) return true;
   const message = (err as { message?: unknown } | null)?.message;

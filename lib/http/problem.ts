@@ -73,4 +73,3 @@ export const notFound = (detail = 'no such resource') => new HttpError(404, 'not
 export const conflict = (detail: string) => new HttpError(409, 'conflict', detail);
 export const payloadTooLarge = (limit: number) => new HttpError(413, 'payload-too-large', `the body exceeds the limit of ${limit} bytes`);
 export const unsupportedMediaType = (expected: string) => new HttpError(415, 'unsupported-media-type', `Content-Type must be ${expected}`);
-export const unavailable = (detail: string) => new HttpError(503, 'unavailable', detail);

@@ -8,7 +8,7 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js';
 import { Exchange, type Headers } from './exchange.js';
 import { readBody, mediaType, isJsonType } from './body.js';
-import { HttpError, badRequest, notFound, payloadTooLarge, unsupportedMediaType, statusTitle, type Problem } from './problem.js';
+import { HttpError, badRequest, notFound, payloadTooLarge, unsupportedMediaType } from './problem.js';
 import { isDependencyDown } from './dependency.js';
 import type { Logger } from '../log/index.js';
 import type { Registry } from './metrics.js';
@@ -243,8 +243,4 @@ export function toHttpError(err: unknown, log: Logger, id: string): HttpError {
   }
   log.error({ req_id: id, err }, 'unhandled error');
   return new HttpError(500, 'internal', 'internal error');
-}
-
-export function problemOf(status: number, detail: string): Problem {
-  return { type: 'about:blank', title: statusTitle(status), status, detail };
 }
