@@ -25,6 +25,8 @@ import type { EventSettingsSource } from '../dai/event-settings.js';
 import { ManifestProxy } from '../dai/manifest-proxy.js';
 import { AdProxy } from '../dai/adproxy.js';
 import { streamRoutes } from '../dai/stream-routes.js';
+import { CatalogRepo } from '../catalog/repo.js';
+import { catalogRoutes } from '../catalog/routes.js';
 import { SqueezeConfigRepo } from '../squeeze/config-repo.js';
 import { EventConfigCache } from '../squeeze/event-cache.js';
 import { squeezeConfigRoutes } from '../squeeze/routes.js';
@@ -88,6 +90,7 @@ export async function startService(config: Config, log: Logger, parts: ServicePa
     for (const route of squeezeConfigRoutes(squeezeConfig, eventConfigs)) router.add(route);
     for (const route of configuredAdRoutes(new ConfiguredAdRepo(stores.sql))) router.add(route);
     for (const route of streamRoutes(streams)) router.add(route);
+    for (const route of catalogRoutes(new CatalogRepo(stores.sql))) router.add(route);
     const openapi = JSON.stringify(openApiDocument(router.list(), { version, serverUrl: config.publicBaseUrl }));
     router.add({ method: 'GET', pattern: '/api/v1/openapi.json', public: true, summary: 'This document', handler: async () => ({ body: openapi, headers: { 'Content-Type': 'application/json' } }) });
 
@@ -105,6 +108,7 @@ export async function startService(config: Config, log: Logger, parts: ServicePa
       });
     });
     router.mount(app, '/api/v1');
+    router.mount(app, '/mrssfeed');
     new ManifestProxy(
       { daiHost: config.daiHost, publicBaseUrl: config.publicBaseUrl, contentOrigin: config.contentOrigin, accessLogSampleRate: config.accessLogSampleRate },
       { upstream, cache: manifestCache, events: parts.events ?? eventConfigs, streams, metrics, log, inFlight },

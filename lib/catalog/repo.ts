@@ -1,0 +1,92 @@
+/** The catalog in Postgres: items keyed by (brand_name, guid); unchanged content is not rewritten. Brand push tokens, stored hashed. */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Sql } from '../store/index.js';
+import { notFound } from '../http/problem.js';
+import type { CatalogItem } from './mrss.js';
+
+export interface UpsertCounts {
+  inserted: number;
+  updated: number;
+  unchanged: number;
+}
+
+const CHUNK = 500;
+
+function tokenHash(token: string): Buffer {
+  return createHash('sha256').update(token, 'utf8').digest();
+}
+
+export class CatalogRepo {
+  constructor(private readonly sql: Sql) {}
+
+  async setToken(brandName: string, token: string): Promise<void> {
+    await this.sql`insert into brand_token (brand_name, token_hash) values (${brandName}, ${tokenHash(token)})
+      on conflict (brand_name) do update set token_hash = excluded.token_hash, updated_at = now()`;
+  }
+
+  /** Constant-time comparison of hashes; a brand without a token never matches. */
+  async tokenMatches(brandName: string, token: string): Promise<boolean> {
+    const [row] = await this.sql<{ token_hash: Buffer }[]>`select token_hash from brand_token where brand_name = ${brandName}`;
+    const given = tokenHash(token);
+    const stored = row?.token_hash ?? Buffer.alloc(given.length);
+    return timingSafeEqual(given, stored) && row !== undefined;
+  }
+
+  /**
+   * Upserts items in one transaction (or the caller's): inserted, updated (content changed), unchanged.
+   * A guid repeated in one batch keeps its last occurrence.
+   */
+  async upsert(brandName: string, items: CatalogItem[], tx: Sql = this.sql): Promise<UpsertCounts> {
+    const unique = [...new Map(items.map((i) => [i.guid, i])).values()];
+    const run = async (sql: Sql): Promise<UpsertCounts> => {
+      let inserted = 0;
+      let updated = 0;
+      for (let i = 0; i < unique.length; i += CHUNK) {
+        const rows = unique.slice(i, i + CHUNK).map((it) => ({
+          brand_name: brandName,
+          guid: it.guid,
+          title: it.title,
+          description: it.description,
+          published_at: it.published,
+          duration: it.duration,
+          renditions: JSON.stringify(it.renditions),
+          thumbnails: JSON.stringify(it.thumbnails),
+          cue_points: JSON.stringify(it.cue_points),
+          extras: JSON.stringify(it.extras),
+          content_hash: it.content_hash,
+        }));
+        const changed = await sql<{ inserted: boolean }[]>`
+          insert into catalog_item ${sql(rows)}
+          on conflict (brand_name, guid) do update set
+            title = excluded.title, description = excluded.description, published_at = excluded.published_at,
+            duration = excluded.duration, renditions = excluded.renditions, thumbnails = excluded.thumbnails,
+            cue_points = excluded.cue_points, extras = excluded.extras, content_hash = excluded.content_hash, updated_at = now()
+          where catalog_item.content_hash is distinct from excluded.content_hash
+          returning (xmax = 0) as inserted`;
+        for (const c of changed) c.inserted ? inserted++ : updated++;
+      }
+      return { inserted, updated, unchanged: unique.length - inserted - updated };
+    };
+    return tx === this.sql ? this.sql.begin((t) => run(t as unknown as Sql)) : run(tx);
+  }
+
+  async list(f: { brand_name?: string; q?: string; page: number; page_size: number }): Promise<{ results: unknown[]; total_results: number }> {
+    const conds = [
+      f.brand_name !== undefined ? this.sql`brand_name = ${f.brand_name}` : undefined,
+      f.q ? this.sql`title ilike ${'%' + f.q.replace(/[\\%_]/g, (c) => '\\' + c) + '%'}` : undefined,
+    ].filter((c) => c !== undefined);
+    const where = conds.length ? this.sql`where ${conds.reduce((a, c) => this.sql`${a} and ${c}`)}` : this.sql``;
+    const [results, [count]] = await Promise.all([
+      this.sql`select brand_name, guid, title, description, published_at, duration, renditions, thumbnails, cue_points, extras, content_hash, updated_at
+        from catalog_item ${where} order by published_at desc nulls last, guid limit ${f.page_size} offset ${f.page * f.page_size}`,
+      this.sql<{ total: number }[]>`select count(*)::int as total from catalog_item ${where}`,
+    ]);
+    return { results, total_results: count?.total ?? 0 };
+  }
+
+  async get(brandName: string, guid: string): Promise<unknown> {
+    const [row] = await this.sql`select * from catalog_item where brand_name = ${brandName} and guid = ${guid}`;
+    if (!row) throw notFound(`no catalog item ${guid} for brand ${brandName}`);
+    return row;
+  }
+}

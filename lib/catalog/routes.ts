@@ -1,0 +1,88 @@
+/** Catalog push (`POST /mrssfeed/{brand_name}`), brand push tokens, and the catalog read API (spec "Catalog push"; issue 6). */
+import type { Route } from '../http/router.js';
+import { HttpError, badRequest } from '../http/problem.js';
+import { bodyValidator, queryValidator } from '../http/validate.js';
+import { MrssError, parseMrss } from './mrss.js';
+import type { CatalogRepo } from './repo.js';
+
+export const PUSH_LIMIT_BYTES = 20 * 1024 * 1024;
+const XML_TYPES = ['application/xml', 'text/xml', 'application/rss+xml', 'application/atom+xml'];
+const TOKEN_HEADER = 'x-service-mrss-token';
+
+const tokenInput = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['mrss_token'],
+  properties: { mrss_token: { type: 'string', minLength: 24, maxLength: 512, pattern: '^[\\x21-\\x7e]+$' } },
+} as const;
+
+const catalogQuery = {
+  type: 'object',
+  properties: {
+    brand_name: { type: 'string', minLength: 1, maxLength: 256 },
+    q: { type: 'string', maxLength: 256 },
+    page: { type: 'integer', minimum: 0, maximum: 1000000, default: 0 },
+    page_size: { type: 'integer', minimum: 1, maximum: 500, default: 50 },
+  },
+} as const;
+
+function brandName(raw: string | undefined): string {
+  if (!raw || raw.length > 256 || /[\x00-\x1f\x7f]/.test(raw) || !raw.trim()) throw badRequest('invalid brand name');
+  return raw;
+}
+
+const badToken = () => new HttpError(401, 'unauthorized', 'missing or invalid X-Service-Mrss-Token', undefined, { 'WWW-Authenticate': 'X-Service-Mrss-Token' });
+
+export function catalogRoutes(repo: CatalogRepo): Route[] {
+  const validateToken = bodyValidator<{ mrss_token: string }>(tokenInput);
+  const validateQuery = queryValidator<{ brand_name?: string; q?: string; page: number; page_size: number }>(catalogQuery);
+  return [
+    {
+      method: 'POST',
+      pattern: '/mrssfeed/:brand_name',
+      public: true,
+      body: 'raw',
+      contentTypes: XML_TYPES,
+      maxBody: PUSH_LIMIT_BYTES,
+      summary: 'Push a Media RSS feed for a brand (header X-Service-Mrss-Token); answers after the upsert committed',
+      handler: async (req, body) => {
+        const brand = brandName(req.params['brand_name']);
+        const token = req.headers[TOKEN_HEADER];
+        if (!token || token.length > 512 || !(await repo.tokenMatches(brand, token))) throw badToken();
+        let parsed;
+        try {
+          parsed = parseMrss((body as Buffer).toString('utf8'));
+        } catch (err) {
+          if (err instanceof MrssError) throw badRequest(`the feed was not accepted: ${err.message}`);
+          throw err;
+        }
+        const counts = await repo.upsert(brand, parsed.items);
+        return { json: { brand_name: brand, items_received: parsed.items.length, skipped: parsed.skipped, ...counts } };
+      },
+    },
+    {
+      method: 'PUT',
+      pattern: '/api/v1/brand-tokens/:brand_name',
+      body: 'json',
+      summary: "Set or rotate a brand's push token (write-only: no endpoint returns it)",
+      schema: { body: tokenInput, status: 204 },
+      handler: async (req, body) => {
+        await repo.setToken(brandName(req.params['brand_name']), validateToken(body).mrss_token);
+        return { status: 204 };
+      },
+    },
+    {
+      method: 'GET',
+      pattern: '/api/v1/catalog',
+      summary: 'Catalog items, newest first: {results, total_results}; q searches titles',
+      schema: { query: catalogQuery },
+      handler: async (req) => ({ json: await repo.list(validateQuery(req.query)) }),
+    },
+    {
+      method: 'GET',
+      pattern: '/api/v1/catalog/:brand_name/:guid',
+      summary: 'One catalog item (the media record stitching looks up)',
+      handler: async (req) => ({ json: await repo.get(brandName(req.params['brand_name']), req.params['guid']!) }),
+    },
+  ];
+}
