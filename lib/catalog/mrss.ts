@@ -226,8 +226,13 @@ export class MrssReader {
     if (name === 'guid' || (name === 'id' && !p)) d.guid ??= text || undefined;
     else if (name === 'contentId') d.contentId ??= text || undefined;
     else if (name === 'link' && !p && text) d.link ??= text;
-    else if (name === 'title') (p === 'media' ? (d.mediaTitle ??= text) : (d.title ??= text));
-    else if (name === 'description' || name === 'summary') (p === 'media' ? (d.mediaDescription ??= text) : (d.description ??= text));
+    else if (name === 'title') {
+      if (p === 'media') d.mediaTitle ??= text;
+      else d.title ??= text;
+    } else if (name === 'description' || name === 'summary') {
+      if (p === 'media') d.mediaDescription ??= text;
+      else d.description ??= text;
+    }
     else if (name === 'pubDate' || name === 'published' || name === 'updated' || name === 'modified') {
       const t = Date.parse(text);
       if (!Number.isNaN(t) && !d.published) d.published = new Date(t).toISOString();

@@ -63,7 +63,10 @@ export class CatalogRepo {
             cue_points = excluded.cue_points, extras = excluded.extras, content_hash = excluded.content_hash, updated_at = now()
           where catalog_item.content_hash is distinct from excluded.content_hash
           returning (xmax = 0) as inserted`;
-        for (const c of changed) c.inserted ? inserted++ : updated++;
+        for (const c of changed) {
+          if (c.inserted) inserted++;
+          else updated++;
+        }
       }
       return { inserted, updated, unchanged: unique.length - inserted - updated };
     };
