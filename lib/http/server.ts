@@ -27,6 +27,7 @@ import { AdProxy } from '../dai/adproxy.js';
 import { streamRoutes } from '../dai/stream-routes.js';
 import { CatalogRepo } from '../catalog/repo.js';
 import { catalogRoutes } from '../catalog/routes.js';
+import { FeedConfigRepo, feedConfigRoutes } from '../catalog/feed-config.js';
 import { SqueezeConfigRepo } from '../squeeze/config-repo.js';
 import { EventConfigCache } from '../squeeze/event-cache.js';
 import { squeezeConfigRoutes } from '../squeeze/routes.js';
@@ -91,6 +92,7 @@ export async function startService(config: Config, log: Logger, parts: ServicePa
     for (const route of configuredAdRoutes(new ConfiguredAdRepo(stores.sql))) router.add(route);
     for (const route of streamRoutes(streams)) router.add(route);
     for (const route of catalogRoutes(new CatalogRepo(stores.sql))) router.add(route);
+    for (const route of feedConfigRoutes(new FeedConfigRepo(stores.sql))) router.add(route);
     const openapi = JSON.stringify(openApiDocument(router.list(), { version, serverUrl: config.publicBaseUrl }));
     router.add({ method: 'GET', pattern: '/api/v1/openapi.json', public: true, summary: 'This document', handler: async () => ({ body: openapi, headers: { 'Content-Type': 'application/json' } }) });
 
