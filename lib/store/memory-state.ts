@@ -74,7 +74,7 @@ export class MemoryStateStore implements StateStore {
   }
   hsetSync(key: string, fields: Record<string, string>): void {
     const h = this.typed(key, () => new Map<string, string>(), isMap);
-    for (const [f, v] of Object.entries(fields)) h.set(f, v);
+    for (const f in fields) h.set(f, fields[f]!);
   }
   hdelSync(key: string, field: string): boolean {
     const h = this.readTyped(key, isMap);
@@ -180,22 +180,24 @@ export class MemoryStateStore implements StateStore {
       this.bus.off(channel, handler);
     };
   }
+  /** In process there is no round trip to save: each command applies at once, exec() only settles. */
   batch(): Batch {
-    const ops: Array<() => void> = [];
     const b: Batch = {
-      set: (k, v, ttl) => (ops.push(() => this.setSync(k, v, ttl)), b),
-      del: (k) => (ops.push(() => this.delSync(k)), b),
-      expire: (k, ttl) => (ops.push(() => this.expireSync(k, ttl)), b),
-      hset: (k, f) => (ops.push(() => this.hsetSync(k, f)), b),
-      hsetnx: (k, f, v) => (ops.push(() => { const h = this.typed(k, () => new Map<string, string>(), isMap); if (!h.has(f)) h.set(f, v); }), b),
-      hdel: (k, f) => (ops.push(() => this.hdelSync(k, f)), b),
-      sadd: (k, m) => (ops.push(() => this.saddSync(k, [m])), b),
-      srem: (k, m) => (ops.push(() => this.sremSync(k, [m])), b),
-      zadd: (k, score, m) => (ops.push(() => this.zaddSync(k, score, m)), b),
-      zremRangeByScore: (k, min, max) => (ops.push(() => this.zremRangeByScoreSync(k, min, max)), b),
-      exec: async () => {
-        for (const op of ops) op();
+      set: (k, v, ttl) => (this.setSync(k, v, ttl), b),
+      del: (k) => (this.delSync(k), b),
+      expire: (k, ttl) => (this.expireSync(k, ttl), b),
+      hset: (k, f) => (this.hsetSync(k, f), b),
+      hsetnx: (k, f, v) => {
+        const h = this.typed(k, () => new Map<string, string>(), isMap);
+        if (!h.has(f)) h.set(f, v);
+        return b;
       },
+      hdel: (k, f) => (this.hdelSync(k, f), b),
+      sadd: (k, m) => (this.saddSync(k, [m]), b),
+      srem: (k, m) => (this.sremSync(k, [m]), b),
+      zadd: (k, score, m) => (this.zaddSync(k, score, m), b),
+      zremRangeByScore: (k, min, max) => (this.zremRangeByScoreSync(k, min, max), b),
+      exec: async () => {},
     };
     return b;
   }
