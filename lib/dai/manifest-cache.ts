@@ -74,15 +74,6 @@ export class ManifestCache {
     );
   }
 
-  /** fresh(), else load(). */
-  async get(key: string, load: () => Promise<Rendered>): Promise<CacheHit> {
-    return this.fresh(key) ?? this.load(key, load);
-  }
-
-  clear(): void {
-    this.entries.clear();
-  }
-
   get size(): number {
     return this.entries.size;
   }

@@ -1,8 +1,9 @@
 /**
  * `GET|HEAD /dai/manifest/*` (spec "DAI proxy: manifests"; DESIGN.md §4). The path maps to the
  * DAI host; the stream is registered without the response waiting; the upstream body is rewritten
- * line by line as it arrives; media playlists are trimmed (and, during a break, substituted) in one
- * pass over the held playlist; concurrent requests for one upstream URL share one fetch.
+ * line by line as it arrives, or, with a live window, trimmed then rewritten in one pass over the
+ * held playlist; concurrent requests for one upstream URL share one fetch. (Break substitution,
+ * lib/hls/breaks.ts, is wired in with the squeeze-break work.)
  */
 import type { HttpRequest, HttpResponse, TemplatedApp } from '../http/uws.js';
 import { Exchange, statusLine } from '../http/exchange.js';
