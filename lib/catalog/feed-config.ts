@@ -60,10 +60,28 @@ export class FeedConfigRepo {
     return { ID: row.id, ...row.config };
   }
 
+  /** A new feed is due at once (its first pull runs on creation, whatever its frequency). */
   async create(c: FeedConfig) {
-    const [row] = await this.sql<{ id: number; config: Record<string, unknown> }[]>`
-      insert into feed_config (feed_name, brand_name, config) values (${c.feed_name}, ${c.brand_name}, ${this.sql.json(c as never)}) returning id, config`.catch(mapUnique);
-    return this.view(row!);
+    return this.sql.begin(async (tx) => {
+      const t = tx as unknown as Sql;
+      const [row] = await t<{ id: number; config: Record<string, unknown> }[]>`
+        insert into feed_config (feed_name, brand_name, config) values (${c.feed_name}, ${c.brand_name}, ${t.json(c as never)}) returning id, config`.catch(mapUnique);
+      await t`insert into feed_run (feed_name, next_due_at) values (${c.feed_name}, now())`;
+      return this.view(row!);
+    });
+  }
+
+  /** The state of the feed's pulls. */
+  async status(name: string) {
+    const [s] = await this.sql`select state, mode, pages, inserted, updated, unchanged, page_index, next_url as cursor, started_at, last_run_at, last_error, next_due_at from feed_run where feed_name = ${name}`;
+    return s ?? null;
+  }
+
+  /** Makes the feed due now; false while a run is in progress. */
+  async requestPull(name: string): Promise<boolean> {
+    await this.get(name);
+    const rows = await this.sql`update feed_run set next_due_at = now() where feed_name = ${name} and state = 'idle' returning 1`;
+    return rows.length > 0;
   }
 
   async replace(name: string, c: FeedConfig) {
@@ -91,7 +109,7 @@ export class FeedConfigRepo {
   }
 }
 
-export function feedConfigRoutes(repo: FeedConfigRepo): Route[] {
+export function feedConfigRoutes(repo: FeedConfigRepo, onPullRequested: () => void = () => undefined): Route[] {
   const validateFeed = bodyValidator<FeedConfig>(feedConfigSchema);
   const validateWrapped = bodyValidator<{ name: string; jsonb_value: Record<string, unknown> }>(wrapped);
   /** Flat or `{name, jsonb_value}`; `name` is the feed name. Validated with the spec's defaults applied. */
@@ -107,8 +125,8 @@ export function feedConfigRoutes(repo: FeedConfigRepo): Route[] {
     delete c['ID'];
     delete c['id'];
     const p = c['pagination_params'] as Record<string, unknown>;
-    if (c['pagination_supported'] && !p['next_from_feed'] && !p['offset_param']) {
-      throw validationFailed([{ path: '/pagination_params', message: 'pagination needs offset_param (offset/limit paging) or next_from_feed (next links)' }]);
+    if (p['offset_param'] && p['limit'] === undefined && p['offset_multiplier'] === undefined) {
+      throw validationFailed([{ path: '/pagination_params', message: 'offset paging needs limit or offset_multiplier' }]);
     }
     p['next_from_feed'] ??= c.feed_uri;
     c['pagination_supported'] ??= false;
@@ -121,7 +139,22 @@ export function feedConfigRoutes(repo: FeedConfigRepo): Route[] {
     routes.push(
       { method: 'POST', pattern: base, body: 'json', summary: 'Create a feed configuration (flat or {name, jsonb_value})', schema: { body: feedConfigSchema, status: 201 }, handler: create },
       { method: 'GET', pattern: base, summary: 'All feed configurations', handler: async () => ({ json: await repo.list() }) },
-      { method: 'GET', pattern: `${base}/:name`, summary: 'One feed configuration', handler: async (req) => ({ json: await repo.get(req.params['name']!) }) },
+      {
+        method: 'GET',
+        pattern: `${base}/:name`,
+        summary: 'One feed configuration with the status of its pulls',
+        handler: async (req) => ({ json: { ...(await repo.get(req.params['name']!)), status: await repo.status(req.params['name']!) } }),
+      },
+      {
+        method: 'POST',
+        pattern: `${base}/:name/pull`,
+        summary: 'Start a pull now (202); 409 while one is in progress',
+        handler: async (req) => {
+          if (!(await repo.requestPull(req.params['name']!))) throw conflict('a pull of this feed is in progress');
+          onPullRequested();
+          return { status: 202, json: { feed_name: req.params['name'], status: 'queued' } };
+        },
+      },
       { method: 'PUT', pattern: `${base}/:name`, body: 'json', summary: 'Replace a feed configuration', schema: { body: feedConfigSchema }, handler: async (req, body) => ({ json: await repo.replace(req.params['name']!, parse(body)) }) },
       { method: 'DELETE', pattern: `${base}/:name`, summary: 'Delete a feed configuration; answers it', handler: async (req) => ({ json: await repo.remove(req.params['name']!) }) },
     );

@@ -28,6 +28,8 @@ import { streamRoutes } from '../dai/stream-routes.js';
 import { CatalogRepo } from '../catalog/repo.js';
 import { catalogRoutes } from '../catalog/routes.js';
 import { FeedConfigRepo, feedConfigRoutes } from '../catalog/feed-config.js';
+import { FeedPuller } from '../catalog/puller.js';
+import { guardedAgent } from './outbound.js';
 import { SqueezeConfigRepo } from '../squeeze/config-repo.js';
 import { EventConfigCache } from '../squeeze/event-cache.js';
 import { squeezeConfigRoutes } from '../squeeze/routes.js';
@@ -44,6 +46,7 @@ export interface Service {
   brands: BrandCache;
   streams: StreamRegistry;
   manifestCache: ManifestCache;
+  puller: FeedPuller;
   close(): Promise<void>;
 }
 
@@ -80,6 +83,9 @@ export async function startService(config: Config, log: Logger, parts: ServicePa
   const upstream = new Upstream(config.daiHost, { deadlineMs: config.upstreamDeadlineMs });
   const manifestCache = new ManifestCache();
   const streams = new StreamRegistry(stores.state, log, config.streamIdleSec * 1000);
+  const catalog = new CatalogRepo(stores.sql);
+  const feedAgent = guardedAgent(config.allowPrivateOutbound, { timeoutMs: 30_000, maxResponseSize: 200 * 1024 * 1024 });
+  const puller = new FeedPuller(stores.sql, catalog, log, { allowPrivateOutbound: config.allowPrivateOutbound, agent: feedAgent });
   let app: TemplatedApp | undefined;
   let listenSocket: us_listen_socket | undefined;
   try {
@@ -91,8 +97,8 @@ export async function startService(config: Config, log: Logger, parts: ServicePa
     for (const route of squeezeConfigRoutes(squeezeConfig, eventConfigs)) router.add(route);
     for (const route of configuredAdRoutes(new ConfiguredAdRepo(stores.sql))) router.add(route);
     for (const route of streamRoutes(streams)) router.add(route);
-    for (const route of catalogRoutes(new CatalogRepo(stores.sql))) router.add(route);
-    for (const route of feedConfigRoutes(new FeedConfigRepo(stores.sql))) router.add(route);
+    for (const route of catalogRoutes(catalog)) router.add(route);
+    for (const route of feedConfigRoutes(new FeedConfigRepo(stores.sql), () => void puller.tick())) router.add(route);
     const openapi = JSON.stringify(openApiDocument(router.list(), { version, serverUrl: config.publicBaseUrl }));
     router.add({ method: 'GET', pattern: '/api/v1/openapi.json', public: true, summary: 'This document', handler: async () => ({ body: openapi, headers: { 'Content-Type': 'application/json' } }) });
 
@@ -122,6 +128,7 @@ export async function startService(config: Config, log: Logger, parts: ServicePa
       app!.listen(config.host, config.port, (s) => (s ? resolve(s) : reject(new Error(`cannot listen on ${config.host}:${config.port} (in use or not permitted)`)))),
     );
     const port = uws.us_socket_local_port(listenSocket);
+    puller.start();
     log.info({ host: config.host, port, database: config.databaseUrl ? 'external' : 'embedded', state: stores.state.kind }, 'listening');
 
     const service: Service = {
@@ -134,6 +141,7 @@ export async function startService(config: Config, log: Logger, parts: ServicePa
       brands,
       streams,
       manifestCache,
+      puller,
       close: async () => {
         if (shuttingDown) return;
         shuttingDown = true;
@@ -141,6 +149,8 @@ export async function startService(config: Config, log: Logger, parts: ServicePa
         const deadline = Date.now() + config.shutdownGraceMs;
         while (inFlight.count > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
         if (inFlight.count > 0) log.warn({ inFlight: inFlight.count }, 'shutdown grace elapsed with requests in flight');
+        await puller.stop();
+        await feedAgent.close();
         await brands.stop();
         await eventConfigs.stop();
         await streams.close();
@@ -153,6 +163,7 @@ export async function startService(config: Config, log: Logger, parts: ServicePa
     return service;
   } catch (err) {
     if (listenSocket) uws.us_listen_socket_close(listenSocket);
+    await puller.stop().catch(() => undefined);
     await brands.stop().catch(() => undefined);
     await eventConfigs.stop().catch(() => undefined);
     await streams.close().catch(() => undefined);

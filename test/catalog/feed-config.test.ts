@@ -25,7 +25,7 @@ t.test('global-config', async (t) => {
     { ...flat, feed_name: 'x2', brand_name: 'x2', pull_frequency_sec: -1 },
     { ...flat, feed_name: 'x3', brand_name: 'x3', pagination_params: { limit: true } },
     { brand_name: 'x4', feed_name: 'x4', feed_uri: 'https://f.example/x' },
-    { ...flat, feed_name: 'x5', brand_name: 'x5', pagination_params: {} },
+    { ...flat, feed_name: 'x5', brand_name: 'x5', pagination_params: { offset_param: 'o' } },
     { name: 'x6', jsonb_value: { ...flat, feed_name: 'different' } },
   ]) t.equal((await api('POST', 'global-config', bad)).status, 400, JSON.stringify(bad).slice(0, 80));
 

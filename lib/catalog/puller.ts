@@ -1,0 +1,230 @@
+/**
+ * Scheduled catalog pulls (issue 6). Each feed has a feed_run row; an instance claims a due run
+ * (or one whose lease lapsed) with FOR UPDATE SKIP LOCKED, renews the lease with every page, and
+ * commits each page's upsert together with the cursor, fenced on its lease: a crash or a restart
+ * resumes from the last committed page, nothing lost, nothing twice.
+ * Paging: the feed's `atom:link rel="next"` when present, else offset/limit parameters.
+ * Real-time (`stop_when_caughtup`): every run starts at feed_uri and stops at the first page that
+ * changes nothing. Backfill: walks to the end, resuming from the saved cursor.
+ */
+import { randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
+import { StringDecoder } from 'node:string_decoder';
+import type { Agent } from 'undici';
+import { request } from 'undici';
+import type { Sql } from '../store/index.js';
+import type { Logger } from '../log/index.js';
+import { isPrivateAddress, OutboundRefused } from '../http/outbound.js';
+import { MrssReader, type CatalogItem } from './mrss.js';
+import type { CatalogRepo } from './repo.js';
+
+const LEASE_SEC = 30;
+const MAX_PAGES = 1000;
+const PULL_LIMIT_BYTES = 200 * 1024 * 1024;
+
+interface Run {
+  feed_name: string;
+  config: FeedSettings;
+  mode: string | null;
+  page_index: number;
+  next_url: string | null;
+  first_guid: string | null;
+  state_was: string;
+}
+
+interface FeedSettings {
+  brand_name: string;
+  feed_uri: string;
+  pagination_supported?: boolean;
+  pull_frequency_sec?: number;
+  pagination_params: {
+    limit?: number | string;
+    limit_param?: string;
+    offset_base?: number;
+    offset_multiplier?: number;
+    offset_param?: string;
+    stop_when_caughtup?: boolean;
+    update_offset_base?: boolean;
+    next_from_feed?: string;
+  };
+}
+
+export interface PullerOptions {
+  allowPrivateOutbound: boolean;
+  agent: Agent;
+  timeoutMs?: number;
+}
+
+/** The URL of page `index` in offset/limit paging. */
+export function offsetPageUrl(c: FeedSettings, index: number): string {
+  const p = c.pagination_params;
+  const url = new URL(c.feed_uri);
+  const offset = (p.offset_base ?? 0) + index * (p.offset_multiplier ?? Number(p.limit ?? 0));
+  if (p.offset_param) url.searchParams.set(p.offset_param, String(offset));
+  if (p.limit_param && p.limit !== undefined) url.searchParams.set(p.limit_param, String(p.limit));
+  return url.toString();
+}
+
+export class FeedPuller {
+  readonly owner = `${process.pid}-${randomBytes(4).toString('hex')}`;
+  private timer: NodeJS.Timeout | undefined;
+  private busy = false;
+  private stopped = false;
+  pagesFetched = 0;
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly catalog: CatalogRepo,
+    private readonly log: Logger,
+    private readonly opts: PullerOptions,
+  ) {}
+
+  start(everyMs = 1000): void {
+    this.timer = setInterval(() => void this.tick(), everyMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    while (this.busy) await new Promise((r) => setTimeout(r, 20));
+  }
+
+  /** Claims and runs at most one due feed. */
+  async tick(): Promise<boolean> {
+    if (this.busy || this.stopped) return false;
+    this.busy = true;
+    try {
+      const run = await this.claim();
+      if (!run) return false;
+      await this.execute(run);
+      return true;
+    } catch (err) {
+      this.log.warn({ err: (err as Error).message }, 'feed pull tick failed');
+      return false;
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  private async claim(): Promise<Run | undefined> {
+    const [row] = await this.sql<Run[]>`
+      with due as (
+        select r.feed_name, r.state from feed_run r
+        where (r.state = 'idle' and r.next_due_at <= now()) or (r.state = 'running' and r.lease_until < now())
+        order by r.next_due_at nulls last limit 1
+        for update of r skip locked
+      )
+      update feed_run r set
+        state = 'running', lease_owner = ${this.owner}, lease_until = now() + make_interval(secs => ${LEASE_SEC}),
+        started_at = case when due.state = 'idle' then now() else r.started_at end,
+        pages = case when due.state = 'idle' then 0 else r.pages end,
+        inserted = case when due.state = 'idle' then 0 else r.inserted end,
+        updated = case when due.state = 'idle' then 0 else r.updated end,
+        unchanged = case when due.state = 'idle' then 0 else r.unchanged end,
+        page_index = case when due.state = 'idle' then 0 else r.page_index end,
+        first_guid = case when due.state = 'idle' then null else r.first_guid end,
+        last_error = null
+      from due, feed_config f
+      where r.feed_name = due.feed_name and f.feed_name = due.feed_name
+      returning r.feed_name, f.config, r.mode, r.page_index, r.next_url, r.first_guid, due.state as state_was`;
+    return row;
+  }
+
+  private async execute(run: Run): Promise<void> {
+    const c = run.config;
+    const p = c.pagination_params;
+    const realtime = p.stop_when_caughtup === true;
+    const byOffset = c.pagination_supported === true && !!p.offset_param;
+    let pageIndex = run.page_index;
+    // Real-time runs start at the head; backfill resumes from the cursor (or starts at the head).
+    let url = run.state_was === 'running' && run.next_url ? run.next_url : byOffset ? offsetPageUrl(c, pageIndex) : realtime ? c.feed_uri : (p.next_from_feed ?? c.feed_uri);
+    if (run.state_was === 'idle' && realtime) pageIndex = 0;
+    const visited = new Set<string>();
+    let firstGuid = run.first_guid;
+    let error: string | null = null;
+    try {
+      for (let page = 0; page < MAX_PAGES && !this.stopped; page++) {
+        if (visited.has(url)) break; // loop guard
+        visited.add(url);
+        const { items, nextLink } = await this.fetchPage(url);
+        this.pagesFetched++;
+        const pageFirst = items[0]?.guid ?? null;
+        if (page > 0 && pageFirst && pageFirst === firstGuid) break; // the feed wrapped around
+        if (page === 0 && run.state_was === 'idle') firstGuid = pageFirst;
+        const next = c.pagination_supported ? (byOffset ? (items.length && (p.limit === undefined || items.length >= Number(p.limit)) ? offsetPageUrl(c, pageIndex + 1) : null) : (nextLink ?? null)) : null;
+        const counts = await this.commitPage(run.feed_name, c.brand_name, items, pageIndex + 1, next, firstGuid, realtime ? 'realtime' : 'backfill');
+        if (!counts) return; // lease lost: another instance owns the run now
+        pageIndex++;
+        if (!next || items.length === 0) break;
+        if (realtime && counts.inserted + counts.updated === 0) break; // caught up
+        url = next;
+      }
+    } catch (err) {
+      error = (err as Error).message;
+      this.log.warn({ feed: run.feed_name, err: error }, 'feed pull failed');
+    }
+    await this.finish(run, c, pageIndex, error);
+  }
+
+  private async fetchPage(url: string): Promise<{ items: CatalogItem[]; nextLink?: string }> {
+    const u = new URL(url);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new OutboundRefused(`not an http(s) URL: ${url}`);
+    const host = u.hostname.replace(/^\[|\]$/g, '');
+    if (isIP(host) && isPrivateAddress(host) && !this.opts.allowPrivateOutbound) throw new OutboundRefused(`${host} is a private address`);
+    const res = await request(url, { dispatcher: this.opts.agent, signal: AbortSignal.timeout(this.opts.timeoutMs ?? 30_000), headers: { accept: 'application/rss+xml, application/atom+xml, application/xml, text/xml' } });
+    if (res.statusCode !== 200) {
+      await res.body.dump();
+      throw new Error(`the feed answered ${res.statusCode} for ${url}`);
+    }
+    const items: CatalogItem[] = [];
+    const reader = new MrssReader((i) => items.push(i));
+    const decoder = new StringDecoder('utf8');
+    let bytes = 0;
+    try {
+      for await (const chunk of res.body) {
+        bytes += (chunk as Buffer).length;
+        if (bytes > PULL_LIMIT_BYTES) throw new Error(`the feed page exceeds ${PULL_LIMIT_BYTES} bytes`);
+        reader.write(decoder.write(chunk as Buffer));
+      }
+      reader.write(decoder.end());
+      reader.close();
+    } finally {
+      if (!res.body.destroyed) res.body.destroy();
+    }
+    return reader.nextLink ? { items, nextLink: new URL(reader.nextLink, url).toString() } : { items };
+  }
+
+  /** The page's items and the cursor in one transaction, only while this instance holds the lease. */
+  private async commitPage(feed: string, brand: string, items: CatalogItem[], pageIndex: number, next: string | null, firstGuid: string | null, mode: string) {
+    return this.sql.begin(async (tx) => {
+      const t = tx as unknown as Sql;
+      const [mine] = await t`select 1 from feed_run where feed_name = ${feed} and lease_owner = ${this.owner} for update`;
+      if (!mine) return undefined;
+      const counts = await this.catalog.upsert(brand, items, t);
+      await t`update feed_run set page_index = ${pageIndex}, next_url = ${next}, first_guid = ${firstGuid}, mode = ${mode},
+        pages = pages + 1, inserted = inserted + ${counts.inserted}, updated = updated + ${counts.updated}, unchanged = unchanged + ${counts.unchanged},
+        lease_until = now() + make_interval(secs => ${LEASE_SEC})
+        where feed_name = ${feed}`;
+      return counts;
+    });
+  }
+
+  private async finish(run: Run, c: FeedSettings, pageIndex: number, error: string | null): Promise<void> {
+    const freq = c.pull_frequency_sec ?? 0;
+    const retrySec = error ? Math.max(freq, 60) : freq;
+    await this.sql.begin(async (tx) => {
+      const t = tx as unknown as Sql;
+      const [mine] = await t`select 1 from feed_run where feed_name = ${run.feed_name} and lease_owner = ${this.owner} for update`;
+      if (!mine) return;
+      await t`update feed_run set state = 'idle', lease_owner = null, lease_until = null, last_run_at = now(), last_error = ${error},
+        next_url = null, next_due_at = ${retrySec > 0 ? t`now() + make_interval(secs => ${retrySec})` : null}
+        where feed_name = ${run.feed_name}`;
+      if (!error && c.pagination_params.update_offset_base && c.pagination_params.offset_param) {
+        const p = c.pagination_params;
+        const finalOffset = (p.offset_base ?? 0) + pageIndex * (p.offset_multiplier ?? Number(p.limit ?? 0));
+        await t`update feed_config set config = jsonb_set(config, '{pagination_params,offset_base}', ${finalOffset}::text::jsonb), updated_at = now() where feed_name = ${run.feed_name}`;
+      }
+    });
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * A simulated MRSS feed host for tests and demos: a catalog of items served newest first, paged
+ * either by `atom:link rel="next"` (`/next.rss?page=N`) or by offset/limit parameters
+ * (`/offset.rss?offset=&limit=`). Items can be added at the head to model a live catalog.
+ */
+import http from 'node:http';
+
+export class FeedHostSim {
+  /** Newest first. */
+  items: Array<{ guid: string; title: string }> = [];
+  pageSize = 10;
+  readonly requests: string[] = [];
+  url = '';
+  private server: http.Server | undefined;
+
+  constructor(count: number) {
+    for (let i = count; i >= 1; i--) this.items.push({ guid: `item-${i}`, title: `Item ${i}` });
+  }
+
+  add(n: number): void {
+    const top = this.items.length;
+    for (let i = 1; i <= n; i++) this.items.unshift({ guid: `item-${top + i}`, title: `Item ${top + i}` });
+  }
+
+  async start(): Promise<this> {
+    this.server = http.createServer((req, res) => {
+      const u = new URL(req.url ?? '/', 'http://sim');
+      this.requests.push(u.pathname + u.search);
+      let slice: Array<{ guid: string; title: string }>;
+      let next = '';
+      if (u.pathname === '/next.rss') {
+        const page = Number(u.searchParams.get('page') ?? 0);
+        slice = this.items.slice(page * this.pageSize, (page + 1) * this.pageSize);
+        if ((page + 1) * this.pageSize < this.items.length) next = `<atom:link rel="next" href="${this.url}/next.rss?page=${page + 1}"/>`;
+      } else if (u.pathname === '/offset.rss') {
+        const offset = Number(u.searchParams.get('offset') ?? 0);
+        const limit = Number(u.searchParams.get('limit') ?? this.pageSize);
+        slice = this.items.slice(offset, offset + limit);
+      } else {
+        res.writeHead(404).end();
+        return;
+      }
+      const body = `<?xml version="1.0" encoding="UTF-8"?>
+<rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/" xmlns:atom="http://www.w3.org/2005/Atom"><channel><title>sim</title>${next}
+${slice.map((i) => `<item><guid>${i.guid}</guid><title>${i.title}</title><media:content url="https://cdn.example.com/${i.guid}/master.m3u8" type="application/x-mpegURL"/></item>`).join('\n')}
+</channel></rss>`;
+      res.writeHead(200, { 'content-type': 'application/rss+xml' }).end(body);
+    });
+    await new Promise<void>((r) => this.server!.listen(0, '127.0.0.1', r));
+    this.url = `http://127.0.0.1:${(this.server.address() as { port: number }).port}`;
+    return this;
+  }
+
+  stop(): Promise<void> {
+    return new Promise((r) => (this.server ? this.server.close(() => r()) : r()));
+  }
+}

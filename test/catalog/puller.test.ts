@@ -1,0 +1,93 @@
+/** Scheduled pulls against the feed simulator and real Postgres: next-link and offset paging, backfill and real-time, on-demand pulls, private addresses refused. */
+import t from 'tap';
+import { FeedHostSim } from '../../lib/sim/feed-host.js';
+import { call } from '../helpers/http.js';
+import { freshSchemaUrl, needServices, startTestService, token } from '../helpers/services.js';
+
+async function until(check: () => Promise<boolean>, ms = 8000): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await check()) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return false;
+}
+
+t.test('feed pulls', async (t) => {
+  if (!(await needServices(t, ['postgres']))) return;
+  const sim = await new FeedHostSim(30).start();
+  t.teardown(() => sim.stop());
+  const service = await startTestService(t, { databaseUrl: await freshSchemaUrl(t), allowPrivateOutbound: true });
+  const jwt = await token(service);
+  const api = (method: string, path: string, json?: unknown) => call(service.url, method, `/api/v1/${path}`, { token: jwt, json });
+  const count = async (brand: string) => (await api('GET', `catalog?brand_name=${brand}&page_size=1`)).body.total_results as number;
+  const idle = async (name: string) => (await api('GET', `global-config/${name}`)).body.status?.state === 'idle' && (await api('GET', `global-config/${name}`)).body.status?.last_run_at !== null;
+
+  t.test('next links, 3 pages, backfill', async (t) => {
+    const r = await api('POST', 'global-config', { brand_name: 'nl', feed_name: 'nl-feed', feed_uri: `${sim.url}/next.rss?page=0`, pagination_supported: true, pagination_params: { stop_when_caughtup: false } });
+    t.equal(r.status, 201);
+    t.ok(await until(() => idle('nl-feed')), 'the pull ran on creation');
+    t.equal(await count('nl'), 30, 'every item once');
+    const st = (await api('GET', 'global-config/nl-feed')).body.status;
+    t.match(st, { state: 'idle', pages: 3, inserted: 30, mode: 'backfill', last_error: null });
+    t.equal(sim.requests.filter((u) => u.startsWith('/next.rss')).length, 3, 'each page fetched once');
+  });
+
+  t.test('offset/limit, 3 pages; an on-demand pull in real-time mode stops when caught up', async (t) => {
+    sim.requests.length = 0;
+    await api('POST', 'global-config', { brand_name: 'off', feed_name: 'off-feed', feed_uri: `${sim.url}/offset.rss`, pagination_supported: true, pagination_params: { limit: 12, limit_param: 'limit', offset_param: 'offset', offset_base: 0, offset_multiplier: 12, stop_when_caughtup: true } });
+    t.ok(await until(() => idle('off-feed')));
+    t.equal(await count('off'), 30);
+    t.same(sim.requests.filter((u) => u.startsWith('/offset.rss')), ['/offset.rss?offset=0&limit=12', '/offset.rss?offset=12&limit=12', '/offset.rss?offset=24&limit=12']);
+    sim.add(3);
+    sim.requests.length = 0;
+    const pull = await api('POST', 'global-config/off-feed/pull');
+    t.equal(pull.status, 202);
+    t.ok(await until(async () => (await count('off')) === 33 && (await idle('off-feed'))));
+    t.ok(sim.requests.length <= 2, `real-time run stopped at the first page with nothing new (${sim.requests.length} pages)`);
+    t.equal((await api('POST', 'global-config/nope/pull')).status, 404);
+  });
+
+  t.test('a run whose instance died resumes from its cursor: nothing lost, nothing twice', async (t) => {
+    // The state a kill -9 after page 1 leaves behind: page 1 committed, lease held by a dead owner.
+    await api('POST', 'global-config', { brand_name: 'rs', feed_name: 'rs-feed', feed_uri: `${sim.url}/next.rss?page=0`, pagination_supported: true, pull_frequency_sec: 3600, pagination_params: {} });
+    t.ok(await until(() => idle('rs-feed')));
+    const sql = service.stores.sql;
+    const n = sim.items.length;
+    const pages = Math.ceil(n / sim.pageSize);
+    const firstPage = sim.items.slice(0, sim.pageSize).map((i) => i.guid);
+    await sql`delete from catalog_item where brand_name = 'rs' and guid not in ${sql(firstPage)}`;
+    await sql`update feed_run set state = 'running', lease_owner = 'dead-instance', lease_until = now() - interval '1 second', page_index = 1, next_url = ${`${sim.url}/next.rss?page=1`}, pages = 1, inserted = 10 where feed_name = 'rs-feed'`;
+    sim.requests.length = 0;
+    t.ok(await until(() => idle('rs-feed')), 'taken over once the lease lapsed');
+    t.same(sim.requests, Array.from({ length: pages - 1 }, (_, i) => `/next.rss?page=${i + 1}`), 'resumed at the second page');
+    t.equal(await count('rs'), n);
+    t.match((await api('GET', 'global-config/rs-feed')).body.status, { pages, inserted: n });
+  });
+
+  t.test('two instances pulling the same feeds fetch each page once', async (t) => {
+    const databaseUrl = await freshSchemaUrl(t);
+    const a = await startTestService(t, { databaseUrl, allowPrivateOutbound: true });
+    const b = await startTestService(t, { databaseUrl, allowPrivateOutbound: true });
+    const tok = await token(a);
+    sim.requests.length = 0;
+    for (const n of [1, 2, 3]) await call(a.url, 'POST', '/api/v1/global-config', { token: tok, json: { brand_name: `two${n}`, feed_name: `two${n}`, feed_uri: `${sim.url}/next.rss?page=0`, pagination_supported: true, pagination_params: {} } });
+    const done = async () => {
+      for (const n of [1, 2, 3]) if ((await call(b.url, 'GET', `/api/v1/global-config/two${n}`, { token: tok })).body.status?.last_run_at == null) return false;
+      return true;
+    };
+    t.ok(await until(done, 15000));
+    t.equal(sim.requests.length, 12, '3 feeds × 4 pages (33 items), each fetched once');
+    t.ok(a.puller.pagesFetched > 0 || b.puller.pagesFetched > 0);
+    t.equal(a.puller.pagesFetched + b.puller.pagesFetched, 12);
+  });
+
+  t.test('private addresses are refused unless allowed', async (t) => {
+    const strict = await startTestService(t, { databaseUrl: await freshSchemaUrl(t), allowPrivateOutbound: false });
+    const tok = await token(strict);
+    await call(strict.url, 'POST', '/api/v1/global-config', { token: tok, json: { brand_name: 'p', feed_name: 'p-feed', feed_uri: `${sim.url}/next.rss`, pagination_params: {} } });
+    let st: { last_error?: string } | undefined;
+    t.ok(await until(async () => ((st = (await call(strict.url, 'GET', '/api/v1/global-config/p-feed', { token: tok })).body.status), !!st?.last_error)));
+    t.match(st?.last_error, /private address/);
+  });
+});
