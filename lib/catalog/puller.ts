@@ -49,6 +49,14 @@ interface FeedSettings {
   };
 }
 
+interface PageResult {
+  wrapped: boolean;
+  counts: { inserted: number; updated: number; unchanged: number };
+  next: string | null;
+  count: number;
+  firstGuid: string | null;
+}
+
 export interface PullerOptions {
   allowPrivateOutbound: boolean;
   agent: Agent;
@@ -147,16 +155,18 @@ export class FeedPuller {
       for (let page = 0; page < MAX_PAGES && !this.stopped; page++) {
         if (visited.has(url)) break; // loop guard
         visited.add(url);
-        const { items, nextLink } = await this.fetchPage(url);
+        const page_ = await this.pullPage(run.feed_name, c.brand_name, url, (count, nextLink) => {
+          if (!c.pagination_supported) return null;
+          if (byOffset) return count && (p.limit === undefined || count >= Number(p.limit)) ? offsetPageUrl(c, pageIndex + 1) : null;
+          return nextLink ?? null;
+        }, pageIndex + 1, page === 0 && run.state_was === 'idle' ? undefined : firstGuid, realtime ? 'realtime' : 'backfill');
         this.pagesFetched++;
-        const pageFirst = items[0]?.guid ?? null;
-        if (page > 0 && pageFirst && pageFirst === firstGuid) break; // the feed wrapped around
-        if (page === 0 && run.state_was === 'idle') firstGuid = pageFirst;
-        const next = c.pagination_supported ? (byOffset ? (items.length && (p.limit === undefined || items.length >= Number(p.limit)) ? offsetPageUrl(c, pageIndex + 1) : null) : (nextLink ?? null)) : null;
-        const counts = await this.commitPage(run.feed_name, c.brand_name, items, pageIndex + 1, next, firstGuid, realtime ? 'realtime' : 'backfill');
-        if (!counts) return; // lease lost: another instance owns the run now
+        if (!page_) return; // lease lost: another instance owns the run now
+        if (page === 0 && run.state_was === 'idle') firstGuid = page_.firstGuid;
+        if (page_.wrapped) break; // the feed wrapped around to its first page
+        const { counts, next, count } = page_;
         pageIndex++;
-        if (!next || items.length === 0) break;
+        if (!next || count === 0) break;
         if (realtime && counts.inserted + counts.updated === 0) break; // caught up
         url = next;
       }
@@ -167,47 +177,74 @@ export class FeedPuller {
     await this.finish(run, c, pageIndex, error);
   }
 
-  private async fetchPage(url: string): Promise<{ items: CatalogItem[]; nextLink?: string }> {
+  /**
+   * Fetches one page and, in one transaction that first checks our lease, upserts its items in
+   * chunks as they stream in (memory stays bounded whatever the page size) and moves the cursor.
+   * Undefined when the lease is no longer ours.
+   */
+  private async pullPage(feed: string, brand: string, url: string, nextOf: (count: number, nextLink: string | undefined) => string | null, pageIndex: number, runFirstGuid: string | null | undefined, mode: string): Promise<PageResult | undefined> {
     const u = new URL(url);
     if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new OutboundRefused(`not an http(s) URL: ${url}`);
     const host = u.hostname.replace(/^\[|\]$/g, '');
     if (isIP(host) && isPrivateAddress(host) && !this.opts.allowPrivateOutbound) throw new OutboundRefused(`${host} is a private address`);
-    const res = await request(url, { dispatcher: this.opts.agent, signal: AbortSignal.timeout(this.opts.timeoutMs ?? 30_000), headers: { accept: 'application/rss+xml, application/atom+xml, application/xml, text/xml' } });
-    if (res.statusCode !== 200) {
-      await res.body.dump();
-      throw new Error(`the feed answered ${res.statusCode} for ${url}`);
-    }
-    const items: CatalogItem[] = [];
-    const reader = new MrssReader((i) => items.push(i));
-    const decoder = new StringDecoder('utf8');
-    let bytes = 0;
-    try {
-      for await (const chunk of res.body) {
-        bytes += (chunk as Buffer).length;
-        if (bytes > PULL_LIMIT_BYTES) throw new Error(`the feed page exceeds ${PULL_LIMIT_BYTES} bytes`);
-        reader.write(decoder.write(chunk as Buffer));
-      }
-      reader.write(decoder.end());
-      reader.close();
-    } finally {
-      if (!res.body.destroyed) res.body.destroy();
-    }
-    return reader.nextLink ? { items, nextLink: new URL(reader.nextLink, url).toString() } : { items };
-  }
-
-  /** The page's items and the cursor in one transaction, only while this instance holds the lease. */
-  private async commitPage(feed: string, brand: string, items: CatalogItem[], pageIndex: number, next: string | null, firstGuid: string | null, mode: string) {
-    return this.sql.begin(async (tx) => {
+    return this.sql.begin(async (tx): Promise<PageResult | undefined> => {
       const t = tx as unknown as Sql;
-      const [mine] = await t`select 1 from feed_run where feed_name = ${feed} and lease_owner = ${this.owner} for update`;
+      const [mine] = await t<{ etag: string | null; last_modified: string | null }[]>`select etag, last_modified from feed_run where feed_name = ${feed} and lease_owner = ${this.owner} for update`;
       if (!mine) return undefined;
-      const counts = await this.catalog.upsert(brand, items, t);
-      await t`update feed_run set page_index = ${pageIndex}, next_url = ${next}, first_guid = ${firstGuid}, mode = ${mode},
+      // The head page is asked conditionally: an unchanged feed costs one 304.
+      const headers: Record<string, string> = { accept: 'application/rss+xml, application/atom+xml, application/xml, text/xml' };
+      const head = pageIndex === 1;
+      if (head && mine.etag) headers['if-none-match'] = mine.etag;
+      if (head && mine.last_modified) headers['if-modified-since'] = mine.last_modified;
+      const res = await request(url, { dispatcher: this.opts.agent, signal: AbortSignal.timeout(this.opts.timeoutMs ?? 30_000), headers });
+      if (res.statusCode === 304 && head) {
+        await res.body.dump();
+        return { wrapped: true, counts: { inserted: 0, updated: 0, unchanged: 0 }, next: null, count: 0, firstGuid: null };
+      }
+      const validator = (h: string | string[] | undefined) => (typeof h === 'string' && h.length < 512 ? h : null);
+      if (head && res.statusCode === 200) await t`update feed_run set etag = ${validator(res.headers['etag'])}, last_modified = ${validator(res.headers['last-modified'])} where feed_name = ${feed}`;
+      if (res.statusCode !== 200) {
+        await res.body.dump();
+        throw new Error(`the feed answered ${res.statusCode} for ${url}`);
+      }
+      let pending: CatalogItem[] = [];
+      let count = 0;
+      let firstGuid: string | null = null;
+      const counts = { inserted: 0, updated: 0, unchanged: 0 };
+      const reader = new MrssReader((i) => {
+        if (count++ === 0) firstGuid = i.guid;
+        pending.push(i);
+      });
+      const flush = async () => {
+        const c = await this.catalog.upsert(brand, pending, t);
+        pending = [];
+        counts.inserted += c.inserted;
+        counts.updated += c.updated;
+        counts.unchanged += c.unchanged;
+      };
+      const decoder = new StringDecoder('utf8');
+      let bytes = 0;
+      try {
+        for await (const chunk of res.body) {
+          bytes += (chunk as Buffer).length;
+          if (bytes > PULL_LIMIT_BYTES) throw new Error(`the feed page exceeds ${PULL_LIMIT_BYTES} bytes`);
+          reader.write(decoder.write(chunk as Buffer));
+          if (pending.length >= 500) await flush();
+        }
+        reader.write(decoder.end());
+        reader.close();
+      } finally {
+        if (!res.body.destroyed) res.body.destroy();
+      }
+      if (runFirstGuid && firstGuid === runFirstGuid) return { wrapped: true, counts, next: null, count, firstGuid };
+      await flush();
+      const next = nextOf(count, reader.nextLink ? new URL(reader.nextLink, url).toString() : undefined);
+      await t`update feed_run set page_index = ${pageIndex}, next_url = ${next}, first_guid = ${runFirstGuid ?? firstGuid}, mode = ${mode},
         pages = pages + 1, inserted = inserted + ${counts.inserted}, updated = updated + ${counts.updated}, unchanged = unchanged + ${counts.unchanged},
         lease_until = now() + make_interval(secs => ${LEASE_SEC})
         where feed_name = ${feed}`;
-      return counts;
-    });
+      return { wrapped: false, counts, next, count, firstGuid };
+    }) as Promise<PageResult | undefined>;
   }
 
   private async finish(run: Run, c: FeedSettings, pageIndex: number, error: string | null): Promise<void> {

@@ -44,7 +44,12 @@ export class FeedHostSim {
 <rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/" xmlns:atom="http://www.w3.org/2005/Atom"><channel><title>sim</title>${next}
 ${slice.map((i) => `<item><guid>${i.guid}</guid><title>${i.title}</title><media:content url="https://cdn.example.com/${i.guid}/master.m3u8" type="application/x-mpegURL"/></item>`).join('\n')}
 </channel></rss>`;
-      res.writeHead(200, { 'content-type': 'application/rss+xml' }).end(body);
+      const etag = `"${this.items.length}-${u.search}"`;
+      if (req.headers['if-none-match'] === etag) {
+        res.writeHead(304).end();
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/rss+xml', etag }).end(body);
     });
     await new Promise<void>((r) => this.server!.listen(0, '127.0.0.1', r));
     this.url = `http://127.0.0.1:${(this.server.address() as { port: number }).port}`;

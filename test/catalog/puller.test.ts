@@ -1,5 +1,6 @@
 /** Scheduled pulls against the feed simulator and real Postgres: next-link and offset paging, backfill and real-time, on-demand pulls, private addresses refused. */
 import t from 'tap';
+import http from 'node:http';
 import { FeedHostSim } from '../../lib/sim/feed-host.js';
 import { call } from '../helpers/http.js';
 import { freshSchemaUrl, needServices, startTestService, token } from '../helpers/services.js';
@@ -45,6 +46,12 @@ t.test('feed pulls', async (t) => {
     t.equal(pull.status, 202);
     t.ok(await until(async () => (await count('off')) === 33 && (await idle('off-feed'))));
     t.ok(sim.requests.length <= 2, `real-time run stopped at the first page with nothing new (${sim.requests.length} pages)`);
+    sim.requests.length = 0;
+    const before = (await api('GET', 'global-config/off-feed')).body.status.last_run_at;
+    t.equal((await api('POST', 'global-config/off-feed/pull')).status, 202);
+    t.ok(await until(async () => (await api('GET', 'global-config/off-feed')).body.status.last_run_at !== before && (await idle('off-feed'))));
+    t.equal(sim.requests.length, 1, 'unchanged feed: one conditional request answered 304');
+    t.equal(await count('off'), 33);
     t.equal((await api('POST', 'global-config/nope/pull')).status, 404);
   });
 
@@ -90,4 +97,41 @@ t.test('feed pulls', async (t) => {
     t.ok(await until(async () => ((st = (await call(strict.url, 'GET', '/api/v1/global-config/p-feed', { token: tok })).body.status), !!st?.last_error)));
     t.match(st?.last_error, /private address/);
   });
+});
+
+t.test('a 50 MB pulled feed is ingested with the heap growing by less than 150 MB', async (t) => {
+  if (!(await needServices(t, ['postgres']))) return;
+  const ITEMS = 48_000;
+  const item = (i: number) => `<item><guid>big-${i}</guid><title>Item ${i}</title><description>${'lorem ipsum '.repeat(80)}</description><media:content url="https://cdn.example.com/${i}.m3u8" type="application/x-mpegURL"/></item>\n`;
+  let sent = 0;
+  const server = http.createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/rss+xml' });
+    res.write('<rss xmlns:media="http://search.yahoo.com/mrss/"><channel><title>big</title>');
+    let i = 0;
+    const pump = () => {
+      while (i < ITEMS) {
+        const chunk = item(i++);
+        sent += chunk.length;
+        if (!res.write(chunk)) return void res.once('drain', pump);
+      }
+      res.end('</channel></rss>');
+    };
+    pump();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => new Promise<void>((r) => server.close(() => r())));
+  const service = await startTestService(t, { databaseUrl: await freshSchemaUrl(t), allowPrivateOutbound: true });
+  const jwt = await token(service);
+  (global as { gc?: () => void }).gc?.();
+  const base = process.memoryUsage().heapUsed;
+  let peak = base;
+  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().heapUsed)), 5);
+  await call(service.url, 'POST', '/api/v1/global-config', { token: jwt, json: { brand_name: 'big', feed_name: 'big', feed_uri: `http://127.0.0.1:${(server.address() as { port: number }).port}/feed.rss`, pagination_params: {} } });
+  const done = await until(async () => (await call(service.url, 'GET', '/api/v1/global-config/big', { token: jwt })).body.status?.last_run_at != null, 120_000);
+  clearInterval(sampler);
+  t.ok(done, 'the run finished');
+  t.ok(sent > 50_000_000, `${(sent / 1e6).toFixed(1)} MB served`);
+  t.equal((await call(service.url, 'GET', '/api/v1/catalog?brand_name=big&page_size=1', { token: jwt })).body.total_results, ITEMS);
+  const growth = (peak - base) / 1e6;
+  t.ok(growth < 150, `heap grew by ${growth.toFixed(0)} MB at most`);
 });
