@@ -9,6 +9,8 @@ export class FeedHostSim {
   /** Newest first. */
   items: Array<{ guid: string; title: string }> = [];
   pageSize = 10;
+  /** Milliseconds to hold each answer after the first page (to catch a run mid-way). */
+  delayMs = 0;
   readonly requests: string[] = [];
   url = '';
   private server: http.Server | undefined;
@@ -49,7 +51,10 @@ ${slice.map((i) => `<item><guid>${i.guid}</guid><title>${i.title}</title><media:
         res.writeHead(304).end();
         return;
       }
-      res.writeHead(200, { 'content-type': 'application/rss+xml', etag }).end(body);
+      const first = !u.searchParams.get('page') || u.searchParams.get('page') === '0';
+      const send = () => res.writeHead(200, { 'content-type': 'application/rss+xml', etag }).end(body);
+      if (this.delayMs && !first) setTimeout(send, this.delayMs);
+      else send();
     });
     await new Promise<void>((r) => this.server!.listen(0, '127.0.0.1', r));
     this.url = `http://127.0.0.1:${(this.server.address() as { port: number }).port}`;

@@ -55,6 +55,18 @@ t.test('feed pulls', async (t) => {
     t.equal((await api('POST', 'global-config/nope/pull')).status, 404);
   });
 
+  t.test('the other two combinations: next links in real-time mode, offset/limit in backfill', async (t) => {
+    await api('POST', 'global-config', { brand_name: 'nlrt', feed_name: 'nlrt', feed_uri: `${sim.url}/next.rss?page=0`, pagination_supported: true, pagination_params: { stop_when_caughtup: true } });
+    await api('POST', 'global-config', { brand_name: 'offbf', feed_name: 'offbf', feed_uri: `${sim.url}/offset.rss`, pagination_supported: true, pagination_params: { limit: 12, limit_param: 'limit', offset_param: 'offset', offset_multiplier: 12, stop_when_caughtup: false, update_offset_base: true } });
+    t.ok(await until(async () => (await idle('nlrt')) && (await idle('offbf'))));
+    t.equal(await count('nlrt'), sim.items.length);
+    t.equal(await count('offbf'), sim.items.length);
+    t.match((await api('GET', 'global-config/nlrt')).body.status, { mode: 'realtime' });
+    const offbf = (await api('GET', 'global-config/offbf')).body;
+    t.match(offbf.status, { mode: 'backfill', pages: 3 });
+    t.equal(offbf.pagination_params.offset_base, 36, 'update_offset_base stored the final offset');
+  });
+
   t.test('a run whose instance died resumes from its cursor: nothing lost, nothing twice', async (t) => {
     // The state a kill -9 after page 1 leaves behind: page 1 committed, lease held by a dead owner.
     await api('POST', 'global-config', { brand_name: 'rs', feed_name: 'rs-feed', feed_uri: `${sim.url}/next.rss?page=0`, pagination_supported: true, pull_frequency_sec: 3600, pagination_params: {} });
