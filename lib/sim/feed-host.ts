@@ -5,9 +5,18 @@
  */
 import http from 'node:http';
 
+export interface SimItem {
+  guid: string;
+  title: string;
+  /** The item's own XML (e.g. from a real feed); generated when absent. */
+  xml?: string;
+}
+
 export class FeedHostSim {
   /** Newest first. */
-  items: Array<{ guid: string; title: string }> = [];
+  items: SimItem[] = [];
+  /** Namespace declarations for the channel, when the items come from a real feed. */
+  namespaces = 'xmlns:media="http://search.yahoo.com/mrss/" xmlns:atom="http://www.w3.org/2005/Atom"';
   pageSize = 10;
   /** Milliseconds to hold each answer after the first page (to catch a run mid-way). */
   delayMs = 0;
@@ -19,6 +28,18 @@ export class FeedHostSim {
     for (let i = count; i >= 1; i--) this.items.push({ guid: `item-${i}`, title: `Item ${i}` });
   }
 
+  /** Serves the items of a real RSS document (its <item> elements, in order), paged both ways. */
+  static fromFeed(xml: string): FeedHostSim {
+    const sim = new FeedHostSim(0);
+    const rss = /<rss\b([^>]*)>/.exec(xml)?.[1] ?? '';
+    sim.namespaces = `${rss.replace(/\bversion="[^"]*"/, '')} ${rss.includes('xmlns:atom') ? '' : 'xmlns:atom="http://www.w3.org/2005/Atom"'}`.trim();
+    for (const m of xml.matchAll(/<item\b[\s\S]*?<\/item>/g)) {
+      const guid = /<guid[^>]*>([^<]*)<\/guid>/.exec(m[0])?.[1] ?? /<link>([^<]*)<\/link>/.exec(m[0])?.[1] ?? '';
+      sim.items.push({ guid, title: '', xml: m[0] });
+    }
+    return sim;
+  }
+
   add(n: number): void {
     const top = this.items.length;
     for (let i = 1; i <= n; i++) this.items.unshift({ guid: `item-${top + i}`, title: `Item ${top + i}` });
@@ -28,7 +49,7 @@ export class FeedHostSim {
     this.server = http.createServer((req, res) => {
       const u = new URL(req.url ?? '/', 'http://sim');
       this.requests.push(u.pathname + u.search);
-      let slice: Array<{ guid: string; title: string }>;
+      let slice: SimItem[];
       let next = '';
       if (u.pathname === '/next.rss') {
         const page = Number(u.searchParams.get('page') ?? 0);
@@ -43,8 +64,8 @@ export class FeedHostSim {
         return;
       }
       const body = `<?xml version="1.0" encoding="UTF-8"?>
-<rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/" xmlns:atom="http://www.w3.org/2005/Atom"><channel><title>sim</title>${next}
-${slice.map((i) => `<item><guid>${i.guid}</guid><title>${i.title}</title><media:content url="https://cdn.example.com/${i.guid}/master.m3u8" type="application/x-mpegURL"/></item>`).join('\n')}
+<rss version="2.0" ${this.namespaces}><channel><title>sim</title>${next}
+${slice.map((i) => i.xml ?? `<item><guid>${i.guid}</guid><title>${i.title}</title><media:content url="https://cdn.example.com/${i.guid}/master.m3u8" type="application/x-mpegURL"/></item>`).join('\n')}
 </channel></rss>`;
       const etag = `"${this.items.length}-${u.search}"`;
       if (req.headers['if-none-match'] === etag) {

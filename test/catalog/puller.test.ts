@@ -2,6 +2,7 @@
 import t from 'tap';
 import http from 'node:http';
 import { FeedHostSim } from '../../lib/sim/feed-host.js';
+import { fixture } from '../helpers/fixtures.js';
 import { call } from '../helpers/http.js';
 import { freshSchemaUrl, needServices, startTestService, token } from '../helpers/services.js';
 
@@ -146,4 +147,17 @@ t.test('a 50 MB pulled feed is ingested with the heap growing by less than 150 M
   t.equal((await call(service.url, 'GET', '/api/v1/catalog?brand_name=big&page_size=1', { token: jwt })).body.total_results, ITEMS);
   const growth = (peak - base) / 1e6;
   t.ok(growth < 150, `heap grew by ${growth.toFixed(0)} MB at most`);
+});
+
+t.test('a real feed (the Guardian fixture, 55 items) served paged both ways', async (t) => {
+  if (!(await needServices(t, ['postgres']))) return;
+  const sim = await FeedHostSim.fromFeed(fixture('mrss/rss-parser/guardian.rss')).start();
+  t.teardown(() => sim.stop());
+  t.equal(sim.items.length, 55);
+  const service = await startTestService(t, { databaseUrl: await freshSchemaUrl(t), allowPrivateOutbound: true });
+  const jwt = await token(service);
+  await call(service.url, 'POST', '/api/v1/global-config', { token: jwt, json: { brand_name: 'gn', feed_name: 'gn', feed_uri: `${sim.url}/next.rss?page=0`, pagination_supported: true, pagination_params: {} } });
+  await call(service.url, 'POST', '/api/v1/global-config', { token: jwt, json: { brand_name: 'go', feed_name: 'go', feed_uri: `${sim.url}/offset.rss`, pagination_supported: true, pagination_params: { limit: 20, limit_param: 'limit', offset_param: 'offset' } } });
+  const total = async (b: string) => (await call(service.url, 'GET', `/api/v1/catalog?brand_name=${b}&page_size=1`, { token: jwt })).body.total_results;
+  t.ok(await until(async () => (await total('gn')) === 55 && (await total('go')) === 55, 15_000), 'both ways: all 55 items');
 });
