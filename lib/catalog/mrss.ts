@@ -1,6 +1,6 @@
 /**
  * The one streaming Media RSS reader for push and pull (saxes; xmldom stays for VAST/VMAP).
- * RSS 2.0 items and Atom entries; Media RSS 1.5.1 precedence media:content > media:group > item;
+ * RSS 2.0 items and Atom entries; Media RSS 1.5.1 precedence media:content > media:group > item > channel;
  * cue points from dfpvideo:cuepoints (seconds), jwplayer:cuepoints (HH:MM:SS.xx) and
  * ad:cuepoints (ms). Namespace prefixes are matched by name, so undeclared prefixes are tolerated.
  * A DOCTYPE, malformed XML or a cap exceeded is an MrssError: nothing of the feed is used.
@@ -90,10 +90,30 @@ function cuePoints(name: string, text: string): number[] {
     .filter((v): v is number => v !== undefined && Number.isFinite(v) && v >= 0);
 }
 
-function finish(d: Draft): CatalogItem | undefined {
+/** Channel-level Media RSS elements: the last fallback of every item (Media RSS 1.5.1 precedence). */
+interface ChannelDefaults {
+  renditions: Rendition[];
+  thumbnails: string[];
+}
+
+function rendition(a: Record<string, string>): Rendition {
+  const url = a['url']!;
+  const r: Rendition = { url, type: a['type'] ?? '', kind: kindOf(url, a['type'] ?? '') };
+  const bitrate = num(a['bitrate']);
+  const width = num(a['width']);
+  const height = num(a['height']);
+  const duration = num(a['duration']);
+  if (bitrate !== undefined) r.bitrate = bitrate;
+  if (width !== undefined) r.width = width;
+  if (height !== undefined) r.height = height;
+  if (duration !== undefined) r.duration = duration;
+  return r;
+}
+
+function finish(d: Draft, channel: ChannelDefaults): CatalogItem | undefined {
   const guid = (d.guid ?? d.contentId ?? d.link ?? '').trim();
   if (!guid) return undefined;
-  const renditions = d.renditions.length ? d.renditions : d.groupRenditions;
+  const renditions = d.renditions.length ? d.renditions : d.groupRenditions.length ? d.groupRenditions : channel.renditions;
   const duration = d.duration ?? renditions.find((r) => r.duration !== undefined)?.duration ?? null;
   const item: Omit<CatalogItem, 'content_hash'> = {
     guid: guid.slice(0, 512),
@@ -102,7 +122,7 @@ function finish(d: Draft): CatalogItem | undefined {
     published: d.published ?? null,
     duration,
     renditions,
-    thumbnails: [...new Set(d.thumbnails)],
+    thumbnails: [...new Set(d.thumbnails.length ? d.thumbnails : channel.thumbnails)],
     cue_points: [...new Set(d.cuePoints)].sort((a, b) => a - b),
     extras: d.extras,
   };
@@ -122,6 +142,7 @@ export class MrssReader {
   private failure: Error | undefined;
   private started = false;
   private sawRoot = false;
+  private readonly channel: ChannelDefaults = { renditions: [], thumbnails: [] };
 
   constructor(
     private readonly onItem: (item: CatalogItem) => void,
@@ -188,21 +209,14 @@ export class MrssReader {
         if (++this.itemCount > this.limits.maxItems) return this.fail(`more than ${this.limits.maxItems} items`);
         this.draft = { renditions: [], groupRenditions: [], thumbnails: [], cuePoints: [], extras: {}, chars: 0 };
       } else if (name === 'link' && a['rel'] === 'next' && a['href']) this.nextLink = a['href'];
+      else if (name === 'content' && prefix(tag.name) === 'media' && a['url']) this.channel.renditions.push(rendition(a));
+      else if (name === 'thumbnail' && a['url']) this.channel.thumbnails.push(a['url']);
       return;
     }
     const d = this.draft;
     if (name === 'content' && prefix(tag.name) === 'media' && a['url']) {
       const inGroup = this.stack.some((s) => local(s) === 'group');
-      const r: Rendition = { url: a['url'], type: a['type'] ?? '', kind: kindOf(a['url'], a['type'] ?? '') };
-      const bitrate = num(a['bitrate']);
-      const width = num(a['width']);
-      const height = num(a['height']);
-      const duration = num(a['duration']);
-      if (bitrate !== undefined) r.bitrate = bitrate;
-      if (width !== undefined) r.width = width;
-      if (height !== undefined) r.height = height;
-      if (duration !== undefined) r.duration = duration;
-      (inGroup ? d.groupRenditions : d.renditions).push(r);
+      (inGroup ? d.groupRenditions : d.renditions).push(rendition(a));
     } else if (name === 'thumbnail' && a['url']) d.thumbnails.push(a['url']);
     else if (name === 'link' && a['href'] && (!a['rel'] || a['rel'] === 'alternate')) d.link ??= a['href'];
   }
@@ -217,7 +231,7 @@ export class MrssReader {
     if (!d) return;
     if (name === 'item' || name === 'entry') {
       this.draft = undefined;
-      const item = finish(d);
+      const item = finish(d, this.channel);
       if (item) this.onItem(item);
       else this.skipped++;
       return;

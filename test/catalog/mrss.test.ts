@@ -53,6 +53,15 @@ t.test('vendor cue points, guid fallbacks, undeclared prefixes, BOM', async (t) 
   t.same(items[1]!.renditions.map((r) => r.kind), ['dash', 'mp4']);
 });
 
+t.test('channel-level media elements are the last fallback', async (t) => {
+  const { items } = parseMrss(`<rss xmlns:media="http://search.yahoo.com/mrss/"><channel><media:thumbnail url="https://img.example.com/ch.jpg"/><media:content url="https://cdn.example.com/ch.m3u8"/>
+<item><guid>a</guid></item><item><guid>b</guid><media:thumbnail url="https://img.example.com/b.jpg"/><media:group><media:content url="https://cdn.example.com/b.mpd"/></media:group></item></channel></rss>`);
+  t.same(items[0]!.thumbnails, ['https://img.example.com/ch.jpg']);
+  t.same(items[0]!.renditions.map((r) => r.url), ['https://cdn.example.com/ch.m3u8']);
+  t.same(items[1]!.thumbnails, ['https://img.example.com/b.jpg']);
+  t.same(items[1]!.renditions.map((r) => r.kind), ['dash']);
+});
+
 t.test('hostile and malformed input is rejected cleanly', async (t) => {
   t.throws(() => parseMrss('<?xml version="1.0"?><!DOCTYPE rss [<!ENTITY x "y">]><rss><channel><item><guid>&x;</guid></item></channel></rss>'), MrssError);
   t.throws(() => parseMrss('<rss><channel><item><guid>a</guid></channel>'), MrssError);
