@@ -1,19 +1,13 @@
 /** Brand-recognition management endpoints (spec "Brand recognition"; DESIGN.md §3). */
 import type { Route } from '../http/router.js';
-import { badRequest, notFound } from '../http/problem.js';
-import { bodyValidator, queryValidator } from '../http/validate.js';
+import { notFound } from '../http/problem.js';
+import { bodyValidator, idParam, queryValidator } from '../http/validate.js';
 import { brandListQuery, brandRule, brandRuleInput, resolveInput } from './schema.js';
 import type { BrandRepo, BrandRuleInput } from './repo.js';
 import type { BrandCache } from './cache.js';
 import type { MatchInput } from './matcher.js';
 
 const BASE = '/api/v1/brand-recognition';
-const MAX_ID = 2 ** 31 - 1;
-
-function ruleId(raw: string | undefined): number {
-  if (!raw || !/^\d{1,10}$/.test(raw) || Number(raw) < 1 || Number(raw) > MAX_ID) throw badRequest('the id must be a positive integer');
-  return Number(raw);
-}
 
 export function brandRoutes(repo: BrandRepo, cache: BrandCache): Route[] {
   const validateInput = bodyValidator<BrandRuleInput>(brandRuleInput);
@@ -51,7 +45,7 @@ export function brandRoutes(repo: BrandRepo, cache: BrandCache): Route[] {
       pattern: `${BASE}/:id`,
       summary: 'Show one brand-recognition rule',
       schema: { response: brandRule },
-      handler: async (req) => ({ json: await repo.get(ruleId(req.params['id'])) }),
+      handler: async (req) => ({ json: await repo.get(idParam(req.params['id'])) }),
     },
     {
       method: 'PUT',
@@ -60,7 +54,7 @@ export function brandRoutes(repo: BrandRepo, cache: BrandCache): Route[] {
       summary: 'Replace a brand-recognition rule',
       schema: { body: brandRuleInput, response: brandRule },
       handler: async (req, body) => {
-        const id = ruleId(req.params['id']);
+        const id = idParam(req.params['id']);
         const input = validateInput(body);
         const rule = await repo.update(id, input);
         await cache.changed();
@@ -73,7 +67,7 @@ export function brandRoutes(repo: BrandRepo, cache: BrandCache): Route[] {
       summary: 'Delete a brand-recognition rule; answers the deleted rule',
       schema: { response: brandRule },
       handler: async (req) => {
-        const rule = await repo.remove(ruleId(req.params['id']));
+        const rule = await repo.remove(idParam(req.params['id']));
         await cache.changed();
         return { json: rule };
       },

@@ -42,3 +42,9 @@ export function queryValidator<T>(schema: JsonSchema): (query: URLSearchParams) 
     return check<T>(fn, obj);
   };
 }
+
+/** A path id: a positive integer that fits a Postgres `integer`; anything else is 400. */
+export function idParam(raw: string | undefined): number {
+  if (!raw || !/^\d{1,10}$/.test(raw) || Number(raw) < 1 || Number(raw) > 2 ** 31 - 1) throw validationFailed([{ path: '/id', message: 'must be a positive integer' }]);
+  return Number(raw);
+}

@@ -1,18 +1,13 @@
 /** Squeeze configuration endpoints (spec "Squeeze configuration and ad-break operations", configuration rows). */
 import type { Route } from '../http/router.js';
 import { badRequest } from '../http/problem.js';
-import { bodyValidator, queryValidator } from '../http/validate.js';
+import { bodyValidator, idParam, queryValidator } from '../http/validate.js';
 import { brandConfigInput, eventConfigInput, eventConfigQuery } from './schema.js';
 import type { BrandConfigInput, EventConfigInput, SqueezeConfigRepo } from './config-repo.js';
 import type { EventConfigCache } from './event-cache.js';
 
 const BRAND = '/api/v1/squeeze-brand-config';
 const EVENT = '/api/v1/squeeze-event-config';
-
-function numericId(raw: string | undefined): number {
-  if (!raw || !/^\d{1,10}$/.test(raw) || Number(raw) < 1 || Number(raw) > 2 ** 31 - 1) throw badRequest('the id must be a positive integer');
-  return Number(raw);
-}
 
 export function squeezeConfigRoutes(repo: SqueezeConfigRepo, events: EventConfigCache): Route[] {
   const validateBrand = bodyValidator<BrandConfigInput>(brandConfigInput);
@@ -62,7 +57,7 @@ export function squeezeConfigRoutes(repo: SqueezeConfigRepo, events: EventConfig
       method: 'GET',
       pattern: `${EVENT}/:id`,
       summary: 'The effective (brand-merged) event config by id',
-      handler: async (req) => ({ json: await repo.getEvent(numericId(req.params['id'])) }),
+      handler: async (req) => ({ json: await repo.getEvent(idParam(req.params['id'])) }),
     },
   ];
 }
