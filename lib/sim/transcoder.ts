@@ -1,0 +1,232 @@
+/**
+ * A simulated squeezeback transcoder for tests and the demo (DESIGN.md §6, Transcoder contract).
+ * `POST /v3/squeeze` validates the job the way a strict real service would (so a client bug fails
+ * here, not in production) and answers `{output_uri}`; `GET /out/<output_key>.ts` serves a few
+ * bytes of MPEG-TS for keys it has produced. Switchable failure modes.
+ */
+import http from 'node:http';
+
+export type TranscoderMode = 'ok' | 'error' | 'slow' | 'flaky';
+
+export interface TranscoderSimOptions {
+  port?: number;
+  mode?: TranscoderMode;
+  delayMs?: number;
+  slowMs?: number;
+}
+
+export interface SqueezeJob {
+  content_uri: string;
+  ad_uri: string;
+  background_uri?: string;
+  layout: 'dualbox' | 'lbar';
+  sqz_ratios?: unknown;
+  positions?: unknown;
+  animation?: { phase: 'in' | 'hold' | 'out'; in_sec?: number; out_sec?: number };
+  frames?: unknown;
+  ad_offset_sec?: number;
+  duration_sec?: number;
+  id3?: { owner: string; value: string };
+  output_key: string;
+}
+
+interface FieldError {
+  path: string;
+  message: string;
+}
+
+const MAX_BODY = 1024 * 1024;
+/** One MPEG-TS packet: sync byte, a null-PID header, stuffing. */
+const TS_PACKET = Buffer.concat([Buffer.from([0x47, 0x1f, 0xff, 0x10]), Buffer.alloc(184, 0xff)]);
+
+function isHttpUrl(v: unknown): boolean {
+  if (typeof v !== 'string') return false;
+  try {
+    const u = new URL(v);
+    return u.protocol === 'http:' || u.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+const isNonNegative = (v: unknown) => typeof v === 'number' && Number.isFinite(v) && v >= 0;
+
+/** Field errors of a squeeze job; empty when it is acceptable. */
+export function validateSqueezeJob(body: unknown): FieldError[] {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return [{ path: '', message: 'must be a JSON object' }];
+  const j = body as Record<string, unknown>;
+  const errors: FieldError[] = [];
+  for (const f of ['content_uri', 'ad_uri'] as const) {
+    if (j[f] === undefined) errors.push({ path: f, message: 'is required' });
+    else if (!isHttpUrl(j[f])) errors.push({ path: f, message: 'must be an http(s) URL' });
+  }
+  if (j['background_uri'] !== undefined && j['background_uri'] !== null && !isHttpUrl(j['background_uri'])) errors.push({ path: 'background_uri', message: 'must be an http(s) URL' });
+  if (j['layout'] === undefined) errors.push({ path: 'layout', message: 'is required' });
+  else if (j['layout'] !== 'dualbox' && j['layout'] !== 'lbar') errors.push({ path: 'layout', message: 'must be dualbox or lbar' });
+  const key = j['output_key'];
+  if (key === undefined) errors.push({ path: 'output_key', message: 'is required' });
+  // eslint-disable-next-line no-control-regex
+  else if (typeof key !== 'string' || key.length === 0 || key.length > 1024 || /[\u0000-\u001f\u007f]/.test(key)) errors.push({ path: 'output_key', message: 'must be a non-empty string without control characters' });
+  for (const f of ['ad_offset_sec', 'duration_sec'] as const) if (j[f] !== undefined && !isNonNegative(j[f])) errors.push({ path: f, message: 'must be a non-negative number' });
+  const a = j['animation'];
+  if (a !== undefined) {
+    if (typeof a !== 'object' || a === null) errors.push({ path: 'animation', message: 'must be an object' });
+    else {
+      const anim = a as Record<string, unknown>;
+      if (anim['phase'] !== 'in' && anim['phase'] !== 'hold' && anim['phase'] !== 'out') errors.push({ path: 'animation.phase', message: 'must be in, hold or out' });
+      for (const f of ['in_sec', 'out_sec']) if (anim[f] !== undefined && !isNonNegative(anim[f])) errors.push({ path: `animation.${f}`, message: 'must be a non-negative number' });
+    }
+  }
+  const id3 = j['id3'];
+  if (id3 !== undefined) {
+    const o = id3 as Record<string, unknown> | null;
+    if (typeof o !== 'object' || o === null || typeof o['owner'] !== 'string' || !o['owner'] || typeof o['value'] !== 'string') errors.push({ path: 'id3', message: 'must be {owner, value} strings' });
+  }
+  return errors;
+}
+
+/** `a/b c` → `a/b%20c`: path segments encoded, slashes kept. */
+const keyPath = (key: string) => key.split('/').map(encodeURIComponent).join('/');
+
+export class TranscoderSim {
+  mode: TranscoderMode;
+  /** Delay before an ok answer. */
+  delayMs: number;
+  /** Delay in 'slow' mode. */
+  slowMs: number;
+  /** Every accepted (valid) job body, in arrival order, whatever the mode answered. */
+  readonly jobs: SqueezeJob[] = [];
+  /** Calls per output_key. */
+  readonly jobsByKey = new Map<string, number>();
+  port = 0;
+  url = '';
+  private readonly produced = new Set<string>();
+  private server: http.Server | undefined;
+  private readonly timers = new Set<NodeJS.Timeout>();
+
+  constructor(private readonly opts: TranscoderSimOptions = {}) {
+    this.mode = opts.mode ?? 'ok';
+    this.delayMs = opts.delayMs ?? 0;
+    this.slowMs = opts.slowMs ?? 10_000;
+  }
+
+  outputUri(key: string): string {
+    return `${this.url}/out/${keyPath(key)}.ts`;
+  }
+
+  async start(): Promise<this> {
+    this.server = http.createServer((req, res) => this.handle(req, res));
+    await new Promise<void>((resolve, reject) => {
+      this.server!.once('error', reject);
+      this.server!.listen(this.opts.port ?? 0, '127.0.0.1', () => resolve());
+    });
+    this.port = (this.server.address() as { port: number }).port;
+    this.url = `http://127.0.0.1:${this.port}`;
+    return this;
+  }
+
+  stop(): Promise<void> {
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    const server = this.server;
+    this.server = undefined;
+    if (!server) return Promise.resolve();
+    return new Promise((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  }
+
+  private later(res: http.ServerResponse, ms: number, fn: () => void): void {
+    if (ms <= 0) return fn();
+    const t = setTimeout(() => {
+      this.timers.delete(t);
+      fn();
+    }, ms);
+    this.timers.add(t);
+    res.on('close', () => {
+      clearTimeout(t);
+      this.timers.delete(t);
+    });
+  }
+
+  private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const u = new URL(req.url ?? '/', 'http://sim');
+    const json = (status: number, body: unknown, type = 'application/json') => {
+      if (!res.headersSent && !res.destroyed) res.writeHead(status, { 'content-type': type }).end(JSON.stringify(body));
+    };
+    const problem = (status: number, title: string, detail?: string, errors?: FieldError[]) => json(status, { type: 'about:blank', title, status, detail, errors }, 'application/problem+json');
+
+    if (u.pathname.startsWith('/out/') && u.pathname.endsWith('.ts')) {
+      req.resume();
+      if (req.method !== 'GET' && req.method !== 'HEAD') return problem(405, 'Method Not Allowed');
+      let key: string | undefined;
+      try {
+        key = u.pathname.slice('/out/'.length, -'.ts'.length).split('/').map(decodeURIComponent).join('/');
+      } catch {
+        key = undefined;
+      }
+      if (key === undefined || !this.produced.has(key)) return problem(404, 'Not Found', 'no such output');
+      res.writeHead(200, { 'content-type': 'video/mp2t', 'content-length': TS_PACKET.length }).end(req.method === 'HEAD' ? undefined : TS_PACKET);
+      return;
+    }
+    if (u.pathname !== '/v3/squeeze') {
+      req.resume();
+      return problem(404, 'Not Found');
+    }
+    if (req.method !== 'POST') {
+      req.resume();
+      res.setHeader('allow', 'POST');
+      return problem(405, 'Method Not Allowed');
+    }
+    const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    if (type !== 'application/json') {
+      req.resume();
+      return problem(415, 'Unsupported Media Type', 'the body must be application/json');
+    }
+    if (Number(req.headers['content-length'] ?? 0) > MAX_BODY) {
+      res.setHeader('connection', 'close');
+      return problem(413, 'Content Too Large', `the body is limited to ${MAX_BODY} bytes`);
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = false;
+    req.on('data', (c: Buffer) => {
+      if (tooLarge) return;
+      size += c.length;
+      if (size > MAX_BODY) {
+        tooLarge = true;
+        res.setHeader('connection', 'close');
+        problem(413, 'Content Too Large', `the body is limited to ${MAX_BODY} bytes`);
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('error', () => res.destroy());
+    req.on('end', () => {
+      if (tooLarge) return;
+      let body: unknown;
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch {
+        return problem(400, 'Bad Request', 'the body is not valid JSON');
+      }
+      const errors = validateSqueezeJob(body);
+      if (errors.length) return problem(400, 'Bad Request', 'the squeeze job is invalid', errors);
+      this.answer(body as SqueezeJob, res, json, problem);
+    });
+  }
+
+  private answer(job: SqueezeJob, res: http.ServerResponse, json: (status: number, body: unknown) => void, problem: (status: number, title: string, detail?: string) => void): void {
+    const calls = (this.jobsByKey.get(job.output_key) ?? 0) + 1;
+    this.jobsByKey.set(job.output_key, calls);
+    this.jobs.push(job);
+    const ok = () => {
+      this.produced.add(job.output_key);
+      json(200, { output_uri: this.outputUri(job.output_key) });
+    };
+    if (this.mode === 'error') return problem(500, 'Internal Server Error', 'the transcoder is broken');
+    if (this.mode === 'flaky' && calls % 2 === 1) return problem(503, 'Service Unavailable', 'try again');
+    this.later(res, this.mode === 'slow' ? this.slowMs : this.delayMs, ok);
+  }
+}
