@@ -29,6 +29,9 @@ export const configSchema = {
     streamIdleSec: { type: 'integer', minimum: 5, maximum: 86400 },
     shutdownGraceMs: { type: 'integer', minimum: 0, maximum: 60000 },
     allowUwsFallback: { type: 'boolean' },
+    breakLeaseMs: { type: 'integer', minimum: 500, maximum: 600000 },
+    breakTickMs: { type: 'integer', minimum: 50, maximum: 60000 },
+    breakRetentionSec: { type: 'integer', minimum: 0, maximum: 86400 },
   },
   $defs: {
     // A base URL: scheme and host, optional port and path, no query or fragment.
@@ -62,6 +65,9 @@ export interface Config {
   streamIdleSec: number;
   shutdownGraceMs: number;
   allowUwsFallback: boolean;
+  breakLeaseMs: number;
+  breakTickMs: number;
+  breakRetentionSec: number;
 }
 
 /** Environment variable → config key. Every one is optional. */
@@ -91,4 +97,7 @@ export const envNames: Record<string, keyof Config> = {
   STREAM_IDLE_SEC: 'streamIdleSec',
   SHUTDOWN_GRACE_MS: 'shutdownGraceMs',
   UWS_ALLOW_FALLBACK: 'allowUwsFallback',
+  BREAK_LEASE_MS: 'breakLeaseMs',
+  BREAK_TICK_MS: 'breakTickMs',
+  BREAK_RETENTION_SEC: 'breakRetentionSec',
 };

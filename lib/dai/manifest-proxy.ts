@@ -2,8 +2,8 @@
  * `GET|HEAD /dai/manifest/*` (spec "DAI proxy: manifests"; DESIGN.md §4). The path maps to the
  * DAI host; the stream is registered without the response waiting; the upstream body is rewritten
  * line by line as it arrives, or, with a live window, trimmed then rewritten in one pass over the
- * held playlist; concurrent requests for one upstream URL share one fetch. (Break substitution,
- * lib/hls/breaks.ts, is wired in with the squeeze-break work.)
+ * held playlist; concurrent requests for one upstream URL share one fetch. A squeeze break of the
+ * event (lib/squeeze/break-board.ts, from memory) is applied last, as DESIGN.md §4 orders it.
  */
 import type { HttpRequest, HttpResponse, TemplatedApp } from '../http/uws.js';
 import { Exchange, statusLine } from '../http/exchange.js';
@@ -18,6 +18,7 @@ import { Upstream, UpstreamError } from './upstream.js';
 import { ManifestCache, type Rendered } from './manifest-cache.js';
 import type { EventSettings, EventSettingsSource } from './event-settings.js';
 import type { StreamRegistry } from './streams.js';
+import type { BreakSource } from './break-source.js';
 
 export interface ManifestProxyOptions {
   daiHost: string;
@@ -31,6 +32,8 @@ export interface ManifestProxyDeps {
   cache: ManifestCache;
   events: EventSettingsSource;
   streams: StreamRegistry;
+  /** Squeeze breaks applied to media playlists of an event's streams (none: plain pass-through). */
+  breaks?: BreakSource;
   metrics: Registry;
   log: Logger;
   inFlight: { count: number };
@@ -112,7 +115,7 @@ export class ManifestProxy {
       this.deps.streams.touch(touch);
     }
     const upstreamPath = query ? `${target.path}?${query}` : target.path;
-    const key = `${this.deps.events.generation}|${upstreamPath}`;
+    const key = `${this.deps.events.generation}|${this.deps.breaks?.generation ?? 0}|${upstreamPath}`;
     const hit = this.deps.cache.fresh(key);
     if (hit) {
       // Fast lane: answered inside this uWS callback, so no onAborted, cork or promise is needed.
@@ -193,6 +196,11 @@ export class ManifestProxy {
     }
     text = trim ? trimThenRewrite(Buffer.concat(chunks).toString('utf8'), hls, trim) : text + hls.end();
     if (!hls.valid) throw new UpstreamError('failed', 'the DAI host answered something that is not a playlist (#EXTM3U missing)');
+    if (hls.kind === 'media' && settings.eventId !== undefined && this.deps.breaks) {
+      // Content segments were rewritten to the content origin; DAI ad segments keep their own host.
+      const contentPrefix = `${rules.contentOrigin}/`;
+      text = this.deps.breaks.apply(text, settings.eventId, target.streamId, (uri) => uri.startsWith(contentPrefix)) ?? text;
+    }
     const td = targetDurationOf(text);
     if (hls.kind !== 'media') {
       return { status: 200, headers: { 'Content-Type': HLS_TYPE, 'Cache-Control': 'public, max-age=2' }, body: Buffer.from(text), freshMs: MASTER_FRESH_MS, staleMs: 2 * td * 1000 };

@@ -17,14 +17,18 @@ const ASYMMETRIC = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256
 
 /** The HS256 secret: JWT_SECRET, else one generated under DATA_DIR on first start (mode 0600). */
 export function resolveJwtSecret(config: Config): string {
-  if (config.jwtSecret) return config.jwtSecret;
-  const file = path.join(config.dataDir, 'jwt-secret');
+  return config.jwtSecret || persistentSecret(config.dataDir, 'jwt-secret');
+}
+
+/** A random secret kept in DATA_DIR/<name>, created on first use; instances sharing DATA_DIR share it. */
+export function persistentSecret(dataDir: string, name: string): string {
+  const file = path.join(dataDir, name);
   try {
     return readFileSync(file, 'utf8').trim();
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
-  mkdirSync(config.dataDir, { recursive: true, mode: 0o755 });
+  mkdirSync(dataDir, { recursive: true, mode: 0o755 });
   const secret = randomBytes(48).toString('base64url');
   try {
     writeFileSync(file, secret + '\n', { mode: 0o600, flag: 'wx' });

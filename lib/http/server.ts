@@ -3,6 +3,7 @@
  * behind the thin router; health, readiness and metrics; graceful shutdown.
  */
 import { readFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { loadUws, type TemplatedApp, type us_listen_socket, type HttpResponse } from './uws.js';
 import { Exchange } from './exchange.js';
@@ -35,6 +36,18 @@ import { EventConfigCache } from '../squeeze/event-cache.js';
 import { squeezeConfigRoutes } from '../squeeze/routes.js';
 import { ConfiguredAdRepo } from '../squeeze/ads-repo.js';
 import { configuredAdRoutes } from '../squeeze/ads-routes.js';
+import { OutboundClient } from './outbound-client.js';
+import { persistentSecret } from './auth.js';
+import { BreakRepo } from '../squeeze/break-repo.js';
+import { BreakBoard } from '../squeeze/break-board.js';
+import { AdDecider } from '../squeeze/break-decide.js';
+import { BreakService } from '../squeeze/break-service.js';
+import { breakRoutes } from '../squeeze/break-routes.js';
+import { BreakWorker } from '../squeeze/break-worker.js';
+import { TranscoderClient } from '../squeeze/transcoder.js';
+import { PlayerEndpoints } from '../squeeze/player-endpoints.js';
+import { BeaconForwarder } from '../ads/beacon-forwarder.js';
+import { resolveAds } from '../ads/resolve.js';
 
 export interface Service {
   config: Config;
@@ -47,6 +60,9 @@ export interface Service {
   streams: StreamRegistry;
   manifestCache: ManifestCache;
   puller: FeedPuller;
+  breaks: BreakBoard;
+  breakWorker: BreakWorker;
+  beacons: BeaconForwarder;
   close(): Promise<void>;
 }
 
@@ -86,16 +102,42 @@ export async function startService(config: Config, log: Logger, parts: ServicePa
   const catalog = new CatalogRepo(stores.sql);
   const feedAgent = guardedAgent(config.allowPrivateOutbound, { timeoutMs: 30_000, maxResponseSize: 200 * 1024 * 1024 });
   const puller = new FeedPuller(stores.sql, catalog, log, { allowPrivateOutbound: config.allowPrivateOutbound, agent: feedAgent });
+  // Outbound calls of the break machinery: configured collaborators are trusted, the rest guarded.
+  const outbound = new OutboundClient({ allowPrivate: config.allowPrivateOutbound, trusted: [config.daiHost, config.contentOrigin, config.adServerUrl, config.transcoderUrl], timeoutMs: 30_000 });
+  const fetchText = (url: string, signal: AbortSignal) => outbound.text(url, signal);
+  const breakRepo = new BreakRepo(stores.sql);
+  const board = new BreakBoard(breakRepo, stores.state, log, metrics, config.breakRetentionSec * 1000);
+  const decider = new AdDecider({
+    configuredAds: async (eventId) => (await new ConfiguredAdRepo(stores.sql).list({ event_id: eventId, page: 0, page_size: 500 })).results,
+    resolve: (url) => resolveAds({ url }, fetchText, { log }),
+    log,
+  });
+  const breakService = new BreakService({ repo: breakRepo, config: squeezeConfig, decider, streams, board, fetchText, adServerUrl: config.adServerUrl, log });
+  const transcoder = new TranscoderClient(config.transcoderUrl, outbound);
+  const owner = `${process.pid}-${randomUUID().slice(0, 8)}`;
+  const breakWorker = new BreakWorker({ repo: breakRepo, board, transcoder, fetchText, log, metrics }, { owner, leaseMs: config.breakLeaseMs, tickMs: config.breakTickMs });
+  const beaconTtlMs = 24 * 3600 * 1000;
+  const beacons = new BeaconForwarder({
+    claim: (key) => stores.state.setIfAbsent(key, '1', beaconTtlMs),
+    allowPrivate: config.allowPrivateOutbound,
+    trustedHosts: config.adServerUrl ? [new URL(config.adServerUrl).host] : [],
+    dedupTtlMs: beaconTtlMs,
+    metrics,
+    log,
+  });
   let app: TemplatedApp | undefined;
   let listenSocket: us_listen_socket | undefined;
+  let baseUrl = config.publicBaseUrl;
   try {
     await brands.start();
     await eventConfigs.start();
+    await board.start();
     const inFlight = { count: 0 };
     const router = new Router({ log, metrics, bodyLimit: config.bodyLimitBytes, authenticate: createAuthenticator(config), inFlight });
     for (const route of brandRoutes(new BrandRepo(stores.sql), brands)) router.add(route);
     for (const route of squeezeConfigRoutes(squeezeConfig, eventConfigs)) router.add(route);
     for (const route of configuredAdRoutes(new ConfiguredAdRepo(stores.sql))) router.add(route);
+    for (const route of breakRoutes(breakService)) router.add(route);
     for (const route of streamRoutes(streams)) router.add(route);
     for (const route of catalogRoutes(catalog)) router.add(route);
     for (const route of feedConfigRoutes(new FeedConfigRepo(stores.sql), () => void puller.tick())) router.add(route);
@@ -119,8 +161,9 @@ export async function startService(config: Config, log: Logger, parts: ServicePa
     router.mount(app, '/mrssfeed');
     new ManifestProxy(
       { daiHost: config.daiHost, publicBaseUrl: config.publicBaseUrl, contentOrigin: config.contentOrigin, accessLogSampleRate: config.accessLogSampleRate },
-      { upstream, cache: manifestCache, events: parts.events ?? eventConfigs, streams, metrics, log, inFlight },
+      { upstream, cache: manifestCache, events: parts.events ?? eventConfigs, streams, breaks: board, metrics, log, inFlight },
     ).mount(app);
+    new PlayerEndpoints({ board, streams, forwarder: beacons, beaconSecret: config.beaconSecret || persistentSecret(config.dataDir, 'beacon-secret'), publicBaseUrl: () => baseUrl, metrics, log }).mount(app);
     new AdProxy(parts.events ?? eventConfigs, streams, metrics, log).mount(app);
     app.any('/*', (res, req) => sendProblem(res, notFound(`no route for ${req.getUrl()}`), req.getMethod() === 'head'));
 
@@ -128,7 +171,11 @@ export async function startService(config: Config, log: Logger, parts: ServicePa
       app!.listen(config.host, config.port, (s) => (s ? resolve(s) : reject(new Error(`cannot listen on ${config.host}:${config.port} (in use or not permitted)`)))),
     );
     const port = uws.us_socket_local_port(listenSocket);
+    const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+    // Listening on port 0 (tests): the derived base URL names the port actually bound.
+    if (new URL(baseUrl).port === '0') baseUrl = url;
     puller.start();
+    breakWorker.start();
     log.info({ host: config.host, port, database: config.databaseUrl ? 'external' : 'embedded', state: stores.state.kind }, 'listening');
 
     const service: Service = {
@@ -137,11 +184,14 @@ export async function startService(config: Config, log: Logger, parts: ServicePa
       stores,
       metrics,
       port,
-      url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
+      url,
       brands,
       streams,
       manifestCache,
       puller,
+      breaks: board,
+      breakWorker,
+      beacons,
       close: async () => {
         if (shuttingDown) return;
         shuttingDown = true;
@@ -150,6 +200,10 @@ export async function startService(config: Config, log: Logger, parts: ServicePa
         while (inFlight.count > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
         if (inFlight.count > 0) log.warn({ inFlight: inFlight.count }, 'shutdown grace elapsed with requests in flight');
         await puller.stop();
+        await breakWorker.stop();
+        await beacons.close();
+        await board.stop();
+        await outbound.close();
         await feedAgent.close();
         await brands.stop();
         await eventConfigs.stop();
@@ -164,6 +218,10 @@ export async function startService(config: Config, log: Logger, parts: ServicePa
   } catch (err) {
     if (listenSocket) uws.us_listen_socket_close(listenSocket);
     await puller.stop().catch(() => undefined);
+    await breakWorker.stop().catch(() => undefined);
+    await beacons.close().catch(() => undefined);
+    await board.stop().catch(() => undefined);
+    await outbound.close().catch(() => undefined);
     await brands.stop().catch(() => undefined);
     await eventConfigs.stop().catch(() => undefined);
     await streams.close().catch(() => undefined);

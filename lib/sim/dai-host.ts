@@ -79,12 +79,16 @@ export class DaiHostSim {
     if (!path.endsWith('.m3u8')) return undefined;
     const dir = path.slice(0, path.lastIndexOf('/'));
     if (path.endsWith('/master.m3u8')) return masterPlaylist(this.url, dir, query);
-    const shape = path.includes('/dvr/') ? this.dvrShape : this.shape;
+    // Paths under /source/ are the content origin's own playlists (a break worker's source_uri): no DAI pods.
+    const source = path.startsWith('/source/');
+    const shape = source ? { ...this.shape, adEvery: 0 } : path.includes('/dvr/') ? this.dvrShape : this.shape;
     const slot = Math.floor((Date.now() - shape.epochMs) / (shape.segmentSec * 1000));
     const cached = this.rendered.get(path);
     if (cached && cached.slot === slot) return cached.body;
-    const streamKey = /\/stream\/([^/]+)\//.exec(path)?.[1] ?? 'live';
-    const body = livePlaylist(streamKey.replace(/[^A-Za-z0-9_-]/g, '_'), Date.now(), { ...shape, adHost: this.url });
+    // Content segments belong to the rendition, not to the viewer: every stream of an event and the
+    // source playlist carry the same content paths, as a DAI provider's streams of one event do.
+    const rendition = path.slice(path.lastIndexOf('/') + 1, -'.m3u8'.length);
+    const body = livePlaylist(rendition.replace(/[^A-Za-z0-9_-]/g, '_'), Date.now(), { ...shape, adHost: this.url });
     if (this.rendered.size > 20_000) this.rendered.clear();
     this.rendered.set(path, { slot, body });
     return body;

@@ -1,0 +1,68 @@
+/**
+ * The ad request of a squeeze break (spec rule 3), FreeWheel style: `?<global params>;<slot
+ * params>;<key-values>`. Global params carry the network/profile settings of the brand's and
+ * event's `ad_tag`, `caid`, `csid`, `vprn`, `pvrn`, `resp=vmap1` and the privacy signals; the slot
+ * asks for one mid-roll of the break's duration; the stream's targeting (FWParams) become the
+ * key-values. An `ad_tag.template` that is a full URL replaces AD_SERVER_URL; its `{name}`
+ * placeholders are filled from the targeting.
+ */
+export interface AdTagSettings {
+  template?: string;
+  params?: Record<string, string | number | boolean>;
+}
+
+export interface AdRequestContext {
+  adServerUrl: string;
+  adTag: AdTagSettings;
+  /** Event-level overrides (`ad_tag_override`). */
+  override?: Record<string, unknown>;
+  caid?: string;
+  assetId: string;
+  breakId: string;
+  durationSec: number;
+  slau?: string;
+  targeting?: Record<string, string>;
+  vprn?: string;
+  pvrn?: string;
+}
+
+/** Parameters that are request-level signals, not key-values (FreeWheel and IAB privacy names). */
+const GLOBAL_KEYS = new Set(['nw', 'prof', 'csid', 'caid', 'afid', 'sfid', 'vdur', 'vprn', 'pvrn', 'flag', 'metr', 'resp', 'ssnw', 'vip', 'vclr', '_fw_us_privacy', 'us_privacy', '_fw_gdpr', 'gdpr', '_fw_gdpr_consent', 'gdpr_consent', '_fw_coppa', 'coppa', '_fw_did', '_fw_is_lat', 'ltlg']);
+const MAX_URL = 8192;
+
+const enc = encodeURIComponent;
+
+function fillTemplate(template: string, values: Record<string, string>): string {
+  return template.replace(/\{([A-Za-z0-9_]+)\}/g, (_, name: string) => enc(values[name] ?? ''));
+}
+
+/** The ad request URL, or undefined when neither AD_SERVER_URL nor a template URL is configured. */
+export function buildAdRequestUrl(ctx: AdRequestContext): string | undefined {
+  const targeting = ctx.targeting ?? {};
+  const values: Record<string, string> = { ...targeting, caid: ctx.caid ?? ctx.assetId, asset_id: ctx.assetId, break_id: ctx.breakId, duration: String(Math.round(ctx.durationSec)) };
+  const template = ctx.adTag.template && /^https?:\/\//i.test(ctx.adTag.template) ? fillTemplate(ctx.adTag.template, values) : undefined;
+  const base = template ?? ctx.adServerUrl;
+  if (!base) return undefined;
+
+  const global = new Map<string, string>();
+  const params = { ...ctx.adTag.params, ...(ctx.override?.['params'] as Record<string, unknown> | undefined) };
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null) global.set(k, String(v));
+  global.set('caid', ctx.caid ?? ctx.assetId);
+  if (!global.has('csid')) global.set('csid', ctx.assetId);
+  global.set('resp', 'vmap1');
+  if (ctx.vprn) global.set('vprn', ctx.vprn);
+  if (ctx.pvrn) global.set('pvrn', ctx.pvrn);
+  const kv: string[] = [];
+  for (const [k, v] of Object.entries(targeting)) {
+    if (GLOBAL_KEYS.has(k)) global.set(k, v);
+    else kv.push(`${enc(k)}=${enc(v)}`);
+  }
+  const slot = [`slid=sqz_${enc(ctx.breakId)}`, 'tpos=0', 'ptgt=a', `maxd=${Math.round(ctx.durationSec)}`, `mind=${Math.round(ctx.durationSec)}`];
+  if (ctx.slau) slot.push(`slau=${enc(ctx.slau)}`);
+  const head = [...global].map(([k, v]) => `${enc(k)}=${enc(v)}`).join('&');
+  const sep = base.includes('?') ? (base.endsWith('?') || base.endsWith('&') ? '' : '&') : '?';
+  let url = `${base}${sep}${head};${slot.join('&')};${kv.join('&')}`;
+  // Key-values are the first thing to give up when a stream's targeting is enormous.
+  if (url.length > MAX_URL) url = url.slice(0, url.lastIndexOf('&', MAX_URL) > 0 ? url.lastIndexOf('&', MAX_URL) : MAX_URL);
+  return url;
+}

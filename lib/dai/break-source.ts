@@ -1,0 +1,10 @@
+/**
+ * What the manifest proxy needs of squeeze breaks, answered from memory (DESIGN.md §4, §6): given
+ * a rewritten media playlist of an event's stream, the playlist with the break applied, or
+ * undefined when no break touches the event (the common case, which costs one map lookup).
+ */
+export interface BreakSource {
+  /** Bumped whenever any break or ready output changes, so cached renderings are not reused. */
+  readonly generation: number;
+  apply(text: string, eventId: number, streamId: string | undefined, isContent: (uri: string) => boolean): string | undefined;
+}

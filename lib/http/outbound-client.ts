@@ -1,0 +1,89 @@
+/**
+ * Outbound requests of the workers (source playlists, ad requests, wrappers, transcoder jobs):
+ * hosts of the configured collaborators go through a plain Agent; every other host goes through
+ * the guarded Agent that refuses private addresses unless ALLOW_PRIVATE_OUTBOUND (DESIGN.md §7).
+ * Bodies are capped, always consumed, and redirects are never followed.
+ */
+import { Agent, request, type Dispatcher } from 'undici';
+import { guardedAgent } from './outbound.js';
+
+export interface OutboundOptions {
+  allowPrivate: boolean;
+  /** Base URLs of configured collaborators, always allowed. */
+  trusted: string[];
+  maxResponseSize?: number;
+  timeoutMs?: number;
+}
+
+export class OutboundError extends Error {
+  override name = 'OutboundError';
+  constructor(
+    readonly code: 'timeout' | 'status' | 'too-large' | 'refused' | 'failed',
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+  }
+}
+
+export class OutboundClient {
+  private readonly trustedHosts: Set<string>;
+  private readonly plain: Agent;
+  private readonly guarded: Agent;
+
+  constructor(opts: OutboundOptions) {
+    this.trustedHosts = new Set(opts.trusted.filter(Boolean).map((u) => new URL(u).host));
+    const max = opts.maxResponseSize ?? 2 * 1024 * 1024;
+    const timeoutMs = opts.timeoutMs ?? 10_000;
+    this.plain = new Agent({ connect: { timeout: Math.min(timeoutMs, 5000) }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, maxResponseSize: max, connections: 32 });
+    this.guarded = guardedAgent(opts.allowPrivate, { timeoutMs, maxResponseSize: max });
+  }
+
+  dispatcherFor(url: string): Dispatcher {
+    return this.trustedHosts.has(new URL(url).host) ? this.plain : this.guarded;
+  }
+
+  /** GET a text body; non-2xx answers throw (the body is dumped). */
+  async text(url: string, signal: AbortSignal, headers: Record<string, string> = {}): Promise<string> {
+    const res = await this.send(url, { method: 'GET', headers: { accept: '*/*', ...headers }, signal });
+    if (res.statusCode < 200 || res.statusCode >= 300) {
+      await res.body.dump();
+      throw new OutboundError('status', `${new URL(url).host} answered ${res.statusCode}`, res.statusCode);
+    }
+    return res.body.text().catch((err: unknown) => Promise.reject(classify(err)));
+  }
+
+  /** POST JSON and read a JSON answer; non-2xx answers throw with their status. */
+  async postJson<T>(url: string, body: unknown, signal: AbortSignal): Promise<T> {
+    const res = await this.send(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(body), signal });
+    if (res.statusCode < 200 || res.statusCode >= 300) {
+      await res.body.dump();
+      throw new OutboundError('status', `${new URL(url).host} answered ${res.statusCode}`, res.statusCode);
+    }
+    return (await res.body.json().catch((err: unknown) => Promise.reject(classify(err)))) as T;
+  }
+
+  private async send(url: string, opts: Omit<Dispatcher.RequestOptions, 'origin' | 'path'> & { signal: AbortSignal }): Promise<Dispatcher.ResponseData> {
+    if (!/^https?:\/\//i.test(url)) throw new OutboundError('refused', 'only http(s) URLs are fetched');
+    try {
+      // undici 7's request never follows redirects unless a redirect interceptor is composed in.
+      return await request(url, { ...opts, dispatcher: this.dispatcherFor(url) });
+    } catch (err) {
+      throw classify(err);
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.plain.close(), this.guarded.close()]);
+  }
+}
+
+function classify(err: unknown): OutboundError {
+  if (err instanceof OutboundError) return err;
+  const e = err as { code?: string; name?: string; message?: string; cause?: { code?: string } };
+  const code = e.code ?? e.cause?.code;
+  if (e.name === 'TimeoutError' || e.name === 'AbortError' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return new OutboundError('timeout', 'timed out');
+  if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') return new OutboundError('too-large', 'the answer is too large');
+  if (code === 'OUTBOUND_REFUSED') return new OutboundError('refused', e.message ?? 'refused');
+  return new OutboundError('failed', e.message ?? 'request failed');
+}

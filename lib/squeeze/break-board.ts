@@ -1,0 +1,135 @@
+/**
+ * The live snapshot of squeeze breaks every instance keeps in memory (DESIGN.md §6): per event,
+ * the break windows and, per ad assignment, `content path → squeezeback URI` for ready outputs.
+ * Rebuilt from Postgres whenever any instance publishes a change (a new break, a ready output, an
+ * extension), so the hot path reads only memory and every instance renders the same manifest.
+ */
+import { keys, type StateStore } from '../store/index.js';
+import { Reloader } from '../store/reloader.js';
+import type { Logger } from '../log/index.js';
+import type { Registry } from '../http/metrics.js';
+import { applyBreak, splitLines, joinLines, type BreakWindow } from '../hls/index.js';
+import type { BreakSource } from '../dai/break-source.js';
+import type { DecidedAd } from '../ads/types.js';
+import type { TrackingPoint } from './break-plan.js';
+import { segmentPath } from './source.js';
+import type { BreakRepo, BreakRow } from './break-repo.js';
+
+export interface LiveSegment {
+  uri: string;
+  events: TrackingPoint[];
+}
+
+export interface LiveAssignment {
+  key: string;
+  ads: DecidedAd[];
+  byPath: Map<string, LiveSegment>;
+}
+
+export interface LiveBreak {
+  id: string;
+  eventId: number;
+  status: BreakRow['status'];
+  window: BreakWindow;
+  assignments: Map<string, LiveAssignment>;
+  streamAssignments: Map<string, string>;
+  defaultKey: string | undefined;
+}
+
+/** Called when a stream's manifest carries squeezed segments with tracking points (DAI streams fire their own beacons). */
+export type SqueezedHook = (streamId: string, b: LiveBreak, a: LiveAssignment, points: TrackingPoint[]) => void;
+
+export class BreakBoard extends Reloader implements BreakSource {
+  generation = 0;
+  private byEvent = new Map<number, LiveBreak[]>();
+  private byId = new Map<string, LiveBreak>();
+  onSqueezed: SqueezedHook | undefined;
+  private readonly notReady;
+
+  constructor(
+    private readonly repo: BreakRepo,
+    state: StateStore,
+    log: Logger,
+    metrics: Registry,
+    private readonly retentionMs: number,
+  ) {
+    super(keys.channel('squeeze-breaks'), state, log, 'squeeze breaks');
+    this.notReady = metrics.counter('squeeze_segments_not_ready_total', 'Break segments served as content because their squeezeback output was not ready').with();
+    metrics.gauge('squeeze_breaks_live', 'Breaks held in the live snapshot', () => this.byId.size);
+  }
+
+  forEvent(eventId: number): LiveBreak[] | undefined {
+    return this.byEvent.get(eventId);
+  }
+
+  get(breakId: string): LiveBreak | undefined {
+    return this.byId.get(breakId);
+  }
+
+  assignmentFor(b: LiveBreak, streamId: string | undefined): LiveAssignment | undefined {
+    const key = (streamId !== undefined && b.streamAssignments.get(streamId)) || b.defaultKey;
+    return key === undefined ? undefined : b.assignments.get(key);
+  }
+
+  /** The most recent break of the event that assigns ads to this stream. */
+  currentFor(eventId: number, streamId: string): { b: LiveBreak; a: LiveAssignment } | undefined {
+    const list = this.byEvent.get(eventId);
+    for (let i = (list?.length ?? 0) - 1; i >= 0; i--) {
+      const b = list![i]!;
+      const a = this.assignmentFor(b, streamId);
+      if (a) return { b, a };
+    }
+    return undefined;
+  }
+
+  /** Breaks that name this stream in a per-stream decision (for streams whose event is not known here). */
+  eventOfStream(streamId: string): number | undefined {
+    for (const b of this.byId.values()) if (b.streamAssignments.has(streamId)) return b.eventId;
+    return undefined;
+  }
+
+  apply(text: string, eventId: number, streamId: string | undefined, isContent: (uri: string) => boolean): string | undefined {
+    const list = this.byEvent.get(eventId);
+    if (!list) return undefined;
+    let lines: string[] | undefined;
+    for (const b of list) {
+      const a = this.assignmentFor(b, streamId);
+      if (!a) continue;
+      lines ??= splitLines(text);
+      const r = applyBreak(lines, b.window, (uri) => a.byPath.get(segmentPath(uri))?.uri, isContent);
+      lines = r.lines;
+      if (r.notReady) this.notReady.inc(r.notReady);
+      if (streamId !== undefined && this.onSqueezed && r.squeezed.length) {
+        const points = r.squeezed.flatMap((uri) => a.byPath.get(segmentPath(uri))?.events ?? []);
+        if (points.length) this.onSqueezed(streamId, b, a, points);
+      }
+    }
+    return lines ? joinLines(lines) : undefined;
+  }
+
+  protected async rebuild(): Promise<void> {
+    const { breaks, ready } = await this.repo.board(this.retentionMs);
+    const byId = new Map<string, LiveBreak>();
+    const byEvent = new Map<number, LiveBreak[]>();
+    for (const row of breaks) {
+      const assignments = new Map<string, LiveAssignment>(row.assignments.map((a) => [a.key, { key: a.key, ads: a.ads, byPath: new Map() }]));
+      const b: LiveBreak = {
+        id: row.id,
+        eventId: row.event_id,
+        status: row.status,
+        window: { startMs: row.start_time.getTime(), endMs: row.end_time.getTime(), durationSec: row.break_duration },
+        assignments,
+        streamAssignments: new Map(Object.entries(row.stream_assignments)),
+        defaultKey: row.default_assignment ?? undefined,
+      };
+      byId.set(b.id, b);
+      const list = byEvent.get(b.eventId) ?? [];
+      list.push(b);
+      byEvent.set(b.eventId, list);
+    }
+    for (const s of ready) byId.get(s.break_id)?.assignments.get(s.assignment)?.byPath.set(s.content_path, { uri: s.output_uri!, events: s.events });
+    this.byId = byId;
+    this.byEvent = byEvent;
+    this.generation++;
+  }
+}

@@ -1,0 +1,131 @@
+/**
+ * Ad decisioning for a break (spec rules 2 and 3; DESIGN.md §6): curated configured ads first;
+ * otherwise an ad request to the ad decision server (VMAP, wrappers followed); when that yields
+ * nothing, the event's other configured ads as a fallback. Per-stream decisions (DAI streams) run
+ * with bounded concurrency under one deadline; streams with the same creatives share an assignment.
+ */
+import type { Logger } from '../log/index.js';
+import type { DecidedAd } from '../ads/types.js';
+import { buildAdRequestUrl, type AdRequestContext } from '../ads/ad-request.js';
+import { assignmentKey, chooseConfiguredAds, configuredToDecided, type CuratedCandidate } from './break-plan.js';
+import type { Assignment } from './break-repo.js';
+
+export interface DecideInput {
+  eventId: number;
+  breakId: string;
+  durationSec: number;
+  abid?: string | undefined;
+  geo?: string | undefined;
+  /** Everything of the request context but the stream's targeting. */
+  adRequest: Omit<AdRequestContext, 'targeting' | 'vprn' | 'pvrn' | 'breakId' | 'durationSec'>;
+}
+
+export interface StreamTargeting {
+  streamId: string;
+  targeting: Record<string, string>;
+  vprn?: string | undefined;
+  pvrn?: string | undefined;
+}
+
+export interface Decision {
+  assignments: Assignment[];
+  defaultKey: string | undefined;
+  streamAssignments: Record<string, string>;
+  source: 'curated' | 'vmap' | 'fallback' | 'none';
+  reason: string | undefined;
+}
+
+export type ResolveFn = (url: string) => Promise<{ ads: DecidedAd[]; reason?: string | undefined }>;
+
+export interface DeciderDeps {
+  configuredAds: (eventId: number) => Promise<CuratedCandidate[]>;
+  resolve: ResolveFn;
+  log: Logger;
+  concurrency?: number;
+  deadlineMs?: number;
+}
+
+function assignment(source: Assignment['source'], ads: DecidedAd[]): Assignment {
+  return { key: assignmentKey(ads), source, ads };
+}
+
+export class AdDecider {
+  constructor(private readonly deps: DeciderDeps) {}
+
+  /** Curated ads honour the break's abid; the fallback fills from any non-curated ad of the geo. */
+  private async configured(input: DecideInput, curated: boolean): Promise<DecidedAd[]> {
+    const all = (await this.deps.configuredAds(input.eventId)).filter((a) => a.is_curated === curated);
+    return chooseConfiguredAds(all, { abid: curated ? input.abid : undefined, geo: input.geo, durationSec: input.durationSec }).map(configuredToDecided);
+  }
+
+  private async ask(input: DecideInput, s?: StreamTargeting): Promise<{ ads: DecidedAd[]; reason?: string | undefined }> {
+    const url = buildAdRequestUrl({ ...input.adRequest, breakId: input.breakId, durationSec: input.durationSec, targeting: s?.targeting ?? {}, vprn: s?.vprn, pvrn: s?.pvrn });
+    if (!url) return { ads: [], reason: 'no ad server configured' };
+    try {
+      return await this.deps.resolve(url);
+    } catch (err) {
+      this.deps.log.warn({ err: (err as Error).message }, 'ad request failed');
+      return { ads: [], reason: 'ad request failed' };
+    }
+  }
+
+  /** One decision for the whole event (POST): curated, else the ad server, else the fallback. */
+  async forEvent(input: DecideInput): Promise<Decision> {
+    const curated = await this.configured(input, true);
+    if (curated.length) return this.single('curated', curated, undefined);
+    const asked = await this.ask(input);
+    if (asked.ads.length) return this.single('vmap', asked.ads, asked.reason);
+    return this.fallback(input, asked.reason ?? 'the ad server returned no ads');
+  }
+
+  /** Per-stream decisions from each stream's targeting (PUT on DAI streams). */
+  async forStreams(input: DecideInput, streams: StreamTargeting[]): Promise<Decision> {
+    const curated = await this.configured(input, true);
+    if (curated.length) return this.single('curated', curated, undefined);
+    const results = new Map<string, { ads: DecidedAd[]; reason?: string | undefined }>();
+    const deadline = AbortSignal.timeout(this.deps.deadlineMs ?? 10_000);
+    let next = 0;
+    const worker = async () => {
+      while (next < streams.length && !deadline.aborted) {
+        const s = streams[next++]!;
+        const r = await Promise.race([this.ask(input, s), new Promise<undefined>((resolve) => deadline.addEventListener('abort', () => resolve(undefined), { once: true }))]);
+        if (r) results.set(s.streamId, r);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.deps.concurrency ?? 16, streams.length) }, worker));
+
+    const byKey = new Map<string, Assignment>();
+    const streamAssignments: Record<string, string> = {};
+    const reasons = new Set<string>();
+    for (const s of streams) {
+      const r = results.get(s.streamId);
+      if (!r) reasons.add('some ad requests missed the deadline');
+      else if (!r.ads.length) reasons.add(r.reason ?? 'the ad server returned no ads');
+      if (!r?.ads.length) continue;
+      const a = assignment('vmap', r.ads);
+      byKey.set(a.key, a);
+      streamAssignments[s.streamId] = a.key;
+    }
+    const undecided = streams.length - Object.keys(streamAssignments).length;
+    const reason = reasons.size ? [...reasons].join('; ') : undefined;
+    if (undecided === 0 && byKey.size) return { assignments: [...byKey.values()], defaultKey: undefined, streamAssignments, source: 'vmap', reason };
+    // Streams without a decision in time get the configured fallback (or no squeeze).
+    const fallbackAds = await this.configured(input, false);
+    const fb = fallbackAds.length ? assignment('fallback', fallbackAds) : undefined;
+    if (fb) byKey.set(fb.key, fb);
+    const source = byKey.size === 0 ? 'none' : Object.keys(streamAssignments).length ? 'vmap' : 'fallback';
+    const why = `${undecided} of ${streams.length} streams without an ad decision (${reason ?? 'no streams'})${fb ? '; configured fallback used' : '; no fallback configured'}`;
+    return { assignments: [...byKey.values()], defaultKey: fb?.key, streamAssignments, source, reason: why };
+  }
+
+  private single(source: Assignment['source'], ads: DecidedAd[], reason: string | undefined): Decision {
+    const a = assignment(source, ads);
+    return { assignments: [a], defaultKey: a.key, streamAssignments: {}, source, reason };
+  }
+
+  private async fallback(input: DecideInput, why: string): Promise<Decision> {
+    const ads = await this.configured(input, false);
+    if (!ads.length) return { assignments: [], defaultKey: undefined, streamAssignments: {}, source: 'none', reason: `${why}; no fallback ads configured` };
+    return { ...this.single('fallback', ads, undefined), reason: `${why}; configured fallback used` };
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * The event's source playlists as the break worker follows them (DESIGN.md §6): `source_uri` is a
+ * master or a media playlist; a master's variants and renditions are each read. Segments are
+ * keyed by their path, the same path the DAI variant carries after the root-relative → origin
+ * rewrite, so a squeezed output found here replaces the right line in every stream's manifest.
+ */
+import { parseMedia, programDateTimes, splitLines, attribute, tagName } from '../hls/index.js';
+
+export interface SourceSegment {
+  uri: string;
+  path: string;
+  pdtMs: number;
+  durationSec: number;
+}
+
+export interface SourcePlaylist {
+  uri: string;
+  targetSec: number;
+  segments: SourceSegment[];
+}
+
+export type FetchText = (url: string, signal: AbortSignal) => Promise<string>;
+
+const MAX_VARIANTS = 16;
+
+export function segmentPath(uri: string): string {
+  try {
+    return new URL(uri, 'http://x').pathname;
+  } catch {
+    return uri;
+  }
+}
+
+/** Variant and rendition playlist URIs of a master playlist, resolved against it. */
+export function masterVariants(text: string, base: string): string[] {
+  const out = new Set<string>();
+  let expectUri = false;
+  for (const line of splitLines(text)) {
+    const l = line.trim();
+    if (!l) continue;
+    if (l.startsWith('#')) {
+      const name = tagName(l);
+      if (name === '#EXT-X-STREAM-INF') expectUri = true;
+      else if (name === '#EXT-X-MEDIA') {
+        const uri = attribute(l.slice(name.length + 1), 'URI');
+        if (uri) out.add(new URL(uri, base).toString());
+      }
+      continue;
+    }
+    if (expectUri) out.add(new URL(l, base).toString());
+    expectUri = false;
+  }
+  return [...out].slice(0, MAX_VARIANTS);
+}
+
+export function mediaSegments(text: string, base: string): SourcePlaylist {
+  const p = parseMedia(splitLines(text));
+  const times = programDateTimes(p.segments);
+  const segments: SourceSegment[] = [];
+  p.segments.forEach((s, i) => {
+    const t = times[i];
+    if (t === undefined) return;
+    const uri = new URL(s.uri, base).toString();
+    segments.push({ uri, path: segmentPath(uri), pdtMs: t, durationSec: s.duration });
+  });
+  return { uri: base, targetSec: p.targetDuration || 6, segments };
+}
+
+/** Reads the source (master → every variant) into media playlists; a variant that fails is skipped. */
+export async function readSource(sourceUri: string, fetchText: FetchText, signal: AbortSignal): Promise<SourcePlaylist[]> {
+  const text = await fetchText(sourceUri, signal);
+  if (!text.trimStart().startsWith('#EXTM3U')) throw new Error('the source is not an HLS playlist');
+  if (!/#EXT-X-STREAM-INF/.test(text)) return [mediaSegments(text, sourceUri)];
+  const variants = masterVariants(text, sourceUri);
+  const results = await Promise.allSettled(variants.map(async (v) => mediaSegments(await fetchText(v, signal), v)));
+  return results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+}
