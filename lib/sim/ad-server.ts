@@ -108,7 +108,8 @@ export class AdServerSim {
   }
 
   private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
-    const u = new URL(req.url ?? '/', 'http://sim');
+    // FreeWheel-style requests separate global, slot and key-value sections with ';'.
+    const u = new URL((req.url ?? '/').replace(/;/g, '&'), 'http://sim');
     const path = u.pathname;
     const send = (status: number, type: string, body: string | Buffer) => {
       if (!res.headersSent && !res.destroyed) res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' }).end(req.method === 'HEAD' ? undefined : body);

@@ -33,7 +33,14 @@ export interface LiveBreak {
   window: BreakWindow;
   assignments: Map<string, LiveAssignment>;
   streamAssignments: Map<string, string>;
+  streamTracking: Map<string, Array<DecidedAd['tracking']>>;
   defaultKey: string | undefined;
+}
+
+/** The ads of an assignment as one stream sees them: with that stream's own tracking when it has some. */
+export function adsForStream(b: LiveBreak, a: LiveAssignment, streamId: string): DecidedAd[] {
+  const own = b.streamTracking.get(streamId);
+  return own ? a.ads.map((ad, i) => ({ ...ad, tracking: own[i] ?? {} })) : a.ads;
 }
 
 /** Called when a stream's manifest carries squeezed segments with tracking points (DAI streams fire their own beacons). */
@@ -120,6 +127,7 @@ export class BreakBoard extends Reloader implements BreakSource {
         window: { startMs: row.start_time.getTime(), endMs: row.end_time.getTime(), durationSec: row.break_duration },
         assignments,
         streamAssignments: new Map(Object.entries(row.stream_assignments)),
+        streamTracking: new Map(Object.entries(row.stream_tracking ?? {})),
         defaultKey: row.default_assignment ?? undefined,
       };
       byId.set(b.id, b);

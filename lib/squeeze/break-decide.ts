@@ -31,6 +31,7 @@ export interface Decision {
   assignments: Assignment[];
   defaultKey: string | undefined;
   streamAssignments: Record<string, string>;
+  streamTracking: Record<string, Array<DecidedAd['tracking']>>;
   source: 'curated' | 'vmap' | 'fallback' | 'none';
   reason: string | undefined;
 }
@@ -96,36 +97,39 @@ export class AdDecider {
 
     const byKey = new Map<string, Assignment>();
     const streamAssignments: Record<string, string> = {};
+    const streamTracking: Record<string, Array<DecidedAd['tracking']>> = {};
     const reasons = new Set<string>();
     for (const s of streams) {
       const r = results.get(s.streamId);
       if (!r) reasons.add('some ad requests missed the deadline');
       else if (!r.ads.length) reasons.add(r.reason ?? 'the ad server returned no ads');
       if (!r?.ads.length) continue;
-      const a = assignment('vmap', r.ads);
+      // The creatives are shared (composed once); the tracking stays the stream's own.
+      const a = assignment('vmap', r.ads.map((ad) => ({ ...ad, tracking: {} })));
       byKey.set(a.key, a);
       streamAssignments[s.streamId] = a.key;
+      streamTracking[s.streamId] = r.ads.map((ad) => ad.tracking);
     }
     const undecided = streams.length - Object.keys(streamAssignments).length;
     const reason = reasons.size ? [...reasons].join('; ') : undefined;
-    if (undecided === 0 && byKey.size) return { assignments: [...byKey.values()], defaultKey: undefined, streamAssignments, source: 'vmap', reason };
+    if (undecided === 0 && byKey.size) return { assignments: [...byKey.values()], defaultKey: undefined, streamAssignments, streamTracking, source: 'vmap', reason };
     // Streams without a decision in time get the configured fallback (or no squeeze).
     const fallbackAds = await this.configured(input, false);
     const fb = fallbackAds.length ? assignment('fallback', fallbackAds) : undefined;
     if (fb) byKey.set(fb.key, fb);
     const source = byKey.size === 0 ? 'none' : Object.keys(streamAssignments).length ? 'vmap' : 'fallback';
     const why = `${undecided} of ${streams.length} streams without an ad decision (${reason ?? 'no streams'})${fb ? '; configured fallback used' : '; no fallback configured'}`;
-    return { assignments: [...byKey.values()], defaultKey: fb?.key, streamAssignments, source, reason: why };
+    return { assignments: [...byKey.values()], defaultKey: fb?.key, streamAssignments, streamTracking, source, reason: why };
   }
 
   private single(source: Assignment['source'], ads: DecidedAd[], reason: string | undefined): Decision {
     const a = assignment(source, ads);
-    return { assignments: [a], defaultKey: a.key, streamAssignments: {}, source, reason };
+    return { assignments: [a], defaultKey: a.key, streamAssignments: {}, streamTracking: {}, source, reason };
   }
 
   private async fallback(input: DecideInput, why: string): Promise<Decision> {
     const ads = await this.configured(input, false);
-    if (!ads.length) return { assignments: [], defaultKey: undefined, streamAssignments: {}, source: 'none', reason: `${why}; no fallback ads configured` };
+    if (!ads.length) return { assignments: [], defaultKey: undefined, streamAssignments: {}, streamTracking: {}, source: 'none', reason: `${why}; no fallback ads configured` };
     return { ...this.single('fallback', ads, undefined), reason: `${why}; configured fallback used` };
   }
 }

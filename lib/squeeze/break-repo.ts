@@ -30,6 +30,8 @@ export interface BreakRow {
   assignments: Assignment[];
   stream_assignments: Record<string, string>;
   default_assignment: string | null;
+  /** Per-stream tracking, index-aligned with the ads of the stream's assignment. */
+  stream_tracking: Record<string, Array<DecidedAd['tracking']>>;
   settings: Json;
   lease_owner: string | null;
   lease_until: Date | null;
@@ -68,7 +70,7 @@ export class BreakRepo {
   constructor(private readonly sql: Sql) {}
 
   async insert(b: NewBreak): Promise<BreakRow> {
-    const row = { ...b, assignments: this.sql.json(b.assignments as never), stream_assignments: this.sql.json(b.stream_assignments as never), settings: this.sql.json(b.settings as never) };
+    const row = { ...b, assignments: this.sql.json(b.assignments as never), stream_assignments: this.sql.json(b.stream_assignments as never), stream_tracking: this.sql.json(b.stream_tracking as never), settings: this.sql.json(b.settings as never) };
     try {
       const [r] = await this.sql<BreakRow[]>`insert into squeeze_break ${this.sql(row)} returning *`;
       return r!;

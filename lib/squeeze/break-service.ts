@@ -100,6 +100,7 @@ export class BreakService {
       assignments: decision.assignments,
       stream_assignments: decision.streamAssignments,
       default_assignment: decision.defaultKey ?? null,
+      stream_tracking: decision.streamTracking,
       settings: event,
     });
     this.deps.log.info({ breakId: id, eventId, status: row.status, source: decision.source, streams: Object.keys(decision.streamAssignments).length }, 'break started');

@@ -15,7 +15,7 @@ import { beaconUrl, verifyBeacon } from '../ads/beacon.js';
 import type { BeaconForwarder } from '../ads/beacon-forwarder.js';
 import { writeVast } from '../ads/vast-writer.js';
 import { TRACKING_EVENTS, type DecidedAd } from '../ads/types.js';
-import type { BreakBoard, LiveAssignment, LiveBreak } from './break-board.js';
+import { adsForStream, type BreakBoard, type LiveAssignment, type LiveBreak } from './break-board.js';
 import type { TrackingPoint } from './break-plan.js';
 
 const STREAM_ID = /^[A-Za-z0-9._:~-]{1,256}$/;
@@ -47,7 +47,7 @@ export class PlayerEndpoints {
     const v = deps.metrics.counter('vast_requests_total', 'VAST requests by outcome');
     this.vasts = { ads: v.with({ outcome: 'ads' }), empty: v.with({ outcome: 'empty' }) };
     // DAI streams: the service fires the beacons of a tracking point the first time the stream's manifest carries it.
-    deps.board.onSqueezed = (streamId, b, a, points) => this.fire(streamId, a, points);
+    deps.board.onSqueezed = (streamId, b, a, points) => this.fire(streamId, b, a, points);
   }
 
   mount(app: TemplatedApp): void {
@@ -58,8 +58,9 @@ export class PlayerEndpoints {
     app.post('/beacon', beacon);
   }
 
-  private fire(streamId: string, a: LiveAssignment, points: TrackingPoint[]): void {
-    for (const p of points) for (const url of a.ads[p.ad]?.tracking[p.event] ?? []) this.deps.forwarder.enqueue({ url, streamId, event: p.event });
+  private fire(streamId: string, b: LiveBreak, a: LiveAssignment, points: TrackingPoint[]): void {
+    const ads = adsForStream(b, a, streamId);
+    for (const p of points) for (const url of ads[p.ad]?.tracking[p.event] ?? []) this.deps.forwarder.enqueue({ url, streamId, event: p.event });
   }
 
   private beacon(res: HttpResponse, req: HttpRequest): void {
@@ -100,7 +101,7 @@ export class PlayerEndpoints {
       return;
     }
     this.vasts.ads.inc();
-    ex.send(200, XML, writeVast(found.a.ads.map((ad) => this.signed(ad, streamId))));
+    ex.send(200, XML, writeVast(adsForStream(found.b, found.a, streamId).map((ad) => this.signed(ad, streamId))));
   }
 
   /** The ad with every tracking URL replaced by its signed beacon URL: players never see the originals. */
