@@ -1,0 +1,12 @@
+import t from 'tap';
+import { mediaSegments, masterVariants } from '../../lib/squeeze/source.js';
+import { fixture } from '../helpers/fixtures.js';
+import { placeOnTimeline, planSegments } from '../../lib/squeeze/break-plan.js';
+import { buildAdRequestUrl } from '../../lib/ads/ad-request.js';
+console.log(JSON.stringify(mediaSegments(fixture('hls/grafov-m3u8/media-playlist-with-program-date-time.m3u8'), 'https://h/a/b.m3u8'), null, 1));
+console.log(JSON.stringify(mediaSegments(fixture('hls/videojs-m3u8-parser/dateTime.m3u8'), 'https://h/a/b.m3u8'), null, 1));
+console.log(JSON.stringify(planSegments(1000, 0.001, 6)), JSON.stringify(planSegments(0, 12, 6)), JSON.stringify(planSegments(0, 0, 6)), JSON.stringify(planSegments(0, 10.01, 5.005)));
+console.log(JSON.stringify(placeOnTimeline([{durationSec:15},{durationSec:10}], 24, 2)));
+const u = buildAdRequestUrl({ adServerUrl: 'https://ads.example/ad/g/1', adTag: {}, assetId: 'a', breakId: 'b', durationSec: 30, targeting: { big: 'x'.repeat(9000) } });
+console.log(u?.length, u?.slice(0, 300));
+t.pass('');
