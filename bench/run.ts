@@ -6,6 +6,7 @@
  *   (c) the same with a 2-hour DVR window (1,200 segments)
  *   (d) nginx proxy_pass + sub_filter (skipped when nginx is absent)
  *   (e) a typical Node implementation: node:http + undici + hls-parser
+ *   (g) the service with a squeeze break active on the benchmark's event of 1,000 streams
  * Scenarios: distinct (1,000 streams round-robin, a unique query on every request, so every
  * request goes upstream) and hot (one URL; the service collapses and micro-caches).
  */
@@ -184,6 +185,7 @@ async function main(): Promise<void> {
         },
       )),
     );
+    rows.push(...(await measure('(g) service, break active', async () => node('targets/service.js', [simUrl, '--break'], SERVER_CPU), [{ kind: 'variant', scenario: 'distinct' }, { kind: 'variant', scenario: 'hot' }, ...(quick ? [] : [{ kind: 'dvr' as const, scenario: 'distinct' as const }])])));
     rows.push(...(await measure('(d) nginx + sub_filter', () => nginx(simPort), [...both('variant'), ...(quick ? [] : both('dvr'))])));
     rows.push(...(await measure('(e) node:http+hls-parser', async () => node('targets/node-typical.js', [simUrl], SERVER_CPU), [...both('variant'), ...both('dvr')])));
   } finally {
@@ -197,6 +199,8 @@ async function main(): Promise<void> {
     { name: 'distinct: (b) / (e) typical node', value: ratio(rps('(b', 'variant/distinct'), rps('(e', 'variant/distinct')), target: 3 },
     { name: 'hot: (b) / (a) ceiling', value: ratio(rps('(b', 'variant/hot'), rps('(a', 'variant/hot')), target: 0.9 },
     { name: 'DVR distinct: (c) / (e)', value: ratio(rps('(b', 'dvr/distinct'), rps('(e', 'dvr/distinct')), target: 3.5 },
+    { name: 'break active: (g) / (b) distinct', value: ratio(rps('(g', 'variant/distinct'), rps('(b', 'variant/distinct')), target: 0.9 },
+    { name: 'break active: (g) / (b) hot', value: ratio(rps('(g', 'variant/hot'), rps('(b', 'variant/hot')), target: 0.9 },
     { name: 'ad proxy: (f) / (a) ceiling', value: ratio(rps('(b', 'adproxy/distinct'), rps('(a', 'variant/hot')), target: 0.5 },
     { name: 'micro 6 KB: ours / hls-parser', value: micro[0]!.ratio, target: 10 },
     { name: 'micro DVR: ours / hls-parser', value: micro[1]!.ratio, target: 100 },

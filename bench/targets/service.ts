@@ -1,17 +1,24 @@
 /**
  * Benchmark targets (b) and (c): the service itself, upstream = the simulator, with a live window
  * of 10 segments and a live-edge delay of 2 for the benchmark's event. Prints "READY <port>".
+ * With `--break`, target (g): the same service with a squeeze break active on the benchmark's
+ * event, its 1,000 streams each assigned, and every content segment of the window squeezed.
  */
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../lib/config/index.js';
 import { createLogger } from '../../lib/log/index.js';
-import { startService } from '../../lib/http/server.js';
+import { startService, type Service } from '../../lib/http/server.js';
 import { mintToken } from '../../lib/http/auth.js';
 import type { EventSettingsSource } from '../../lib/dai/event-settings.js';
+import { SqueezeConfigRepo } from '../../lib/squeeze/config-repo.js';
+import { BreakRepo, type NewSegment } from '../../lib/squeeze/break-repo.js';
+import { assignmentKey } from '../../lib/squeeze/break-plan.js';
+import { defaultShape } from '../../lib/sim/live-playlist.js';
 
 const simUrl = process.argv[2]!;
+const withBreak = process.argv.includes('--break');
 // Manifests of the benchmark's event (asset key BENCH) are trimmed to 10 segments with a delay of 2;
 // the ad-proxy run registers its streams under another event (ADS) so they can be counted apart.
 const bench = { eventId: 1, windowSegs: 10, liveEdgeDelaySegments: 2 };
@@ -22,9 +29,61 @@ const config = loadConfig(process.env, {
   daiHost: simUrl,
   contentOrigin: 'https://origin.example.org',
   publicBaseUrl: 'https://edge.example.net',
+  allowPrivateOutbound: true,
   logLevel: 'warn',
   dataDir: process.env['DATA_DIR'] ?? mkdtempSync(path.join(os.tmpdir(), 'sqz-bench-')),
 });
 const service = await startService(config, createLogger(config.logLevel), { events });
+if (withBreak) await activeBreak(service);
 process.stdout.write(`TOKEN ${await mintToken(config)}\nREADY ${service.port}\n`);
 process.on('SIGTERM', () => void service.close().then(() => process.exit(0)));
+
+/**
+ * A 600 s break that began 20 segments ago on event 1, as a PUT on 1,000 DAI streams leaves it
+ * (per-stream assignments, tracking that the service fires itself), with every content segment of
+ * the 720p rendition from then on ready. Held by a lease no worker takes, so the run measures
+ * only the manifest path.
+ */
+async function activeBreak(s: Service): Promise<void> {
+  const repo = new SqueezeConfigRepo(s.stores.sql);
+  await repo.upsertBrand({ brand_id: 'bench' });
+  const event = await repo.upsertEvent({ asset_id: 'BENCH', source_uri: `${simUrl}/source/master.m3u8`, brand_config_id: 'bench' });
+  const segMs = defaultShape.segmentSec * 1000;
+  const live = Math.floor((Date.now() - defaultShape.epochMs) / segMs);
+  const start = defaultShape.epochMs + (live - 20) * segMs;
+  const track = (ev: string) => [`${simUrl}/track?ev=${ev}`];
+  const ad = { adId: 'bench-ad', uri: 'https://cdn.example.com/bench.mp4', durationSec: 30, tracking: { impression: track('impression'), start: track('start'), firstQuartile: track('q1'), midpoint: track('mid'), thirdQuartile: track('q3'), complete: track('complete') } };
+  const key = assignmentKey([ad]);
+  const streams = [...Array.from({ length: 1000 }, (_, i) => `s${i}:LOC`), 'hot:LOC'];
+  const breaks = new BreakRepo(s.stores.sql);
+  const id = '00000000-0000-4000-8000-00000000be0c';
+  await breaks.insert({
+    id,
+    event_id: event['id'] as number,
+    target: 'streams',
+    status: 'active',
+    start_time: new Date(start),
+    end_time: new Date(start + 600_000),
+    break_duration: 600,
+    segment_sec: defaultShape.segmentSec,
+    layout: 'dualbox',
+    abid: null,
+    geo_lang_loc: null,
+    decision_source: 'vmap',
+    reason: null,
+    assignments: [{ key, source: 'vmap', ads: [ad] }],
+    stream_assignments: Object.fromEntries(streams.map((st) => [st, key])),
+    default_assignment: null,
+    stream_tracking: {},
+    settings: event,
+  });
+  await s.stores.sql`update squeeze_break set lease_owner = 'bench', lease_until = now() + interval '1 day' where id = ${id}`;
+  const rows: NewSegment[] = [];
+  for (let seq = live - 20; seq < live + 80; seq++) {
+    const offset = (seq - live + 20) * defaultShape.segmentSec;
+    rows.push({ break_id: id, assignment: key, content_path: `/content/720p/seg_${seq}.ts`, content_uri: `https://origin.example.org/content/720p/seg_${seq}.ts`, idx: seq - live + 20, start_time: new Date(defaultShape.epochMs + seq * segMs), duration: defaultShape.segmentSec, ad_index: 0, ad_offset: offset % 30, events: [], output_key: `bench/${seq}` });
+  }
+  await breaks.addSegments(rows);
+  await s.stores.sql`update squeeze_break_segment set status = 'ready', output_uri = 'https://objects.example.com/sqz/' || output_key || '.ts' where break_id = ${id}`;
+  await s.breaks.changed();
+}

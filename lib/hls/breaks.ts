@@ -5,7 +5,8 @@
  * `#EXT-X-CUE-OUT:<duration>` precedes the first break segment, `#EXT-X-CUE-OUT-CONT` the
  * following ones, `#EXT-X-CUE-IN` the first segment after. Absolute DAI ad segments are untouched.
  */
-import { parseMedia, programDateTimes, type MediaPlaylist } from './media.js';
+import { HEADER_TAGS, parseMedia, programDateTimes, type MediaPlaylist } from './media.js';
+import { joinLines, splitLines } from './rewrite.js';
 
 export interface BreakWindow {
   startMs: number;
@@ -52,4 +53,80 @@ export function applyBreakToMedia(p: MediaPlaylist, window: BreakWindow, squeeze
 
 export function applyBreak(lines: string[], window: BreakWindow, squeezedUri: (contentUri: string) => string | undefined, isContent: (uri: string) => boolean = () => true): BreakResult {
   return applyBreakToMedia(parseMedia(lines), window, squeezedUri, isContent);
+}
+
+const PDT = '#EXT-X-PROGRAM-DATE-TIME:';
+const EXTINF = '#EXTINF:';
+
+function headerTagAt(text: string, start: number, end: number): boolean {
+  const colon = text.indexOf(':', start);
+  return HEADER_TAGS.has(text.slice(start, colon === -1 || colon > end ? end : colon));
+}
+
+/**
+ * The same substitution on the playlist text, without splitting it into lines: the text is copied
+ * in runs and only cue tags and squeezed URIs are written in between (the hot path renders it once
+ * per playlist and micro-cache period). Its output equals `joinLines(applyBreak(splitLines(text)))`;
+ * for the rare playlist whose header tags stand after the first segment's tags it defers to that
+ * line-based form.
+ */
+export function applyBreakText(text: string, window: BreakWindow, squeezedUri: (contentUri: string) => string | undefined, isContent: (uri: string) => boolean = () => true): { text: string; notReady: number; squeezed: string[] } {
+  const out: string[] = [];
+  const squeezed: string[] = [];
+  let notReady = 0;
+  let copied = 0;
+  let segments = 0;
+  let segStart = -1;
+  let pdt: number | undefined;
+  let duration = 0;
+  let next: number | undefined;
+  let previousInBreak = false;
+  for (let ls = 0; ls < text.length; ) {
+    let le = text.indexOf('\n', ls);
+    if (le === -1) le = text.length;
+    if (text.charCodeAt(ls) === 35) {
+      if (segments === 0 && headerTagAt(text, ls, le)) {
+        if (segStart !== -1) {
+          const r = applyBreak(splitLines(text), window, squeezedUri, isContent);
+          return { text: joinLines(r.lines), notReady: r.notReady, squeezed: r.squeezed };
+        }
+      } else {
+        if (segStart === -1) segStart = ls;
+        if (text.startsWith(EXTINF, ls)) duration = parseFloat(text.slice(ls + EXTINF.length, le)) || 0;
+        else if (text.startsWith(PDT, ls)) {
+          const t = Date.parse(text.slice(ls + PDT.length, le));
+          if (!Number.isNaN(t)) pdt = t;
+        }
+      }
+    } else {
+      if (segStart === -1) segStart = ls;
+      const t = pdt ?? next;
+      next = t === undefined ? undefined : t + duration * 1000;
+      const inBreak = t !== undefined && t >= window.startMs - 1 && t < window.endMs - 1;
+      if (inBreak) {
+        const elapsed = (t - window.startMs) / 1000;
+        const cue = !previousInBreak && elapsed < 0.001 ? `#EXT-X-CUE-OUT:${num(window.durationSec)}` : `#EXT-X-CUE-OUT-CONT:ElapsedTime=${num(Math.max(0, elapsed))},Duration=${num(window.durationSec)}`;
+        const uri = text.slice(ls, le);
+        const content = isContent(uri);
+        const replacement = content ? squeezedUri(uri) : undefined;
+        if (content && replacement === undefined) notReady++;
+        if (replacement !== undefined) squeezed.push(uri);
+        out.push(text.slice(copied, segStart), cue, '\n', text.slice(segStart, ls), replacement ?? uri, '\n');
+        copied = Math.min(le + 1, text.length);
+      } else if (previousInBreak) {
+        out.push(text.slice(copied, segStart), '#EXT-X-CUE-IN\n');
+        copied = segStart;
+      }
+      previousInBreak = inBreak;
+      segments++;
+      segStart = -1;
+      pdt = undefined;
+      duration = 0;
+    }
+    ls = le + 1;
+  }
+  out.push(text.slice(copied));
+  let result = out.join('');
+  if (result && !result.endsWith('\n')) result += '\n';
+  return { text: result, notReady, squeezed };
 }

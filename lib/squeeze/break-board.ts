@@ -8,7 +8,7 @@ import { keys, type StateStore } from '../store/index.js';
 import { Reloader } from '../store/reloader.js';
 import type { Logger } from '../log/index.js';
 import type { Registry } from '../http/metrics.js';
-import { applyBreak, splitLines, joinLines, type BreakWindow } from '../hls/index.js';
+import { applyBreakText, type BreakWindow } from '../hls/index.js';
 import type { BreakSource } from '../dai/break-source.js';
 import type { DecidedAd } from '../ads/types.js';
 import type { TrackingPoint } from './break-plan.js';
@@ -98,20 +98,19 @@ export class BreakBoard extends Reloader implements BreakSource {
   apply(text: string, eventId: number, streamId: string | undefined, isContent: (uri: string) => boolean): string | undefined {
     const list = this.byEvent.get(eventId);
     if (!list) return undefined;
-    let lines: string[] | undefined;
+    let out: string | undefined;
     for (const b of list) {
       const a = this.assignmentFor(b, streamId);
       if (!a) continue;
-      lines ??= splitLines(text);
-      const r = applyBreak(lines, b.window, (uri) => a.byPath.get(segmentPath(uri))?.uri, isContent);
-      lines = r.lines;
+      const r = applyBreakText(out ?? text, b.window, (uri) => a.byPath.get(segmentPath(uri))?.uri, isContent);
+      out = r.text;
       if (r.notReady) this.notReady.inc(r.notReady);
       if (streamId !== undefined && this.onSqueezed && r.squeezed.length) {
         const points = r.squeezed.flatMap((uri) => a.byPath.get(segmentPath(uri))?.events ?? []);
         if (points.length) this.onSqueezed(streamId, b, a, points);
       }
     }
-    return lines ? joinLines(lines) : undefined;
+    return out;
   }
 
   protected async rebuild(): Promise<void> {

@@ -23,12 +23,27 @@ export type FetchText = (url: string, signal: AbortSignal) => Promise<string>;
 
 const MAX_VARIANTS = 16;
 
+/**
+ * The path of a segment URI (absolute or root-relative), without query or fragment: the key that
+ * ties a source segment to the line of every stream's manifest. Plain string work, as the hot path
+ * calls it for every break segment it renders.
+ */
 export function segmentPath(uri: string): string {
-  try {
-    return new URL(uri, 'http://x').pathname;
-  } catch {
-    return uri;
+  let start = 0;
+  const scheme = uri.indexOf('://');
+  if (scheme !== -1 && scheme < 10) {
+    start = uri.indexOf('/', scheme + 3);
+    if (start === -1) return '/';
   }
+  let end = uri.length;
+  for (let i = start; i < uri.length; i++) {
+    const c = uri.charCodeAt(i);
+    if (c === 63 || c === 35) {
+      end = i;
+      break;
+    }
+  }
+  return uri.slice(start, end);
 }
 
 /** Variant and rendition playlist URIs of a master playlist, resolved against it. */

@@ -1,5 +1,6 @@
 import t from 'tap';
-import { applyBreak, joinLines, rewritePlaylist, splitLines, trimLiveWindow } from '../../lib/hls/index.js';
+import { applyBreak, applyBreakText, joinLines, parseMedia, rewritePlaylist, splitLines, trimLiveWindow } from '../../lib/hls/index.js';
+import { fixture, fixtureFiles } from '../helpers/fixtures.js';
 import { livePlaylist, defaultShape, type LiveShape } from '../../lib/sim/live-playlist.js';
 import { reparse } from './reparse.js';
 
@@ -56,4 +57,35 @@ t.test('trim then break (the variant rewrite order)', async (t) => {
   t.equal(parsed.segments.length, 10);
   t.equal(parsed.mediaSequence, 989);
   t.equal(lines.filter((l) => l.startsWith('https://objects.example.com/')).length, 5);
+});
+
+t.test('the text form equals the line-based form on every fixture and live shape, for windows at every segment boundary', async (t) => {
+  const docs: Array<[string, string]> = fixtureFiles('hls', ['.m3u8']).map((f) => [f, fixture(f)]);
+  docs.push(['live', rewritePlaylist(livePlaylist('ev', now, shape), rules).text]);
+  docs.push(['live with DAI pods', rewritePlaylist(livePlaylist('ev', now, { ...shape, adEvery: 20, adSegments: 3 }), rules).text]);
+  docs.push(['no trailing newline', rewritePlaylist(livePlaylist('ev', now, shape), rules).text.trimEnd()]);
+  docs.push(['header tag among the first segment’s tags', '#EXTM3U\n#EXT-X-PROGRAM-DATE-TIME:2026-01-01T00:00:00Z\n#EXT-X-TARGETDURATION:6\n#EXTINF:6,\na.ts\n#EXTINF:6,\nb.ts\n']);
+  let compared = 0;
+  for (const [name, text] of docs) {
+    const lines = splitLines(text);
+    const times = parseMedia(lines).segments.map((s) => s.pdt).filter((x): x is number => x !== undefined);
+    const base = times[0] ?? Date.UTC(2026, 0, 1);
+    const starts = [base - 10_000, ...times, ...times.map((x) => x + 1500), base + 3_600_000];
+    for (const startMs of starts) {
+      for (const len of [6_000, 18_000, 600_000]) {
+        const window = { startMs, endMs: startMs + len, durationSec: len / 1000 };
+        let i = 0;
+        const squeeze = (u: string) => (i++ % 3 === 2 ? undefined : `https://objects.example.com/sqz/${u.length}.ts`);
+        const reference = applyBreak(lines, window, squeeze, (u) => !u.includes('/linear/pod/'));
+        i = 0;
+        const fast = applyBreakText(text, window, squeeze, (u) => !u.includes('/linear/pod/'));
+        if (fast.text !== joinLines(reference.lines) || fast.notReady !== reference.notReady || fast.squeezed.join() !== reference.squeezed.join()) {
+          t.fail(`${name}: differs for window ${startMs}+${len}`);
+          return;
+        }
+        compared++;
+      }
+    }
+  }
+  t.ok(compared > 100, `${compared} renderings identical`);
 });
