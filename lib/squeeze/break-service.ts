@@ -81,7 +81,7 @@ export class BreakService {
     };
     const [win, decision] = await Promise.all([
       this.window(event['source_uri'] as string),
-      target === 'event' ? this.deps.decider.forEvent(decideInput) : this.streamsOf(eventId, input.stream_ids).then((s) => this.deps.decider.forStreams(decideInput, s.map((x) => ({ streamId: x.stream_id, targeting: x.fw_params, vprn: x.vprn ?? undefined, pvrn: x.pvrn ?? undefined })))),
+      target === 'event' ? this.deps.decider.forEvent(decideInput) : this.streamsOf(eventId, input.stream_ids, Number(event['max_concurrent_streams'] ?? 0)).then((s) => this.deps.decider.forStreams(decideInput, s.map((x) => ({ streamId: x.stream_id, targeting: x.fw_params, vprn: x.vprn ?? undefined, pvrn: x.pvrn ?? undefined })))),
     ]);
     const row = await this.deps.repo.insert({
       id,
@@ -108,11 +108,11 @@ export class BreakService {
     return this.view(row, [], decision);
   }
 
-  private async streamsOf(eventId: number, ids: string[] | undefined): Promise<Stream[]> {
-    if (!ids) return this.deps.streams.streamsOf(eventId);
-    const found = await this.deps.streams.load(ids);
+  /** The DAI streams a PUT squeezes: the event's live streams or the named ones, at most `max_concurrent_streams` (0 = all). */
+  private async streamsOf(eventId: number, ids: string[] | undefined, max: number): Promise<Stream[]> {
     // A named stream of another event is not this break's to squeeze.
-    return found.filter((s) => s.event_id === eventId);
+    const streams = ids ? (await this.deps.streams.load(ids)).filter((s) => s.event_id === eventId) : await this.deps.streams.streamsOf(eventId);
+    return max > 0 ? streams.slice(0, max) : streams;
   }
 
   async get(id: string): Promise<Json> {

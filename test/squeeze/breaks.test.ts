@@ -107,6 +107,11 @@ t.test('squeezeback breaks end to end', async (t) => {
     t.ok(transcoder.jobs.every((j) => j.ad_uri === 'https://cdn.example.com/curated.mp4' && j.background_uri === 'https://cdn.example.com/bg.png' && j.id3?.owner === 'com.acme.vtg'), 'jobs carry the curated ad, the background and the brand ID3 owner');
     await until('identical manifests on A and B', async () => (await text(variant(a, 'S1'))).body === (await text(variant(b, 'S1'))).body);
     t.ok(ma.length > 0 && mb.length > 0);
+    // An instance started mid-break (a restart) rebuilds the break from Postgres and renders the same.
+    const c = await startTestService(t, common);
+    await until('a new instance renders the same manifest', async () => (await text(variant(c, 'S1'))).body === (await text(variant(a, 'S1'))).body && (await text(variant(c, 'S1'))).body.includes(`${transcoder.url}/out/`));
+    t.equal((await api(c, 'GET', `squeeze-ad-break/${id}`)).body.break_id, id, 'the break survives in Postgres');
+    await c.close();
     await until('cue-in after the break', () => manifestsCarry('#EXT-X-CUE-IN'));
     const done = await until('break completed', async () => {
       const r = await api(b, 'GET', `squeeze-ad-break/${id}`);
@@ -194,6 +199,16 @@ t.test('squeezeback breaks end to end', async (t) => {
       t.match(g.body, { status: 'scheduled', decision: { source: 'fallback' } }, mode);
       await api(b, 'DELETE', `squeeze-ad-break/${g.body.break_id}`);
     }
+  });
+
+  await t.test('max_concurrent_streams caps the DAI streams a PUT squeezes', async (t) => {
+    const event = { asset_id: 'EV1', source_uri: `${sim.url}/source/master.m3u8`, brand_config_id: 'acme' };
+    t.equal((await api(a, 'PUT', 'squeeze-event-config', { ...event, max_concurrent_streams: 1 })).status, 200);
+    const r = await api(a, 'PUT', 'squeeze-ad-break', { event_id: eventId, break_duration: 2 * SEG });
+    t.equal(r.status, 200);
+    t.equal(r.body.streams, 1, 'one of the two streams');
+    t.equal((await api(a, 'DELETE', `squeeze-ad-break/${r.body.break_id}`)).status, 200);
+    t.equal((await api(a, 'PUT', 'squeeze-event-config', event)).status, 200);
   });
 
   await t.test('the worker-owning instance dies mid-break: the other finishes it', async (t) => {
