@@ -53,6 +53,7 @@ export function buildAdRequestUrl(ctx: AdRequestContext): string | undefined {
   if (ctx.vprn) global.set('vprn', ctx.vprn);
   if (ctx.pvrn) global.set('pvrn', ctx.pvrn);
   const kv: string[] = [];
+  // Key-values are the first thing to give up when a stream's targeting is enormous: global and slot stay whole.
   for (const [k, v] of Object.entries(targeting)) {
     if (GLOBAL_KEYS.has(k)) global.set(k, v);
     else kv.push(`${enc(k)}=${enc(v)}`);
@@ -61,8 +62,13 @@ export function buildAdRequestUrl(ctx: AdRequestContext): string | undefined {
   if (ctx.slau) slot.push(`slau=${enc(ctx.slau)}`);
   const head = [...global].map(([k, v]) => `${enc(k)}=${enc(v)}`).join('&');
   const sep = base.includes('?') ? (base.endsWith('?') || base.endsWith('&') ? '' : '&') : '?';
-  let url = `${base}${sep}${head};${slot.join('&')};${kv.join('&')}`;
-  // Key-values are the first thing to give up when a stream's targeting is enormous.
-  if (url.length > MAX_URL) url = url.slice(0, url.lastIndexOf('&', MAX_URL) > 0 ? url.lastIndexOf('&', MAX_URL) : MAX_URL);
+  let url = `${base}${sep}${head};${slot.join('&')};`;
+  let first = true;
+  for (const pair of kv) {
+    const add = first ? pair : `&${pair}`;
+    if (url.length + add.length > MAX_URL) break;
+    url += add;
+    first = false;
+  }
   return url;
 }

@@ -84,16 +84,20 @@ export class AdDecider {
     const curated = await this.configured(input, true);
     if (curated.length) return this.single('curated', curated, undefined);
     const results = new Map<string, { ads: DecidedAd[]; reason?: string | undefined }>();
-    const deadline = AbortSignal.timeout(this.deps.deadlineMs ?? 10_000);
+    // One timer for the whole batch; requests still running at the deadline are left to finish unseen.
+    let expired = false;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<undefined>((resolve) => (timer = setTimeout(() => ((expired = true), resolve(undefined)), this.deps.deadlineMs ?? 10_000)));
     let next = 0;
     const worker = async () => {
-      while (next < streams.length && !deadline.aborted) {
+      while (next < streams.length && !expired) {
         const s = streams[next++]!;
-        const r = await Promise.race([this.ask(input, s), new Promise<undefined>((resolve) => deadline.addEventListener('abort', () => resolve(undefined), { once: true }))]);
+        const r = await Promise.race([this.ask(input, s), deadline]);
         if (r) results.set(s.streamId, r);
       }
     };
     await Promise.all(Array.from({ length: Math.min(this.deps.concurrency ?? 16, streams.length) }, worker));
+    clearTimeout(timer);
 
     const byKey = new Map<string, Assignment>();
     const streamAssignments: Record<string, string> = {};

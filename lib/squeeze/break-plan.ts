@@ -14,8 +14,11 @@ export interface PlannedSegment {
 
 /** The segments a window of `durationSec` from `startMs` spans at `segmentSec` each. */
 export function planSegments(startMs: number, durationSec: number, segmentSec: number): PlannedSegment[] {
-  const count = Math.max(1, Math.ceil(durationSec / segmentSec - 1e-6));
-  return Array.from({ length: count }, (_, i) => ({ index: i, startMs: startMs + Math.round(i * segmentSec * 1000), durationSec: Math.min(segmentSec, +(durationSec - i * segmentSec).toFixed(3)) }));
+  // In whole milliseconds, so a remainder below 1 ms never makes a zero-length segment.
+  const totalMs = Math.round(durationSec * 1000);
+  const segMs = Math.max(1, Math.round(segmentSec * 1000));
+  const count = Math.max(1, Math.ceil(totalMs / segMs));
+  return Array.from({ length: count }, (_, i) => ({ index: i, startMs: startMs + i * segMs, durationSec: Math.min(segMs, totalMs - i * segMs) / 1000 }));
 }
 
 export interface TrackingPoint {

@@ -32,8 +32,9 @@ export function segmentPath(uri: string): string {
   let start = 0;
   const scheme = uri.indexOf('://');
   if (scheme !== -1 && scheme < 10) {
-    start = uri.indexOf('/', scheme + 3);
-    if (start === -1) return '/';
+    start = scheme + 3;
+    while (start < uri.length && !'/?#'.includes(uri[start]!)) start++;
+    if (start === uri.length || uri[start] !== '/') return '/';
   }
   let end = uri.length;
   for (let i = start; i < uri.length; i++) {
@@ -57,8 +58,11 @@ export function masterVariants(text: string, base: string): string[] {
       const name = tagName(l);
       if (name === '#EXT-X-STREAM-INF') expectUri = true;
       else if (name === '#EXT-X-MEDIA') {
-        const uri = attribute(l.slice(name.length + 1), 'URI');
-        if (uri) out.add(new URL(uri, base).toString());
+        // Audio renditions are composed too (the ad's sound); subtitles and captions are not media to squeeze.
+        const attrs = l.slice(name.length + 1);
+        const uri = attribute(attrs, 'URI');
+        const type = attribute(attrs, 'TYPE');
+        if (uri && type !== 'SUBTITLES' && type !== 'CLOSED-CAPTIONS') out.add(new URL(uri, base).toString());
       }
       continue;
     }
@@ -69,14 +73,18 @@ export function masterVariants(text: string, base: string): string[] {
 }
 
 export function mediaSegments(text: string, base: string): SourcePlaylist {
-  const p = parseMedia(splitLines(text));
+  // CRLF and blank lines are valid (RFC 8216 §4.1) but not segments.
+  const lines = splitLines(text.replace(/\r\n?/g, '\n')).filter((l) => l.trim() !== '');
+  const p = parseMedia(lines);
   const times = programDateTimes(p.segments);
   const segments: SourceSegment[] = [];
   p.segments.forEach((s, i) => {
     const t = times[i];
     if (t === undefined) return;
     const uri = new URL(s.uri, base).toString();
-    segments.push({ uri, path: segmentPath(uri), pdtMs: t, durationSec: s.duration });
+    // Keyed by the path as written when it is absolute or root-relative (what the DAI variant carries), not a normalised form.
+    const path = s.uri.startsWith('/') && !s.uri.startsWith('//') ? segmentPath(s.uri) : /^https?:\/\//i.test(s.uri) ? segmentPath(s.uri) : segmentPath(uri);
+    segments.push({ uri, path, pdtMs: t, durationSec: s.duration });
   });
   return { uri: base, targetSec: p.targetDuration || 6, segments };
 }

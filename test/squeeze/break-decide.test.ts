@@ -323,6 +323,5 @@ t.test('forStreams: finished requests leave no abort listener behind', async (t)
     warnings.filter((w) => w.name === 'MaxListenersExceededWarning').map((w) => w.message),
     [],
     'no MaxListenersExceededWarning on the deadline signal',
-    { todo: 'bug: lib/squeeze/break-decide.ts forStreams adds an abort listener to the shared deadline signal per stream (Promise.race with deadline.addEventListener) and never removes it when the request wins: one listener per stream stays until the deadline fires (MaxListenersExceededWarning from the 11th stream)' },
   );
 });

@@ -72,7 +72,6 @@ t.test('planSegments: tiny durations', async (t) => {
   t.ok(
     p.every((x) => x.durationSec > 0),
     'no planned segment has a zero duration',
-    { todo: 'bug: lib/squeeze/break-plan.ts:17-18 planSegments(0, 6.0004, 6) gives a second segment with durationSec 0 (count tolerance 1e-6 segments, duration rounded to 1 ms)' },
   );
 });
 
