@@ -197,7 +197,7 @@ t.test('squeezeback breaks end to end', async (t) => {
       const g = await api(b, 'POST', 'squeeze-ad-break', { event_id: eventId, break_duration: 2 * SEG });
       ads.mode = 'ok';
       t.match(g.body, { status: 'scheduled', decision: { source: 'fallback' } }, mode);
-      await api(b, 'DELETE', `squeeze-ad-break/${g.body.break_id}`);
+      t.equal((await api(b, 'DELETE', `squeeze-ad-break/${g.body.break_id}`)).status, 200);
     }
   });
 
@@ -205,7 +205,7 @@ t.test('squeezeback breaks end to end', async (t) => {
     const event = { asset_id: 'EV1', source_uri: `${sim.url}/source/master.m3u8`, brand_config_id: 'acme' };
     t.equal((await api(a, 'PUT', 'squeeze-event-config', { ...event, max_concurrent_streams: 1 })).status, 200);
     const r = await api(a, 'PUT', 'squeeze-ad-break', { event_id: eventId, break_duration: 2 * SEG });
-    t.equal(r.status, 200);
+    t.equal(r.status, 200, JSON.stringify(r.body));
     t.equal(r.body.streams, 1, 'one of the two streams');
     t.equal((await api(a, 'DELETE', `squeeze-ad-break/${r.body.break_id}`)).status, 200);
     t.equal((await api(a, 'PUT', 'squeeze-event-config', event)).status, 200);
