@@ -6,7 +6,8 @@
  *   (c) the same with a 2-hour DVR window (1,200 segments)
  *   (d) nginx proxy_pass + sub_filter (skipped when nginx is absent)
  *   (e) a typical Node implementation: node:http + undici + hls-parser
- *   (g) the service with a squeeze break active on the benchmark's event of 1,000 streams
+ *   (g) the service with and without a squeeze break active on the benchmark's event of 1,000
+ *       streams, switched in one process between runs
  * Scenarios: distinct (1,000 streams round-robin, a unique query on every request, so every
  * request goes upstream) and hot (one URL; the service collapses and micro-caches).
  */
@@ -65,25 +66,44 @@ function freePort(): Promise<number> {
   });
 }
 
-/** RSS of a process and its children (nginx master + worker), in MiB. */
-function rssMiB(pid: number): number {
-  const rss = (p: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0);
-  let kb = 0;
-  try {
-    kb = rss(pid);
-    for (const d of readdirSync('/proc')) {
-      if (!/^\d+$/.test(d)) continue;
-      try {
-        const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
-        if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) kb += rss(Number(d));
-      } catch {
-        /* gone */
-      }
+/** A process and its direct children (nginx master + worker). */
+function processAndChildren(pid: number): number[] {
+  const out = [pid];
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push(Number(d));
+    } catch {
+      /* gone */
     }
-  } catch {
-    /* gone */
   }
-  return Math.round(kb / 1024);
+  return out;
+}
+
+/** Sums a /proc reading over a process and its children; a process that is gone counts 0. */
+function overTree(pid: number, read: (p: number) => number): number {
+  return processAndChildren(pid).reduce((sum, p) => {
+    try {
+      return sum + read(p);
+    } catch {
+      return sum;
+    }
+  }, 0);
+}
+
+/** RSS of a process and its children, in MiB. */
+function rssMiB(pid: number): number {
+  return Math.round(overTree(pid, (p) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0)) / 1024);
+}
+
+/** CPU seconds (user + system) used by a process and its children so far. */
+function cpuSeconds(pid: number): number {
+  return overTree(pid, (p) => {
+    const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+  });
 }
 
 async function nginx(simPort: number): Promise<Target | undefined> {
@@ -129,9 +149,21 @@ interface Row extends LoadResult {
   target: string;
   scenario: string;
   rssMiB: number;
+  /** Server CPU during the run (100 = one core) and per answered request. */
+  cpuPct: number;
+  cpuUsPerReq: number;
 }
 
-async function measure(label: string, start: () => Promise<Target | undefined>, runs: Array<Pick<LoadSpec, 'kind' | 'scenario'> & { seconds?: number }>, after?: (t: Target, port: number) => Promise<void>): Promise<Row[]> {
+type Run = Pick<LoadSpec, 'kind' | 'scenario'> & { seconds?: number; label?: string; before?: (t: Target) => Promise<void> };
+
+/** Sends SIGUSR2 to the service target and waits for its "BREAK on|off" line. */
+async function toggleBreak(t: Target): Promise<void> {
+  const seen = (t.output?.() ?? '').split('BREAK ').length;
+  t.child.kill('SIGUSR2');
+  for (let i = 0; i < 100 && (t.output?.() ?? '').split('BREAK ').length === seen; i++) await new Promise((r) => setTimeout(r, 50));
+}
+
+async function measure(label: string, start: () => Promise<Target | undefined>, runs: Run[], after?: (t: Target, port: number) => Promise<void>): Promise<Row[]> {
   const t = await start();
   if (!t) {
     process.stdout.write(`${label}: skipped (not installed)\n`);
@@ -140,14 +172,19 @@ async function measure(label: string, start: () => Promise<Target | undefined>, 
   const rows: Row[] = [];
   try {
     const port = await t.port;
-    for (const r of runs) {
+    for (const { label: runLabel, before, ...r } of runs) {
+      await before?.(t);
       const spec: LoadSpec = { port, prefix: PREFIX, connections, ...r, seconds: r.seconds ?? seconds };
       if (LOAD_CPU) spec.cpu = LOAD_CPU;
       await runLoad({ ...spec, seconds: 1 }, work); // warm-up
+      const cpuBefore = cpuSeconds(t.child.pid!);
       const res = await runLoad(spec, work);
-      const row = { target: label, scenario: `${r.kind}/${r.scenario}`, rssMiB: rssMiB(t.child.pid!), ...res };
+      const cpu = cpuSeconds(t.child.pid!) - cpuBefore;
+      // Server CPU per answered request: what the server itself spends, whichever side saturates first.
+      const cpuUsPerReq = res.rps > 0 ? Math.round((cpu * 1e6) / (res.rps * spec.seconds)) : 0;
+      const row = { target: runLabel ?? label, scenario: `${r.kind}/${r.scenario}`, rssMiB: rssMiB(t.child.pid!), cpuPct: Math.round((cpu / spec.seconds) * 100), cpuUsPerReq, ...res };
       rows.push(row);
-      process.stdout.write(`${label.padEnd(26)} ${row.scenario.padEnd(18)} ${String(row.rps).padStart(8)} req/s  p50 ${String(row.p50ms).padStart(6)} ms  p99 ${String(row.p99ms).padStart(7)} ms  rss ${row.rssMiB} MiB${row.errors ? `  errors ${row.errors}` : ''}\n`);
+      process.stdout.write(`${row.target.padEnd(26)} ${row.scenario.padEnd(18)} ${String(row.rps).padStart(8)} req/s  p50 ${String(row.p50ms).padStart(6)} ms  p99 ${String(row.p99ms).padStart(7)} ms  cpu ${row.cpuPct}% ${row.cpuUsPerReq} µs/req  rss ${row.rssMiB} MiB${row.errors ? `  errors ${row.errors}` : ''}\n`);
     }
     await after?.(t, port);
   } finally {
@@ -185,22 +222,46 @@ async function main(): Promise<void> {
         },
       )),
     );
-    rows.push(...(await measure('(g) service, break active', async () => node('targets/service.js', [simUrl, '--break'], SERVER_CPU), [{ kind: 'variant', scenario: 'distinct' }, { kind: 'variant', scenario: 'hot' }, ...(quick ? [] : [{ kind: 'dvr' as const, scenario: 'distinct' as const }])])));
+    // (g): one process, the break switched on and off between runs (twice in a full run), so heaps and warm-up are shared.
+    const plan: Array<[Run['kind'], Run['scenario'], boolean]> = [];
+    for (let round = 0; round < (quick ? 1 : 2); round++) {
+      plan.push(['variant', 'distinct', false], ['variant', 'distinct', true]);
+      if (!quick) plan.push(['dvr', 'distinct', true], ['dvr', 'distinct', false]);
+      if (!quick) plan.push(['variant', 'hot', false], ['variant', 'hot', true]);
+    }
+    let breakOn = false;
+    const toggled: Run[] = plan.map(([kind, scenario, on]) => {
+      const run: Run = { kind, scenario, label: on ? '(g) service, break active' : '(g) service, no break' };
+      if (on !== breakOn) run.before = toggleBreak;
+      breakOn = on;
+      return run;
+    });
+    rows.push(...(await measure('(g) service', async () => node('targets/service.js', [simUrl, '--break'], SERVER_CPU), toggled)));
     rows.push(...(await measure('(d) nginx + sub_filter', () => nginx(simPort), [...both('variant'), ...(quick ? [] : both('dvr'))])));
     rows.push(...(await measure('(e) node:http+hls-parser', async () => node('targets/node-typical.js', [simUrl], SERVER_CPU), [...both('variant'), ...both('dvr')])));
   } finally {
     sim.child.kill('SIGKILL');
   }
 
-  const rps = (target: string, scenario: string) => rows.find((r) => r.target.startsWith(target) && r.scenario === scenario)?.rps;
+  const cpuPerReq = (target: string, scenario: string) => {
+    const found = rows.filter((r) => r.target.startsWith(target) && r.scenario === scenario && r.cpuUsPerReq > 0);
+    return found.length ? found.reduce((sum, r) => sum + r.cpuUsPerReq, 0) / found.length : undefined;
+  };
+  /** Mean over the runs of a target and scenario (the toggled target measures each twice). */
+  const rps = (target: string, scenario: string) => {
+    const found = rows.filter((r) => r.target.startsWith(target) && r.scenario === scenario);
+    return found.length ? Math.round(found.reduce((sum, r) => sum + r.rps, 0) / found.length) : undefined;
+  };
   const ratio = (a?: number, b?: number) => (a && b ? +(a / b).toFixed(2) : null);
   const checks = [
     { name: 'distinct: (b) / (d) nginx', value: ratio(rps('(b', 'variant/distinct'), rps('(d', 'variant/distinct')), target: 0.6 },
     { name: 'distinct: (b) / (e) typical node', value: ratio(rps('(b', 'variant/distinct'), rps('(e', 'variant/distinct')), target: 3 },
     { name: 'hot: (b) / (a) ceiling', value: ratio(rps('(b', 'variant/hot'), rps('(a', 'variant/hot')), target: 0.9 },
     { name: 'DVR distinct: (c) / (e)', value: ratio(rps('(b', 'dvr/distinct'), rps('(e', 'dvr/distinct')), target: 3.5 },
-    { name: 'break active: (g) / (b) distinct', value: ratio(rps('(g', 'variant/distinct'), rps('(b', 'variant/distinct')), target: 0.9 },
-    { name: 'break active: (g) / (b) hot', value: ratio(rps('(g', 'variant/hot'), rps('(b', 'variant/hot')), target: 0.9 },
+    { name: 'break active / no break, distinct', value: ratio(rps('(g) service, break', 'variant/distinct'), rps('(g) service, no', 'variant/distinct')), target: 0.9 },
+    { name: 'break active / no break, hot', value: ratio(rps('(g) service, break', 'variant/hot'), rps('(g) service, no', 'variant/hot')), target: 0.9 },
+    { name: 'CPU per request: no break / break', value: ratio(cpuPerReq('(g) service, no', 'variant/distinct'), cpuPerReq('(g) service, break', 'variant/distinct')), target: 0.9 },
+    ...(quick ? [] : [{ name: 'break active / no break, DVR', value: ratio(rps('(g) service, break', 'dvr/distinct'), rps('(g) service, no', 'dvr/distinct')), target: 0.9 }]),
     { name: 'ad proxy: (f) / (a) ceiling', value: ratio(rps('(b', 'adproxy/distinct'), rps('(a', 'variant/hot')), target: 0.5 },
     { name: 'micro 6 KB: ours / hls-parser', value: micro[0]!.ratio, target: 10 },
     { name: 'micro DVR: ours / hls-parser', value: micro[1]!.ratio, target: 100 },
@@ -223,9 +284,9 @@ function writeResults(summary: { quick: boolean }, rows: Row[], checks: Array<{ 
     `Latest run: ${new Date().toISOString().slice(0, 16)}Z on this workplace's machine (${os.cpus().length} cores, ${os.cpus()[0]?.model ?? 'cpu'}), Node ${process.version}.`,
     `Command: \`${cmd}\` (${seconds} s per measurement after a 1 s warm-up, ${connections} connections, ${rows[0]?.tool ?? 'wrk'} as load generator, ${pinned ? 'server pinned to CPU 0, load generator and upstream simulator to CPU 1' : 'not pinned'}).`,
     '',
-    '| target | scenario | req/s | p50 ms | p99 ms | RSS MiB | errors |',
-    '| --- | --- | ---: | ---: | ---: | ---: | ---: |',
-    ...rows.map((r) => `| ${r.target} | ${r.scenario} | ${r.rps} | ${r.p50ms} | ${r.p99ms} | ${r.rssMiB} | ${r.errors} |`),
+    '| target | scenario | req/s | p50 ms | p99 ms | server CPU % | CPU µs/req | RSS MiB | errors |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...rows.map((r) => `| ${r.target} | ${r.scenario} | ${r.rps} | ${r.p50ms} | ${r.p99ms} | ${r.cpuPct} | ${r.cpuUsPerReq} | ${r.rssMiB} | ${r.errors} |`),
     '',
     '| micro benchmark | ours ops/s | hls-parser ops/s | ratio |',
     '| --- | ---: | ---: | ---: |',

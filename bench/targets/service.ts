@@ -1,8 +1,10 @@
 /**
  * Benchmark targets (b) and (c): the service itself, upstream = the simulator, with a live window
  * of 10 segments and a live-edge delay of 2 for the benchmark's event. Prints "READY <port>".
- * With `--break`, target (g): the same service with a squeeze break active on the benchmark's
- * event, its 1,000 streams each assigned, and every content segment of the window squeezed.
+ * With `--break`, SIGUSR2 toggles target (g): a squeeze break active on the benchmark's event, its
+ * 1,000 streams each assigned, every content segment of the window squeezed ("BREAK on|off" is
+ * printed once every instance's snapshot has it). One process measures both states, so the
+ * comparison is not blurred by two processes' heaps and warm-up.
  */
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
@@ -34,7 +36,17 @@ const config = loadConfig(process.env, {
   dataDir: process.env['DATA_DIR'] ?? mkdtempSync(path.join(os.tmpdir(), 'sqz-bench-')),
 });
 const service = await startService(config, createLogger(config.logLevel), { events });
-if (withBreak) await activeBreak(service);
+if (withBreak) {
+  let on = false;
+  let busy = Promise.resolve();
+  process.on('SIGUSR2', () => {
+    busy = busy.then(async () => {
+      on = !on;
+      await (on ? activeBreak(service) : removeBreak(service));
+      process.stdout.write(`BREAK ${on ? 'on' : 'off'}\n`);
+    });
+  });
+}
 process.stdout.write(`TOKEN ${await mintToken(config)}\nREADY ${service.port}\n`);
 process.on('SIGTERM', () => void service.close().then(() => process.exit(0)));
 
@@ -44,6 +56,13 @@ process.on('SIGTERM', () => void service.close().then(() => process.exit(0)));
  * the 720p rendition from then on ready. Held by a lease no worker takes, so the run measures
  * only the manifest path.
  */
+const BREAK_ID = '00000000-0000-4000-8000-00000000be0c';
+
+async function removeBreak(s: Service): Promise<void> {
+  await s.stores.sql`delete from squeeze_break where id = ${BREAK_ID}`;
+  await s.breaks.changed();
+}
+
 async function activeBreak(s: Service): Promise<void> {
   const repo = new SqueezeConfigRepo(s.stores.sql);
   await repo.upsertBrand({ brand_id: 'bench' });
@@ -56,7 +75,7 @@ async function activeBreak(s: Service): Promise<void> {
   const key = assignmentKey([ad]);
   const streams = [...Array.from({ length: 1000 }, (_, i) => `s${i}:LOC`), 'hot:LOC'];
   const breaks = new BreakRepo(s.stores.sql);
-  const id = '00000000-0000-4000-8000-00000000be0c';
+  const id = BREAK_ID;
   await breaks.insert({
     id,
     event_id: event['id'] as number,

@@ -56,6 +56,19 @@ export function applyBreak(lines: string[], window: BreakWindow, squeezedUri: (c
 }
 
 const PDT = '#EXT-X-PROGRAM-DATE-TIME:';
+/** Program date-times repeat across every stream's rendering of the same live edge: parse each once. */
+const pdtCache = new Map<string, number>();
+const PDT_CACHE_SIZE = 4096;
+
+function parsePdt(value: string): number {
+  let t = pdtCache.get(value);
+  if (t === undefined) {
+    t = Date.parse(value);
+    if (pdtCache.size >= PDT_CACHE_SIZE) pdtCache.clear();
+    pdtCache.set(value, t);
+  }
+  return t;
+}
 const EXTINF = '#EXTINF:';
 
 function headerTagAt(text: string, start: number, end: number): boolean {
@@ -71,8 +84,10 @@ function headerTagAt(text: string, start: number, end: number): boolean {
  * line-based form.
  */
 export function applyBreakText(text: string, window: BreakWindow, squeezedUri: (contentUri: string) => string | undefined, isContent: (uri: string) => boolean = () => true): { text: string; notReady: number; squeezed: string[] } {
-  const out: string[] = [];
+  // Plain concatenation (V8 ropes) beats collecting pieces for a join at this size.
+  let out = '';
   const squeezed: string[] = [];
+  const durationText = String(num(window.durationSec));
   let notReady = 0;
   let copied = 0;
   let segments = 0;
@@ -94,7 +109,7 @@ export function applyBreakText(text: string, window: BreakWindow, squeezedUri: (
         if (segStart === -1) segStart = ls;
         if (text.startsWith(EXTINF, ls)) duration = parseFloat(text.slice(ls + EXTINF.length, le)) || 0;
         else if (text.startsWith(PDT, ls)) {
-          const t = Date.parse(text.slice(ls + PDT.length, le));
+          const t = parsePdt(text.slice(ls + PDT.length, le));
           if (!Number.isNaN(t)) pdt = t;
         }
       }
@@ -105,16 +120,16 @@ export function applyBreakText(text: string, window: BreakWindow, squeezedUri: (
       const inBreak = t !== undefined && t >= window.startMs - 1 && t < window.endMs - 1;
       if (inBreak) {
         const elapsed = (t - window.startMs) / 1000;
-        const cue = !previousInBreak && elapsed < 0.001 ? `#EXT-X-CUE-OUT:${num(window.durationSec)}` : `#EXT-X-CUE-OUT-CONT:ElapsedTime=${num(Math.max(0, elapsed))},Duration=${num(window.durationSec)}`;
+        const cue = !previousInBreak && elapsed < 0.001 ? `#EXT-X-CUE-OUT:${durationText}` : `#EXT-X-CUE-OUT-CONT:ElapsedTime=${elapsed > 0 && !Number.isInteger(elapsed) ? num(elapsed) : Math.max(0, elapsed)},Duration=${durationText}`;
         const uri = text.slice(ls, le);
         const content = isContent(uri);
         const replacement = content ? squeezedUri(uri) : undefined;
         if (content && replacement === undefined) notReady++;
         if (replacement !== undefined) squeezed.push(uri);
-        out.push(text.slice(copied, segStart), cue, '\n', text.slice(segStart, ls), replacement ?? uri, '\n');
+        out += text.slice(copied, segStart) + cue + '\n' + text.slice(segStart, ls) + (replacement ?? uri) + '\n';
         copied = Math.min(le + 1, text.length);
       } else if (previousInBreak) {
-        out.push(text.slice(copied, segStart), '#EXT-X-CUE-IN\n');
+        out += text.slice(copied, segStart) + '#EXT-X-CUE-IN\n';
         copied = segStart;
       }
       previousInBreak = inBreak;
@@ -125,8 +140,7 @@ export function applyBreakText(text: string, window: BreakWindow, squeezedUri: (
     }
     ls = le + 1;
   }
-  out.push(text.slice(copied));
-  let result = out.join('');
-  if (result && !result.endsWith('\n')) result += '\n';
-  return { text: result, notReady, squeezed };
+  out += text.slice(copied);
+  if (out && !out.endsWith('\n')) out += '\n';
+  return { text: out, notReady, squeezed };
 }

@@ -24,6 +24,33 @@ export interface LiveAssignment {
   key: string;
   ads: DecidedAd[];
   byPath: Map<string, LiveSegment>;
+  /** byPath looked up by the full URI a manifest carries, filled as renderings ask (null: not ready). */
+  byUri: Map<string, LiveSegment | null>;
+  /**
+   * Renderings by input playlist: the streams of an assignment mostly receive the same variant
+   * text from the DAI host, so the substitution runs once per distinct text, not once per stream.
+   */
+  rendered: Map<string, Rendering>;
+}
+
+interface Rendering {
+  text: string;
+  points: TrackingPoint[];
+}
+
+const RENDERED_MAX = 512;
+const FIRED_MAX = 200_000;
+
+const BY_URI_MAX = 20_000;
+
+function lookup(a: LiveAssignment, uri: string): LiveSegment | undefined {
+  let s = a.byUri.get(uri);
+  if (s === undefined) {
+    s = a.byPath.get(segmentPath(uri)) ?? null;
+    if (a.byUri.size >= BY_URI_MAX) a.byUri.clear();
+    a.byUri.set(uri, s);
+  }
+  return s ?? undefined;
 }
 
 export interface LiveBreak {
@@ -51,6 +78,8 @@ export class BreakBoard extends Reloader implements BreakSource {
   private byEvent = new Map<number, LiveBreak[]>();
   private byId = new Map<string, LiveBreak>();
   onSqueezed: SqueezedHook | undefined;
+  /** Tracking points already handed to onSqueezed, by stream and break: each is handed over once. */
+  private readonly fired = new Map<string, Set<string>>();
   private readonly notReady;
 
   constructor(
@@ -102,15 +131,33 @@ export class BreakBoard extends Reloader implements BreakSource {
     for (const b of list) {
       const a = this.assignmentFor(b, streamId);
       if (!a) continue;
-      const r = applyBreakText(out ?? text, b.window, (uri) => a.byPath.get(segmentPath(uri))?.uri, isContent);
-      out = r.text;
-      if (r.notReady) this.notReady.inc(r.notReady);
-      if (streamId !== undefined && this.onSqueezed && r.squeezed.length) {
-        const points = r.squeezed.flatMap((uri) => a.byPath.get(segmentPath(uri))?.events ?? []);
-        if (points.length) this.onSqueezed(streamId, b, a, points);
+      const input = out ?? text;
+      let r = a.rendered.get(input);
+      if (!r) {
+        const applied = applyBreakText(input, b.window, (uri) => lookup(a, uri)?.uri, isContent);
+        if (applied.notReady) this.notReady.inc(applied.notReady);
+        r = { text: applied.text, points: applied.squeezed.flatMap((uri) => lookup(a, uri)?.events ?? []) };
+        if (a.rendered.size >= RENDERED_MAX) a.rendered.clear();
+        a.rendered.set(input, r);
       }
+      out = r.text;
+      if (streamId !== undefined && this.onSqueezed && r.points.length) this.handOver(streamId, b, a, r.points);
     }
     return out;
+  }
+
+  private handOver(streamId: string, b: LiveBreak, a: LiveAssignment, points: TrackingPoint[]): void {
+    const key = `${streamId}|${b.id}`;
+    let done = this.fired.get(key);
+    if (!done) {
+      if (this.fired.size >= FIRED_MAX) this.fired.clear(); // the forwarder's own de-duplication still holds
+      done = new Set();
+      this.fired.set(key, done);
+    }
+    const fresh = points.filter((p) => !done.has(`${p.ad}:${p.event}`));
+    if (!fresh.length) return;
+    for (const p of fresh) done.add(`${p.ad}:${p.event}`);
+    this.onSqueezed!(streamId, b, a, fresh);
   }
 
   protected async rebuild(): Promise<void> {
@@ -118,7 +165,7 @@ export class BreakBoard extends Reloader implements BreakSource {
     const byId = new Map<string, LiveBreak>();
     const byEvent = new Map<number, LiveBreak[]>();
     for (const row of breaks) {
-      const assignments = new Map<string, LiveAssignment>(row.assignments.map((a) => [a.key, { key: a.key, ads: a.ads, byPath: new Map() }]));
+      const assignments = new Map<string, LiveAssignment>(row.assignments.map((a) => [a.key, { key: a.key, ads: a.ads, byPath: new Map(), byUri: new Map(), rendered: new Map() }]));
       const b: LiveBreak = {
         id: row.id,
         eventId: row.event_id,

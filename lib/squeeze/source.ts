@@ -36,15 +36,10 @@ export function segmentPath(uri: string): string {
     while (start < uri.length && !'/?#'.includes(uri[start]!)) start++;
     if (start === uri.length || uri[start] !== '/') return '/';
   }
-  let end = uri.length;
-  for (let i = start; i < uri.length; i++) {
-    const c = uri.charCodeAt(i);
-    if (c === 63 || c === 35) {
-      end = i;
-      break;
-    }
-  }
-  return uri.slice(start, end);
+  const q = uri.indexOf('?', start);
+  const h = uri.indexOf('#', start);
+  const end = q === -1 ? (h === -1 ? uri.length : h) : h === -1 ? q : Math.min(q, h);
+  return start === 0 && end === uri.length ? uri : uri.slice(start, end);
 }
 
 /** Variant and rendition playlist URIs of a master playlist, resolved against it. */
