@@ -23,6 +23,8 @@ export interface ForwardedBeacon {
   url: string;
   streamId: string;
   event: string;
+  /** Part of the de-duplication: the same ad and stream in another break fires again. */
+  breakId?: string;
 }
 
 export interface BeaconForwarderOptions {
@@ -67,7 +69,8 @@ interface Job {
 
 /** The de-dup key: a hash of (streamId, event, url), under the store's key prefix, no hash tag (spreads over a cluster). */
 export function beaconKey(b: ForwardedBeacon): string {
-  return `${keys.prefix}beacon:${createHash('sha256').update(JSON.stringify([b.streamId, b.event, b.url])).digest('base64url')}`;
+  const fields = b.breakId ? [b.streamId, b.event, b.url, b.breakId] : [b.streamId, b.event, b.url];
+  return `${keys.prefix}beacon:${createHash('sha256').update(JSON.stringify(fields)).digest('base64url')}`;
 }
 
 function normalizeHost(h: string): string {

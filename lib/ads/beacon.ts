@@ -12,6 +12,10 @@ export interface Beacon {
   streamId: string;
   /** impression | start | firstQuartile | midpoint | thirdQuartile | complete | … */
   event: string;
+  /** The break the beacon belongs to: the same ad in a later break is a new impression. */
+  breakId?: string;
+  /** Epoch seconds after which the signed URL is refused (a URL cannot be replayed forever). */
+  expires?: number;
 }
 
 export type BeaconVerdict = { ok: true; beacon: Beacon } | { ok: false; reason: string };
@@ -22,14 +26,17 @@ export const MAX_BEACON_QUERY = 8 * 1024;
 const SIG_RE = /^[A-Za-z0-9_-]{43}$/; // 32 bytes of HMAC-SHA256, base64url without padding
 
 function mac(secret: string, b: Beacon): string {
-  return createHmac('sha256', secret).update(JSON.stringify([b.url, b.streamId, b.event])).digest('base64url');
+  const fields: unknown[] = [b.url, b.streamId, b.event];
+  if (b.breakId !== undefined || b.expires !== undefined) fields.push(b.breakId ?? '', b.expires ?? 0);
+  return createHmac('sha256', secret).update(JSON.stringify(fields)).digest('base64url');
 }
 
 /** The signed beacon URL for one tracking URL. Throws only on an empty secret (a configuration error). */
 export function beaconUrl(base: string, secret: string, b: Beacon): string {
   if (!secret) throw new TypeError('beaconUrl needs a non-empty secret');
   const root = base.replace(/\/+$/, '');
-  return `${root}/beacon?u=${encodeURIComponent(b.url)}&s=${encodeURIComponent(b.streamId)}&e=${encodeURIComponent(b.event)}&sig=${mac(secret, b)}`;
+  const scope = b.breakId !== undefined || b.expires !== undefined ? `&b=${encodeURIComponent(b.breakId ?? '')}&x=${b.expires ?? 0}` : '';
+  return `${root}/beacon?u=${encodeURIComponent(b.url)}&s=${encodeURIComponent(b.streamId)}&e=${encodeURIComponent(b.event)}${scope}&sig=${mac(secret, b)}`;
 }
 
 /** Form-style decoding (`+` is a space); undefined on malformed percent-encoding. */
@@ -42,6 +49,7 @@ function decode(v: string): string | undefined {
 }
 
 const FIELDS = new Set(['u', 's', 'e', 'sig']);
+const OPTIONAL = new Set(['b', 'x']);
 
 /**
  * Checks a raw query string (without '?'). Unknown parameters are ignored (players and CDNs
@@ -59,7 +67,7 @@ export function verifyBeacon(query: string, secret: string): BeaconVerdict {
       const eq = part.indexOf('=');
       const name = decode(eq < 0 ? part : part.slice(0, eq));
       if (name === undefined) return { ok: false, reason: 'bad percent-encoding' };
-      if (!FIELDS.has(name)) continue;
+      if (!FIELDS.has(name) && !OPTIONAL.has(name)) continue;
       if (got.has(name)) return { ok: false, reason: `duplicated parameter ${name}` };
       const value = decode(eq < 0 ? '' : part.slice(eq + 1));
       if (value === undefined) return { ok: false, reason: 'bad percent-encoding' };
@@ -67,6 +75,12 @@ export function verifyBeacon(query: string, secret: string): BeaconVerdict {
     }
     for (const name of FIELDS) if (!got.get(name)) return { ok: false, reason: `missing parameter ${name}` };
     const beacon: Beacon = { url: got.get('u')!, streamId: got.get('s')!, event: got.get('e')! };
+    if (got.has('b') || got.has('x')) {
+      const expires = Number(got.get('x') ?? '0');
+      if (!Number.isSafeInteger(expires) || expires < 0) return { ok: false, reason: 'bad expiry' };
+      beacon.breakId = got.get('b') ?? '';
+      beacon.expires = expires;
+    }
     // Even a URL we signed is never forwarded unless it is http(s).
     let u: URL;
     try {
@@ -80,6 +94,7 @@ export function verifyBeacon(query: string, secret: string): BeaconVerdict {
     // Compare the base64url text, not decoded bytes: the last character has unused bits, so two
     // different strings can decode to the same bytes.
     if (!timingSafeEqual(Buffer.from(sig, 'latin1'), Buffer.from(mac(secret, beacon), 'latin1'))) return { ok: false, reason: 'bad signature' };
+    if (beacon.expires && Date.now() / 1000 > beacon.expires) return { ok: false, reason: 'expired' };
     return { ok: true, beacon };
   } catch {
     return { ok: false, reason: 'malformed query' };

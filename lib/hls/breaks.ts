@@ -23,6 +23,8 @@ export interface BreakResult {
 }
 
 const num = (x: number) => +x.toFixed(3);
+const CUE_IN = '#EXT-X-CUE-IN';
+const CUE_IN_LINE = `${CUE_IN}\n`;
 
 export function applyBreakToMedia(p: MediaPlaylist, window: BreakWindow, squeezedUri: (contentUri: string) => string | undefined, isContent: (uri: string) => boolean): BreakResult {
   const times = programDateTimes(p.segments);
@@ -36,13 +38,17 @@ export function applyBreakToMedia(p: MediaPlaylist, window: BreakWindow, squeeze
     let lines = s.lines;
     if (inBreak) {
       const elapsed = (t - window.startMs) / 1000;
-      const cue = !previousInBreak && elapsed < 0.001 ? `#EXT-X-CUE-OUT:${num(window.durationSec)}` : `#EXT-X-CUE-OUT-CONT:ElapsedTime=${num(Math.max(0, elapsed))},Duration=${num(window.durationSec)}`;
+      // The break's first segment in this playlist opens it with CUE-OUT, unless the break began
+      // before the playlist's first segment (then the player joins it: CUE-OUT-CONT).
+      const cue = !previousInBreak && (elapsed < 0.001 || i > 0) ? `#EXT-X-CUE-OUT:${num(window.durationSec)}` : `#EXT-X-CUE-OUT-CONT:ElapsedTime=${num(Math.max(0, elapsed))},Duration=${num(window.durationSec)}`;
       const replacement = isContent(s.uri) ? squeezedUri(s.uri) : undefined;
       if (isContent(s.uri) && replacement === undefined) notReady++;
       if (replacement !== undefined) squeezed.push(s.uri);
-      lines = [cue, ...lines.slice(0, -1), replacement ?? s.uri];
+      // A cue-in closing an earlier break on this segment stays first: CUE-IN, then CUE-OUT.
+      const lead = lines[0] === CUE_IN ? 1 : 0;
+      lines = [...lines.slice(0, lead), cue, ...lines.slice(lead, -1), replacement ?? s.uri];
     } else if (previousInBreak) {
-      lines = ['#EXT-X-CUE-IN', ...lines];
+      lines = [CUE_IN, ...lines];
     }
     previousInBreak = inBreak;
     out.push(...lines);
@@ -120,13 +126,14 @@ export function applyBreakText(text: string, window: BreakWindow, squeezedUri: (
       const inBreak = t !== undefined && t >= window.startMs - 1 && t < window.endMs - 1;
       if (inBreak) {
         const elapsed = (t - window.startMs) / 1000;
-        const cue = !previousInBreak && elapsed < 0.001 ? `#EXT-X-CUE-OUT:${durationText}` : `#EXT-X-CUE-OUT-CONT:ElapsedTime=${elapsed > 0 && !Number.isInteger(elapsed) ? num(elapsed) : Math.max(0, elapsed)},Duration=${durationText}`;
+        const cue = !previousInBreak && (elapsed < 0.001 || segments > 0) ? `#EXT-X-CUE-OUT:${durationText}` : `#EXT-X-CUE-OUT-CONT:ElapsedTime=${elapsed > 0 && !Number.isInteger(elapsed) ? num(elapsed) : Math.max(0, elapsed)},Duration=${durationText}`;
         const uri = text.slice(ls, le);
         const content = isContent(uri);
         const replacement = content ? squeezedUri(uri) : undefined;
         if (content && replacement === undefined) notReady++;
         if (replacement !== undefined) squeezed.push(uri);
-        out += text.slice(copied, segStart) + cue + '\n' + text.slice(segStart, ls) + (replacement ?? uri) + '\n';
+        const at = text.startsWith(CUE_IN_LINE, segStart) ? segStart + CUE_IN_LINE.length : segStart;
+        out += text.slice(copied, at) + cue + '\n' + text.slice(at, ls) + (replacement ?? uri) + '\n';
         copied = Math.min(le + 1, text.length);
       } else if (previousInBreak) {
         out += text.slice(copied, segStart) + '#EXT-X-CUE-IN\n';

@@ -22,6 +22,29 @@ export function isPrivateAddress(address: string): boolean {
   return family === 0 || blocked.check(address, family === 4 ? 'ipv4' : 'ipv6');
 }
 
+/**
+ * Whether a URL that came from data (a VAST creative the transcoder will fetch) points at a public
+ * host: http(s), and every address its name resolves to is public (unless private ones are allowed).
+ */
+export async function isPublicUrl(url: string, allowPrivate: boolean): Promise<boolean> {
+  let host: string;
+  try {
+    const u = new URL(url);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') return false;
+    host = u.hostname.replace(/^\[|\]$/g, '');
+  } catch {
+    return false;
+  }
+  if (allowPrivate) return true;
+  if (isIP(host)) return !isPrivateAddress(host);
+  try {
+    const addresses = await dns.promises.lookup(host, { all: true });
+    return addresses.length > 0 && addresses.every((a) => !isPrivateAddress(a.address));
+  } catch {
+    return false;
+  }
+}
+
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void;
 
 /** An undici Agent whose connections only reach public addresses (unless allowed). */

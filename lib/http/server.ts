@@ -30,7 +30,7 @@ import { CatalogRepo } from '../catalog/repo.js';
 import { catalogRoutes } from '../catalog/routes.js';
 import { FeedConfigRepo, feedConfigRoutes } from '../catalog/feed-config.js';
 import { FeedPuller } from '../catalog/puller.js';
-import { guardedAgent } from './outbound.js';
+import { guardedAgent, isPublicUrl } from './outbound.js';
 import { SqueezeConfigRepo } from '../squeeze/config-repo.js';
 import { EventConfigCache } from '../squeeze/event-cache.js';
 import { squeezeConfigRoutes } from '../squeeze/routes.js';
@@ -110,6 +110,7 @@ export async function startService(config: Config, log: Logger, parts: ServicePa
   const decider = new AdDecider({
     configuredAds: async (eventId) => (await new ConfiguredAdRepo(stores.sql).list({ event_id: eventId, page: 0, page_size: 500 })).results,
     resolve: (url) => resolveAds({ url }, fetchText, { log }),
+    creativeAllowed: (uri) => isPublicUrl(uri, config.allowPrivateOutbound),
     log,
   });
   const breakService = new BreakService({ repo: breakRepo, config: squeezeConfig, decider, streams, board, fetchText, adServerUrl: config.adServerUrl, log });
@@ -117,6 +118,7 @@ export async function startService(config: Config, log: Logger, parts: ServicePa
   const owner = `${process.pid}-${randomUUID().slice(0, 8)}`;
   const breakWorker = new BreakWorker({ repo: breakRepo, board, transcoder, fetchText, log, metrics }, { owner, leaseMs: config.breakLeaseMs, tickMs: config.breakTickMs });
   const beaconTtlMs = 24 * 3600 * 1000;
+  if (!config.beaconSecret && config.redisUrl) log.warn('BEACON_SECRET is not set: each instance signs beacons with its own generated secret, so a beacon URL handed out by one instance is refused by the others');
   const beacons = new BeaconForwarder({
     claim: (key) => stores.state.setIfAbsent(key, '1', beaconTtlMs),
     allowPrivate: config.allowPrivateOutbound,

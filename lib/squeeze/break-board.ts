@@ -39,7 +39,17 @@ interface Rendering {
 }
 
 const RENDERED_MAX = 512;
+/** Characters of input + output all renderings may hold together (≈ 2 bytes each). */
+const RENDERED_CHARS_MAX = 16 * 1024 * 1024;
 const FIRED_MAX = 200_000;
+
+/**
+ * A squeezed .ts can only stand in for a plain segment: byte ranges, fMP4 (EXT-X-MAP) and
+ * encrypted content keep their segments (the cue tags still mark the break).
+ */
+function substitutable(text: string): boolean {
+  return !text.includes('#EXT-X-BYTERANGE') && !text.includes('#EXT-X-MAP') && !/#EXT-X-KEY:METHOD=(?!NONE)/.test(text);
+}
 
 const BY_URI_MAX = 20_000;
 
@@ -80,6 +90,9 @@ export class BreakBoard extends Reloader implements BreakSource {
   onSqueezed: SqueezedHook | undefined;
   /** Tracking points already handed to onSqueezed, by stream and break: each is handed over once. */
   private readonly fired = new Map<string, Set<string>>();
+  private renderedChars = 0;
+  /** What the last rebuild saw, so an unchanged snapshot keeps its generation (and the manifest cache). */
+  private signature = '';
   private readonly notReady;
 
   constructor(
@@ -134,16 +147,23 @@ export class BreakBoard extends Reloader implements BreakSource {
       const input = out ?? text;
       let r = a.rendered.get(input);
       if (!r) {
-        const applied = applyBreakText(input, b.window, (uri) => lookup(a, uri)?.uri, isContent);
+        const squeeze = substitutable(input);
+        const applied = applyBreakText(input, b.window, (uri) => (squeeze ? lookup(a, uri)?.uri : undefined), isContent);
         if (applied.notReady) this.notReady.inc(applied.notReady);
         r = { text: applied.text, points: applied.squeezed.flatMap((uri) => lookup(a, uri)?.events ?? []) };
-        if (a.rendered.size >= RENDERED_MAX) a.rendered.clear();
+        this.renderedChars += input.length + r.text.length;
+        if (a.rendered.size >= RENDERED_MAX || this.renderedChars > RENDERED_CHARS_MAX) this.forgetRenderings();
         a.rendered.set(input, r);
       }
       out = r.text;
       if (streamId !== undefined && this.onSqueezed && r.points.length) this.handOver(streamId, b, a, r.points);
     }
     return out;
+  }
+
+  private forgetRenderings(): void {
+    for (const b of this.byId.values()) for (const a of b.assignments.values()) a.rendered.clear();
+    this.renderedChars = 0;
   }
 
   private handOver(streamId: string, b: LiveBreak, a: LiveAssignment, points: TrackingPoint[]): void {
@@ -162,6 +182,9 @@ export class BreakBoard extends Reloader implements BreakSource {
 
   protected async rebuild(): Promise<void> {
     const { breaks, ready } = await this.repo.board(this.retentionMs);
+    const signature = `${breaks.map((b) => `${b.id}:${b.status}:${b.updated_at.getTime()}`).join(',')}|${ready.length}|${ready.reduce((m, s) => Math.max(m, s.updated_at?.getTime() ?? 0), 0)}`;
+    if (signature === this.signature) return;
+    this.signature = signature;
     const byId = new Map<string, LiveBreak>();
     const byEvent = new Map<number, LiveBreak[]>();
     for (const row of breaks) {
@@ -184,6 +207,7 @@ export class BreakBoard extends Reloader implements BreakSource {
     for (const s of ready) byId.get(s.break_id)?.assignments.get(s.assignment)?.byPath.set(s.content_path, { uri: s.output_uri!, events: s.events });
     this.byId = byId;
     this.byEvent = byEvent;
+    this.renderedChars = 0;
     this.generation++;
   }
 }

@@ -41,6 +41,8 @@ export type ResolveFn = (url: string) => Promise<{ ads: DecidedAd[]; reason?: st
 export interface DeciderDeps {
   configuredAds: (eventId: number) => Promise<CuratedCandidate[]>;
   resolve: ResolveFn;
+  /** Whether a decided creative may be handed to the transcoder (its host is public, DESIGN.md §7). */
+  creativeAllowed?: (uri: string) => Promise<boolean>;
   log: Logger;
   concurrency?: number;
   deadlineMs?: number;
@@ -48,6 +50,23 @@ export interface DeciderDeps {
 
 function assignment(source: Assignment['source'], ads: DecidedAd[]): Assignment {
   return { key: assignmentKey(ads), source, ads };
+}
+
+const MAX_ADS = 10;
+const MAX_URLS_PER_EVENT = 10;
+
+/** Only what the break can show: ads until its duration is covered (at most 10), a few URLs per tracking event. */
+export function fitAds(ads: DecidedAd[], durationSec: number): DecidedAd[] {
+  const out: DecidedAd[] = [];
+  let filled = 0;
+  for (const ad of ads) {
+    if (filled >= durationSec - 1e-6 || out.length >= MAX_ADS) break;
+    const tracking: DecidedAd['tracking'] = {};
+    for (const [event, urls] of Object.entries(ad.tracking)) tracking[event as keyof DecidedAd['tracking']] = urls.slice(0, MAX_URLS_PER_EVENT);
+    out.push({ ...ad, tracking });
+    filled += ad.durationSec;
+  }
+  return out;
 }
 
 export class AdDecider {
@@ -63,7 +82,12 @@ export class AdDecider {
     const url = buildAdRequestUrl({ ...input.adRequest, breakId: input.breakId, durationSec: input.durationSec, targeting: s?.targeting ?? {}, vprn: s?.vprn, pvrn: s?.pvrn });
     if (!url) return { ads: [], reason: 'no ad server configured' };
     try {
-      return await this.deps.resolve(url);
+      const r = await this.deps.resolve(url);
+      const allowed = this.deps.creativeAllowed;
+      const ads = allowed ? (await Promise.all(r.ads.map(async (ad) => ((await allowed(ad.uri)) ? ad : undefined)))).filter((ad): ad is DecidedAd => ad !== undefined) : r.ads;
+      const refused = r.ads.length - ads.length;
+      const fitted = fitAds(ads, input.durationSec);
+      return { ads: fitted, reason: refused && !fitted.length ? `${refused} creative(s) on private or unusable hosts refused` : r.reason };
     } catch (err) {
       this.deps.log.warn({ err: (err as Error).message }, 'ad request failed');
       return { ads: [], reason: 'ad request failed' };
@@ -79,10 +103,16 @@ export class AdDecider {
     return this.fallback(input, asked.reason ?? 'the ad server returned no ads');
   }
 
-  /** Per-stream decisions from each stream's targeting (PUT on DAI streams). */
+  /**
+   * Per-stream decisions from each stream's targeting (PUT on DAI streams). Every assignment is
+   * named per stream: a PUT squeezes the streams it chose and no other stream of the event.
+   */
   async forStreams(input: DecideInput, streams: StreamTargeting[]): Promise<Decision> {
     const curated = await this.configured(input, true);
-    if (curated.length) return this.single('curated', curated, undefined);
+    if (curated.length) {
+      const a = assignment('curated', curated);
+      return { assignments: [a], defaultKey: undefined, streamAssignments: Object.fromEntries(streams.map((s) => [s.streamId, a.key])), streamTracking: {}, source: 'curated', reason: streams.length ? undefined : 'the event has no live streams' };
+    }
     const results = new Map<string, { ads: DecidedAd[]; reason?: string | undefined }>();
     // One timer for the whole batch; requests still running at the deadline are left to finish unseen.
     let expired = false;
@@ -120,10 +150,13 @@ export class AdDecider {
     // Streams without a decision in time get the configured fallback (or no squeeze).
     const fallbackAds = await this.configured(input, false);
     const fb = fallbackAds.length ? assignment('fallback', fallbackAds) : undefined;
-    if (fb) byKey.set(fb.key, fb);
-    const source = byKey.size === 0 ? 'none' : Object.keys(streamAssignments).length ? 'vmap' : 'fallback';
+    if (fb) {
+      byKey.set(fb.key, fb);
+      for (const s of streams) streamAssignments[s.streamId] ??= fb.key;
+    }
+    const source = byKey.size === 0 ? 'none' : Object.keys(streamTracking).length ? 'vmap' : 'fallback';
     const why = `${undecided} of ${streams.length} streams without an ad decision (${reason ?? 'no streams'})${fb ? '; configured fallback used' : '; no fallback configured'}`;
-    return { assignments: [...byKey.values()], defaultKey: fb?.key, streamAssignments, streamTracking, source, reason: why };
+    return { assignments: [...byKey.values()], defaultKey: undefined, streamAssignments, streamTracking, source, reason: why };
   }
 
   private single(source: Assignment['source'], ads: DecidedAd[], reason: string | undefined): Decision {

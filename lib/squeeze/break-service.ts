@@ -83,6 +83,9 @@ export class BreakService {
       this.window(event['source_uri'] as string),
       target === 'event' ? this.deps.decider.forEvent(decideInput) : this.streamsOf(eventId, input.stream_ids, Number(event['max_concurrent_streams'] ?? 0)).then((s) => this.deps.decider.forStreams(decideInput, s.map((x) => ({ streamId: x.stream_id, targeting: x.fw_params, vprn: x.vprn ?? undefined, pvrn: x.pvrn ?? undefined })))),
     ]);
+    // Never over the tail of the previous break (a terminated one runs to its next segment boundary).
+    const previousEnd = (await this.deps.repo.lastEnd(eventId))?.getTime() ?? 0;
+    if (previousEnd > win.startMs) win.startMs = previousEnd;
     const row = await this.deps.repo.insert({
       id,
       event_id: eventId,
@@ -121,10 +124,7 @@ export class BreakService {
   }
 
   async extend(id: string, additionalSec: number): Promise<Json> {
-    const b = await this.deps.repo.get(checkId(id));
-    const duration = b.break_duration + additionalSec;
-    if (duration > MAX_TOTAL_BREAK_SEC) throw badRequest(`a break lasts at most ${MAX_TOTAL_BREAK_SEC} s in all`);
-    const row = await this.deps.repo.setEnd(b.id, new Date(b.end_time.getTime() + additionalSec * 1000), duration);
+    const row = await this.deps.repo.extend(checkId(id), additionalSec, MAX_TOTAL_BREAK_SEC);
     await this.deps.board.changed();
     return this.view(row, await this.deps.repo.segments(row.id));
   }
@@ -136,8 +136,7 @@ export class BreakService {
     const start = b.start_time.getTime();
     const segMs = b.segment_sec * 1000;
     const boundary = start + Math.max(0, Math.ceil((Date.now() - start) / segMs)) * segMs;
-    const end = Math.min(b.end_time.getTime(), boundary);
-    const row = await this.deps.repo.setEnd(b.id, new Date(end), (end - start) / 1000, 'cancelled');
+    const row = await this.deps.repo.terminate(b.id, new Date(boundary));
     await this.deps.board.changed();
     return this.view(row, await this.deps.repo.segments(row.id));
   }

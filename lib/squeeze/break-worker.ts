@@ -34,6 +34,9 @@ export interface BreakWorkerDeps {
 
 export class BreakWorker {
   private timer: NodeJS.Timeout | undefined;
+  private renewTimer: NodeJS.Timeout | undefined;
+  /** When each owned break last read its source: once per half segment is enough (DESIGN.md §6). */
+  private readonly planned = new Map<string, number>();
   private ticking: Promise<void> | undefined;
   private readonly jobs = new Map<string, Promise<void>>();
   private publishTimer: NodeJS.Timeout | undefined;
@@ -55,6 +58,8 @@ export class BreakWorker {
 
   start(): void {
     this.timer = setInterval(() => void this.tick(), this.opts.tickMs).unref();
+    // Leases are renewed on their own clock, so a slow source or transcoder never lets them lapse.
+    this.renewTimer = setInterval(() => void this.deps.repo.renew(this.opts.owner, this.opts.leaseMs).catch(() => undefined), Math.max(100, Math.floor(this.opts.leaseMs / 3))).unref();
     void this.tick();
   }
 
@@ -63,6 +68,7 @@ export class BreakWorker {
     if (this.stopped) return;
     this.stopped = true;
     clearInterval(this.timer);
+    clearInterval(this.renewTimer);
     clearTimeout(this.publishTimer);
     await this.ticking;
     if (release) await this.deps.repo.release(this.opts.owner).catch(() => undefined);
@@ -87,8 +93,11 @@ export class BreakWorker {
     const end = b.end_time.getTime();
     const segMs = b.segment_sec * 1000;
     if (b.status === 'scheduled' && now >= start) await this.deps.repo.setStatus(b.id, this.opts.owner, 'active');
-    if (now >= start - segMs && now < end + segMs) await this.plan(b);
-    const pending = await this.deps.repo.pendingSegments(b.id, this.opts.maxAttempts ?? 3);
+    if (now >= start - segMs && now < end + segMs && now - (this.planned.get(b.id) ?? 0) >= segMs / 2) {
+      this.planned.set(b.id, now);
+      await this.plan(b);
+    }
+    const pending = await this.deps.repo.pendingSegments(b.id, this.opts.maxAttempts ?? 2);
     for (const s of pending) this.submit(b, s);
     if (now >= end + segMs && pending.length === 0 && ![...this.jobs.keys()].some((k) => k.startsWith(b.id))) await this.finish(b);
   }
@@ -97,7 +106,7 @@ export class BreakWorker {
   private async plan(b: BreakRow): Promise<void> {
     const start = b.start_time.getTime();
     const end = b.end_time.getTime();
-    const playlists = await readSource(b.settings['source_uri'] as string, this.deps.fetchText, AbortSignal.timeout(Math.max(2000, b.segment_sec * 1000)));
+    const playlists = await readSource(b.settings['source_uri'] as string, this.deps.fetchText, AbortSignal.timeout(Math.min(Math.max(2000, b.segment_sec * 1000), this.opts.leaseMs / 3)));
     const rows: NewSegment[] = [];
     for (const p of playlists) {
       for (const seg of p.segments) {
@@ -156,7 +165,9 @@ export class BreakWorker {
       },
       async (err: Error) => {
         const attempts = s.attempts + 1;
-        const failed = attempts >= (this.opts.maxAttempts ?? 3) || !this.deps.transcoder.configured;
+        // The client already retried 5xx and network errors; one more round later, none for a refusal (4xx).
+        const refused = (err as { code?: string; status?: number }).code === 'status' && ((err as { status?: number }).status ?? 500) < 500;
+        const failed = attempts >= (this.opts.maxAttempts ?? 2) || refused || !this.deps.transcoder.configured;
         (failed ? this.results.failed : this.results.retry).inc();
         this.deps.log.warn({ err: err.message, breakId: b.id, segment: s.content_path, attempts }, 'squeeze job failed');
         await this.deps.repo.markSegment(s, { status: failed ? 'failed' : 'pending', error: err.message.slice(0, 500), attempts });
@@ -175,6 +186,7 @@ export class BreakWorker {
   }
 
   private async finish(b: BreakRow): Promise<void> {
+    this.planned.delete(b.id);
     if (b.status === 'cancelled') return; // stays cancelled; the lease lapses with the grace period
     const counts = await this.deps.repo.segmentCounts(b.id);
     const failed = counts.ready === 0 && counts.failed > 0;

@@ -12,6 +12,7 @@ import type { EventSettingsRow } from './config-repo.js';
 export class EventConfigCache extends Reloader implements EventSettingsSource {
   private byKey = new Map<string, EventSettings>();
   generation = 0;
+  private signature = '';
 
   constructor(
     private readonly load: () => Promise<EventSettingsRow[]>,
@@ -27,8 +28,13 @@ export class EventConfigCache extends Reloader implements EventSettingsSource {
   }
 
   protected async rebuild(): Promise<void> {
+    const rows = await this.load();
+    // An unchanged set keeps its generation, so the periodic refresh does not empty the manifest cache.
+    const signature = JSON.stringify(rows);
+    if (signature === this.signature) return;
+    this.signature = signature;
     const next = new Map<string, EventSettings>();
-    for (const r of await this.load()) {
+    for (const r of rows) {
       const s: EventSettings = { eventId: r.id, windowSegs: r.windows_segs, liveEdgeDelaySegments: r.live_edge_delay_segments };
       if (r.content_origin) s.contentOrigin = r.content_origin.replace(/\/+$/, '');
       next.set(r.asset_id, s);

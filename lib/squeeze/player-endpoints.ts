@@ -21,6 +21,7 @@ import type { TrackingPoint } from './break-plan.js';
 const STREAM_ID = /^[A-Za-z0-9._:~-]{1,256}$/;
 const XML = { 'Content-Type': 'application/xml', 'Cache-Control': 'no-store' };
 const EMPTY = writeVast([]);
+const BEACON_VALID_AFTER_BREAK_SEC = 3600;
 
 export interface PlayerEndpointsDeps {
   board: BreakBoard;
@@ -60,7 +61,7 @@ export class PlayerEndpoints {
 
   private fire(streamId: string, b: LiveBreak, a: LiveAssignment, points: TrackingPoint[]): void {
     const ads = adsForStream(b, a, streamId);
-    for (const p of points) for (const url of ads[p.ad]?.tracking[p.event] ?? []) this.deps.forwarder.enqueue({ url, streamId, event: p.event });
+    for (const p of points) for (const url of ads[p.ad]?.tracking[p.event] ?? []) this.deps.forwarder.enqueue({ url, streamId, event: p.event, breakId: b.id });
   }
 
   private beacon(res: HttpResponse, req: HttpRequest): void {
@@ -101,15 +102,17 @@ export class PlayerEndpoints {
       return;
     }
     this.vasts.ads.inc();
-    ex.send(200, XML, writeVast(adsForStream(found.b, found.a, streamId).map((ad) => this.signed(ad, streamId))));
+    // Signed for this break, valid until an hour after it ends.
+    const scope = { breakId: found.b.id, expires: Math.floor(found.b.window.endMs / 1000) + BEACON_VALID_AFTER_BREAK_SEC };
+    ex.send(200, XML, writeVast(adsForStream(found.b, found.a, streamId).map((ad) => this.signed(ad, streamId, scope))));
   }
 
   /** The ad with every tracking URL replaced by its signed beacon URL: players never see the originals. */
-  private signed(ad: DecidedAd, streamId: string): DecidedAd {
+  private signed(ad: DecidedAd, streamId: string, scope: { breakId: string; expires: number }): DecidedAd {
     const tracking: DecidedAd['tracking'] = {};
     for (const event of TRACKING_EVENTS) {
       const urls = ad.tracking[event];
-      if (urls?.length) tracking[event] = urls.map((url) => beaconUrl(this.deps.publicBaseUrl(), this.deps.beaconSecret, { url, streamId, event }));
+      if (urls?.length) tracking[event] = urls.map((url) => beaconUrl(this.deps.publicBaseUrl(), this.deps.beaconSecret, { url, streamId, event, ...scope }));
     }
     return { ...ad, tracking };
   }

@@ -201,3 +201,14 @@ t.test('close() drains, then refuses; a stuck target is dropped within the grace
   t.ok(Date.now() - t0 < 2000, 'a hanging claim does not hold close()');
   t.equal(hanging.stats.queued, 0);
 });
+
+t.test('the same beacon in another break is another hit; within one break it is one', async (t) => {
+  const shared = setClaim();
+  const { sim, fw, beacon } = await setup(t, { claim: shared.claim });
+  fw.enqueue({ ...beacon('impression'), breakId: 'break-1' });
+  fw.enqueue({ ...beacon('impression'), breakId: 'break-1' });
+  fw.enqueue({ ...beacon('impression'), breakId: 'break-2' });
+  await fw.idle();
+  t.equal(sim.hitCount('impression'), 2);
+  t.not(beaconKey({ ...beacon('impression'), breakId: 'break-1' }), beaconKey({ ...beacon('impression'), breakId: 'break-2' }));
+});

@@ -96,3 +96,15 @@ t.test('only http(s) targets, even when signed', async (t) => {
   }
   t.equal(verifyBeacon(queryOf(beaconUrl(base, secret, { ...beacon, url: 'http://ads.example.com/x' })), secret).ok, true);
 });
+
+t.test('scoped to a break and an expiry: both signed, tampering refused, expired refused', async (t) => {
+  const scoped = { ...beacon, breakId: '0f1e2d3c-aaaa-4bbb-8ccc-123456789abc', expires: Math.floor(Date.now() / 1000) + 600 };
+  const q = queryOf(beaconUrl(base, secret, scoped));
+  t.same(verifyBeacon(q, secret), { ok: true, beacon: scoped });
+  t.same(verifyBeacon(q.replace(/&b=[^&]*/, '&b=other'), secret), { ok: false, reason: 'bad signature' }, 'another break');
+  t.same(verifyBeacon(q.replace(/&x=\d+/, `&x=${scoped.expires + 1000}`), secret), { ok: false, reason: 'bad signature' }, 'a later expiry');
+  t.same(verifyBeacon(q.replace(/&b=[^&]*&x=\d+/, ''), secret), { ok: false, reason: 'bad signature' }, 'the scope removed');
+  t.same(verifyBeacon(q.replace(/&x=\d+/, '&x=-5'), secret), { ok: false, reason: 'bad expiry' });
+  const old = queryOf(beaconUrl(base, secret, { ...scoped, expires: Math.floor(Date.now() / 1000) - 1 }));
+  t.same(verifyBeacon(old, secret), { ok: false, reason: 'expired' });
+});

@@ -89,3 +89,23 @@ t.test('the text form equals the line-based form on every fixture and live shape
   }
   t.ok(compared > 100, `${compared} renderings identical`);
 });
+
+t.test('a window that starts between segment boundaries still opens with CUE-OUT', async (t) => {
+  const window = { startMs: at(990) + 3000, endMs: at(995) + 3000, durationSec: 30 };
+  for (const text of [joinLines(applyBreak(media(), window, squeezedUri).lines), applyBreakText(joinLines(media()), window, squeezedUri).text]) {
+    const lines = splitLines(text);
+    const out = lines.indexOf('#EXT-X-CUE-OUT:30');
+    t.ok(out > 0, 'CUE-OUT present');
+    t.equal(lines.slice(out).find((l) => !l.startsWith('#')), 'https://objects.example.com/sqz/ev/seg_991.ts', 'on the first segment inside the window');
+    t.equal(lines.filter((l) => l.startsWith('#EXT-X-CUE-OUT-CONT')).length, 4);
+  }
+});
+
+t.test('back-to-back breaks: the first one’s CUE-IN comes before the next one’s CUE-OUT', async (t) => {
+  const first = { startMs: at(985), endMs: at(990), durationSec: 30 };
+  const second = { startMs: at(990), endMs: at(993), durationSec: 18 };
+  const once = applyBreakText(joinLines(media()), first, squeezedUri).text;
+  const twice = applyBreakText(once, second, squeezedUri).text;
+  t.equal(twice, joinLines(applyBreak(splitLines(once), second, squeezedUri).lines), 'text and line forms agree');
+  t.match(twice, /#EXT-X-CUE-IN\n#EXT-X-CUE-OUT:18\n#EXT-X-PROGRAM-DATE-TIME/);
+});

@@ -152,8 +152,8 @@ t.test('forStreams: curated first, no per-stream requests', async (t) => {
   const { decider, urls } = deps([cand(1, 'cur', 30, true)], never);
   const d = await decider.forStreams(input(), [stream('s1', 'a', 1), stream('s2', 'b', 2)]);
   t.equal(d.source, 'curated');
-  t.same(d.streamAssignments, {});
-  t.equal(d.defaultKey, d.assignments[0]!.key);
+  t.same(d.streamAssignments, { s1: d.assignments[0]!.key, s2: d.assignments[0]!.key }, 'each chosen stream named');
+  t.equal(d.defaultKey, undefined, 'no default: other streams of the event are not squeezed');
   t.same(urls, []);
 });
 
@@ -199,9 +199,11 @@ t.test('forStreams: streams without ads get the fallback default, the reason cou
   const d = await decider.forStreams(input(), [stream('s1', 'a', 1), stream('s2', 'zz', 2), stream('s3', 'a', 3), stream('s4', 'b', 4)]);
   t.equal(d.source, 'vmap', 'some streams decided by the ad server');
   const fbKey = assignmentKey([{ uri: 'https://cdn.example.com/fb.mp4', durationSec: 30 }]);
-  t.equal(d.defaultKey, fbKey, 'the fallback is the default for the others');
+  t.equal(d.defaultKey, undefined, 'no default');
   t.same(d.assignments.map((a) => a.source).sort(), ['fallback', 'vmap', 'vmap']);
-  t.same(Object.keys(d.streamAssignments).sort(), ['s1', 's4'], 'undecided streams have no own assignment');
+  t.same(Object.keys(d.streamAssignments).sort(), ['s1', 's2', 's3', 's4'], 'every chosen stream named');
+  t.equal(d.streamAssignments['s2'], fbKey, 'undecided streams get the fallback');
+  t.equal(d.streamAssignments['s3'], fbKey);
   t.same(Object.keys(d.streamTracking).sort(), ['s1', 's4']);
   t.equal(d.reason, '2 of 4 streams without an ad decision (no ads for zz; ad request failed); configured fallback used');
   t.equal(warnings.length, 1);
@@ -219,8 +221,8 @@ t.test('forStreams: nothing decided', async (t) => {
   const d = await withFb.decider.forStreams(input(), [stream('s1', 'a', 1), stream('s2', 'b', 2), stream('s3', 'c', 3)]);
   t.equal(d.source, 'fallback');
   t.same(d.assignments.map((a) => a.source), ['fallback']);
-  t.equal(d.defaultKey, d.assignments[0]!.key);
-  t.same(d.streamAssignments, {});
+  t.equal(d.defaultKey, undefined);
+  t.same(d.streamAssignments, { s1: d.assignments[0]!.key, s2: d.assignments[0]!.key, s3: d.assignments[0]!.key });
   t.equal(d.reason, '3 of 3 streams without an ad decision (the ad server returned no ads); configured fallback used', 'one reason however many streams share it');
 
   const bare = deps([cand(1, 'cur', 30, true, 'de-de')], async () => ({ ads: [] }));
@@ -235,7 +237,8 @@ t.test('forStreams: nothing decided', async (t) => {
 
   const zero = deps([cand(9, 'fb', 30, false)], never);
   const d4 = await zero.decider.forStreams(input(), []);
-  t.equal(d4.source, 'fallback', 'no streams: the fallback for everyone');
+  t.equal(d4.source, 'fallback', 'no streams: nothing to name');
+  t.same(d4.streamAssignments, {});
   t.equal(d4.reason, '0 of 0 streams without an ad decision (no streams); configured fallback used');
 });
 
@@ -260,10 +263,12 @@ t.test('forStreams: streams slower than the deadline are left undecided', async 
   const d = await decider.forStreams(input(), [stream('s1', 'a', 1), stream('s2', 'a', 2), stream('s3', 'b', 3), stream('s4', 'b', 4), stream('s5', 'a', 5)]);
   const took = Date.now() - started;
   t.ok(took >= 100 && took < 1000, `answered at the deadline (${took} ms)`);
-  t.same(Object.keys(d.streamAssignments).sort(), ['s1', 's3', 's5'], 'the fast streams are decided');
+  t.same(Object.keys(d.streamTracking).sort(), ['s1', 's3', 's5'], 'the fast streams are decided');
   t.equal(d.source, 'vmap');
-  t.equal(d.defaultKey, assignmentKey([{ uri: 'https://cdn.example.com/fb.mp4', durationSec: 30 }]), 'the slow ones get the fallback default');
-  t.ok(d.assignments.some((a) => a.key === d.defaultKey && a.source === 'fallback'));
+  const fbKey = assignmentKey([{ uri: 'https://cdn.example.com/fb.mp4', durationSec: 30 }]);
+  t.equal(d.defaultKey, undefined);
+  t.same([d.streamAssignments['s2'], d.streamAssignments['s4']], [fbKey, fbKey], 'the slow ones get the fallback');
+  t.ok(d.assignments.some((a) => a.key === fbKey && a.source === 'fallback'));
   t.equal(d.reason, '2 of 5 streams without an ad decision (some ad requests missed the deadline); configured fallback used');
 });
 

@@ -155,7 +155,8 @@ t.test('squeezeback breaks end to end', async (t) => {
     });
     t.equal(vast.status, 200);
     t.ok(vast.body.includes('<VAST version="4.0"'), 'a VAST 4 document');
-    t.notOk(vast.body.includes(`${ads.url}/track`) && !vast.body.includes('/beacon?'), 'only beacon URLs');
+    t.notOk(vast.body.includes(`${ads.url}/track`), 'the original tracking URLs never reach the player');
+    t.ok(vast.body.includes('/beacon?'), 'beacon URLs instead');
     const beaconUrls = [...vast.body.matchAll(/<!\[CDATA\[([^\]]*\/beacon\?[^\]]*)\]\]>/g)].map((m) => m[1]!);
     t.ok(beaconUrls.length >= 6, `beacon URLs handed out (${beaconUrls.length})`);
     t.ok(beaconUrls.every((u) => u.startsWith(`${a.url}/beacon?`)));
@@ -173,6 +174,8 @@ t.test('squeezeback breaks end to end', async (t) => {
     t.equal(ended.status, 200);
     t.equal(ended.body.status, 'cancelled');
     t.ok(Date.parse(ended.body.end_time) <= Date.parse(extended.body.end_time), 'the end moved forward to a segment boundary');
+    t.equal((await api(a, 'POST', `squeeze-ad-break/${id}/extend`, { additional_sec: 2 })).status, 409, 'an ended break cannot be extended');
+    t.equal((await api(a, 'DELETE', `squeeze-ad-break/${id}`)).body.status, 'cancelled', 'DELETE again shows it as it is');
     await until('cue-in after the terminated break', () => manifestsCarry('#EXT-X-CUE-IN', ['S1']));
     await sleep(1000);
     const perBeacon = new Map<string, number>();
@@ -199,6 +202,23 @@ t.test('squeezeback breaks end to end', async (t) => {
       t.match(g.body, { status: 'scheduled', decision: { source: 'fallback' } }, mode);
       t.equal((await api(b, 'DELETE', `squeeze-ad-break/${g.body.break_id}`)).status, 200);
     }
+  });
+
+  await t.test('a PUT naming streams squeezes those streams only', async (t) => {
+    const ad = await api(a, 'PUT', 'squeeze-configured-ad', { event_id: eventId, abid: 'cur-2', ad_uri: 'https://cdn.example.com/only-s1.mp4', duration: 10, is_curated: true });
+    t.equal(ad.status, 200);
+    const r = await api(a, 'PUT', 'squeeze-ad-break', { event_id: eventId, break_duration: 2 * SEG, stream_ids: ['S1'] });
+    t.equal(r.status, 200, JSON.stringify(r.body));
+    t.match(r.body, { decision: { source: 'curated' }, streams: 1 });
+    const outputs = () => transcoder.jobs.filter((j) => j.ad_uri === 'https://cdn.example.com/only-s1.mp4').map((j) => transcoder.outputUri(j.output_key));
+    await until('S1 squeezed', async () => {
+      const m = (await text(variant(a, 'S1'))).body;
+      return outputs().some((o) => m.includes(o));
+    });
+    const s2 = (await text(variant(a, 'S2'))).body;
+    t.notOk(outputs().some((o) => s2.includes(o)), 'S2 untouched by this break');
+    t.equal((await api(a, 'DELETE', `squeeze-ad-break/${r.body.break_id}`)).status, 200);
+    t.equal((await api(a, 'DELETE', 'squeeze-configured-ad', { id: ad.body.id })).status, 200);
   });
 
   await t.test('max_concurrent_streams caps the DAI streams a PUT squeezes', async (t) => {
