@@ -16,7 +16,7 @@ import { mintToken } from '../../lib/http/auth.js';
 import type { EventSettingsSource } from '../../lib/dai/event-settings.js';
 import { SqueezeConfigRepo } from '../../lib/squeeze/config-repo.js';
 import { BreakRepo, type NewSegment } from '../../lib/squeeze/break-repo.js';
-import { assignmentKey } from '../../lib/squeeze/break-plan.js';
+import { assignmentKey, placeOnTimeline } from '../../lib/squeeze/break-plan.js';
 import { defaultShape } from '../../lib/sim/live-playlist.js';
 
 const simUrl = process.argv[2]!;
@@ -100,7 +100,9 @@ async function activeBreak(s: Service): Promise<void> {
   const rows: NewSegment[] = [];
   for (let seq = live - 20; seq < live + 80; seq++) {
     const offset = (seq - live + 20) * defaultShape.segmentSec;
-    rows.push({ break_id: id, assignment: key, content_path: `/content/720p/seg_${seq}.ts`, content_uri: `https://origin.example.org/content/720p/seg_${seq}.ts`, idx: seq - live + 20, start_time: new Date(defaultShape.epochMs + seq * segMs), duration: defaultShape.segmentSec, ad_index: 0, ad_offset: offset % 30, events: [], output_key: `bench/${seq}` });
+    // Tracking points as the worker plans them: each stream's first rendering hands them to the beacon forwarder.
+    const { events } = placeOnTimeline([ad], offset, defaultShape.segmentSec);
+    rows.push({ break_id: id, assignment: key, content_path: `/content/720p/seg_${seq}.ts`, content_uri: `https://origin.example.org/content/720p/seg_${seq}.ts`, idx: seq - live + 20, start_time: new Date(defaultShape.epochMs + seq * segMs), duration: defaultShape.segmentSec, ad_index: 0, ad_offset: offset % 30, events, output_key: `bench/${seq}` });
   }
   await breaks.addSegments(rows);
   await s.stores.sql`update squeeze_break_segment set status = 'ready', output_uri = 'https://objects.example.com/sqz/' || output_key || '.ts' where break_id = ${id}`;
