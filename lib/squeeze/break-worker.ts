@@ -106,7 +106,7 @@ export class BreakWorker {
   private async plan(b: BreakRow): Promise<void> {
     const start = b.start_time.getTime();
     const end = b.end_time.getTime();
-    const playlists = await readSource(b.settings['source_uri'] as string, this.deps.fetchText, AbortSignal.timeout(Math.min(Math.max(2000, b.segment_sec * 1000), this.opts.leaseMs / 3)));
+    const playlists = await readSource(b.settings['source_uri'] as string, this.deps.fetchText, AbortSignal.timeout(Math.floor(Math.min(Math.max(2000, b.segment_sec * 1000), this.opts.leaseMs / 3))));
     const rows: NewSegment[] = [];
     for (const p of playlists) {
       for (const seg of p.segments) {
@@ -189,8 +189,8 @@ export class BreakWorker {
     this.planned.delete(b.id);
     if (b.status === 'cancelled') return; // stays cancelled; the lease lapses with the grace period
     const counts = await this.deps.repo.segmentCounts(b.id);
-    const failed = counts.ready === 0 && counts.failed > 0;
-    const reason = failed ? `no squeezeback segment could be composed (${counts.failed} failed)` : undefined;
+    const failed = counts.ready === 0;
+    const reason = !failed ? undefined : counts.failed > 0 ? `no squeezeback segment could be composed (${counts.failed} failed)` : 'no content segment of the window was found in the source playlists';
     await this.deps.repo.setStatus(b.id, this.opts.owner, failed ? 'failed' : 'completed', reason);
     this.deps.log.info({ breakId: b.id, ...counts, status: failed ? 'failed' : 'completed' }, 'break ended');
     await this.deps.board.changed();

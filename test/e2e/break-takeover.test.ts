@@ -91,6 +91,7 @@ t.test('kill -9 the worker-owning instance mid-break: the other finishes it', as
     return row?.lease_owner && ready!.n > 0 ? row.lease_owner : undefined;
   }, 20_000);
   t.ok(owner, 'a lease owner with a first ready segment');
+  if (!owner) t.comment(JSON.stringify(await sql`select status, lease_owner, lease_until, start_time, end_time, now() from squeeze_break`), JSON.stringify(await sql`select status, count(*)::int from squeeze_break_segment group by status`));
   const pid = Number(owner!.split('-')[0]);
   const dying = instances.find((i) => i.child.pid === pid);
   t.ok(dying, 'the owner is one of the two instances');
