@@ -7,7 +7,8 @@
  * The stream id of an ad request is read from `s`, `stream_id` or `sid` and carried into every
  * tracking URL (`s=none` without one), so a test can tell whose beacon reached the server.
  */
-import http from 'node:http';
+import type http from 'node:http';
+import { HttpSim } from './http-sim.js';
 
 export type AdServerMode = 'ok' | 'error' | 'slow' | 'garbage' | 'empty' | 'wrapper';
 
@@ -51,7 +52,7 @@ function vastDuration(sec: number): string {
   return `${p(Math.floor(ms / 3_600_000))}:${p(Math.floor(ms / 60_000) % 60)}:${p(Math.floor(ms / 1000) % 60)}.${p(ms % 1000, 3)}`;
 }
 
-export class AdServerSim {
+export class AdServerSim extends HttpSim {
   mode: AdServerMode;
   slowMs: number;
   ads: SimAd[];
@@ -61,12 +62,9 @@ export class AdServerSim {
   failTracks = 0;
   readonly requests: AdRequest[] = [];
   readonly hits: TrackingHit[] = [];
-  port = 0;
-  url = '';
-  private server: http.Server | undefined;
-  private readonly timers = new Set<NodeJS.Timeout>();
 
-  constructor(private readonly opts: AdServerSimOptions = {}) {
+  constructor(opts: AdServerSimOptions = {}) {
+    super(opts.port);
     this.mode = opts.mode ?? 'ok';
     this.slowMs = opts.slowMs ?? 10_000;
     this.ads = opts.ads ?? [
@@ -79,35 +77,12 @@ export class AdServerSim {
     return this.hits.filter((h) => h.ev === ev && (ad === undefined || h.ad === ad)).length;
   }
 
-  async start(): Promise<this> {
-    this.server = http.createServer((req, res) => this.handle(req, res));
-    await new Promise<void>((resolve, reject) => {
-      this.server!.once('error', reject);
-      this.server!.listen(this.opts.port ?? 0, '127.0.0.1', () => resolve());
-    });
-    this.port = (this.server.address() as { port: number }).port;
-    this.url = `http://127.0.0.1:${this.port}`;
-    return this;
-  }
-
-  stop(): Promise<void> {
-    for (const t of this.timers) clearTimeout(t);
-    this.timers.clear();
-    const server = this.server;
-    this.server = undefined;
-    if (!server) return Promise.resolve();
-    return new Promise((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
-  }
-
   /** The tracking URL the sim puts in its documents for one ad and event. */
   trackUrl(ad: string, ev: string, stream: string): string {
     return `${this.url}/track?ad=${encodeURIComponent(ad)}&ev=${encodeURIComponent(ev)}&s=${encodeURIComponent(stream)}`;
   }
 
-  private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
+  protected handle(req: http.IncomingMessage, res: http.ServerResponse): void {
     // FreeWheel-style requests separate global, slot and key-value sections with ';'.
     const u = new URL((req.url ?? '/').replace(/;/g, '&'), 'http://sim');
     const path = u.pathname;
@@ -137,19 +112,7 @@ export class AdServerSim {
     if (path === '/vast/wrapper') body = this.wrapperVast(stream);
     else if (path === '/vast/inline') body = this.mode === 'empty' ? '<?xml version="1.0" encoding="UTF-8"?>\n<VAST version="4.0" xmlns="http://www.iab.com/VAST"/>\n' : this.inlineVast(stream);
     else body = this.vmap(stream);
-    if (this.mode === 'slow') {
-      const t = setTimeout(() => {
-        this.timers.delete(t);
-        send(200, 'application/xml', body);
-      }, this.slowMs);
-      this.timers.add(t);
-      res.on('close', () => {
-        clearTimeout(t);
-        this.timers.delete(t);
-      });
-      return;
-    }
-    send(200, 'application/xml', body);
+    this.later(res, this.mode === 'slow' ? this.slowMs : 0, () => send(200, 'application/xml', body));
   }
 
   /** VMAP 1.0 with one linear pre-roll: the inline pod, a wrapper reference, or no break at all. */

@@ -4,7 +4,8 @@
  * here, not in production) and answers `{output_uri}`; `GET /out/<output_key>.ts` serves a few
  * bytes of MPEG-TS for keys it has produced. Switchable failure modes.
  */
-import http from 'node:http';
+import type http from 'node:http';
+import { HttpSim } from './http-sim.js';
 
 export type TranscoderMode = 'ok' | 'error' | 'slow' | 'flaky';
 
@@ -88,7 +89,7 @@ export function validateSqueezeJob(body: unknown): FieldError[] {
 /** `a/b c` → `a/b%20c`: path segments encoded, slashes kept. */
 const keyPath = (key: string) => key.split('/').map(encodeURIComponent).join('/');
 
-export class TranscoderSim {
+export class TranscoderSim extends HttpSim {
   mode: TranscoderMode;
   /** Delay before an ok answer. */
   delayMs: number;
@@ -98,13 +99,10 @@ export class TranscoderSim {
   readonly jobs: SqueezeJob[] = [];
   /** Calls per output_key. */
   readonly jobsByKey = new Map<string, number>();
-  port = 0;
-  url = '';
   private readonly produced = new Set<string>();
-  private server: http.Server | undefined;
-  private readonly timers = new Set<NodeJS.Timeout>();
 
-  constructor(private readonly opts: TranscoderSimOptions = {}) {
+  constructor(opts: TranscoderSimOptions = {}) {
+    super(opts.port);
     this.mode = opts.mode ?? 'ok';
     this.delayMs = opts.delayMs ?? 0;
     this.slowMs = opts.slowMs ?? 10_000;
@@ -114,43 +112,7 @@ export class TranscoderSim {
     return `${this.url}/out/${keyPath(key)}.ts`;
   }
 
-  async start(): Promise<this> {
-    this.server = http.createServer((req, res) => this.handle(req, res));
-    await new Promise<void>((resolve, reject) => {
-      this.server!.once('error', reject);
-      this.server!.listen(this.opts.port ?? 0, '127.0.0.1', () => resolve());
-    });
-    this.port = (this.server.address() as { port: number }).port;
-    this.url = `http://127.0.0.1:${this.port}`;
-    return this;
-  }
-
-  stop(): Promise<void> {
-    for (const t of this.timers) clearTimeout(t);
-    this.timers.clear();
-    const server = this.server;
-    this.server = undefined;
-    if (!server) return Promise.resolve();
-    return new Promise((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
-  }
-
-  private later(res: http.ServerResponse, ms: number, fn: () => void): void {
-    if (ms <= 0) return fn();
-    const t = setTimeout(() => {
-      this.timers.delete(t);
-      fn();
-    }, ms);
-    this.timers.add(t);
-    res.on('close', () => {
-      clearTimeout(t);
-      this.timers.delete(t);
-    });
-  }
-
-  private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
+  protected handle(req: http.IncomingMessage, res: http.ServerResponse): void {
     const u = new URL(req.url ?? '/', 'http://sim');
     const json = (status: number, body: unknown, type = 'application/json') => {
       if (!res.headersSent && !res.destroyed) res.writeHead(status, { 'content-type': type }).end(JSON.stringify(body));
