@@ -1,9 +1,9 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { AdXmlError, formatVastDuration, isVast, parseVast, parseVastDuration, parseXml } from '../../lib/ads/index.js';
 import { projectRoot } from '../../lib/paths.js';
-import { fixture } from '../helpers/fixtures.js';
+import { filesUnder, fixture } from '../helpers/fixtures.js';
 
 const vast = (rel: string) => parseVast(fixture(`vast/${rel}`));
 
@@ -173,15 +173,7 @@ t.test('durations', async (t) => {
 // Every VAST file of ../shared/fixtures (IAB samples included, which are not copied into the project).
 const sharedVast = path.resolve(projectRoot, '../shared/fixtures/vast');
 t.test('every shared VAST fixture parses or is refused cleanly', { skip: existsSync(sharedVast) ? false : `${sharedVast} not present` }, async (t) => {
-  const files: string[] = [];
-  const walk = (d: string) => {
-    for (const n of readdirSync(d)) {
-      const p = path.join(d, n);
-      if (statSync(p).isDirectory()) walk(p);
-      else if (n.endsWith('.xml')) files.push(p);
-    }
-  };
-  walk(sharedVast);
+  const files = filesUnder(sharedVast, ['.xml']);
   t.ok(files.length > 50, `${files.length} files`);
   let parsed = 0;
   for (const f of files) {

@@ -1,10 +1,10 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import type { Element } from '@xmldom/xmldom';
 import { AdXmlError, isVast, isVmap, localNameOf, parseVast, parseVmap, parseXml } from '../../lib/ads/index.js';
 import { projectRoot } from '../../lib/paths.js';
-import { fixture } from '../helpers/fixtures.js';
+import { filesUnder, fixture } from '../helpers/fixtures.js';
 
 t.test('VMAP 1.0 with inline VAST and an ad tag (vmap-js correct-vmap.xml)', async (t) => {
   const doc = parseXml(fixture('vmap/vmap-js/correct-vmap.xml'));
@@ -96,15 +96,7 @@ t.test('lenient shapes: no namespace, other prefixes, CDATA-wrapped VAST, templa
 
 const sharedVmap = path.resolve(projectRoot, '../shared/fixtures/vmap');
 t.test('every shared VMAP fixture parses or is refused cleanly', { skip: existsSync(sharedVmap) ? false : `${sharedVmap} not present` }, async (t) => {
-  const files: string[] = [];
-  const walk = (d: string) => {
-    for (const n of readdirSync(d)) {
-      const p = path.join(d, n);
-      if (statSync(p).isDirectory()) walk(p);
-      else if (n.endsWith('.xml')) files.push(p);
-    }
-  };
-  walk(sharedVmap);
+  const files = filesUnder(sharedVmap, ['.xml']);
   t.ok(files.length >= 5, `${files.length} files`);
   for (const f of files) {
     const name = path.relative(sharedVmap, f);

@@ -4,18 +4,23 @@ import { projectRoot } from '../../lib/paths.js';
 
 export const fixturesDir = path.join(projectRoot, 'test', 'fixtures');
 
-/** Every fixture file under a folder of test/fixtures with one of the extensions, relative paths sorted. */
-export function fixtureFiles(folder: string, exts: string[]): string[] {
+/** Every file under `dir` (recursively) with one of the extensions, absolute paths sorted. */
+export function filesUnder(dir: string, exts: string[]): string[] {
   const out: string[] = [];
-  const walk = (dir: string) => {
-    for (const name of readdirSync(dir)) {
-      const p = path.join(dir, name);
+  const walk = (d: string) => {
+    for (const name of readdirSync(d)) {
+      const p = path.join(d, name);
       if (statSync(p).isDirectory()) walk(p);
-      else if (exts.some((e) => name.endsWith(e))) out.push(path.relative(fixturesDir, p));
+      else if (exts.some((e) => name.endsWith(e))) out.push(p);
     }
   };
-  walk(path.join(fixturesDir, folder));
+  walk(dir);
   return out.sort();
+}
+
+/** Every fixture file under a folder of test/fixtures with one of the extensions, relative paths sorted. */
+export function fixtureFiles(folder: string, exts: string[]): string[] {
+  return filesUnder(path.join(fixturesDir, folder), exts).map((p) => path.relative(fixturesDir, p));
 }
 
 export function fixture(rel: string): string {
