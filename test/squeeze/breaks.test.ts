@@ -204,6 +204,23 @@ t.test('squeezeback breaks end to end', async (t) => {
     }
   });
 
+  await t.test('a later break on the same stream fires its beacons again', async (t) => {
+    const impressionsS2 = () => ads.hits.filter((h) => h.ev === 'impression' && h.s === 'S2').length;
+    const before = impressionsS2();
+    t.ok(before > 0, 'S2 already had an impression in the earlier VMAP break');
+    const r = await api(a, 'PUT', 'squeeze-ad-break', { event_id: eventId, break_duration: 2 * SEG });
+    t.equal(r.status, 200, JSON.stringify(r.body));
+    t.match(r.body, { decision: { source: 'vmap' }, streams: 2 });
+    // The DAI flow fires beacons when the stream's manifest is requested: keep requesting it, as the player does.
+    await until('a second impression for S2', async () => {
+      const outputs = transcoder.jobs.filter((j) => j.id3?.value === r.body.break_id).map((j) => transcoder.outputUri(j.output_key));
+      const m = (await text(variant(b, 'S2'))).body;
+      return outputs.some((o) => m.includes(o)) && impressionsS2() > before;
+    });
+    t.equal(impressionsS2(), before + 1, 'the same creative and tracking URL in another break is another impression, fired once');
+    await until('the break ends', async () => (await api(a, 'GET', `squeeze-ad-break/${r.body.break_id}`)).body.status === 'completed');
+  });
+
   await t.test('a PUT naming streams squeezes those streams only', async (t) => {
     const ad = await api(a, 'PUT', 'squeeze-configured-ad', { event_id: eventId, abid: 'cur-2', ad_uri: 'https://cdn.example.com/only-s1.mp4', duration: 10, is_curated: true });
     t.equal(ad.status, 200);
