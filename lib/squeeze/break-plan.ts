@@ -17,7 +17,9 @@ export function planSegments(startMs: number, durationSec: number, segmentSec: n
   // In whole milliseconds, so a remainder below 1 ms never makes a zero-length segment.
   const totalMs = Math.round(durationSec * 1000);
   const segMs = Math.max(1, Math.round(segmentSec * 1000));
-  const count = Math.max(1, Math.ceil(totalMs / segMs));
+  // A break terminated before it began plans nothing.
+  if (totalMs <= 0) return [];
+  const count = Math.ceil(totalMs / segMs);
   return Array.from({ length: count }, (_, i) => ({ index: i, startMs: startMs + i * segMs, durationSec: Math.min(segMs, totalMs - i * segMs) / 1000 }));
 }
 

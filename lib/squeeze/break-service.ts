@@ -50,7 +50,8 @@ export class BreakService {
   private async window(sourceUri: string): Promise<{ startMs: number; segmentSec: number }> {
     const now = Date.now();
     try {
-      const [first] = await readSource(sourceUri, this.deps.fetchText, AbortSignal.timeout(PROBE_MS));
+      // One variant tells the live edge and the segment duration.
+      const [first] = await readSource(sourceUri, this.deps.fetchText, AbortSignal.timeout(PROBE_MS), 1);
       const last = first?.segments.at(-1);
       if (!first || !last) return { startMs: now, segmentSec: DEFAULT_SEGMENT_SEC };
       const seg = last.durationSec || first.targetSec;

@@ -84,12 +84,12 @@ export function mediaSegments(text: string, base: string): SourcePlaylist {
   return { uri: base, targetSec: p.targetDuration || 6, segments };
 }
 
-/** Reads the source (master → every variant) into media playlists; a variant that fails is skipped. */
-export async function readSource(sourceUri: string, fetchText: FetchText, signal: AbortSignal): Promise<SourcePlaylist[]> {
+/** Reads the source (master → its variants, at most `maxVariants`) into media playlists; a variant that fails is skipped. */
+export async function readSource(sourceUri: string, fetchText: FetchText, signal: AbortSignal, maxVariants = MAX_VARIANTS): Promise<SourcePlaylist[]> {
   const text = await fetchText(sourceUri, signal);
   if (!text.trimStart().startsWith('#EXTM3U')) throw new Error('the source is not an HLS playlist');
   if (!/#EXT-X-STREAM-INF/.test(text)) return [mediaSegments(text, sourceUri)];
-  const variants = masterVariants(text, sourceUri);
+  const variants = masterVariants(text, sourceUri).slice(0, maxVariants);
   const results = await Promise.allSettled(variants.map(async (v) => mediaSegments(await fetchText(v, signal), v)));
   return results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
 }

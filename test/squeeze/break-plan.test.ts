@@ -62,7 +62,7 @@ t.test('planSegments: a remainder segment', async (t) => {
 t.test('planSegments: tiny durations', async (t) => {
   t.same(planSegments(5000, 0.001, 6), [{ index: 0, startMs: 5000, durationSec: 0.001 }], 'a 1 ms break is one short segment');
   t.same(planSegments(5000, 0.5, 6), [{ index: 0, startMs: 5000, durationSec: 0.5 }]);
-  t.same(planSegments(5000, 0, 6), [{ index: 0, startMs: 5000, durationSec: 0 }], 'never an empty plan');
+  t.same(planSegments(5000, 0, 6), [], 'a break terminated before it began plans nothing (no zero-length segment)');
   t.same(planSegments(0, 6.001, 6), [
     { index: 0, startMs: 0, durationSec: 6 },
     { index: 1, startMs: 6000, durationSec: 0.001 },
