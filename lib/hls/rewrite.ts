@@ -133,11 +133,15 @@ export class PlaylistRewriter {
     return run === 0 && out === '' ? text.slice(0, end) : out + text.slice(run, end);
   }
 
-  /** `#EXT-X-M…`, `#EXT-X-K…`, `#EXT-X-P…`, `#EXT-X-I-…`: the only tags with URI attributes we rewrite. */
+  /**
+   * `#EXT-X-M…`, `#EXT-X-K…`, `#EXT-X-PA…`, `#EXT-X-PRE…`, `#EXT-X-I…`: the only tags with URI
+   * attributes we rewrite (PROGRAM-DATE-TIME, on nearly every segment, is not one of them).
+   */
   private mayCarryUri(text: string, pos: number): boolean {
     if (text.charCodeAt(pos + 4) !== DASH) return false;
     const c = text.charCodeAt(pos + 7);
-    return c === 77 /* M */ || c === 75 /* K */ || c === 80 /* P */ || c === 73 /* I */;
+    if (c === 80 /* P */) return text.charCodeAt(pos + 8) === 65 /* A */ || text.charCodeAt(pos + 9) === 69 /* E */;
+    return c === 77 /* M */ || c === 75 /* K */ || c === 73 /* I */;
   }
 
   /** One whole line, already trimmed and non-empty. */

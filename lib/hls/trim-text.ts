@@ -23,47 +23,91 @@ export function trimText(text: string, opts: TrimOptions): string | undefined {
   return trimCore(text, opts, false) ?? undefined;
 }
 
-/** null: the text is not in normalised form (CR, blank or padded lines), so it was not looked at. */
-function trimCore(text: string, opts: TrimOptions, strict: boolean): string | undefined | null {
+/** What one pass over a media playlist finds: segment boundaries and the offsets of the tags a new head may need. */
+interface Scan {
+  /** Offset just past each segment's URI line. */
+  segEnds: number[];
+  headerEnd: number;
+  td: number;
+  tdLineEnd: number;
+  ms: HeaderNumber;
+  ds: HeaderNumber;
+  type: string;
+  discs: number[];
+  maps: number[];
+  keyTags: number[];
+  /** Candidates (`#EXT-X-PRO…`, `#EXT-X-CU…`), confirmed where one is used. */
+  pdts: number[];
+  cues: number[];
+  /** ENDLIST, SKIP or BYTERANGE seen. */
+  endList: boolean;
+  skip: boolean;
+  byteranges: boolean;
+}
+
+interface HeaderNumber {
+  start: number;
+  end: number;
+  value: number;
+  count: number;
+}
+
+/**
+ * The one scan, kept apart from the trimming so its loop state lives in registers. null: not in
+ * normalised form (CR, blank or padded lines) or, when strict, a master playlist; 'reference':
+ * header tags among the first segment's tags, a shape for the line-based reference.
+ */
+function scan(text: string, strict: boolean): Scan | null | 'reference' {
   const len = text.length;
-  const segEnds: number[] = [];
-  // Offsets of the tags the new head may need, collected in the one scan (searching the dropped
-  // region afterwards costs more than the scan itself).
-  const discs: number[] = [];
-  const maps: number[] = [];
-  const keyTags: number[] = [];
-  const pdts: number[] = [];
-  const cues: number[] = [];
-  let headerEnd = -1;
-  let td = 0;
-  let ms = { start: -1, end: -1, value: 0, count: 0 };
-  let ds = { start: -1, end: -1, value: 0, count: 0 };
-  let tdLineEnd = -1;
-  let type = '';
-  let endList = false;
-  let skip = false;
-  let byteranges = false;
-  for (let pos = 0; pos < len; ) {
+  const s: Scan = {
+    segEnds: [],
+    headerEnd: -1,
+    td: 0,
+    tdLineEnd: -1,
+    ms: { start: -1, end: -1, value: 0, count: 0 },
+    ds: { start: -1, end: -1, value: 0, count: 0 },
+    type: '',
+    discs: [],
+    maps: [],
+    keyTags: [],
+    pdts: [],
+    cues: [],
+    endList: false,
+    skip: false,
+    byteranges: false,
+  };
+  let pos = 0;
+  // The header: its tags up to the first that is not a header tag.
+  for (; pos < len; ) {
+    let nl = text.indexOf('\n', pos);
+    if (nl === -1) nl = len;
+    const c0 = text.charCodeAt(pos);
+    if (strict && (c0 <= 32 || text.charCodeAt(nl - 1) <= 32)) return null;
+    if (c0 !== HASH) break;
+    const line = text.slice(pos, nl);
+    const name = tagName(line);
+    if (!HEADER_TAGS.has(name)) break;
+    if (name === '#EXT-X-TARGETDURATION') {
+      s.td = Number(tagValue(line)) || 0;
+      s.tdLineEnd = nl + 1;
+    } else if (name === '#EXT-X-MEDIA-SEQUENCE') s.ms = { start: pos, end: nl + 1, value: Number(tagValue(line)) || 0, count: s.ms.count + 1 };
+    else if (name === '#EXT-X-DISCONTINUITY-SEQUENCE') s.ds = { start: pos, end: nl + 1, value: Number(tagValue(line)) || 0, count: s.ds.count + 1 };
+    else if (name === '#EXT-X-PLAYLIST-TYPE') s.type = tagValue(line).trim();
+    pos = nl + 1;
+  }
+  s.headerEnd = pos;
+  const { segEnds, discs, maps, keyTags, pdts, cues } = s;
+  let first = true; // before the first segment's URI
+  while (pos < len) {
     let nl = text.indexOf('\n', pos);
     if (nl === -1) nl = len;
     const c0 = text.charCodeAt(pos);
     if (strict && (c0 <= 32 || text.charCodeAt(nl - 1) <= 32)) return null;
     if (c0 !== HASH) {
-      if (headerEnd === -1) headerEnd = pos;
       segEnds.push(nl + 1);
-    } else if (segEnds.length === 0 && headerEnd === -1 && HEADER_TAGS.has(tagName(text.slice(pos, nl)))) {
-      const line = text.slice(pos, nl);
-      const name = tagName(line);
-      if (name === '#EXT-X-TARGETDURATION') {
-        td = Number(tagValue(line)) || 0;
-        tdLineEnd = nl + 1;
-      } else if (name === '#EXT-X-MEDIA-SEQUENCE') ms = { start: pos, end: nl + 1, value: Number(tagValue(line)) || 0, count: ms.count + 1 };
-      else if (name === '#EXT-X-DISCONTINUITY-SEQUENCE') ds = { start: pos, end: nl + 1, value: Number(tagValue(line)) || 0, count: ds.count + 1 };
-      else if (name === '#EXT-X-PLAYLIST-TYPE') type = tagValue(line).trim();
+      first = false;
     } else {
-      if (headerEnd === -1) headerEnd = pos;
-      // Header tags among segment tags (before the first URI) are a shape for the reference.
-      if (segEnds.length === 0 && HEADER_TAGS.has(tagName(text.slice(pos, nl)))) return reference(text, opts);
+      if (first && HEADER_TAGS.has(tagName(text.slice(pos, nl)))) return 'reference';
       if (text.charCodeAt(pos + 4) === 45 /* - */) {
         switch (text.charCodeAt(pos + 7)) {
           case 68 /* D */:
@@ -75,29 +119,41 @@ function trimCore(text: string, opts: TrimOptions, strict: boolean): string | un
           case 75 /* K */:
             if (text.startsWith('#EXT-X-KEY:', pos)) keyTags.push(pos);
             break;
+          // PDT and cue tags come with nearly every segment: a full comparison of each costs more
+          // than the rest of the scan, so they are candidates here, confirmed where one is used.
           case 80 /* P */:
-            if (text.startsWith('#EXT-X-PROGRAM-DATE-TIME:', pos)) pdts.push(pos);
+            if (text.charCodeAt(pos + 9) === 79 /* #EXT-X-PRO… */) pdts.push(pos);
             break;
           case 67 /* C */:
-            if (text.startsWith('#EXT-X-CUE-OUT', pos) || text.startsWith('#EXT-X-CUE-IN', pos)) cues.push(pos);
+            if (text.charCodeAt(pos + 8) === 85 /* #EXT-X-CU… */) cues.push(pos);
             break;
           case 66 /* B */:
-            if (text.startsWith('#EXT-X-BYTERANGE', pos)) byteranges = true;
+            if (text.startsWith('#EXT-X-BYTERANGE', pos)) s.byteranges = true;
             break;
           case 69 /* E */:
-            if (text.startsWith('#EXT-X-ENDLIST', pos)) endList = true;
+            if (text.startsWith('#EXT-X-ENDLIST', pos)) s.endList = true;
             break;
           case 83 /* S */:
-            if (text.startsWith('#EXT-X-SKIP', pos)) skip = true;
+            if (text.startsWith('#EXT-X-SKIP', pos)) s.skip = true;
+            else if (strict && text.startsWith('#EXT-X-STREAM-INF', pos)) return null; // a master playlist
             break;
         }
       }
     }
     pos = nl + 1;
   }
+  return s;
+}
+
+function trimCore(text: string, opts: TrimOptions, strict: boolean): string | undefined | null {
+  const found = scan(text, strict);
+  if (found === null) return null;
+  // The reference reads normalised lines: raw input (strict) is normalised by the rewrite first.
+  if (found === 'reference') return strict ? null : reference(text, opts);
+  const { segEnds, headerEnd, td, tdLineEnd, ms, ds, type, discs, maps, keyTags, pdts, cues } = found;
   const n = segEnds.length;
-  if (endList || skip || type === 'VOD' || n === 0) return undefined;
-  if (ms.count > 1 || ds.count > 1 || byteranges) return reference(text, opts);
+  if (found.endList || found.skip || type === 'VOD' || n === 0) return undefined;
+  if (ms.count > 1 || ds.count > 1 || found.byteranges) return reference(text, opts);
 
   const segStart = (i: number) => (i === 0 ? headerEnd : segEnds[i - 1]!);
   const duration = (i: number) => {
@@ -134,13 +190,15 @@ function trimCore(text: string, opts: TrimOptions, strict: boolean): string | un
   // What the dropped segments leave in force at the new head.
   const to = segStart(start);
   const headEnd = segEnds[start]!;
-  const inHead = (offsets: number[]) => offsets.some((o) => o >= to && o < headEnd);
-  const lastBefore = (offsets: number[]) => {
-    let last = -1;
-    for (const o of offsets) if (o < to) last = o;
-    else break;
-    return last;
+  const inHead = (offsets: number[], is: (o: number) => boolean = () => true) => offsets.some((o) => o >= to && o < headEnd && is(o));
+  const lastBefore = (offsets: number[], is: (o: number) => boolean = () => true) => {
+    let i = offsets.length - 1;
+    while (i >= 0 && offsets[i]! >= to) i--;
+    while (i >= 0 && !is(offsets[i]!)) i--;
+    return i >= 0 ? offsets[i]! : -1;
   };
+  const isPdt = (o: number) => text.startsWith('#EXT-X-PROGRAM-DATE-TIME:', o);
+  const isCue = (o: number) => text.startsWith('#EXT-X-CUE-OUT', o) || text.startsWith('#EXT-X-CUE-IN', o);
   const segmentOf = (offset: number) => {
     let lo = 0;
     let hi = start - 1;
@@ -167,14 +225,14 @@ function trimCore(text: string, opts: TrimOptions, strict: boolean): string | un
     }
     for (const k of inForce.values()) if (!/METHOD=NONE/.test(k)) added.push(k);
   }
-  const pdtAt = lastBefore(pdts);
-  if (pdtAt !== -1 && !inHead(pdts)) {
+  const pdtAt = lastBefore(pdts, isPdt);
+  if (pdtAt !== -1 && !inHead(pdts, isPdt)) {
     const t = Date.parse(tagValue(lineAt(pdtAt)));
     if (Number.isNaN(t)) return reference(text, opts);
     added.push(`#EXT-X-PROGRAM-DATE-TIME:${formatPdt(t + seconds(segmentOf(pdtAt), start) * 1000)}`);
   }
-  const cueAt = lastBefore(cues);
-  if (cueAt !== -1 && !inHead(cues)) {
+  const cueAt = lastBefore(cues, isCue);
+  if (cueAt !== -1 && !inHead(cues, isCue)) {
     const k = segmentOf(cueAt);
     const seg = text.slice(segStart(k), segEnds[k]);
     const out = /^#EXT-X-CUE-OUT(:.*)?$/m.exec(seg);
@@ -217,7 +275,7 @@ function cueCont(elapsed: number, duration: number): string {
  * normalised lines (LF, no padding, no blank lines): other input is rewritten (normalised) first.
  */
 export function trimThenRewrite(raw: string, hls: PlaylistRewriter, trim: TrimOptions): string {
-  const media = raw.startsWith('#EXTM3U\n') && raw.endsWith('\n') && raw.includes('#EXTINF') && !raw.includes('#EXT-X-STREAM-INF');
+  const media = raw.startsWith('#EXTM3U\n') && raw.endsWith('\n') && raw.includes('#EXTINF');
   const trimmed = media ? trimCore(raw, trim, true) : null;
   if (trimmed !== null) return hls.push(trimmed ?? raw) + hls.end();
   const text = hls.push(raw) + hls.end();

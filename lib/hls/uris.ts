@@ -19,15 +19,35 @@ export function isAbsolute(uri: string): boolean {
   return SCHEME.test(uri) || uri.startsWith('//');
 }
 
+/** The two spellings of a DAI host's prefix; one host per service, so remembered. */
+const prefixCache = new Map<string, string[]>();
+
+function daiPrefixes(daiHost: string): string[] {
+  let p = prefixCache.get(daiHost);
+  if (!p) {
+    const host = daiHost.replace(/^https?:\/\//i, '').toLowerCase();
+    p = [`https://${host}`, `http://${host}`];
+    if (prefixCache.size > 64) prefixCache.clear();
+    prefixCache.set(daiHost, p);
+  }
+  return p;
+}
+
 export class UriRewriter {
   private readonly prefixes: string[];
-  private readonly docBase: string;
+  private base: string | undefined;
 
   constructor(private readonly rules: UriRules) {
-    const host = rules.daiHost.replace(/^https?:\/\//i, '').toLowerCase();
-    this.prefixes = [`https://${host}`, `http://${host}`];
-    const noQuery = rules.playlistUrl.split('?')[0]!;
-    this.docBase = noQuery.slice(0, noQuery.lastIndexOf('/') + 1);
+    this.prefixes = daiPrefixes(rules.daiHost);
+  }
+
+  /** The directory of the playlist URL, for document-relative URIs (rare: computed on first use). */
+  private get docBase(): string {
+    if (this.base === undefined) {
+      const noQuery = this.rules.playlistUrl.split('?')[0]!;
+      this.base = noQuery.slice(0, noQuery.lastIndexOf('/') + 1);
+    }
+    return this.base;
   }
 
   /** Length of the DAI-host prefix of the absolute URI at text[pos], or 0. */

@@ -1,6 +1,6 @@
 /** The hot path's offset-based trim must equal the line-based reference on every playlist. */
 import t, { type Test } from 'tap';
-import { trimText, trimLiveWindow, rewritePlaylist, splitLines, joinLines } from '../../lib/hls/index.js';
+import { trimText, trimThenRewrite, trimLiveWindow, rewritePlaylist, splitLines, joinLines, PlaylistRewriter } from '../../lib/hls/index.js';
 import { livePlaylist, defaultShape, type LiveShape } from '../../lib/sim/live-playlist.js';
 import { fixture, fixtureFiles } from '../helpers/fixtures.js';
 
@@ -56,9 +56,29 @@ t.test('synthetic corner cases', async (t) => {
     'cont slash form': build(['#EXT-X-TARGETDURATION:6'], Array.from({ length: 20 }, (_, i) => seg(i, i === 3 ? ['#EXT-X-CUE-OUT-CONT:6/60'] : []))),
     'bare cont': build(['#EXT-X-TARGETDURATION:6'], Array.from({ length: 20 }, (_, i) => seg(i, i === 2 ? ['#EXT-X-CUE-OUT:60'] : i === 3 ? ['#EXT-X-CUE-OUT-CONT'] : []))),
     'pdt after extinf': joinLines(['#EXTM3U', '#EXT-X-TARGETDURATION:6', ...Array.from({ length: 20 }, (_, i) => ['#EXTINF:6.0,', `#EXT-X-PROGRAM-DATE-TIME:${new Date(Date.UTC(2026, 0, 1) + i * 6000).toISOString()}`, `/s${i}.ts`]).flat()]),
+    // Tags that share their first letters with PDT and cue tags: the scan only marks them as candidates.
+    'look-alike tags': build(['#EXT-X-TARGETDURATION:6'], Array.from({ length: 20 }, (_, i) => seg(i, i === 2 ? ['#EXT-X-CUE-OUT:30', '#EXT-X-PROGRAM-DATE-TIME:2026-01-01T00:00:00.000Z'] : i === 9 ? ['#EXT-X-PROXIED:YES', '#EXT-X-CUSTOM-CUE:1'] : []))),
     'll-hls tail': build(['#EXT-X-TARGETDURATION:4', '#EXT-X-PART-INF:PART-TARGET=1', '#EXT-X-MEDIA-SEQUENCE:10'], [...Array.from({ length: 20 }, (_, i) => seg(i)), ['#EXT-X-PART:DURATION=1,URI="/p1.mp4"', '#EXT-X-PRELOAD-HINT:TYPE=PART,URI="/p2.mp4"', '#EXT-X-RENDITION-REPORT:URI="/r.m3u8"']]),
   };
   let bad = 0;
   for (const [name, text] of Object.entries(cases)) bad += same(t, text, name);
   t.equal(bad, 0);
+});
+
+t.test('trimThenRewrite (raw in, as the proxy calls it) equals rewrite then trim, masters untouched', async (t) => {
+  const opts = { windowSegments: 5, delaySegments: 2 };
+  let bad = 0;
+  let n = 0;
+  const raws = [...fixtureFiles('hls', ['.m3u8']).map((f) => fixture(f)), livePlaylist('s', defaultShape.epochMs + 700 * 6000, defaultShape)];
+  for (const raw of raws) {
+    n++;
+    const { kind, text } = rewritePlaylist(raw, rules);
+    const expected = kind === 'media' ? (trimText(text, opts) ?? text) : text;
+    const got = trimThenRewrite(raw, new PlaylistRewriter(rules), opts);
+    if (got !== expected) {
+      bad++;
+      t.equal(got, expected, `playlist ${n}`);
+    }
+  }
+  t.equal(bad, 0, `${n} playlists`);
 });
