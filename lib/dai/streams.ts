@@ -18,12 +18,14 @@ export interface StreamTouch {
   assetKey?: string;
   flow: 'dai' | 'squeezeback';
   /** Ad-decision targeting (FWParams), VPRN/PVRN and the client IP, from the preroll ad tag. */
-  targeting?: Record<string, string>;
+  targeting?: ReadonlyMap<string, string>;
   /** Unset with targeting: a random 10-digit value is stored unless the stream already has one. */
   vprn?: string | undefined;
   pvrn?: string | undefined;
   clientIp?: string;
 }
+
+type PendingTouch = StreamTouch & { lastSeen: number };
 
 /** A 10-digit numeric value, as ad servers expect for vprn/pvrn (a cache-buster, not a secret). */
 export function randomTenDigits(): string {
@@ -66,7 +68,7 @@ function toStream(h: Record<string, string>): Stream | undefined {
 }
 
 export class StreamRegistry {
-  private pending = new Map<string, StreamTouch & { lastSeen: number }>();
+  private pending = new Map<string, PendingTouch>();
   private readonly timer: NodeJS.Timeout;
   private flushing: Promise<void> | undefined;
   flushFailures = 0;
@@ -80,17 +82,25 @@ export class StreamRegistry {
     this.timer = setInterval(() => void this.flush(), flushEveryMs).unref();
   }
 
-  /** Fire-and-forget: synchronous, allocation-light, never throws. */
+  /** Fire-and-forget: synchronous, allocation-light, never throws. The registry keeps t. */
   touch(t: StreamTouch): void {
+    const now = Date.now();
     const prev = this.pending.get(t.streamId);
     if (prev) {
-      prev.lastSeen = Date.now();
+      prev.lastSeen = now;
       if (t.eventId !== undefined) prev.eventId = t.eventId;
       if (t.assetKey !== undefined) prev.assetKey = t.assetKey;
-      if (t.targeting !== undefined) Object.assign(prev, { targeting: t.targeting, vprn: t.vprn, pvrn: t.pvrn, clientIp: t.clientIp });
+      if (t.targeting !== undefined) {
+        prev.targeting = t.targeting;
+        prev.vprn = t.vprn;
+        prev.pvrn = t.pvrn;
+        if (t.clientIp !== undefined) prev.clientIp = t.clientIp;
+      }
       return;
     }
-    this.pending.set(t.streamId, { ...t, lastSeen: Date.now() });
+    const entry = t as PendingTouch;
+    entry.lastSeen = now;
+    this.pending.set(t.streamId, entry);
   }
 
   /**
@@ -119,7 +129,7 @@ export class StreamRegistry {
     return this.flushing;
   }
 
-  private write(touches: Array<StreamTouch & { lastSeen: number }>): Promise<void> {
+  private write(touches: PendingTouch[]): Promise<void> {
     const b = this.state.batch();
     const registries = new Set<string>();
     for (const s of touches) {
@@ -127,7 +137,7 @@ export class StreamRegistry {
       const fields: Record<string, string> = { stream_id: s.streamId, last_seen: String(s.lastSeen), flow: s.flow };
       if (s.eventId !== undefined) fields['event_id'] = String(s.eventId);
       if (s.assetKey !== undefined) fields['asset_key'] = s.assetKey;
-      if (s.targeting !== undefined) fields['fw_params'] = JSON.stringify(s.targeting);
+      if (s.targeting !== undefined) fields['fw_params'] = JSON.stringify(Object.fromEntries(s.targeting));
       if (s.vprn !== undefined) fields['vprn'] = s.vprn;
       if (s.pvrn !== undefined) fields['pvrn'] = s.pvrn;
       if (s.clientIp !== undefined) fields['client_ip'] = s.clientIp;

@@ -5,7 +5,7 @@
  * wrong Content-Type before reading, authenticates, reads the body with a cap, parses JSON, and
  * turns any thrown error into an RFC 9457 problem.
  */
-import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js';
+import { addressText, type HttpRequest, type HttpResponse, type TemplatedApp } from './uws.js';
 import { Exchange, type Headers } from './exchange.js';
 import { readBody, mediaType, isJsonType } from './body.js';
 import { HttpError, badRequest, notFound, payloadTooLarge, unsupportedMediaType } from './problem.js';
@@ -138,7 +138,7 @@ export class Router {
       query: new URLSearchParams(rawQuery),
       headers,
       params: {},
-      remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString(),
+      remoteAddress: addressText(res.getRemoteAddressAsText()),
     };
     const inFlight = this.opts.inFlight;
     inFlight.count++;

@@ -39,3 +39,8 @@ export function loadUws(allowFallback = false): Uws {
   }
   return loaded;
 }
+
+/** The text form of an address uWS returns as bytes (ASCII: an IPv4 or IPv6 literal), without a Buffer. */
+export function addressText(bytes: ArrayBuffer): string {
+  return String.fromCharCode.apply(null, new Uint8Array(bytes) as unknown as number[]);
+}

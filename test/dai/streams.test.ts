@@ -64,7 +64,7 @@ t.test('10,000 streams in one event: found with two round trips', async (t) => {
   const { store, calls } = counting(redis);
   const reg = new StreamRegistry(store, log, 60_000, 60_000);
   const eventId = 900_000 + Math.floor(Math.random() * 99_999);
-  for (let i = 0; i < 10_000; i++) reg.touch({ streamId: `big-${i}:LOC`, eventId, flow: 'dai', targeting: { ge: i % 2 ? 'm' : 'f' } });
+  for (let i = 0; i < 10_000; i++) reg.touch({ streamId: `big-${i}:LOC`, eventId, flow: 'dai', targeting: new Map([['ge', i % 2 ? 'm' : 'f']]) });
   await reg.flush();
   t.same(calls, ['batch.exec', 'batch.exec', 'batch.exec', 'batch.exec', 'batch.exec'], 'five pipelines of 2,000 for 10,000 registrations');
   calls.length = 0;
