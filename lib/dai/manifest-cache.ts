@@ -25,9 +25,12 @@ export interface CacheHit {
   ageSec?: number;
 }
 
+export type LoadDone = (err: unknown, value?: Rendered) => void;
+export type HitDone = (err: unknown, hit?: CacheHit) => void;
+
 export class ManifestCache {
   private readonly entries = new Map<string, Entry>();
-  private readonly inflight = new Map<string, Promise<Rendered>>();
+  private readonly inflight = new Map<string, HitDone[]>();
   private readonly sweeper: NodeJS.Timeout;
   hits = 0;
   misses = 0;
@@ -46,32 +49,41 @@ export class ManifestCache {
   }
 
   /**
-   * The shared in-flight load for key, else a new one. When the load fails (throws, or answers
-   * ≥ 500) a stale entry within its stale window is served instead.
+   * Joins the in-flight load for key, else starts one. When the load fails (an error, or an answer
+   * ≥ 500) a stale entry within its stale window is served instead. Callbacks, not promises: every
+   * manifest request that misses the cache comes through here.
    */
-  load(key: string, load: () => Promise<Rendered>): Promise<CacheHit> {
-    let pending = this.inflight.get(key);
-    if (pending) this.hits++;
-    else {
-      this.misses++;
-      pending = load();
-      this.inflight.set(key, pending);
-      pending.then(
-        (v) => {
-          this.inflight.delete(key);
-          this.store(key, v);
-        },
-        () => this.inflight.delete(key),
-      );
+  load(key: string, load: (done: LoadDone) => void, done: HitDone): void {
+    const waiting = this.inflight.get(key);
+    if (waiting) {
+      this.hits++;
+      waiting.push(done);
+      return;
     }
-    return pending.then(
-      (value) => (value.status < 500 ? { value } : (this.stale(key) ?? { value })),
-      (err: unknown) => {
-        const stale = this.stale(key);
-        if (stale) return stale;
-        throw err;
-      },
-    );
+    this.misses++;
+    const waiters = [done];
+    this.inflight.set(key, waiters);
+    let called = false;
+    const loaded: LoadDone = (err, value) => {
+      if (called) return;
+      called = true;
+      this.inflight.delete(key);
+      if (value) this.store(key, value);
+      for (const w of waiters) this.settle(key, err, value, w);
+    };
+    try {
+      load(loaded);
+    } catch (err) {
+      loaded(err);
+    }
+  }
+
+  private settle(key: string, err: unknown, value: Rendered | undefined, done: HitDone): void {
+    if (value && value.status < 500) return done(undefined, { value });
+    const stale = this.stale(key);
+    if (stale) return done(undefined, stale);
+    if (value) return done(undefined, { value });
+    done(err);
   }
 
   get size(): number {

@@ -11,11 +11,11 @@ import { sendSized } from '../http/stream-writer.js';
 import { HttpError } from '../http/problem.js';
 import type { Registry } from '../http/metrics.js';
 import type { Logger } from '../log/index.js';
-import { PlaylistRewriter, trimThenRewrite, type UriRules } from '../hls/index.js';
+import { PlaylistRewriter, trimThenRewrite, type TrimOptions, type UriRules } from '../hls/index.js';
 import { rewriteMpd } from '../dash/index.js';
 import { checkQuery, parsePath, type PathTarget } from './path.js';
-import { Upstream, UpstreamError } from './upstream.js';
-import { ManifestCache, type Rendered } from './manifest-cache.js';
+import { Upstream, UpstreamError, type UpstreamSink } from './upstream.js';
+import { ManifestCache, type LoadDone, type Rendered } from './manifest-cache.js';
 import type { EventSettings, EventSettingsSource } from './event-settings.js';
 import type { StreamRegistry } from './streams.js';
 import type { BreakSource } from './break-source.js';
@@ -45,6 +45,20 @@ const MASTER_FRESH_MS = 1000;
 const DEFAULT_TARGET_SEC = 6;
 const PATH_CACHE_SIZE = 10_000;
 const noop = () => undefined;
+// Header sets are shared by every response and cached entry: frozen so none is changed in place.
+const DASH_HEADERS = Object.freeze({ 'Content-Type': DASH_TYPE, 'Cache-Control': 'public, max-age=1' });
+const MASTER_HEADERS = Object.freeze({ 'Content-Type': HLS_TYPE, 'Cache-Control': 'public, max-age=2' });
+const mediaHeaderSets = new Map<number, Readonly<Record<string, string>>>();
+
+/** Response headers of a media playlist; one object per max-age, shared by every response. */
+function mediaHeaders(maxAge: number): Readonly<Record<string, string>> {
+  let h = mediaHeaderSets.get(maxAge);
+  if (!h) {
+    h = Object.freeze({ 'Content-Type': HLS_TYPE, 'Cache-Control': `public, max-age=${maxAge}` });
+    if (mediaHeaderSets.size < 100) mediaHeaderSets.set(maxAge, h);
+  }
+  return h;
+}
 
 function problemRendered(status: number, code: string, detail: string): Rendered {
   const err = new HttpError(status, code, detail);
@@ -131,14 +145,16 @@ export class ManifestProxy {
     const ex = new Exchange(res, isHead);
     const xff = req.getHeader('x-forwarded-for');
     this.deps.inFlight.count++;
-    this.deps.cache.load(key, () => this.render(target, upstreamPath, settings, xff)).then(
-      (h) => {
+    this.deps.cache.load(
+      key,
+      (done) => this.render(target, upstreamPath, settings, xff, done),
+      (err, hit) => {
         this.deps.inFlight.count--;
-        this.answer(ex, h.value, h.ageSec, started);
-      },
-      (err: unknown) => {
-        this.deps.inFlight.count--;
-        this.answer(ex, this.failure(err), undefined, started);
+        try {
+          this.answer(ex, hit ? hit.value : this.failure(err), hit?.ageSec, started);
+        } catch (e) {
+          this.deps.log.error({ err: e }, 'manifest answer failed');
+        }
       },
     );
   }
@@ -163,55 +179,87 @@ export class ManifestProxy {
     else sendSized(ex, r.status, headers, r.body);
   }
 
-  /** Fetches and rewrites one manifest. 4xx answers are passed on; 5xx, garbage and timeouts throw. */
-  private async render(target: PathTarget, upstreamPath: string, settings: EventSettings, xff: string): Promise<Rendered> {
+  /** Fetches and rewrites one manifest: done gets the rendering, or the error (5xx, garbage, timeout). */
+  private render(target: PathTarget, upstreamPath: string, settings: EventSettings, xff: string, done: LoadDone): void {
     const rules: UriRules = {
       daiHost: this.opts.daiHost,
       proxyBase: this.proxyBase,
       contentOrigin: settings.contentOrigin || this.opts.contentOrigin || this.opts.daiHost,
       playlistUrl: this.opts.daiHost + upstreamPath,
     };
-    // With a live window the whole playlist is needed before its head can be written: hold the raw
-    // bytes, trim, then rewrite only what is kept. Otherwise rewrite chunk by chunk as they arrive.
-    const trim = target.kind !== 'mpd' && (settings.windowSegs > 0 || settings.liveEdgeDelaySegments > 0) ? { windowSegments: settings.windowSegs, delaySegments: settings.liveEdgeDelaySegments } : undefined;
-    const chunks: Buffer[] = [];
-    const hls = target.kind === 'mpd' ? undefined : new PlaylistRewriter(rules);
-    let text = '';
     const headers: Record<string, string> = { accept: '*/*', 'user-agent': 'squeezeback-dai-proxy' };
     if (xff) headers['x-forwarded-for'] = xff;
-    const status = await this.deps.upstream.get(upstreamPath, headers, {
-      start: (s) => s >= 200 && s < 300,
-      data: (chunk) => {
-        if (hls && !trim) text += hls.push(chunk);
-        else chunks.push(chunk);
-      },
-    });
+    this.deps.upstream.get(upstreamPath, headers, new ManifestFetch(target, settings, rules, this.deps.breaks, done));
+  }
+}
+
+/**
+ * One upstream response on its way to a rendering (the upstream's sink). With a live window the
+ * whole playlist is needed before its head can be written: the raw bytes are held, trimmed, then
+ * only what is kept is rewritten. Otherwise lines are rewritten chunk by chunk as they arrive.
+ * A squeeze break of the event is applied last, as DESIGN.md §4 orders it.
+ */
+class ManifestFetch implements UpstreamSink {
+  private readonly trim: TrimOptions | undefined;
+  private readonly hls: PlaylistRewriter | undefined;
+  private readonly chunks: Buffer[] = [];
+  private text = '';
+
+  constructor(
+    private readonly target: PathTarget,
+    private readonly settings: EventSettings,
+    private readonly rules: UriRules,
+    private readonly breaks: BreakSource | undefined,
+    private readonly done: LoadDone,
+  ) {
+    this.trim = target.kind !== 'mpd' && (settings.windowSegs > 0 || settings.liveEdgeDelaySegments > 0) ? { windowSegments: settings.windowSegs, delaySegments: settings.liveEdgeDelaySegments } : undefined;
+    this.hls = target.kind === 'mpd' ? undefined : new PlaylistRewriter(rules);
+  }
+
+  start(status: number): boolean {
+    return status >= 200 && status < 300;
+  }
+
+  data(chunk: Buffer): void {
+    if (this.hls && !this.trim) this.text += this.hls.push(chunk);
+    else this.chunks.push(chunk);
+  }
+
+  error(err: UpstreamError): void {
+    this.done(err);
+  }
+
+  end(status: number): void {
+    let out: Rendered;
+    try {
+      out = this.rendered(status);
+    } catch (err) {
+      this.done(err);
+      return;
+    }
+    this.done(undefined, out);
+  }
+
+  /** 4xx answers are passed on; 5xx and garbage throw. */
+  private rendered(status: number): Rendered {
     if (status >= 400 && status < 500) return problemRendered(status, 'upstream-client-error', `the DAI host answered ${status}`);
     if (status < 200 || status >= 300) throw new UpstreamError('failed', `the DAI host answered ${status}`);
-
+    const { hls, rules, settings } = this;
     if (!hls) {
-      const mpd = rewriteMpd(Buffer.concat(chunks).toString('utf8'), rules);
+      const mpd = rewriteMpd(Buffer.concat(this.chunks).toString('utf8'), rules);
       if (!mpd.valid) throw new UpstreamError('failed', 'the DAI host answered something that is not an MPD');
-      return { status: 200, headers: { 'Content-Type': DASH_TYPE, 'Cache-Control': 'public, max-age=1' }, body: Buffer.from(mpd.text), freshMs: MASTER_FRESH_MS, staleMs: 2 * DEFAULT_TARGET_SEC * 1000 };
+      return { status: 200, headers: DASH_HEADERS, body: Buffer.from(mpd.text), freshMs: MASTER_FRESH_MS, staleMs: 2 * DEFAULT_TARGET_SEC * 1000 };
     }
-    text = trim ? trimThenRewrite(Buffer.concat(chunks).toString('utf8'), hls, trim) : text + hls.end();
+    let text = this.trim ? trimThenRewrite(Buffer.concat(this.chunks).toString('utf8'), hls, this.trim) : this.text + hls.end();
     if (!hls.valid) throw new UpstreamError('failed', 'the DAI host answered something that is not a playlist (#EXTM3U missing)');
-    if (hls.kind === 'media' && settings.eventId !== undefined && this.deps.breaks) {
+    if (hls.kind === 'media' && settings.eventId !== undefined && this.breaks) {
       // Content segments were rewritten to the content origin; DAI ad segments keep their own host.
       const contentPrefix = `${rules.contentOrigin}/`;
-      text = this.deps.breaks.apply(text, settings.eventId, target.streamId, (uri) => uri.startsWith(contentPrefix)) ?? text;
+      text = this.breaks.apply(text, settings.eventId, this.target.streamId, (uri) => uri.startsWith(contentPrefix)) ?? text;
     }
     const td = targetDurationOf(text);
-    if (hls.kind !== 'media') {
-      return { status: 200, headers: { 'Content-Type': HLS_TYPE, 'Cache-Control': 'public, max-age=2' }, body: Buffer.from(text), freshMs: MASTER_FRESH_MS, staleMs: 2 * td * 1000 };
-    }
+    if (hls.kind !== 'media') return { status: 200, headers: MASTER_HEADERS, body: Buffer.from(text), freshMs: MASTER_FRESH_MS, staleMs: 2 * td * 1000 };
     const maxAge = text.endsWith('#EXT-X-ENDLIST\n') ? 300 : Math.max(1, Math.floor(td / 2));
-    return {
-      status: 200,
-      headers: { 'Content-Type': HLS_TYPE, 'Cache-Control': `public, max-age=${maxAge}` },
-      body: Buffer.from(text),
-      freshMs: Math.min(1000, (td * 1000) / 2),
-      staleMs: 2 * td * 1000,
-    };
+    return { status: 200, headers: mediaHeaders(maxAge), body: Buffer.from(text), freshMs: Math.min(1000, (td * 1000) / 2), staleMs: 2 * td * 1000 };
   }
 }

@@ -23,10 +23,15 @@ export class UpstreamError extends Error {
   }
 }
 
+/** Receives one upstream response. Exactly one of end and error is called, once. */
 export interface UpstreamSink {
   /** Called once with the final status; return false to discard the body (still consumed). */
   start(status: number, headers: Record<string, string | string[] | undefined>): boolean;
   data(chunk: Buffer): void;
+  /** The response is complete (its body consumed). */
+  end(status: number): void;
+  /** Connect or read failure, a timeout, the size cap, or the overall deadline. */
+  error(err: UpstreamError): void;
 }
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
@@ -48,45 +53,46 @@ export class Upstream {
     });
   }
 
-  /** GETs path (with its query) and streams the body into sink; resolves with the status once the body ended. */
-  get(path: string, headers: Record<string, string>, sink: UpstreamSink): Promise<number> {
-    return new Promise((resolve, reject) => {
-      let controller: Dispatcher.DispatchController | undefined;
-      let status = 0;
-      let keep = false;
-      let settled = false;
-      const finish = (err?: Error) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        if (err) reject(err);
-        else resolve(status);
-      };
-      const timer = setTimeout(() => {
-        const err = new UpstreamError('timeout', `upstream did not answer within ${this.opts.deadlineMs} ms`);
-        controller?.abort(err);
-        finish(err);
-      }, this.opts.deadlineMs);
-      this.pool.dispatch(
-        { path, method: 'GET', headers },
-        {
-          onRequestStart: (c) => {
-            controller = c;
-            if (settled) c.abort(new UpstreamError('timeout', 'deadline passed before the request started'));
-          },
-          onResponseStart: (_c, statusCode, resHeaders) => {
-            if (statusCode < 200) return; // 1xx informational
-            status = statusCode;
-            keep = sink.start(statusCode, resHeaders);
-          },
-          onResponseData: (_c, chunk) => {
-            if (keep && !settled) sink.data(chunk);
-          },
-          onResponseEnd: () => finish(),
-          onResponseError: (_c, err) => finish(classify(err)),
+  /**
+   * GETs path (with its query) and streams the body into sink. Callbacks, not a promise: this is
+   * the hot path of every manifest request, and undici's dispatch is callback-driven already.
+   */
+  get(path: string, headers: Record<string, string>, sink: UpstreamSink): void {
+    let controller: Dispatcher.DispatchController | undefined;
+    let status = 0;
+    let keep = false;
+    let settled = false;
+    const finish = (err?: UpstreamError) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      if (err) sink.error(err);
+      else sink.end(status);
+    };
+    const timer = setTimeout(() => {
+      const err = new UpstreamError('timeout', `upstream did not answer within ${this.opts.deadlineMs} ms`);
+      controller?.abort(err);
+      finish(err);
+    }, this.opts.deadlineMs);
+    this.pool.dispatch(
+      { path, method: 'GET', headers },
+      {
+        onRequestStart: (c) => {
+          controller = c;
+          if (settled) c.abort(new UpstreamError('timeout', 'deadline passed before the request started'));
         },
-      );
-    });
+        onResponseStart: (_c, statusCode, resHeaders) => {
+          if (statusCode < 200) return; // 1xx informational
+          status = statusCode;
+          keep = sink.start(statusCode, resHeaders);
+        },
+        onResponseData: (_c, chunk) => {
+          if (keep && !settled) sink.data(chunk);
+        },
+        onResponseEnd: () => finish(),
+        onResponseError: (_c, err) => finish(classify(err)),
+      },
+    );
   }
 
   close(): Promise<void> {
@@ -94,7 +100,7 @@ export class Upstream {
   }
 }
 
-function classify(err: Error): Error {
+function classify(err: Error): UpstreamError {
   if (err instanceof UpstreamError) return err;
   const code = (err as { code?: string }).code ?? '';
   if (TIMEOUT_CODES.has(code)) return new UpstreamError('timeout', `upstream timed out (${code})`);

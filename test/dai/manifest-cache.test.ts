@@ -1,29 +1,55 @@
 import t from 'tap';
-import { ManifestCache, type Rendered } from '../../lib/dai/manifest-cache.js';
+import { ManifestCache, type CacheHit, type Rendered } from '../../lib/dai/manifest-cache.js';
 
 const ok = (body: string, freshMs = 1000, staleMs = 10_000): Rendered => ({ status: 200, headers: {}, body: Buffer.from(body), freshMs, staleMs });
 const fail = (): Rendered => ({ status: 502, headers: {}, body: Buffer.from('x'), freshMs: 0, staleMs: 0 });
 
+/** The cache's callback API driven by promise-returning loaders, for readable tests. */
+function loadVia(cache: ManifestCache, key: string, loader: () => Promise<Rendered>): Promise<CacheHit> {
+  return new Promise((resolve, reject) =>
+    cache.load(
+      key,
+      (done) => loader().then((v) => done(undefined, v), done),
+      (err, hit) => (hit ? resolve(hit) : reject(err)),
+    ),
+  );
+}
+
 t.test('collapsing, freshness, stale on failure, eviction', async (t) => {
   const cache = new ManifestCache(2);
+  const load = (key: string, loader: () => Promise<Rendered>) => loadVia(cache, key, loader);
   t.teardown(() => cache.close());
   let loads = 0;
   const slow = () => new Promise<Rendered>((r) => setTimeout(() => r(ok(`v${++loads}`, 50, 10_000)), 20));
-  const all = await Promise.all([cache.load('a', slow), cache.load('a', slow), cache.load('a', slow)]);
+  const all = await Promise.all([load('a', slow), load('a', slow), load('a', slow)]);
   t.equal(loads, 1, 'one load for three concurrent callers');
   t.same(all.map((h) => h.value.body.toString()), ['v1', 'v1', 'v1']);
   t.equal(cache.fresh('a')?.value.body.toString(), 'v1');
   await new Promise((r) => setTimeout(r, 60));
   t.equal(cache.fresh('a'), undefined, 'no longer fresh');
-  const stale = await cache.load('a', async () => fail());
+  const stale = await load('a', async () => fail());
   t.equal(stale.value.body.toString(), 'v1', 'a 5xx serves the last good one');
   t.type(stale.ageSec, 'number');
-  const thrown = await cache.load('a', async () => Promise.reject(new Error('down')));
+  const thrown = await load('a', async () => Promise.reject(new Error('down')));
   t.equal(thrown.value.body.toString(), 'v1', 'so does a thrown load');
-  await t.rejects(cache.load('never', async () => Promise.reject(new Error('down'))), /down/);
-  t.equal((await cache.load('b', async () => fail())).value.status, 502, 'no stale entry: the failure');
-  await cache.load('c', async () => ok('c'));
-  await cache.load('d', async () => ok('d'));
+  await t.rejects(load('never', async () => Promise.reject(new Error('down'))), /down/);
+  t.equal((await load('b', async () => fail())).value.status, 502, 'no stale entry: the failure');
+  await load('c', async () => ok('c'));
+  await load('d', async () => ok('d'));
   t.equal(cache.size, 2, 'bounded');
   t.equal(cache.fresh('a'), undefined, 'the oldest went first');
+});
+
+t.test('a loader that throws synchronously, or calls back twice, settles every waiter once', async (t) => {
+  const cache = new ManifestCache();
+  t.teardown(() => cache.close());
+  const seen: string[] = [];
+  cache.load('k', () => { throw new Error('boom'); }, (err) => seen.push((err as Error).message));
+  t.same(seen, ['boom']);
+  let later: ((err: unknown, v?: Rendered) => void) | undefined;
+  cache.load('twice', (done) => (later = done), (_e, hit) => seen.push(`first ${hit?.value.body}`));
+  cache.load('twice', () => t.fail('joined, not loaded again'), (_e, hit) => seen.push(`second ${hit?.value.body}`));
+  later!(undefined, ok('x'));
+  later!(undefined, ok('y'));
+  t.same(seen, ['boom', 'first x', 'second x']);
 });
