@@ -12,6 +12,7 @@ import { splitLines, joinLines, type PlaylistRewriter } from './rewrite.js';
 import { trimMedia, type TrimOptions } from './trim.js';
 
 const HASH = 35;
+const DISCONTINUITY = '#EXT-X-DISCONTINUITY';
 
 function reference(text: string, opts: TrimOptions): string | undefined {
   const out = trimMedia(parseMedia(splitLines(text)), opts);
@@ -111,7 +112,7 @@ function scan(text: string, strict: boolean): Scan | null | 'reference' {
       if (text.charCodeAt(pos + 4) === 45 /* - */) {
         switch (text.charCodeAt(pos + 7)) {
           case 68 /* D */:
-            if (nl - pos === 20 && text.startsWith('#EXT-X-DISCONTINUITY', pos)) discs.push(pos);
+            if (nl - pos === 20 && text.slice(pos, nl) === DISCONTINUITY) discs.push(pos); // slice + compare: half the cost of startsWith(…, pos)
             break;
           case 77 /* M */:
             if (text.startsWith('#EXT-X-MAP:', pos)) maps.push(pos);
@@ -190,10 +191,13 @@ function trimCore(text: string, opts: TrimOptions, strict: boolean): string | un
   // What the dropped segments leave in force at the new head.
   const to = segStart(start);
   const headEnd = segEnds[start]!;
-  const inHead = (offsets: number[], is: (o: number) => boolean = () => true) => offsets.some((o) => o >= to && o < headEnd && is(o));
+  /** Whether an offset of the (ascending) list falls in the new head segment and passes is. */
+  const inHead = (offsets: number[], is: (o: number) => boolean = () => true) => {
+    for (let i = firstAtOrAfter(offsets, to); i < offsets.length && offsets[i]! < headEnd; i++) if (is(offsets[i]!)) return true;
+    return false;
+  };
   const lastBefore = (offsets: number[], is: (o: number) => boolean = () => true) => {
-    let i = offsets.length - 1;
-    while (i >= 0 && offsets[i]! >= to) i--;
+    let i = firstAtOrAfter(offsets, to) - 1;
     while (i >= 0 && !is(offsets[i]!)) i--;
     return i >= 0 ? offsets[i]! : -1;
   };
@@ -211,12 +215,11 @@ function trimCore(text: string, opts: TrimOptions, strict: boolean): string | un
   };
   const lineAt = (at: number) => text.slice(at, text.indexOf('\n', at));
 
-  let discontinuities = 0;
-  for (const o of discs) if (o < to) discontinuities++;
+  const discontinuities = firstAtOrAfter(discs, to);
   const added: string[] = [];
   const mapAt = lastBefore(maps);
   if (mapAt !== -1 && !inHead(maps)) added.push(lineAt(mapAt));
-  if (!inHead(keyTags)) {
+  if (keyTags.length && !inHead(keyTags)) {
     const inForce = new Map<string, string>();
     for (const o of keyTags) {
       if (o >= to) break;
@@ -249,20 +252,34 @@ function trimCore(text: string, opts: TrimOptions, strict: boolean): string | un
     }
   }
 
-  // Header edits, applied from the last offset back so earlier offsets stay valid.
+  // Header edits (at most two), spliced in offset order.
   const seqLine = `#EXT-X-MEDIA-SEQUENCE:${ms.value + start}\n`;
   const discLine = discontinuities ? `#EXT-X-DISCONTINUITY-SEQUENCE:${ds.value + discontinuities}\n` : '';
   const dsInserted = ds.start === -1 ? discLine : '';
-  const edits: Array<{ start: number; end: number; text: string }> = [];
-  if (ms.start !== -1) edits.push({ start: ms.start, end: ms.end, text: seqLine + dsInserted });
-  else {
-    const at = tdLineEnd !== -1 ? tdLineEnd : headerEnd;
-    edits.push({ start: at, end: at, text: seqLine + dsInserted });
-  }
+  const seqAt = ms.start !== -1 ? ms.start : tdLineEnd !== -1 ? tdLineEnd : headerEnd;
+  const edits = [{ start: seqAt, end: ms.start !== -1 ? ms.end : seqAt, text: seqLine + dsInserted }];
   if (ds.start !== -1 && discLine) edits.push({ start: ds.start, end: ds.end, text: discLine });
-  let header = text.slice(0, headerEnd);
-  for (const e of edits.sort((x, y) => y.start - x.start)) header = header.slice(0, e.start) + e.text + header.slice(e.end);
+  if (edits.length === 2 && edits[1]!.start < edits[0]!.start) edits.reverse();
+  let header = '';
+  let from = 0;
+  for (const e of edits) {
+    header += text.slice(from, e.start) + e.text;
+    from = e.end;
+  }
+  header += text.slice(from, headerEnd);
   return header + (added.length ? added.join('\n') + '\n' : '') + kept + tail;
+}
+
+/** Index of the first value ≥ x in an ascending list (its length when none is). */
+function firstAtOrAfter(sorted: number[], x: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid]! < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 function cueCont(elapsed: number, duration: number): string {
