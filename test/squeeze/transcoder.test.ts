@@ -174,7 +174,9 @@ t.test('the concurrency bound is respected', async (t) => {
   t.same(uris, Array.from({ length: 6 }, (_, i) => sim.outputUri(`c${i}`)));
   t.equal(http.maxOpen, 2, 'never more than two requests open');
   t.ok(took >= 3 * 150 - 10, `three rounds of 150 ms (${took} ms)`);
-  t.same(sim.jobs.map((j) => j.output_key), ['c0', 'c1', 'c2', 'c3', 'c4', 'c5'], 'first come, first served');
+  // Two jobs start together on two connections, so within a round the arrival order is the network's.
+  const rounds = [0, 2, 4].map((i) => sim.jobs.slice(i, i + 2).map((j) => j.output_key).sort());
+  t.same(rounds, [['c0', 'c1'], ['c2', 'c3'], ['c4', 'c5']], 'first come, first served, round by round');
 
   // The default bound is 8.
   const { sim: sim8, http: http8 } = await setup(t, { delayMs: 60 });
