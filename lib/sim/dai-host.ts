@@ -2,7 +2,8 @@
  * A simulated DAI provider host for tests, the benchmark and the demo: live HLS playlists that
  * advance with the clock (lib/sim/live-playlist.ts), master playlists, a dynamic MPD, and switchable
  * failure modes (5xx, slow, garbage, 404). Bodies are rendered once per segment boundary and
- * stream, then served from memory, so the simulator is never the bottleneck of a benchmark.
+ * rendition (shared by every stream, as a real event's are), then served from memory as bytes, so
+ * the simulator is never the bottleneck of a benchmark.
  */
 import { loadUws, type us_listen_socket } from '../http/uws.js';
 import { livePlaylist, masterPlaylist, defaultShape, type LiveShape } from './live-playlist.js';
@@ -27,7 +28,7 @@ export class DaiHostSim {
   private socket: us_listen_socket | undefined;
   private readonly shape: LiveShape;
   private readonly dvrShape: LiveShape;
-  private readonly rendered = new Map<string, { slot: number; body: string }>();
+  private readonly rendered = new Map<string, { slot: number; body: Buffer }>();
   private readonly uws = loadUws();
 
   constructor(private readonly opts: DaiSimOptions = {}) {
@@ -42,7 +43,7 @@ export class DaiHostSim {
       const query = req.getQuery() ?? '';
       this.requestCount++;
       this.requests.set(path, (this.requests.get(path) ?? 0) + 1);
-      const reply = (status: string, type: string, body: string) => {
+      const reply = (status: string, type: string, body: string | Buffer) => {
         if (!aborted) res.cork(() => res.writeStatus(status).writeHeader('Content-Type', type).end(body));
       };
       let aborted = false;
@@ -50,7 +51,7 @@ export class DaiHostSim {
       if (this.mode === 'notfound') return reply('404 Not Found', 'text/plain', 'no such stream');
       if (this.mode === 'error') return reply('503 Service Unavailable', 'text/plain', 'upstream broken');
       if (this.mode === 'garbage') return reply('200 OK', 'text/html', '<html><body>Gateway says hello</body></html>');
-      const body = this.body(path, query);
+      const body = this.payload(path, query);
       if (body === undefined) return reply('404 Not Found', 'text/plain', 'not found');
       const type = path.endsWith('.mpd') ? 'application/dash+xml' : 'application/vnd.apple.mpegurl';
       if (this.mode === 'slow') setTimeout(() => reply('200 OK', type, body), this.slowMs);
@@ -75,6 +76,12 @@ export class DaiHostSim {
 
   /** The body for a path at this moment; undefined for unknown paths. */
   body(path: string, query = ''): string | undefined {
+    const b = this.payload(path, query);
+    return typeof b === 'string' || b === undefined ? b : b.toString('utf8');
+  }
+
+  /** What the server sends: media playlists as their cached bytes, the rest as text. */
+  private payload(path: string, query: string): string | Buffer | undefined {
     if (path.endsWith('.mpd')) return this.mpd(path);
     if (!path.endsWith('.m3u8')) return undefined;
     const dir = path.slice(0, path.lastIndexOf('/'));
@@ -83,14 +90,17 @@ export class DaiHostSim {
     const source = path.startsWith('/source/');
     const shape = source ? { ...this.shape, adEvery: 0 } : path.includes('/dvr/') ? this.dvrShape : this.shape;
     const slot = Math.floor((Date.now() - shape.epochMs) / (shape.segmentSec * 1000));
-    const cached = this.rendered.get(path);
-    if (cached && cached.slot === slot) return cached.body;
     // Content segments belong to the rendition, not to the viewer: every stream of an event and the
-    // source playlist carry the same content paths, as a DAI provider's streams of one event do.
+    // source playlist carry the same content paths, as a DAI provider's streams of one event do. So
+    // one rendering per rendition and kind serves every stream until the next segment boundary.
     const rendition = path.slice(path.lastIndexOf('/') + 1, -'.m3u8'.length);
-    const body = livePlaylist(rendition.replace(/[^A-Za-z0-9_-]/g, '_'), Date.now(), { ...shape, adHost: this.url });
-    if (this.rendered.size > 20_000) this.rendered.clear();
-    this.rendered.set(path, { slot, body });
+    const key = `${source ? 'source' : shape === this.dvrShape ? 'dvr' : 'live'}|${rendition}`;
+    const cached = this.rendered.get(key);
+    if (cached && cached.slot === slot) return cached.body;
+    const text = livePlaylist(rendition.replace(/[^A-Za-z0-9_-]/g, '_'), Date.now(), { ...shape, adHost: this.url });
+    if (this.rendered.size > 1_000) this.rendered.clear();
+    const body = Buffer.from(text); // sent as bytes: no encoding per response
+    this.rendered.set(key, { slot, body });
     return body;
   }
 
