@@ -65,6 +65,18 @@ function problemRendered(status: number, code: string, detail: string): Rendered
   return { status, headers: { 'Content-Type': 'application/problem+json', 'Cache-Control': 'no-store' }, body: Buffer.from(JSON.stringify(err.toProblem())), freshMs: 0, staleMs: 0 };
 }
 
+/**
+ * A body's bytes in an allocation of their own. Buffer.from puts small strings in a shared 8 KB
+ * slab, and a manifest held by the micro-cache would keep its whole slab alive: thousands of cached
+ * manifests pinned tens of MB and set off a full GC every second (each a 10 ms pause).
+ */
+function ownBytes(text: string): Buffer {
+  const length = Buffer.byteLength(text);
+  const bytes = Buffer.allocUnsafeSlow(length);
+  bytes.write(text, 0, length, 'utf8');
+  return bytes;
+}
+
 function targetDurationOf(text: string): number {
   const at = text.indexOf('#EXT-X-TARGETDURATION:');
   return at === -1 ? DEFAULT_TARGET_SEC : Number(text.slice(at + 22, text.indexOf('\n', at))) || DEFAULT_TARGET_SEC;
@@ -248,7 +260,7 @@ class ManifestFetch implements UpstreamSink {
     if (!hls) {
       const mpd = rewriteMpd(Buffer.concat(this.chunks).toString('utf8'), rules);
       if (!mpd.valid) throw new UpstreamError('failed', 'the DAI host answered something that is not an MPD');
-      return { status: 200, headers: DASH_HEADERS, body: Buffer.from(mpd.text), freshMs: MASTER_FRESH_MS, staleMs: 2 * DEFAULT_TARGET_SEC * 1000 };
+      return { status: 200, headers: DASH_HEADERS, body: ownBytes(mpd.text), freshMs: MASTER_FRESH_MS, staleMs: 2 * DEFAULT_TARGET_SEC * 1000 };
     }
     let text = this.trim ? trimThenRewrite(Buffer.concat(this.chunks).toString('utf8'), hls, this.trim) : this.text + hls.end();
     if (!hls.valid) throw new UpstreamError('failed', 'the DAI host answered something that is not a playlist (#EXTM3U missing)');
@@ -258,8 +270,8 @@ class ManifestFetch implements UpstreamSink {
       text = this.breaks.apply(text, settings.eventId, this.target.streamId, (uri) => uri.startsWith(contentPrefix)) ?? text;
     }
     const td = targetDurationOf(text);
-    if (hls.kind !== 'media') return { status: 200, headers: MASTER_HEADERS, body: Buffer.from(text), freshMs: MASTER_FRESH_MS, staleMs: 2 * td * 1000 };
+    if (hls.kind !== 'media') return { status: 200, headers: MASTER_HEADERS, body: ownBytes(text), freshMs: MASTER_FRESH_MS, staleMs: 2 * td * 1000 };
     const maxAge = text.endsWith('#EXT-X-ENDLIST\n') ? 300 : Math.max(1, Math.floor(td / 2));
-    return { status: 200, headers: mediaHeaders(maxAge), body: Buffer.from(text), freshMs: Math.min(1000, (td * 1000) / 2), staleMs: 2 * td * 1000 };
+    return { status: 200, headers: mediaHeaders(maxAge), body: ownBytes(text), freshMs: Math.min(1000, (td * 1000) / 2), staleMs: 2 * td * 1000 };
   }
 }
