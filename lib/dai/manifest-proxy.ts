@@ -252,17 +252,22 @@ class ManifestFetch implements UpstreamSink {
     this.done(undefined, out);
   }
 
+  /** The held body; a playlist usually arrives in one chunk, which needs no copy. */
+  private body(): Buffer {
+    return this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
+  }
+
   /** 4xx answers are passed on; 5xx and garbage throw. */
   private rendered(status: number): Rendered {
     if (status >= 400 && status < 500) return problemRendered(status, 'upstream-client-error', `the DAI host answered ${status}`);
     if (status < 200 || status >= 300) throw new UpstreamError('failed', `the DAI host answered ${status}`);
     const { hls, rules, settings } = this;
     if (!hls) {
-      const mpd = rewriteMpd(Buffer.concat(this.chunks).toString('utf8'), rules);
+      const mpd = rewriteMpd(this.body().toString('utf8'), rules);
       if (!mpd.valid) throw new UpstreamError('failed', 'the DAI host answered something that is not an MPD');
       return { status: 200, headers: DASH_HEADERS, body: ownBytes(mpd.text), freshMs: MASTER_FRESH_MS, staleMs: 2 * DEFAULT_TARGET_SEC * 1000 };
     }
-    let text = this.trim ? trimThenRewrite(Buffer.concat(this.chunks).toString('utf8'), hls, this.trim) : this.text + hls.end();
+    let text = this.trim ? trimThenRewrite(this.body().toString('utf8'), hls, this.trim) : this.text + hls.end();
     if (!hls.valid) throw new UpstreamError('failed', 'the DAI host answered something that is not a playlist (#EXTM3U missing)');
     if (hls.kind === 'media' && settings.eventId !== undefined && this.breaks) {
       // Content segments were rewritten to the content origin; DAI ad segments keep their own host.
