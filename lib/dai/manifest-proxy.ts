@@ -147,7 +147,8 @@ export class ManifestProxy {
       // Fast lane: answered inside this uWS callback, so no onAborted, cork or promise is needed.
       this.count(hit.value.status, started);
       res.writeStatus(statusLine(hit.value.status));
-      for (const [k, v] of Object.entries(hit.value.headers)) res.writeHeader(k, v);
+      const headers = hit.value.headers;
+      for (const name in headers) res.writeHeader(name, headers[name]!);
       res.writeHeader('Age', String(hit.ageSec ?? 0));
       // This uWS build does not count endWithoutBody as an answer: an abort handler keeps it from aborting the process.
       if (isHead) res.onAborted(noop).endWithoutBody(hit.value.body.byteLength);
