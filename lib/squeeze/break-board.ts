@@ -14,6 +14,7 @@ import type { DecidedAd } from '../ads/types.js';
 import type { TrackingPoint } from './break-plan.js';
 import { segmentPath } from './source.js';
 import type { BreakRepo, BreakRow } from './break-repo.js';
+import { TextMemo } from './text-memo.js';
 
 export interface LiveSegment {
   uri: string;
@@ -30,7 +31,7 @@ export interface LiveAssignment {
    * Renderings by input playlist: the streams of an assignment mostly receive the same variant
    * text from the DAI host, so the substitution runs once per distinct text, not once per stream.
    */
-  rendered: Map<string, Rendering>;
+  rendered: TextMemo<Rendering>;
 }
 
 interface Rendering {
@@ -188,7 +189,7 @@ export class BreakBoard extends Reloader implements BreakSource {
     const byId = new Map<string, LiveBreak>();
     const byEvent = new Map<number, LiveBreak[]>();
     for (const row of breaks) {
-      const assignments = new Map<string, LiveAssignment>(row.assignments.map((a) => [a.key, { key: a.key, ads: a.ads, byPath: new Map(), byUri: new Map(), rendered: new Map() }]));
+      const assignments = new Map<string, LiveAssignment>(row.assignments.map((a) => [a.key, { key: a.key, ads: a.ads, byPath: new Map(), byUri: new Map(), rendered: new TextMemo<Rendering>() }]));
       const b: LiveBreak = {
         id: row.id,
         eventId: row.event_id,
