@@ -28,11 +28,15 @@ export function trimText(text: string, opts: TrimOptions): string | undefined {
 interface Scan {
   /** Offset just past each segment's URI line. */
   segEnds: number[];
+  /** Offset of the first line after the header tags. */
   headerEnd: number;
+  /** EXT-X-TARGETDURATION, and the offset just past its line (0 and -1 when absent). */
   td: number;
   tdLineEnd: number;
+  /** EXT-X-MEDIA-SEQUENCE and EXT-X-DISCONTINUITY-SEQUENCE lines. */
   ms: HeaderNumber;
   ds: HeaderNumber;
+  /** EXT-X-PLAYLIST-TYPE ('' when absent). */
   type: string;
   discs: number[];
   maps: number[];
@@ -46,6 +50,7 @@ interface Scan {
   byteranges: boolean;
 }
 
+/** A numeric header tag: its line's offsets (-1 when absent), value, and how often it appeared. */
 interface HeaderNumber {
   start: number;
   end: number;
