@@ -26,7 +26,7 @@ export class UpstreamError extends Error {
 /** Receives one upstream response. Exactly one of end and error is called, once. */
 export interface UpstreamSink {
   /** Called once with the final status; return false to discard the body (still consumed). */
-  start(status: number, headers: Record<string, string | string[] | undefined>): boolean;
+  start(status: number): boolean;
   data(chunk: Buffer): void;
   /** The response is complete (its body consumed). */
   end(status: number): void;
@@ -58,45 +58,72 @@ export class Upstream {
    * the hot path of every manifest request, and undici's dispatch is callback-driven already.
    */
   get(path: string, headers: Record<string, string>, sink: UpstreamSink): void {
-    let controller: Dispatcher.DispatchController | undefined;
-    let status = 0;
-    let keep = false;
-    let settled = false;
-    const finish = (err?: UpstreamError) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      if (err) sink.error(err);
-      else sink.end(status);
-    };
-    const timer = setTimeout(() => {
-      const err = new UpstreamError('timeout', `upstream did not answer within ${this.opts.deadlineMs} ms`);
-      controller?.abort(err);
-      finish(err);
-    }, this.opts.deadlineMs);
-    this.pool.dispatch(
-      { path, method: 'GET', headers },
-      {
-        onRequestStart: (c) => {
-          controller = c;
-          if (settled) c.abort(new UpstreamError('timeout', 'deadline passed before the request started'));
-        },
-        onResponseStart: (_c, statusCode, resHeaders) => {
-          if (statusCode < 200) return; // 1xx informational
-          status = statusCode;
-          keep = sink.start(statusCode, resHeaders);
-        },
-        onResponseData: (_c, chunk) => {
-          if (keep && !settled) sink.data(chunk);
-        },
-        onResponseEnd: () => finish(),
-        onResponseError: (_c, err) => finish(classify(err)),
-      },
-    );
+    const exchange = new UpstreamExchange(sink, this.opts.deadlineMs);
+    this.pool.dispatch({ path, method: 'GET', headers }, exchange);
   }
 
   close(): Promise<void> {
     return this.pool.close();
+  }
+}
+
+/**
+ * One upstream request as undici's core handler (`onConnect`/`onHeaders`/`onData`/`onComplete`/
+ * `onError`, the interface undici's own client drives; Dispatcher.md): one object per request
+ * instead of a closure per callback, and the raw response headers are never parsed into an
+ * object, since the proxy copies none of them.
+ */
+class UpstreamExchange implements Dispatcher.DispatchHandler {
+  private abortRequest: ((err: Error) => void) | undefined;
+  private status = 0;
+  private keep = false;
+  private settled = false;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly sink: UpstreamSink,
+    private readonly deadlineMs: number,
+  ) {
+    this.timer = setTimeout(() => this.expire(), deadlineMs);
+  }
+
+  onConnect(abort: (err?: Error) => void): void {
+    this.abortRequest = abort;
+    if (this.settled) abort(new UpstreamError('timeout', 'deadline passed before the request started'));
+  }
+
+  onHeaders(statusCode: number): boolean {
+    if (statusCode < 200) return true; // 1xx informational
+    this.status = statusCode;
+    this.keep = this.sink.start(statusCode);
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (this.keep && !this.settled) this.sink.data(chunk);
+    return true;
+  }
+
+  onComplete(): void {
+    this.finish();
+  }
+
+  onError(err: Error): void {
+    this.finish(classify(err));
+  }
+
+  private expire(): void {
+    const err = new UpstreamError('timeout', `upstream did not answer within ${this.deadlineMs} ms`);
+    this.abortRequest?.(err);
+    this.finish(err);
+  }
+
+  private finish(err?: UpstreamError): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    if (err) this.sink.error(err);
+    else this.sink.end(this.status);
   }
 }
 

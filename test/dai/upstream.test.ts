@@ -1,0 +1,110 @@
+import t from 'tap';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Upstream, UpstreamError, type UpstreamSink } from '../../lib/dai/upstream.js';
+
+interface Outcome {
+  status: number;
+  body: string;
+  err?: UpstreamError;
+  calls: string[];
+}
+
+/** Runs one GET and collects what the sink saw. */
+function fetchVia(upstream: Upstream, path: string, keepBody = true): Promise<Outcome> {
+  return new Promise((resolve) => {
+    const out: Outcome = { status: 0, body: '', calls: [] };
+    const sink: UpstreamSink = {
+      start(status) {
+        out.calls.push('start');
+        out.status = status;
+        return keepBody;
+      },
+      data(chunk) {
+        out.body += chunk.toString('utf8');
+      },
+      end(status) {
+        out.calls.push('end');
+        out.status = status;
+        resolve(out);
+      },
+      error(err) {
+        out.calls.push('error');
+        out.err = err;
+        resolve(out);
+      },
+    };
+    upstream.get(path, { accept: '*/*' }, sink);
+  });
+}
+
+t.test('Upstream', async (t) => {
+  const big = 'x'.repeat(64 * 1024);
+  const server = http.createServer((req, res) => {
+    if (req.url === '/ok?q=1') return res.writeHead(200, { 'content-type': 'text/plain' }).end(`#EXTM3U\n${req.headers['accept']}\n`);
+    if (req.url === '/chunked') {
+      res.writeHead(200);
+      res.write('one,');
+      setTimeout(() => res.end('two'), 20);
+      return;
+    }
+    if (req.url === '/missing') return res.writeHead(404).end('nope');
+    if (req.url === '/big') return res.writeHead(200).end(big);
+    if (req.url === '/slow') return; // never answers
+    res.writeHead(500).end();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const upstream = new Upstream(origin, { deadlineMs: 300, maxResponseSize: 16 * 1024 });
+  t.teardown(async () => {
+    await upstream.close();
+    server.closeAllConnections();
+    server.close();
+  });
+
+  t.test('streams the body with its status and the request headers sent', async (t) => {
+    const out = await fetchVia(upstream, '/ok?q=1');
+    t.equal(out.status, 200);
+    t.equal(out.body, '#EXTM3U\n*/*\n');
+    t.same(out.calls, ['start', 'end']);
+  });
+
+  t.test('a body in several chunks arrives whole', async (t) => {
+    const out = await fetchVia(upstream, '/chunked');
+    t.equal(out.body, 'one,two');
+  });
+
+  t.test('a 4xx ends normally with its status; a discarded body is still consumed', async (t) => {
+    const out = await fetchVia(upstream, '/missing', false);
+    t.equal(out.status, 404);
+    t.equal(out.body, '');
+    t.same(out.calls, ['start', 'end']);
+    const again = await fetchVia(upstream, '/ok?q=1');
+    t.equal(again.status, 200, 'the connection is usable afterwards');
+  });
+
+  t.test('the overall deadline ends a request that never answers', async (t) => {
+    const started = Date.now();
+    const out = await fetchVia(upstream, '/slow');
+    t.equal(out.err?.code, 'timeout');
+    t.ok(Date.now() - started < 1000, 'within the deadline, not a socket timeout');
+    t.same(out.calls, ['error'], 'error once, no end');
+  });
+
+  t.test('a response over the size cap is an error', async (t) => {
+    const out = await fetchVia(upstream, '/big');
+    t.equal(out.err?.code, 'too-large');
+    t.same(out.calls.filter((c) => c !== 'start'), ['error']);
+  });
+
+  t.test('a refused connection is a failure, not a hang', async (t) => {
+    const probe = http.createServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise<void>((r) => probe.close(() => r()));
+    const down = new Upstream(`http://127.0.0.1:${port}`, { deadlineMs: 1000 });
+    const out = await fetchVia(down, '/ok');
+    await down.close();
+    t.equal(out.err?.code, 'failed');
+  });
+});
