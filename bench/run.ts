@@ -53,9 +53,12 @@ function launch(cmd: string, args: string[], cpu: string | undefined, env: NodeJ
   return { child, port, output: () => out };
 }
 
-function node(script: string, args: string[], cpu: string | undefined) {
-  return launch(process.execPath, [path.join(here, script), ...args], cpu, { ...process.env, LOG_LEVEL: 'warn' });
+function node(script: string, args: string[], cpu: string | undefined, nodeFlags: string[] = []) {
+  return launch(process.execPath, [...nodeFlags, path.join(here, script), ...args], cpu, { ...process.env, LOG_LEVEL: 'warn' });
 }
+
+/** The service runs with the Node flags `npm start` gives it (package.json), so the bench measures what users run. */
+const SERVICE_FLAGS = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.match(/node((?: --[\w-]+(?:=\S+)?)*) /)?.[1]?.trim().split(' ').filter(Boolean) ?? [];
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -196,7 +199,7 @@ async function measure(label: string, start: () => Promise<Target | undefined>, 
 }
 
 async function main(): Promise<void> {
-  process.stdout.write(`bench: ${quick ? 'quick' : 'full'} run, ${seconds} s per measurement, ${connections} connections, load tool ${hasCommand('wrk') ? 'wrk' : 'autocannon'}, ${pinned ? 'server on CPU 0, load + simulator on CPU 1' : 'not pinned'}\n`);
+  process.stdout.write(`bench: ${quick ? 'quick' : 'full'} run, ${seconds} s per measurement, ${connections} connections, load tool ${hasCommand('wrk') ? 'wrk' : 'autocannon'}, ${pinned ? 'server on CPU 0, load + simulator on CPU 1' : 'not pinned'}, service flags ${SERVICE_FLAGS.join(' ') || 'none'}\n`);
   const micro = runMicro(quick);
   for (const m of micro) process.stdout.write(`micro ${m.name.padEnd(28)} ours ${m.ours} ops/s  hls-parser ${m.typical} ops/s  ×${m.ratio}  (${m.bytes} bytes)\n`);
 
@@ -211,7 +214,7 @@ async function main(): Promise<void> {
     rows.push(
       ...(await measure(
         '(b,c) service',
-        async () => node('targets/service.js', [simUrl], SERVER_CPU),
+        async () => node('targets/service.js', [simUrl], SERVER_CPU, SERVICE_FLAGS),
         [{ kind: 'variant', scenario: 'distinct' }, { kind: 'variant', scenario: 'hot' }, ...both('dvr'), { kind: 'adproxy', scenario: 'distinct', seconds: quick ? 3 : 30 }],
         async (t, port) => {
           // The ad proxy run sent 10,000 distinct stream ids: the store must hold exactly those.
@@ -236,7 +239,7 @@ async function main(): Promise<void> {
       breakOn = on;
       return run;
     });
-    rows.push(...(await measure('(g) service', async () => node('targets/service.js', [simUrl, '--break'], SERVER_CPU), toggled)));
+    rows.push(...(await measure('(g) service', async () => node('targets/service.js', [simUrl, '--break'], SERVER_CPU, SERVICE_FLAGS), toggled)));
     rows.push(...(await measure('(d) nginx + sub_filter', () => nginx(simPort), [...both('variant'), ...(quick ? [] : both('dvr'))])));
     rows.push(...(await measure('(e) node:http+hls-parser', async () => node('targets/node-typical.js', [simUrl], SERVER_CPU), [...both('variant'), ...both('dvr')])));
   } finally {
@@ -282,7 +285,7 @@ function writeResults(summary: { quick: boolean }, rows: Row[], checks: Array<{ 
     '# Benchmark results',
     '',
     `Latest run: ${new Date().toISOString().slice(0, 16)}Z on this workplace's machine (${os.cpus().length} cores, ${os.cpus()[0]?.model ?? 'cpu'}), Node ${process.version}.`,
-    `Command: \`${cmd}\` (${seconds} s per measurement after a 1 s warm-up, ${connections} connections, ${rows[0]?.tool ?? 'wrk'} as load generator, ${pinned ? 'server pinned to CPU 0, load generator and upstream simulator to CPU 1' : 'not pinned'}).`,
+    `Command: \`${cmd}\` (${seconds} s per measurement after a 1 s warm-up, ${connections} connections, ${rows[0]?.tool ?? 'wrk'} as load generator, ${pinned ? 'server pinned to CPU 0, load generator and upstream simulator to CPU 1' : 'not pinned'}; the service with \`npm start\`'s Node flags: ${SERVICE_FLAGS.join(' ') || 'none'}).`,
     '',
     '| target | scenario | req/s | p50 ms | p99 ms | server CPU % | CPU µs/req | RSS MiB | errors |',
     '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
