@@ -36,7 +36,13 @@ export class ManifestCache {
   misses = 0;
   staleServed = 0;
 
-  constructor(private readonly maxEntries = 5000) {
+  /** Body bytes held (entries are bounded by count and by bytes: DVR windows are ~120 KB each). */
+  private bytes = 0;
+
+  constructor(
+    private readonly maxEntries = 5000,
+    private readonly maxBytes = 64 * 1024 * 1024,
+  ) {
     this.sweeper = setInterval(() => this.sweep(), 1000).unref();
   }
 
@@ -93,6 +99,7 @@ export class ManifestCache {
   close(): void {
     clearInterval(this.sweeper);
     this.entries.clear();
+    this.bytes = 0;
   }
 
   private stale(key: string): CacheHit | undefined {
@@ -105,13 +112,21 @@ export class ManifestCache {
 
   private store(key: string, value: Rendered): void {
     if (value.status !== 200 || value.freshMs <= 0) return;
-    this.entries.delete(key); // re-insert: Map order is our eviction order
+    this.drop(key); // re-insert: Map order is our eviction order
     this.entries.set(key, { value, storedAt: Date.now() });
-    if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+    this.bytes += value.body.byteLength;
+    while (this.entries.size > this.maxEntries || (this.bytes > this.maxBytes && this.entries.size > 1)) this.drop(this.entries.keys().next().value!);
+  }
+
+  private drop(key: string): void {
+    const entry = this.entries.get(key);
+    if (!entry) return;
+    this.entries.delete(key);
+    this.bytes -= entry.value.body.byteLength;
   }
 
   private sweep(): void {
     const now = Date.now();
-    for (const [k, e] of this.entries) if (now - e.storedAt >= Math.max(e.value.freshMs, e.value.staleMs)) this.entries.delete(k);
+    for (const [k, e] of this.entries) if (now - e.storedAt >= Math.max(e.value.freshMs, e.value.staleMs)) this.drop(k);
   }
 }

@@ -16,6 +16,7 @@ import { rewriteMpd } from '../dash/index.js';
 import { checkQuery, parsePath, type PathTarget } from './path.js';
 import { Upstream, UpstreamError, type UpstreamSink } from './upstream.js';
 import { ManifestCache, type LoadDone, type Rendered } from './manifest-cache.js';
+import { BodySlab } from './body-slab.js';
 import type { EventSettings, EventSettingsSource } from './event-settings.js';
 import type { StreamRegistry } from './streams.js';
 import type { BreakSource } from './break-source.js';
@@ -65,18 +66,6 @@ function problemRendered(status: number, code: string, detail: string): Rendered
   return { status, headers: { 'Content-Type': 'application/problem+json', 'Cache-Control': 'no-store' }, body: Buffer.from(JSON.stringify(err.toProblem())), freshMs: 0, staleMs: 0 };
 }
 
-/**
- * A body's bytes in an allocation of their own. Buffer.from puts small strings in a shared 8 KB
- * slab, and a manifest held by the micro-cache would keep its whole slab alive: thousands of cached
- * manifests pinned tens of MB and set off a full GC every second (each a 10 ms pause).
- */
-function ownBytes(text: string): Buffer {
-  const length = Buffer.byteLength(text);
-  const bytes = Buffer.allocUnsafeSlow(length);
-  bytes.write(text, 0, length, 'utf8');
-  return bytes;
-}
-
 function targetDurationOf(text: string): number {
   const at = text.indexOf('#EXT-X-TARGETDURATION:');
   return at === -1 ? DEFAULT_TARGET_SEC : Number(text.slice(at + 22, text.indexOf('\n', at))) || DEFAULT_TARGET_SEC;
@@ -87,6 +76,7 @@ export class ManifestProxy {
   private readonly byStatus;
   private readonly durations;
   private readonly paths = new Map<string, PathTarget>();
+  private readonly bodies = new BodySlab();
 
   constructor(
     private readonly opts: ManifestProxyOptions,
@@ -202,7 +192,7 @@ export class ManifestProxy {
     };
     const headers: Record<string, string> = { accept: '*/*', 'user-agent': 'squeezeback-dai-proxy' };
     if (xff) headers['x-forwarded-for'] = xff;
-    this.deps.upstream.get(upstreamPath, headers, new ManifestFetch(target, settings, rules, this.deps.breaks, done));
+    this.deps.upstream.get(upstreamPath, headers, new ManifestFetch(target, settings, rules, this.deps.breaks, this.bodies, done));
   }
 }
 
@@ -223,6 +213,7 @@ class ManifestFetch implements UpstreamSink {
     private readonly settings: EventSettings,
     private readonly rules: UriRules,
     private readonly breaks: BreakSource | undefined,
+    private readonly bodies: BodySlab,
     private readonly done: LoadDone,
   ) {
     this.trim = target.kind !== 'mpd' && (settings.windowSegs > 0 || settings.liveEdgeDelaySegments > 0) ? { windowSegments: settings.windowSegs, delaySegments: settings.liveEdgeDelaySegments } : undefined;
@@ -266,7 +257,7 @@ class ManifestFetch implements UpstreamSink {
     if (!hls) {
       const mpd = rewriteMpd(this.body().toString('utf8'), rules);
       if (!mpd.valid) throw new UpstreamError('failed', 'the DAI host answered something that is not an MPD');
-      return { status: 200, headers: DASH_HEADERS, body: ownBytes(mpd.text), freshMs: MASTER_FRESH_MS, staleMs: 2 * DEFAULT_TARGET_SEC * 1000 };
+      return { status: 200, headers: DASH_HEADERS, body: this.bodies.store(mpd.text), freshMs: MASTER_FRESH_MS, staleMs: 2 * DEFAULT_TARGET_SEC * 1000 };
     }
     let text = this.trim ? trimThenRewrite(this.body().toString('utf8'), hls, this.trim) : this.text + hls.end();
     if (!hls.valid) throw new UpstreamError('failed', 'the DAI host answered something that is not a playlist (#EXTM3U missing)');
@@ -276,8 +267,8 @@ class ManifestFetch implements UpstreamSink {
       text = this.breaks.apply(text, settings.eventId, this.target.streamId, (uri) => uri.startsWith(contentPrefix)) ?? text;
     }
     const td = targetDurationOf(text);
-    if (hls.kind !== 'media') return { status: 200, headers: MASTER_HEADERS, body: ownBytes(text), freshMs: MASTER_FRESH_MS, staleMs: 2 * td * 1000 };
+    if (hls.kind !== 'media') return { status: 200, headers: MASTER_HEADERS, body: this.bodies.store(text), freshMs: MASTER_FRESH_MS, staleMs: 2 * td * 1000 };
     const maxAge = text.endsWith('#EXT-X-ENDLIST\n') ? 300 : Math.max(1, Math.floor(td / 2));
-    return { status: 200, headers: mediaHeaders(maxAge), body: ownBytes(text), freshMs: Math.min(1000, (td * 1000) / 2), staleMs: 2 * td * 1000 };
+    return { status: 200, headers: mediaHeaders(maxAge), body: this.bodies.store(text), freshMs: Math.min(1000, (td * 1000) / 2), staleMs: 2 * td * 1000 };
   }
 }

@@ -63,7 +63,7 @@ export class StreamWriter {
 /**
  * Sends a body of known size with `tryEnd`; when the socket is full, the rest goes out from
  * `onWritable`. Returns true when everything was handed to the socket at once (the common case:
- * no closure or promise is allocated then).
+ * no closure or promise is allocated then). A body in a shared buffer that has to wait is copied.
  */
 export function sendSized(ex: Exchange, status: number, headers: Headers, body: Uint8Array): boolean {
   if (ex.aborted || ex.started) return true;
@@ -77,9 +77,11 @@ export function sendSized(ex: Exchange, status: number, headers: Headers, body: 
     [, done] = ex.res.tryEnd(body, total);
   });
   if (done) return true;
+  // A view into a shared slab (lib/dai/body-slab.ts) is copied: a slow reader must not pin the slab.
+  const held = body.byteOffset === 0 && body.buffer.byteLength === body.byteLength ? body : new Uint8Array(body);
   ex.res.onWritable((offset) => {
     if (ex.aborted) return true;
-    const [ok] = ex.res.tryEnd(body.subarray(offset - startOffset), total);
+    const [ok] = ex.res.tryEnd(held.subarray(offset - startOffset), total);
     return ok;
   });
   return false;

@@ -53,3 +53,19 @@ t.test('a loader that throws synchronously, or calls back twice, settles every w
   later!(undefined, ok('y'));
   t.same(seen, ['boom', 'first x', 'second x']);
 });
+
+t.test('bounded by body bytes as well as entries', async (t) => {
+  const cache = new ManifestCache(100, 10);
+  t.teardown(() => cache.close());
+  for (const key of ['a', 'b', 'c']) await loadVia(cache, key, async () => ok('1234'));
+  t.equal(cache.size, 2, '12 bytes > 10: the oldest went');
+  t.equal(cache.fresh('a'), undefined);
+  t.equal(cache.fresh('c')?.value.body.toString(), '1234');
+  await loadVia(cache, 'c', async () => ok('123456789'));
+  t.equal(cache.size, 1, 'a replaced entry counts once: b (4) + the new c (9) > 10 drops b');
+  t.equal(cache.fresh('c')?.value.body.toString(), '123456789');
+  t.equal(cache.fresh('b'), undefined);
+  await loadVia(cache, 'big', async () => ok('x'.repeat(50)));
+  t.equal(cache.size, 1, 'one entry larger than the cap is kept alone');
+  t.equal(cache.fresh('big')?.value.body.length, 50);
+});

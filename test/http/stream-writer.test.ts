@@ -67,6 +67,13 @@ t.test('StreamWriter and sendSized under backpressure', async (t) => {
     const ex = new Exchange(res, false);
     void sendSized(ex, 200, { 'Content-Type': 'application/octet-stream' }, Buffer.concat(Array.from({ length: CHUNKS }, (_, i) => block(i))));
   });
+  app.get('/sized-view', (res) => {
+    const ex = new Exchange(res, false);
+    const backing = Buffer.concat([Buffer.alloc(16), ...Array.from({ length: CHUNKS }, (_, i) => block(i))]);
+    const waiting = !sendSized(ex, 200, { 'Content-Type': 'application/octet-stream' }, backing.subarray(16));
+    t.ok(waiting, 'the view had to wait for the socket');
+    backing.fill(0); // the shared buffer is reused at once (lib/dai/body-slab.ts)
+  });
   const socket = await new Promise<NonNullable<Parameters<Parameters<typeof app.listen>[2]>[0]>>((resolve) => app.listen('127.0.0.1', 0, (s) => resolve(s as never)));
   const port = uws.us_socket_local_port(socket);
   t.teardown(() => uws.us_listen_socket_close(socket));
@@ -77,4 +84,6 @@ t.test('StreamWriter and sendSized under backpressure', async (t) => {
   const sized = await slowRead(port, '/sized');
   t.ok(sized.ok, `sized body ${sized.bodyBytes} bytes intact`);
   t.match(sized.head, new RegExp(`content-length: ${CHUNK * CHUNKS}`, 'i'));
+  const view = await slowRead(port, '/sized-view');
+  t.ok(view.ok, `a body viewing a shared buffer arrives intact (${view.bodyBytes} bytes) although the buffer was reused`);
 });
