@@ -50,6 +50,8 @@ const noop = () => undefined;
 const DASH_HEADERS = Object.freeze({ 'Content-Type': DASH_TYPE, 'Cache-Control': 'public, max-age=1' });
 const MASTER_HEADERS = Object.freeze({ 'Content-Type': HLS_TYPE, 'Cache-Control': 'public, max-age=2' });
 const mediaHeaderSets = new Map<number, Readonly<Record<string, string>>>();
+/** What the upstream request carries (besides the client's X-Forwarded-For): nothing else is forwarded. */
+const UPSTREAM_HEADERS = Object.freeze({ accept: '*/*', 'user-agent': 'squeezeback-dai-proxy' });
 
 /** Response headers of a media playlist; one object per max-age, shared by every response. */
 function mediaHeaders(maxAge: number): Readonly<Record<string, string>> {
@@ -124,7 +126,7 @@ export class ManifestProxy {
       return;
     }
     const settings = this.deps.events.forAssetKey(target.assetKey);
-    if (target.streamId) {
+    if (target.streamId && !this.deps.streams.refresh(target.streamId, settings.eventId, target.assetKey)) {
       const touch: Parameters<StreamRegistry['touch']>[0] = { streamId: target.streamId, flow: 'dai' };
       if (settings.eventId !== undefined) touch.eventId = settings.eventId;
       if (target.assetKey !== undefined) touch.assetKey = target.assetKey;
@@ -190,8 +192,7 @@ export class ManifestProxy {
       contentOrigin: settings.contentOrigin || this.opts.contentOrigin || this.opts.daiHost,
       playlistUrl: this.opts.daiHost + upstreamPath,
     };
-    const headers: Record<string, string> = { accept: '*/*', 'user-agent': 'squeezeback-dai-proxy' };
-    if (xff) headers['x-forwarded-for'] = xff;
+    const headers = xff ? { ...UPSTREAM_HEADERS, 'x-forwarded-for': xff } : UPSTREAM_HEADERS;
     this.deps.upstream.get(upstreamPath, headers, new ManifestFetch(target, settings, rules, this.deps.breaks, this.bodies, done));
   }
 }

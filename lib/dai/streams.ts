@@ -87,15 +87,24 @@ export class StreamRegistry {
     this.timer = setInterval(() => void this.flush(), flushEveryMs).unref();
   }
 
+  /**
+   * The manifest path's touch: updates a stream already pending since the last flush in place, with
+   * no object built (the common case: players poll every few seconds). False when it is not pending.
+   */
+  refresh(streamId: string, eventId: number | undefined, assetKey: string | undefined): boolean {
+    const prev = this.pending.get(streamId);
+    if (!prev) return false;
+    prev.lastSeen = Date.now();
+    if (eventId !== undefined) prev.eventId = eventId;
+    if (assetKey !== undefined) prev.assetKey = assetKey;
+    return true;
+  }
+
   /** Fire-and-forget: synchronous, allocation-light, never throws. The registry keeps t. */
   touch(t: StreamTouch): void {
-    const now = Date.now();
-    const prev = this.pending.get(t.streamId);
-    if (prev) {
-      prev.lastSeen = now;
-      if (t.eventId !== undefined) prev.eventId = t.eventId;
-      if (t.assetKey !== undefined) prev.assetKey = t.assetKey;
+    if (this.refresh(t.streamId, t.eventId, t.assetKey)) {
       if (t.targeting !== undefined) {
+        const prev = this.pending.get(t.streamId)!;
         prev.targeting = t.targeting;
         prev.vprn = t.vprn;
         prev.pvrn = t.pvrn;
@@ -104,7 +113,7 @@ export class StreamRegistry {
       return;
     }
     const entry = t as PendingTouch;
-    entry.lastSeen = now;
+    entry.lastSeen = Date.now();
     this.pending.set(t.streamId, entry);
   }
 

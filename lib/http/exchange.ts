@@ -25,7 +25,7 @@ export class Exchange {
   started = false;
   /** A body the client declared but we did not read: the connection must close after the answer. */
   unreadBody = false;
-  private abortHandlers: Array<() => void> = [];
+  private abortHandlers: Array<() => void> | undefined; // most exchanges never need one
 
   constructor(
     readonly res: HttpResponse,
@@ -33,12 +33,12 @@ export class Exchange {
   ) {
     res.onAborted(() => {
       this.aborted = true;
-      for (const h of this.abortHandlers) h();
+      for (const h of this.abortHandlers ?? []) h();
     });
   }
 
   onAbort(handler: () => void): void {
-    this.abortHandlers.push(handler);
+    (this.abortHandlers ??= []).push(handler);
   }
 
   /** Writes a whole response. Returns false when the client had gone away. */
