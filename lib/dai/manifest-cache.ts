@@ -2,7 +2,8 @@
  * Request collapsing and a micro-cache for rewritten manifests, keyed on the upstream URL:
  * concurrent requests share one upstream fetch; a result stays fresh for a short time (≤ 1 s,
  * never more than half a target duration); a last-good manifest may be served stale for up to two
- * target durations when the upstream fails, with `Age` telling how old it is.
+ * target durations when the upstream fails, with `Age` telling how old it is. Once the cache is
+ * half full, a rendering is kept only when its key was fetched before (SecondSight).
  */
 export interface Rendered {
   status: number;
@@ -25,23 +26,44 @@ export interface CacheHit {
   ageSec?: number;
 }
 
+import { SecondSight } from './second-sight.js';
+
 export type LoadDone = (err: unknown, value?: Rendered) => void;
 export type HitDone = (err: unknown, hit?: CacheHit) => void;
 
 export class ManifestCache {
   private readonly entries = new Map<string, Entry>();
-  private readonly inflight = new Map<string, HitDone[]>();
+  /**
+   * Loads in flight, by key; replaced by a copy every 256 loads. A Map that lives on sits in V8's
+   * old generation, and what it points at was promoted there too at the next young-generation GC:
+   * each request's waiters, exchange and closures, which live for one upstream round trip. Kept
+   * young, the map costs a copy of the ~100 loads in flight now and then instead (measured with a
+   * stripped proxy: old-space growth 360 → 72 KB per scavenge).
+   */
+  private inflight = new Map<string, HitDone[]>();
+  private loadsStarted = 0;
   private readonly sweeper: NodeJS.Timeout;
+  private readonly recent = new SecondSight();
   hits = 0;
   misses = 0;
   staleServed = 0;
+  /** Renderings not kept: seen for the first time while the cache was at least half full. */
+  notAdmitted = 0;
 
   /** Body bytes held (entries are bounded by count and by bytes: DVR windows are ~120 KB each). */
   private bytes = 0;
 
+  /**
+   * @param admitAllBelow the share of maxEntries and of maxBytes below which every rendering is
+   *   kept; above it, only one whose key was fetched before within the last 10–20 s. Under load most
+   *   URLs are asked for once (per-session playlists polled every few seconds, cache-busting
+   *   queries): keeping each of them made every cached entry survive into V8's old generation,
+   *   seven times the old-space growth and twice the scavenge pauses of an uncached run.
+   */
   constructor(
     private readonly maxEntries = 5000,
     private readonly maxBytes = 64 * 1024 * 1024,
+    private readonly admitAllBelow = 0.5,
   ) {
     this.sweeper = setInterval(() => this.sweep(), 1000).unref();
   }
@@ -68,6 +90,7 @@ export class ManifestCache {
     }
     this.misses++;
     const waiters = [done];
+    if ((++this.loadsStarted & 255) === 0) this.inflight = new Map(this.inflight);
     this.inflight.set(key, waiters);
     let called = false;
     const loaded: LoadDone = (err, value) => {
@@ -112,6 +135,11 @@ export class ManifestCache {
 
   private store(key: string, value: Rendered): void {
     if (value.status !== 200 || value.freshMs <= 0) return;
+    const seenBefore = this.recent.seen(key);
+    if (!seenBefore && !this.entries.has(key) && (this.entries.size >= this.maxEntries * this.admitAllBelow || this.bytes >= this.maxBytes * this.admitAllBelow)) {
+      this.notAdmitted++;
+      return;
+    }
     this.drop(key); // re-insert: Map order is our eviction order
     this.entries.set(key, { value, storedAt: Date.now() });
     this.bytes += value.body.byteLength;

@@ -93,6 +93,7 @@ export class ManifestProxy {
     deps.metrics.gauge('dai_manifest_cache_entries', 'Rewritten manifests held by the micro-cache', () => deps.cache.size);
     deps.metrics.gauge('dai_manifest_cache_hits', 'Requests answered by the micro-cache or a shared fetch', () => deps.cache.hits);
     deps.metrics.gauge('dai_manifest_stale_served', 'Stale manifests served while the upstream failed', () => deps.cache.staleServed);
+    deps.metrics.gauge('dai_manifest_cache_not_admitted', 'Renderings not cached: first fetch of their URL while the cache was half full', () => deps.cache.notAdmitted);
   }
 
   mount(app: TemplatedApp): void {

@@ -16,7 +16,7 @@ function loadVia(cache: ManifestCache, key: string, loader: () => Promise<Render
 }
 
 t.test('collapsing, freshness, stale on failure, eviction', async (t) => {
-  const cache = new ManifestCache(2);
+  const cache = new ManifestCache(2, undefined, Infinity); // every rendering admitted: eviction is under test
   const load = (key: string, loader: () => Promise<Rendered>) => loadVia(cache, key, loader);
   t.teardown(() => cache.close());
   let loads = 0;
@@ -55,7 +55,7 @@ t.test('a loader that throws synchronously, or calls back twice, settles every w
 });
 
 t.test('bounded by body bytes as well as entries', async (t) => {
-  const cache = new ManifestCache(100, 10);
+  const cache = new ManifestCache(100, 10, Infinity);
   t.teardown(() => cache.close());
   for (const key of ['a', 'b', 'c']) await loadVia(cache, key, async () => ok('1234'));
   t.equal(cache.size, 2, '12 bytes > 10: the oldest went');
@@ -68,4 +68,21 @@ t.test('bounded by body bytes as well as entries', async (t) => {
   await loadVia(cache, 'big', async () => ok('x'.repeat(50)));
   t.equal(cache.size, 1, 'one entry larger than the cap is kept alone');
   t.equal(cache.fresh('big')?.value.body.length, 50);
+});
+
+t.test('once half full, a rendering is kept only when its URL was fetched before', async (t) => {
+  const cache = new ManifestCache(4);
+  t.teardown(() => cache.close());
+  for (const key of ['a', 'b']) await loadVia(cache, key, async () => ok(key));
+  t.equal(cache.size, 2, 'below half: kept on first sight');
+  await loadVia(cache, 'once', async () => ok('once'));
+  t.equal(cache.fresh('once'), undefined, 'half full: a first fetch is answered but not kept');
+  t.equal(cache.notAdmitted, 1);
+  const again = await loadVia(cache, 'once', async () => ok('twice'));
+  t.equal(again.value.body.toString(), 'twice');
+  t.equal(cache.fresh('once')?.value.body.toString(), 'twice', 'the second fetch of the URL is kept');
+  await loadVia(cache, 'a', async () => ok('a2', 1000));
+  t.equal(cache.fresh('a')?.value.body.toString(), 'a2', 'a held entry is always refreshed');
+  const stale = await loadVia(cache, 'once', async () => ({ status: 503, headers: {}, body: Buffer.from('x'), freshMs: 0, staleMs: 0 }));
+  t.equal(stale.value.body.toString(), 'twice', 'and served stale when the upstream fails');
 });
