@@ -36,16 +36,25 @@ export function hasCommand(cmd: string): boolean {
 
 const ADPROXY_STREAMS = 10_000;
 
-function pathFor(spec: LoadSpec, n: number): string {
+/**
+ * Distinct queries are unique across the whole bench, not only within one load run: a warm-up and
+ * the measurement after it must not send the same URLs (the second would be a repeat visit).
+ */
+let runs = 0;
+function runTag(): string {
+  return `${process.pid.toString(36)}${(++runs).toString(36)}`;
+}
+
+function pathFor(spec: LoadSpec, n: number, tag: string): string {
   if (spec.kind === 'adproxy') return `/dai/adproxy?stream_id=b${n % ADPROXY_STREAMS}:LOC&asset_key=ADS&ge=m&gr=2&imafw_csid=bench`;
   if (spec.scenario === 'hot') return `${spec.prefix}/stream/hot:LOC/${spec.kind}/720p.m3u8`;
-  return `${spec.prefix}/stream/s${n % 1000}:LOC/${spec.kind}/720p.m3u8?u=${n}`;
+  return `${spec.prefix}/stream/s${n % 1000}:LOC/${spec.kind}/720p.m3u8?u=${tag}-${n}`;
 }
 
 /** The path expression for request i in Lua (mirrors pathFor). */
-function luaPath(spec: LoadSpec): string {
+function luaPath(spec: LoadSpec, tag: string): string {
   if (spec.kind === 'adproxy') return `"/dai/adproxy?stream_id=b" .. (i % ${ADPROXY_STREAMS}) .. ":LOC&asset_key=ADS&ge=m&gr=2&imafw_csid=bench"`;
-  return `"${spec.prefix}/stream/s" .. (i % 1000) .. ":LOC/${spec.kind}/720p.m3u8?u=" .. i`;
+  return `"${spec.prefix}/stream/s" .. (i % 1000) .. ":LOC/${spec.kind}/720p.m3u8?u=${tag}-" .. i`;
 }
 
 function toMs(v: string, unit: string): number {
@@ -54,13 +63,14 @@ function toMs(v: string, unit: string): number {
 }
 
 async function runWrk(spec: LoadSpec, workDir: string): Promise<LoadResult> {
-  const script = path.join(workDir, `load-${spec.scenario}-${spec.kind}.lua`);
+  const tag = runTag();
+  const script = path.join(workDir, `load-${spec.scenario}-${spec.kind}-${tag}.lua`);
   // Requests are formatted once, when the script loads: building one per request in Lua would make
   // wrk itself the bottleneck (≈ 50k req/s on one core).
   const lua =
     spec.scenario === 'hot' && spec.kind !== 'adproxy'
-      ? `request = function() return wrk.format("GET", "${pathFor(spec, 0)}") end\n`
-      : `local reqs = {}\nlocal count = ${spec.kind === 'adproxy' ? ADPROXY_STREAMS : 200_000}\nlocal n = 0\ninit = function(args)\n  for i = 1, count do\n    reqs[i] = wrk.format("GET", ${luaPath(spec)})\n  end\nend\nrequest = function()\n  n = n % count + 1\n  return reqs[n]\nend\n`;
+      ? `request = function() return wrk.format("GET", "${pathFor(spec, 0, tag)}") end\n`
+      : `local reqs = {}\nlocal count = ${spec.kind === 'adproxy' ? ADPROXY_STREAMS : 200_000}\nlocal n = 0\ninit = function(args)\n  for i = 1, count do\n    reqs[i] = wrk.format("GET", ${luaPath(spec, tag)})\n  end\nend\nrequest = function()\n  n = n % count + 1\n  return reqs[n]\nend\n`;
   writeFileSync(script, lua);
   const args = ['-t1', `-c${spec.connections}`, `-d${spec.seconds}s`, '--latency', '-s', script, `http://127.0.0.1:${spec.port}`];
   const cmd = spec.cpu ? 'taskset' : 'wrk';
@@ -84,11 +94,12 @@ async function runWrk(spec: LoadSpec, workDir: string): Promise<LoadResult> {
 
 async function runAutocannon(spec: LoadSpec): Promise<LoadResult> {
   let n = 0;
+  const tag = runTag();
   const result = await autocannon({
     url: `http://127.0.0.1:${spec.port}`,
     connections: spec.connections,
     duration: spec.seconds,
-    requests: [{ setupRequest: (req) => ({ ...req, path: pathFor(spec, ++n) }) }],
+    requests: [{ setupRequest: (req) => ({ ...req, path: pathFor(spec, ++n, tag) }) }],
   });
   return { rps: Math.round(result.requests.average), p50ms: result.latency.p50, p99ms: result.latency.p99, errors: result.non2xx + result.errors + result.timeouts, tool: 'autocannon' };
 }
