@@ -25,6 +25,7 @@ const root = path.resolve(here, '..', '..');
 const quick = process.argv.includes('--quick');
 const record = process.argv.includes('--record');
 const seconds = quick ? 3 : 10;
+const FIRST_WARMUP_SEC = 3;
 const connections = 100;
 const pinned = os.cpus().length >= 2 && hasCommand('taskset');
 const SERVER_CPU = pinned ? '0' : undefined;
@@ -179,7 +180,8 @@ async function measure(label: string, start: () => Promise<Target | undefined>, 
       await before?.(t);
       const spec: LoadSpec = { port, prefix: PREFIX, connections, ...r, seconds: r.seconds ?? seconds };
       if (LOAD_CPU) spec.cpu = LOAD_CPU;
-      await runLoad({ ...spec, seconds: 1 }, work); // warm-up
+      // Warm-up; a fresh process gets longer in the full run, while V8 still compiles its hot path.
+      await runLoad({ ...spec, seconds: !quick && rows.length === 0 ? FIRST_WARMUP_SEC : 1 }, work);
       const cpuBefore = cpuSeconds(t.child.pid!);
       const res = await runLoad(spec, work);
       const cpu = cpuSeconds(t.child.pid!) - cpuBefore;
@@ -285,7 +287,7 @@ function writeResults(summary: { quick: boolean }, rows: Row[], checks: Array<{ 
     '# Benchmark results',
     '',
     `Latest run: ${new Date().toISOString().slice(0, 16)}Z on this workplace's machine (${os.cpus().length} cores, ${os.cpus()[0]?.model ?? 'cpu'}), Node ${process.version}.`,
-    `Command: \`${cmd}\` (${seconds} s per measurement after a 1 s warm-up, ${connections} connections, ${rows[0]?.tool ?? 'wrk'} as load generator, ${pinned ? 'server pinned to CPU 0, load generator and upstream simulator to CPU 1' : 'not pinned'}; the service with \`npm start\`'s Node flags: ${SERVICE_FLAGS.join(' ') || 'none'}).`,
+    `Command: \`${cmd}\` (${seconds} s per measurement after a 1 s warm-up${summary.quick ? '' : ` (${FIRST_WARMUP_SEC} s before a target's first)`}, ${connections} connections, ${rows[0]?.tool ?? 'wrk'} as load generator, ${pinned ? 'server pinned to CPU 0, load generator and upstream simulator to CPU 1' : 'not pinned'}; the service with \`npm start\`'s Node flags: ${SERVICE_FLAGS.join(' ') || 'none'}).`,
     '',
     '| target | scenario | req/s | p50 ms | p99 ms | server CPU % | CPU µs/req | RSS MiB | errors |',
     '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
