@@ -5,6 +5,8 @@
  * target durations when the upstream fails, with `Age` telling how old it is. Once the cache is
  * half full, a rendering is kept only when its key was fetched before (SecondSight).
  */
+import { SecondSight } from './second-sight.js';
+
 export interface Rendered {
   status: number;
   headers: Record<string, string>;
@@ -25,8 +27,6 @@ export interface CacheHit {
   /** Seconds since the entry was fetched, when served from the cache. */
   ageSec?: number;
 }
-
-import { SecondSight } from './second-sight.js';
 
 export type LoadDone = (err: unknown, value?: Rendered) => void;
 export type HitDone = (err: unknown, hit?: CacheHit) => void;
@@ -55,7 +55,7 @@ export class ManifestCache {
 
   /**
    * @param admitAllBelow the share of maxEntries and of maxBytes below which every rendering is
-   *   kept; above it, only one whose key was fetched before within the last 10–20 s. Under load most
+   *   kept; above it, only one whose key was fetched before within the last 15 s. Under load most
    *   URLs are asked for once (per-session playlists polled every few seconds, cache-busting
    *   queries): keeping each of them made every cached entry survive into V8's old generation,
    *   seven times the old-space growth and twice the scavenge pauses of an uncached run.
