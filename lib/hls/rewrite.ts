@@ -73,6 +73,42 @@ export class PlaylistRewriter {
     return this.block(text, last + 1);
   }
 
+  /**
+   * For a caller that emits a media playlist's header itself, having checked it: `#EXTM3U` first,
+   * normalised lines, header tags only (they carry no URIs), one of them a media playlist's
+   * (RFC 8216 §4.3.3). The next push starts after it.
+   */
+  mediaHeaderPassed(): void {
+    this.first = false;
+    this.valid = true;
+    this.kind = 'media';
+  }
+
+  /**
+   * The output of push() over whole media segments text[from, to) that are in normalised form and
+   * hold no tag the rewrite looks into (mayCarryUri), found by looking at their URI lines only:
+   * segment i's starts at uriStarts[i] and its LF ends before uriEnds[i], for i in [first, last).
+   */
+  segments(text: string, from: number, to: number, uriStarts: Int32Array, uriEnds: Int32Array, first: number, last: number): string {
+    let out = '';
+    let run = from;
+    for (let i = first; i < last; i++) {
+      const pos = uriStarts[i]!;
+      const lineEnd = uriEnds[i]! - 1;
+      // As in block(): root-relative gets the origin before it, absolute stays, the rest is resolved.
+      if (text.charCodeAt(pos) === SLASH) {
+        if (text.charCodeAt(pos + 1) !== SLASH) {
+          out += text.slice(run, pos) + this.originPrefix;
+          run = pos;
+        }
+      } else if (!this.uris.hasScheme(text, pos, lineEnd)) {
+        out += text.slice(run, pos) + this.uris.media(text.slice(pos, lineEnd)) + '\n';
+        run = lineEnd + 1;
+      }
+    }
+    return out + text.slice(run, to);
+  }
+
   /** Flushes the last line when the input did not end with a terminator. */
   end(): string {
     let rest = this.carry;

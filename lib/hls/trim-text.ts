@@ -6,7 +6,7 @@
  * handle by offsets (header tags among segment tags, byte ranges, bare cue-out-cont, a bad date)
  * go to the reference implementation.
  */
-import { attribute, tagName, tagValue } from './lines.js';
+import { attribute, tagName, tagValue, textAt } from './lines.js';
 import { formatPdt, parseMedia, HEADER_TAGS } from './media.js';
 import { splitLines, joinLines, type PlaylistRewriter } from './rewrite.js';
 import { trimMedia, type TrimOptions } from './trim.js';
@@ -20,7 +20,7 @@ const DISCONTINUITY = '#EXT-X-DISCONTINUITY';
  * (growing arrays were a sixth of the bytes a trimmed request allocated).
  */
 class Offsets {
-  items = new Int32Array(64);
+  items: Int32Array = new Int32Array(64);
   length = 0;
 
   reset(): this {
@@ -30,17 +30,75 @@ class Offsets {
   }
 
   push(offset: number): void {
-    if (this.length === this.items.length) {
-      const grown = new Int32Array(this.items.length * 2);
-      grown.set(this.items);
-      this.items = grown;
-    }
+    if (this.length === this.items.length) this.grow();
     this.items[this.length++] = offset;
+  }
+
+  /** Doubles the room; the scan's busiest lists call it themselves, keeping their length in a local. */
+  grow(): Int32Array {
+    const grown = new Int32Array(this.items.length * 2);
+    grown.set(this.items);
+    return (this.items = grown);
   }
 }
 
-const lists = { segEnds: new Offsets(), discs: new Offsets(), maps: new Offsets(), keyTags: new Offsets(), pdts: new Offsets(), cues: new Offsets() };
+/**
+ * Whether a line ends in a character the rewriter trims (RFC 8216 §4.1 lines end in LF; CR, space,
+ * tab, VT or FF before it are normalised away). Searched for once instead of testing each line's
+ * last character: a first character that is rare in playlists makes these searches memchr-fast.
+ * A line's first character is tested where the scan reads it anyway.
+ */
+function paddedLineEnd(text: string): boolean {
+  return text.includes('\r') || text.includes(' \n') || text.includes('\t\n') || text.includes('\v\n') || text.includes('\f\n');
+}
 
+/** A header tag and the test for it in place (no slicing and hashing of each line's name). */
+interface HeaderTag {
+  name: string;
+  last: number;
+  isAt: (text: string, offset: number) => boolean;
+}
+/** Header tags by name length, each list told apart by the name's last character before the full test. */
+const HEADER_TAGS_BY_LENGTH: HeaderTag[][] = [];
+for (const name of HEADER_TAGS) (HEADER_TAGS_BY_LENGTH[name.length] ??= []).push({ name, last: name.charCodeAt(name.length - 1), isAt: textAt(name) });
+
+/** The header tag (one of HEADER_TAGS) the line text[pos, nl) starts with, or undefined. */
+function headerTagAt(text: string, pos: number, nl: number): string | undefined {
+  let end = text.indexOf(':', pos);
+  if (end === -1 || end > nl) end = nl;
+  const candidates = HEADER_TAGS_BY_LENGTH[end - pos];
+  if (candidates) for (const tag of candidates) if (text.charCodeAt(end - 1) === tag.last && tag.isAt(text, pos)) return tag.name;
+  return undefined;
+}
+
+const isDiscontinuity = textAt(DISCONTINUITY);
+const isMap = textAt('#EXT-X-MAP:');
+const isKey = textAt('#EXT-X-KEY:');
+const isByterange = textAt('#EXT-X-BYTERANGE');
+const isEndList = textAt('#EXT-X-ENDLIST');
+const isSkip = textAt('#EXT-X-SKIP');
+const isStreamInf = textAt('#EXT-X-STREAM-INF');
+const isPdt = textAt('#EXT-X-PROGRAM-DATE-TIME:');
+const isCueOut = textAt('#EXT-X-CUE-OUT');
+const isCueIn = textAt('#EXT-X-CUE-IN');
+
+const lists = { segEnds: new Offsets(), uriStarts: new Offsets(), uriTags: new Offsets(), discs: new Offsets(), maps: new Offsets(), keyTags: new Offsets(), pdts: new Offsets(), cues: new Offsets() };
+
+/**
+ * A trimmed playlist in parts: the header (header tags only), the lines re-stated at the new head,
+ * the kept segments text[from, to) (indexes first to last - 1 in the scan's lists), and the tail.
+ */
+interface Trimmed {
+  header: string;
+  added: string;
+  from: number;
+  to: number;
+  first: number;
+  last: number;
+  tail: string;
+}
+
+/** The line-based reference's output, whole. */
 function reference(text: string, opts: TrimOptions): string | undefined {
   const out = trimMedia(parseMedia(splitLines(text)), opts);
   return out && joinLines(out);
@@ -48,13 +106,17 @@ function reference(text: string, opts: TrimOptions): string | undefined {
 
 /** Trims rewritten playlist text (LF lines, no blanks); undefined when nothing changes. */
 export function trimText(text: string, opts: TrimOptions): string | undefined {
-  return trimCore(text, opts, false) ?? undefined;
+  const out = trimCore(text, opts, false);
+  return typeof out === 'object' && out !== null ? out.header + out.added + text.slice(out.from, out.to) + out.tail : (out ?? undefined);
 }
 
 /** What one pass over a media playlist finds: segment boundaries and the offsets of the tags a new head may need. */
 interface Scan {
-  /** Offset just past each segment's URI line. */
+  /** Offset just past each segment's URI line, and where that line starts. */
   segEnds: Offsets;
+  uriStarts: Offsets;
+  /** Tag lines after the header that the rewriter looks into for a URI (see PlaylistRewriter.mayCarryUri). */
+  uriTags: Offsets;
   /** Offset of the first line after the header tags. */
   headerEnd: number;
   /** EXT-X-TARGETDURATION, and the offset just past its line (0 and -1 when absent). */
@@ -86,14 +148,18 @@ interface HeaderNumber {
 }
 
 /**
- * The one scan, kept apart from the trimming so its loop state lives in registers. null: not in
- * normalised form (CR, blank or padded lines) or, when strict, a master playlist; 'reference':
+ * The one scan, kept apart from the trimming so its loop state lives in registers. null, when
+ * strict: not in normalised form (CR, blank or padded lines), or not a media playlist to the
+ * rewriter (a master, or no header tag that decides the kind); 'reference':
  * header tags among the first segment's tags, a shape for the line-based reference.
  */
 function scan(text: string, strict: boolean): Scan | null | 'reference' {
   const len = text.length;
+  if (strict && paddedLineEnd(text)) return null;
   const s: Scan = {
     segEnds: lists.segEnds.reset(),
+    uriStarts: lists.uriStarts.reset(),
+    uriTags: lists.uriTags.reset(),
     headerEnd: -1,
     td: 0,
     tdLineEnd: -1,
@@ -115,70 +181,94 @@ function scan(text: string, strict: boolean): Scan | null | 'reference' {
     let nl = text.indexOf('\n', pos);
     if (nl === -1) nl = len;
     const c0 = text.charCodeAt(pos);
-    if (strict && (c0 <= 32 || text.charCodeAt(nl - 1) <= 32)) return null;
+    if (strict && c0 <= 32) return null;
     if (c0 !== HASH) break;
-    const line = text.slice(pos, nl);
-    const name = tagName(line);
-    if (!HEADER_TAGS.has(name)) break;
+    const name = headerTagAt(text, pos, nl);
+    if (name === undefined) break;
+    const value = pos + name.length + 1; // offset past the colon
     if (name === '#EXT-X-TARGETDURATION') {
-      s.td = Number(tagValue(line)) || 0;
+      s.td = Number(text.slice(value, nl)) || 0;
       s.tdLineEnd = nl + 1;
-    } else if (name === '#EXT-X-MEDIA-SEQUENCE') s.ms = { start: pos, end: nl + 1, value: Number(tagValue(line)) || 0, count: s.ms.count + 1 };
-    else if (name === '#EXT-X-DISCONTINUITY-SEQUENCE') s.ds = { start: pos, end: nl + 1, value: Number(tagValue(line)) || 0, count: s.ds.count + 1 };
-    else if (name === '#EXT-X-PLAYLIST-TYPE') s.type = tagValue(line).trim();
+    } else if (name === '#EXT-X-MEDIA-SEQUENCE') s.ms = { start: pos, end: nl + 1, value: Number(text.slice(value, nl)) || 0, count: s.ms.count + 1 };
+    else if (name === '#EXT-X-DISCONTINUITY-SEQUENCE') s.ds = { start: pos, end: nl + 1, value: Number(text.slice(value, nl)) || 0, count: s.ds.count + 1 };
+    else if (name === '#EXT-X-PLAYLIST-TYPE') s.type = text.slice(value, nl).trim();
     pos = nl + 1;
   }
   s.headerEnd = pos;
-  const { segEnds, discs, maps, keyTags, pdts, cues } = s;
+  // Raw input is a media playlist to the rewriter only when a header tag says so (RFC 8216 §4.3.3).
+  if (strict && s.tdLineEnd === -1 && s.ms.start === -1 && s.ds.start === -1) return null;
+  const { segEnds, uriStarts, uriTags, discs, maps, keyTags, pdts, cues } = s;
   let first = true; // before the first segment's URI
+  // Segment ends, URI line starts and PDT candidates come with every segment: kept in locals.
+  let segs = 0;
+  let ends = segEnds.items;
+  let starts = uriStarts.items;
+  let pdtCount = 0;
+  let pdtItems = pdts.items;
   while (pos < len) {
     let nl = text.indexOf('\n', pos);
     if (nl === -1) nl = len;
     const c0 = text.charCodeAt(pos);
-    if (strict && (c0 <= 32 || text.charCodeAt(nl - 1) <= 32)) return null;
+    if (strict && c0 <= 32) return null;
     if (c0 !== HASH) {
-      segEnds.push(nl + 1);
+      if (segs === ends.length) {
+        ends = segEnds.grow();
+        starts = uriStarts.grow();
+      }
+      ends[segs] = nl + 1;
+      starts[segs++] = pos;
       first = false;
     } else {
-      if (first && HEADER_TAGS.has(tagName(text.slice(pos, nl)))) return 'reference';
+      if (first && headerTagAt(text, pos, nl) !== undefined) return 'reference';
       if (text.charCodeAt(pos + 4) === 45 /* - */) {
         switch (text.charCodeAt(pos + 7)) {
           case 68 /* D */:
-            if (nl - pos === 20 && text.slice(pos, nl) === DISCONTINUITY) discs.push(pos); // slice + compare: half the cost of startsWith(…, pos)
+            if (nl - pos === 20 && isDiscontinuity(text, pos)) discs.push(pos);
             break;
           case 77 /* M */:
-            if (text.startsWith('#EXT-X-MAP:', pos)) maps.push(pos);
+            uriTags.push(pos);
+            if (isMap(text, pos)) maps.push(pos);
             break;
           case 75 /* K */:
-            if (text.startsWith('#EXT-X-KEY:', pos)) keyTags.push(pos);
+            uriTags.push(pos);
+            if (isKey(text, pos)) keyTags.push(pos);
+            break;
+          case 73 /* I */:
+            uriTags.push(pos);
             break;
           // PDT and cue tags come with nearly every segment: a full comparison of each costs more
           // than the rest of the scan, so they are candidates here, confirmed where one is used.
           case 80 /* P */:
-            if (text.charCodeAt(pos + 9) === 79 /* #EXT-X-PRO… */) pdts.push(pos);
+            if (text.charCodeAt(pos + 9) === 79 /* #EXT-X-PRO… */) {
+              if (pdtCount === pdtItems.length) pdtItems = pdts.grow();
+              pdtItems[pdtCount++] = pos;
+            }
+            else if (text.charCodeAt(pos + 8) === 65 /* #EXT-X-PA… */ || text.charCodeAt(pos + 9) === 69 /* #EXT-X-PRE… */) uriTags.push(pos);
             break;
           case 67 /* C */:
             if (text.charCodeAt(pos + 8) === 85 /* #EXT-X-CU… */) cues.push(pos);
             break;
           case 66 /* B */:
-            if (text.startsWith('#EXT-X-BYTERANGE', pos)) s.byteranges = true;
+            if (isByterange(text, pos)) s.byteranges = true;
             break;
           case 69 /* E */:
-            if (text.startsWith('#EXT-X-ENDLIST', pos)) s.endList = true;
+            if (isEndList(text, pos)) s.endList = true;
             break;
           case 83 /* S */:
-            if (text.startsWith('#EXT-X-SKIP', pos)) s.skip = true;
-            else if (strict && text.startsWith('#EXT-X-STREAM-INF', pos)) return null; // a master playlist
+            if (isSkip(text, pos)) s.skip = true;
+            else if (strict && isStreamInf(text, pos)) return null; // a master playlist
             break;
         }
       }
     }
     pos = nl + 1;
   }
+  segEnds.length = uriStarts.length = segs;
+  pdts.length = pdtCount;
   return s;
 }
 
-function trimCore(text: string, opts: TrimOptions, strict: boolean): string | undefined | null {
+function trimCore(text: string, opts: TrimOptions, strict: boolean): Trimmed | string | undefined | null {
   const found = scan(text, strict);
   if (found === null) return null;
   // The reference reads normalised lines: raw input (strict) is normalised by the rewrite first.
@@ -192,7 +282,7 @@ function trimCore(text: string, opts: TrimOptions, strict: boolean): string | un
   const segStart = (i: number) => (i === 0 ? headerEnd : ends[i - 1]!);
   const duration = (i: number) => {
     const at = text.indexOf('#EXTINF:', segStart(i));
-    return at === -1 || at >= ends[i]! ? 0 : parseFloat(text.slice(at + 8, text.indexOf('\n', at))) || 0;
+    return at === -1 || at >= ends[i]! ? 0 : decimalAt(text, at + 8);
   };
   const seconds = (from: number, to: number) => {
     let s = 0;
@@ -218,8 +308,8 @@ function trimCore(text: string, opts: TrimOptions, strict: boolean): string | un
 
   let tail = text.slice(ends[n - 1]!);
   if (delay > 0 && tail) tail = joinLines(splitLines(tail).filter((l) => { const t = tagName(l); return t !== '#EXT-X-PART' && t !== '#EXT-X-PRELOAD-HINT'; }));
-  const kept = text.slice(segStart(start), ends[remaining - 1]);
-  if (start === 0) return text.slice(0, headerEnd) + kept + tail;
+  const keptEnd = ends[remaining - 1]!;
+  if (start === 0) return { header: text.slice(0, headerEnd), added: '', from: headerEnd, to: keptEnd, first: 0, last: remaining, tail };
 
   // What the dropped segments leave in force at the new head.
   const to = segStart(start);
@@ -236,8 +326,8 @@ function trimCore(text: string, opts: TrimOptions, strict: boolean): string | un
     while (i >= 0 && !is(at[i]!)) i--;
     return i >= 0 ? at[i]! : -1;
   };
-  const isPdt = (o: number) => text.startsWith('#EXT-X-PROGRAM-DATE-TIME:', o);
-  const isCue = (o: number) => text.startsWith('#EXT-X-CUE-OUT', o) || text.startsWith('#EXT-X-CUE-IN', o);
+  const pdtHere = (o: number) => isPdt(text, o);
+  const cueHere = (o: number) => isCueOut(text, o) || isCueIn(text, o);
   const segmentOf = (offset: number) => {
     let lo = 0;
     let hi = start - 1;
@@ -264,14 +354,14 @@ function trimCore(text: string, opts: TrimOptions, strict: boolean): string | un
     }
     for (const k of inForce.values()) if (!/METHOD=NONE/.test(k)) added.push(k);
   }
-  const pdtAt = lastBefore(pdts, isPdt);
-  if (pdtAt !== -1 && !inHead(pdts, isPdt)) {
+  const pdtAt = lastBefore(pdts, pdtHere);
+  if (pdtAt !== -1 && !inHead(pdts, pdtHere)) {
     const t = Date.parse(tagValue(lineAt(pdtAt)));
     if (Number.isNaN(t)) return reference(text, opts);
     added.push(`#EXT-X-PROGRAM-DATE-TIME:${formatPdt(t + seconds(segmentOf(pdtAt), start) * 1000)}`);
   }
-  const cueAt = lastBefore(cues, isCue);
-  if (cueAt !== -1 && !inHead(cues, isCue)) {
+  const cueAt = lastBefore(cues, cueHere);
+  if (cueAt !== -1 && !inHead(cues, cueHere)) {
     const k = segmentOf(cueAt);
     const seg = text.slice(segStart(k), ends[k]);
     const out = /^#EXT-X-CUE-OUT(:.*)?$/m.exec(seg);
@@ -303,7 +393,7 @@ function trimCore(text: string, opts: TrimOptions, strict: boolean): string | un
     from = e.end;
   }
   header += text.slice(from, headerEnd);
-  return header + (added.length ? added.join('\n') + '\n' : '') + kept + tail;
+  return { header, added: added.length ? added.join('\n') + '\n' : '', from: to, to: keptEnd, first: start, last: remaining, tail };
 }
 
 /** Index of the first value ≥ x in an ascending list (its length when none is). */
@@ -319,6 +409,29 @@ function firstAtOrAfter(sorted: Offsets, x: number): number {
   return lo;
 }
 
+const POW10 = [1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15];
+
+/**
+ * parseFloat of the number at text[at] (0 when there is none), without its runtime call for the
+ * common `6.000` form: digits and one dot, at most 15 in all, are an exact integer over an exact
+ * power of ten, and IEEE division rounds that quotient as parseFloat rounds the decimal.
+ */
+function decimalAt(text: string, at: number): number {
+  let m = 0;
+  let digits = 0;
+  let scale = -1; // digits after the dot; -1 before it
+  for (let i = at; ; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 48 && c <= 57) {
+      m = m * 10 + (c - 48);
+      digits++;
+      if (scale >= 0) scale++;
+    } else if (c === 46 /* . */ && scale === -1) scale = 0;
+    else if ((c === 44 /* , */ || c === 10) && digits > 0 && digits <= 15) return scale > 0 ? m / POW10[scale]! : m;
+    else return parseFloat(text.slice(at, text.indexOf('\n', at))) || 0;
+  }
+}
+
 function cueCont(elapsed: number, duration: number): string {
   return `#EXT-X-CUE-OUT-CONT:ElapsedTime=${+elapsed.toFixed(3)}${Number.isNaN(duration) ? '' : `,Duration=${+duration.toFixed(3)}`}`;
 }
@@ -329,9 +442,20 @@ function cueCont(elapsed: number, duration: number): string {
  * normalised lines (LF, no padding, no blank lines): other input is rewritten (normalised) first.
  */
 export function trimThenRewrite(raw: string, hls: PlaylistRewriter, trim: TrimOptions): string {
-  const media = raw.startsWith('#EXTM3U\n') && raw.endsWith('\n') && raw.includes('#EXTINF');
-  const trimmed = media ? trimCore(raw, trim, true) : null;
-  if (trimmed !== null) return hls.push(trimmed ?? raw) + hls.end();
+  const trimmed = raw.startsWith('#EXTM3U\n') && raw.endsWith('\n') ? trimCore(raw, trim, true) : null;
+  if (trimmed === undefined) return hls.push(raw) + hls.end();
+  if (typeof trimmed === 'string') return hls.push(trimmed) + hls.end();
+  if (trimmed !== null) {
+    // The scan checked the header (valid, normalised, no URIs) and knows where the kept segments'
+    // URI lines are: unless a tag among them may carry a URI, only those lines are looked at.
+    const { from, to, first, last } = trimmed;
+    hls.mediaHeaderPassed();
+    const added = hls.push(trimmed.added);
+    const { uriTags } = lists;
+    const tagAt = firstAtOrAfter(uriTags, from);
+    const kept = tagAt < uriTags.length && uriTags.items[tagAt]! < to ? hls.push(raw.slice(from, to)) : hls.segments(raw, from, to, lists.uriStarts.items, lists.segEnds.items, first, last);
+    return trimmed.header + added + kept + hls.push(trimmed.tail) + hls.end();
+  }
   const text = hls.push(raw) + hls.end();
   return hls.kind === 'media' ? (trimText(text, trim) ?? text) : text;
 }

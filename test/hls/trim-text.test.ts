@@ -44,41 +44,57 @@ t.test('live DAI-shaped playlists at many moments, with cue state at every head'
   t.equal(bad, 0);
 });
 
+const seg = (i: number, extra: string[] = []) => [...extra, '#EXTINF:6.0,', `/s${i}.ts`];
+const build = (header: string[], body: string[][]) => joinLines(['#EXTM3U', ...header, ...body.flat()]);
+const cases: Record<string, string> = {
+  'no media sequence': build(['#EXT-X-TARGETDURATION:6'], Array.from({ length: 20 }, (_, i) => seg(i, i === 4 ? ['#EXT-X-DISCONTINUITY'] : []))),
+  'disc sequence before media sequence': build(['#EXT-X-TARGETDURATION:6', '#EXT-X-DISCONTINUITY-SEQUENCE:7', '#EXT-X-MEDIA-SEQUENCE:3'], Array.from({ length: 20 }, (_, i) => seg(i, i % 5 === 0 ? ['#EXT-X-DISCONTINUITY'] : []))),
+  'keys with formats and NONE': build(['#EXT-X-TARGETDURATION:6'], Array.from({ length: 20 }, (_, i) => seg(i, i === 1 ? ['#EXT-X-KEY:METHOD=AES-128,URI="/k1"', '#EXT-X-KEY:METHOD=SAMPLE-AES,URI="skd://x",KEYFORMAT="com.apple.streamingkeydelivery"'] : i === 5 ? ['#EXT-X-KEY:METHOD=NONE'] : []))),
+  'cue out without duration': build(['#EXT-X-TARGETDURATION:6'], Array.from({ length: 20 }, (_, i) => seg(i, i === 3 ? ['#EXT-X-CUE-OUT'] : []))),
+  'cue out attribute form': build(['#EXT-X-TARGETDURATION:6'], Array.from({ length: 20 }, (_, i) => seg(i, i === 3 ? ['#EXT-X-CUE-OUT:DURATION=120'] : []))),
+  'cont slash form': build(['#EXT-X-TARGETDURATION:6'], Array.from({ length: 20 }, (_, i) => seg(i, i === 3 ? ['#EXT-X-CUE-OUT-CONT:6/60'] : []))),
+  'bare cont': build(['#EXT-X-TARGETDURATION:6'], Array.from({ length: 20 }, (_, i) => seg(i, i === 2 ? ['#EXT-X-CUE-OUT:60'] : i === 3 ? ['#EXT-X-CUE-OUT-CONT'] : []))),
+  'pdt after extinf': joinLines(['#EXTM3U', '#EXT-X-TARGETDURATION:6', ...Array.from({ length: 20 }, (_, i) => ['#EXTINF:6.0,', `#EXT-X-PROGRAM-DATE-TIME:${new Date(Date.UTC(2026, 0, 1) + i * 6000).toISOString()}`, `/s${i}.ts`]).flat()]),
+  // Tags that share their first letters with PDT and cue tags: the scan only marks them as candidates.
+  'look-alike tags': build(['#EXT-X-TARGETDURATION:6'], Array.from({ length: 20 }, (_, i) => seg(i, i === 2 ? ['#EXT-X-CUE-OUT:30', '#EXT-X-PROGRAM-DATE-TIME:2026-01-01T00:00:00.000Z'] : i === 9 ? ['#EXT-X-PROXIED:YES', '#EXT-X-CUSTOM-CUE:1'] : []))),
+  'no tag that decides the kind in the header': build(['#EXT-X-VERSION:3'], Array.from({ length: 20 }, (_, i) => seg(i))),
+  'a master tag in the first segment': build(['#EXT-X-VERSION:3'], Array.from({ length: 20 }, (_, i) => seg(i, i === 0 ? ['#EXT-X-SESSION-DATA:DATA-ID="x",VALUE="y"'] : []))),
+  'll-hls tail': build(['#EXT-X-TARGETDURATION:4', '#EXT-X-PART-INF:PART-TARGET=1', '#EXT-X-MEDIA-SEQUENCE:10'], [...Array.from({ length: 20 }, (_, i) => seg(i)), ['#EXT-X-PART:DURATION=1,URI="/p1.mp4"', '#EXT-X-PRELOAD-HINT:TYPE=PART,URI="/p2.mp4"', '#EXT-X-RENDITION-REPORT:URI="/r.m3u8"']]),
+};
+
 t.test('synthetic corner cases', async (t) => {
-  const seg = (i: number, extra: string[] = []) => [...extra, '#EXTINF:6.0,', `/s${i}.ts`];
-  const build = (header: string[], body: string[][]) => joinLines(['#EXTM3U', ...header, ...body.flat()]);
-  const cases: Record<string, string> = {
-    'no media sequence': build(['#EXT-X-TARGETDURATION:6'], Array.from({ length: 20 }, (_, i) => seg(i, i === 4 ? ['#EXT-X-DISCONTINUITY'] : []))),
-    'disc sequence before media sequence': build(['#EXT-X-TARGETDURATION:6', '#EXT-X-DISCONTINUITY-SEQUENCE:7', '#EXT-X-MEDIA-SEQUENCE:3'], Array.from({ length: 20 }, (_, i) => seg(i, i % 5 === 0 ? ['#EXT-X-DISCONTINUITY'] : []))),
-    'keys with formats and NONE': build(['#EXT-X-TARGETDURATION:6'], Array.from({ length: 20 }, (_, i) => seg(i, i === 1 ? ['#EXT-X-KEY:METHOD=AES-128,URI="/k1"', '#EXT-X-KEY:METHOD=SAMPLE-AES,URI="skd://x",KEYFORMAT="com.apple.streamingkeydelivery"'] : i === 5 ? ['#EXT-X-KEY:METHOD=NONE'] : []))),
-    'cue out without duration': build(['#EXT-X-TARGETDURATION:6'], Array.from({ length: 20 }, (_, i) => seg(i, i === 3 ? ['#EXT-X-CUE-OUT'] : []))),
-    'cue out attribute form': build(['#EXT-X-TARGETDURATION:6'], Array.from({ length: 20 }, (_, i) => seg(i, i === 3 ? ['#EXT-X-CUE-OUT:DURATION=120'] : []))),
-    'cont slash form': build(['#EXT-X-TARGETDURATION:6'], Array.from({ length: 20 }, (_, i) => seg(i, i === 3 ? ['#EXT-X-CUE-OUT-CONT:6/60'] : []))),
-    'bare cont': build(['#EXT-X-TARGETDURATION:6'], Array.from({ length: 20 }, (_, i) => seg(i, i === 2 ? ['#EXT-X-CUE-OUT:60'] : i === 3 ? ['#EXT-X-CUE-OUT-CONT'] : []))),
-    'pdt after extinf': joinLines(['#EXTM3U', '#EXT-X-TARGETDURATION:6', ...Array.from({ length: 20 }, (_, i) => ['#EXTINF:6.0,', `#EXT-X-PROGRAM-DATE-TIME:${new Date(Date.UTC(2026, 0, 1) + i * 6000).toISOString()}`, `/s${i}.ts`]).flat()]),
-    // Tags that share their first letters with PDT and cue tags: the scan only marks them as candidates.
-    'look-alike tags': build(['#EXT-X-TARGETDURATION:6'], Array.from({ length: 20 }, (_, i) => seg(i, i === 2 ? ['#EXT-X-CUE-OUT:30', '#EXT-X-PROGRAM-DATE-TIME:2026-01-01T00:00:00.000Z'] : i === 9 ? ['#EXT-X-PROXIED:YES', '#EXT-X-CUSTOM-CUE:1'] : []))),
-    'll-hls tail': build(['#EXT-X-TARGETDURATION:4', '#EXT-X-PART-INF:PART-TARGET=1', '#EXT-X-MEDIA-SEQUENCE:10'], [...Array.from({ length: 20 }, (_, i) => seg(i)), ['#EXT-X-PART:DURATION=1,URI="/p1.mp4"', '#EXT-X-PRELOAD-HINT:TYPE=PART,URI="/p2.mp4"', '#EXT-X-RENDITION-REPORT:URI="/r.m3u8"']]),
-  };
   let bad = 0;
   for (const [name, text] of Object.entries(cases)) bad += same(t, text, name);
   t.equal(bad, 0);
 });
 
 t.test('trimThenRewrite (raw in, as the proxy calls it) equals rewrite then trim, masters untouched', async (t) => {
-  const opts = { windowSegments: 5, delaySegments: 2 };
   let bad = 0;
   let n = 0;
-  const raws = [...fixtureFiles('hls', ['.m3u8']).map((f) => fixture(f)), livePlaylist('s', defaultShape.epochMs + 700 * 6000, defaultShape)];
+  const live = Array.from({ length: 12 }, (_, step) => livePlaylist('s', defaultShape.epochMs + (700 + step) * 6000, defaultShape));
+  // Raw input that is not in normalised form, at a line in the dropped part and one in the kept part.
+  const lines = splitLines(live[0]!);
+  const padded = ['\r', ' ', '\t', '\v', '\f', '\x01', '\u00a0', '\ufeff'].flatMap((pad) =>
+    [20, lines.length - 8].flatMap((at) => [
+      joinLines(lines.map((l, i) => (i === at ? l + pad : l))),
+      joinLines(lines.map((l, i) => (i === at ? pad + l : l))),
+      joinLines(lines.map((l, i) => (i === at ? `${l}\n${pad}` : l))),
+    ]),
+  );
+  const raws = [...fixtureFiles('hls', ['.m3u8']).map((f) => fixture(f)), ...live, ...Object.values(cases), ...padded];
   for (const raw of raws) {
     n++;
-    const { kind, text } = rewritePlaylist(raw, rules);
-    const expected = kind === 'media' ? (trimText(text, opts) ?? text) : text;
-    const got = trimThenRewrite(raw, new PlaylistRewriter(rules), opts);
-    if (got !== expected) {
-      bad++;
-      t.equal(got, expected, `playlist ${n}`);
+    const whole = rewritePlaylist(raw, rules);
+    for (const [w, d] of combos) {
+      const opts = { windowSegments: w, delaySegments: d };
+      const expected = whole.kind === 'media' ? (trimText(whole.text, opts) ?? whole.text) : whole.text;
+      const hls = new PlaylistRewriter(rules);
+      const got = trimThenRewrite(raw, hls, opts);
+      if (got !== expected || hls.kind !== whole.kind || hls.valid !== whole.valid) {
+        bad++;
+        t.same({ text: got, kind: hls.kind, valid: hls.valid }, { text: expected, kind: whole.kind, valid: whole.valid }, `playlist ${n} w=${w} d=${d}`);
+      }
     }
   }
-  t.equal(bad, 0, `${n} playlists`);
+  t.equal(bad, 0, `${n} playlists × ${combos.length} windows`);
 });
