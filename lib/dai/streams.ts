@@ -37,6 +37,12 @@ export function randomTenDigits(): string {
   return String(1_000_000_000 + Math.floor(Math.random() * 9_000_000_000));
 }
 
+function sameEntries(a: ReadonlyMap<string, string>, b: ReadonlyMap<string, string>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [k, v] of b) if (a.get(k) !== v) return false;
+  return true;
+}
+
 export interface Stream {
   stream_id: string;
   event_id: number | null;
@@ -95,8 +101,10 @@ export class StreamRegistry {
     const prev = this.pending.get(streamId);
     if (!prev) return false;
     prev.lastSeen = Date.now();
-    if (eventId !== undefined) prev.eventId = eventId;
-    if (assetKey !== undefined) prev.assetKey = assetKey;
+    // Equal values are not stored again: the new string (a slice of this request's URL, which it
+    // keeps alive) would be held until the next visit, surviving scavenges into the old generation.
+    if (eventId !== undefined && prev.eventId !== eventId) prev.eventId = eventId;
+    if (assetKey !== undefined && prev.assetKey !== assetKey) prev.assetKey = assetKey;
     return true;
   }
 
@@ -104,11 +112,12 @@ export class StreamRegistry {
   touch(t: StreamTouch): void {
     if (this.refresh(t.streamId, t.eventId, t.assetKey)) {
       if (t.targeting !== undefined) {
+        // Likewise only what changed is kept: a repeat visit's targeting is usually the same.
         const prev = this.pending.get(t.streamId)!;
-        prev.targeting = t.targeting;
-        prev.vprn = t.vprn;
-        prev.pvrn = t.pvrn;
-        if (t.clientIp !== undefined) prev.clientIp = t.clientIp;
+        if (!prev.targeting || !sameEntries(prev.targeting, t.targeting)) prev.targeting = t.targeting;
+        if (prev.vprn !== t.vprn) prev.vprn = t.vprn;
+        if (prev.pvrn !== t.pvrn) prev.pvrn = t.pvrn;
+        if (t.clientIp !== undefined && prev.clientIp !== t.clientIp) prev.clientIp = t.clientIp;
       }
       return;
     }

@@ -74,7 +74,9 @@ export class MemoryStateStore implements StateStore {
   }
   hsetSync(key: string, fields: Record<string, string>): void {
     const h = this.typed(key, () => new Map<string, string>(), isMap);
-    for (const f in fields) h.set(f, fields[f]!);
+    // An equal value keeps the string already stored: rewriting a stream's hash every second then
+    // leaves its unchanged fields' new strings to die young instead of replacing old ones.
+    for (const f in fields) if (h.get(f) !== fields[f]) h.set(f, fields[f]!);
   }
   hdelSync(key: string, field: string): boolean {
     const h = this.readTyped(key, isMap);
