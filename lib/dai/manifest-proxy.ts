@@ -63,6 +63,14 @@ function mediaHeaders(maxAge: number): Readonly<Record<string, string>> {
   return h;
 }
 
+/** A manifest path seen recently: its parse, and its cache key while the generations hold. */
+interface KnownPath {
+  target: PathTarget;
+  key: string;
+  eventsGeneration: number;
+  breaksGeneration: number;
+}
+
 function problemRendered(status: number, code: string, detail: string): Rendered {
   const err = new HttpError(status, code, detail);
   return { status, headers: { 'Content-Type': 'application/problem+json', 'Cache-Control': 'no-store' }, body: Buffer.from(JSON.stringify(err.toProblem())), freshMs: 0, staleMs: 0 };
@@ -77,7 +85,7 @@ export class ManifestProxy {
   private readonly proxyBase: string;
   private readonly byStatus;
   private readonly durations;
-  private readonly paths = new Map<string, PathTarget>();
+  private readonly paths = new Map<string, KnownPath>();
   private readonly bodies = new BodySlab();
 
   constructor(
@@ -97,35 +105,51 @@ export class ManifestProxy {
   }
 
   mount(app: TemplatedApp): void {
-    const handler = (res: HttpResponse, req: HttpRequest) => this.handle(res, req);
-    app.get('/dai/manifest/*', handler);
-    app.head('/dai/manifest/*', handler);
+    app.get('/dai/manifest/*', (res, req) => this.handle(res, req, false));
+    app.head('/dai/manifest/*', (res, req) => this.handle(res, req, true));
   }
 
   /** Path parsing depends on the path alone: remembered for the paths seen recently. */
-  private target(url: string): PathTarget {
-    let t = this.paths.get(url);
-    if (!t) {
-      t = parsePath(url);
+  private known(url: string): KnownPath {
+    let k = this.paths.get(url);
+    if (!k) {
+      k = { target: parsePath(url), key: '', eventsGeneration: -1, breaksGeneration: -1 };
       if (this.paths.size >= PATH_CACHE_SIZE) this.paths.clear();
-      this.paths.set(url, t);
+      this.paths.set(url, k);
     }
-    return t;
+    return k;
   }
 
-  private handle(res: HttpResponse, req: HttpRequest): void {
+  /**
+   * The cache key: the upstream URL under the generations of the event settings and the breaks it
+   * was rendered with. Without a query it is kept with the path: a hot URL's lookups then hash no
+   * new string.
+   */
+  private cacheKey(k: KnownPath, upstreamPath: string, query: string): string {
+    const events = this.deps.events.generation;
+    const breaks = this.deps.breaks?.generation ?? 0;
+    if (query) return `${events}|${breaks}|${upstreamPath}`;
+    if (k.eventsGeneration !== events || k.breaksGeneration !== breaks) {
+      k.key = `${events}|${breaks}|${upstreamPath}`;
+      k.eventsGeneration = events;
+      k.breaksGeneration = breaks;
+    }
+    return k.key;
+  }
+
+  private handle(res: HttpResponse, req: HttpRequest, isHead: boolean): void {
     const started = performance.now();
-    const isHead = req.getMethod() === 'head';
     const url = req.getUrl();
     const query = req.getQuery() ?? '';
-    let target: PathTarget;
+    let known: KnownPath;
     try {
       checkQuery(query);
-      target = this.target(url);
+      known = this.known(url);
     } catch (err) {
       this.answer(new Exchange(res, isHead), err instanceof HttpError ? problemRendered(400, 'bad-path', err.message) : problemRendered(500, 'internal', 'internal error'), undefined, started);
       return;
     }
+    const target = known.target;
     const settings = this.deps.events.forAssetKey(target.assetKey);
     if (target.streamId && !this.deps.streams.refresh(target.streamId, settings.eventId, target.assetKey)) {
       const touch: Parameters<StreamRegistry['touch']>[0] = { streamId: target.streamId, flow: 'dai' };
@@ -134,15 +158,17 @@ export class ManifestProxy {
       this.deps.streams.touch(touch);
     }
     const upstreamPath = query ? `${target.path}?${query}` : target.path;
-    const key = `${this.deps.events.generation}|${this.deps.breaks?.generation ?? 0}|${upstreamPath}`;
+    const key = this.cacheKey(known, upstreamPath, query);
     const hit = this.deps.cache.fresh(key);
     if (hit) {
       // Fast lane: answered inside this uWS callback, so no onAborted, cork or promise is needed.
+      // Each write is a call into uWS: its default status line is 200 OK, and a fresh hit is
+      // under a second old (Age 0 is what its absence means).
       this.count(hit.value.status, started);
-      res.writeStatus(statusLine(hit.value.status));
+      if (hit.value.status !== 200) res.writeStatus(statusLine(hit.value.status));
       const headers = hit.value.headers;
       for (const name in headers) res.writeHeader(name, headers[name]!);
-      res.writeHeader('Age', String(hit.ageSec ?? 0));
+      if (hit.ageSec) res.writeHeader('Age', String(hit.ageSec));
       // This uWS build does not count endWithoutBody as an answer: an abort handler keeps it from aborting the process.
       if (isHead) res.onAborted(noop).endWithoutBody(hit.value.body.byteLength);
       else res.end(hit.value.body);

@@ -242,8 +242,7 @@ function scan(text: string, strict: boolean): Scan | null | 'reference' {
             if (text.charCodeAt(pos + 9) === 79 /* #EXT-X-PRO… */) {
               if (pdtCount === pdtItems.length) pdtItems = pdts.grow();
               pdtItems[pdtCount++] = pos;
-            }
-            else if (text.charCodeAt(pos + 8) === 65 /* #EXT-X-PA… */ || text.charCodeAt(pos + 9) === 69 /* #EXT-X-PRE… */) uriTags.push(pos);
+            } else if (text.charCodeAt(pos + 8) === 65 /* #EXT-X-PA… */ || text.charCodeAt(pos + 9) === 69 /* #EXT-X-PRE… */) uriTags.push(pos);
             break;
           case 67 /* C */:
             if (text.charCodeAt(pos + 8) === 85 /* #EXT-X-CU… */) cues.push(pos);
