@@ -38,7 +38,7 @@ function batchRate(fn: (s: string) => string, input: Buffer, ms: number): number
   return (n / elapsed) * 1000;
 }
 
-function median(xs: number[]): number {
+export function median(xs: number[]): number {
   const sorted = [...xs].sort((a, b) => a - b);
   return sorted[sorted.length >> 1]!;
 }

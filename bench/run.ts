@@ -1,6 +1,7 @@
 /**
  * `npm run bench [-- --quick] [-- --record]`: the hot path raced against its ceiling and the
- * alternatives in one run, server and load generator pinned to different cores.
+ * alternatives in one run, server and load generator pinned to different cores. `-- --soak`:
+ * the service alone under load for five minutes, RSS watched (bench/soak.ts).
  *   (a) raw uWS serving the same rewritten bytes from memory (the ceiling)
  *   (b) the service's /dai/manifest variant path, rewrite + trim (window 10, delay 2), upstream = simulator
  *   (c) the same with a 2-hour DVR window (1,200 segments)
@@ -11,104 +12,23 @@
  * Scenarios: distinct (1,000 streams round-robin, a unique query on every request, so every
  * request goes upstream) and hot (one URL; the service collapses and micro-caches).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { hasCommand, runLoad, type LoadResult, type LoadSpec } from './load.js';
+import { cpuSeconds, freePort, LOAD_CPU, node, pinned, root, rssMiB, SERVER_CPU, SERVICE_FLAGS, type Target } from './procs.js';
 import type { MicroResult } from './micro.js';
+import { runSoak } from './soak.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, '..', '..');
 const quick = process.argv.includes('--quick');
 const record = process.argv.includes('--record');
 const seconds = quick ? 3 : 10;
 const FIRST_WARMUP_SEC = 3;
 const connections = 100;
-const pinned = os.cpus().length >= 2 && hasCommand('taskset');
-const SERVER_CPU = pinned ? '0' : undefined;
-const LOAD_CPU = pinned ? '1' : undefined;
 const PREFIX = '/dai/manifest/linear/hls/pa/event/BENCH';
 const work = mkdtempSync(path.join(os.tmpdir(), 'sqz-bench-'));
-
-interface Target {
-  child: ChildProcess;
-  port: Promise<number>;
-  /** What the target printed (e.g. a `TOKEN …` line). */
-  output?: () => string;
-}
-
-function launch(cmd: string, args: string[], cpu: string | undefined, env: NodeJS.ProcessEnv = process.env): Target {
-  const child = cpu ? spawn('taskset', ['-c', cpu, cmd, ...args], { env, stdio: ['ignore', 'pipe', 'inherit'] }) : spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  const port = new Promise<number>((resolve, reject) => {
-    child.stdout!.on('data', (d) => {
-      out += d;
-      const m = /READY (\d+)/.exec(out);
-      if (m) resolve(Number(m[1]));
-    });
-    child.once('exit', (code) => reject(new Error(`${cmd} ${args.join(' ')} exited (${code}) before it was ready`)));
-  });
-  return { child, port, output: () => out };
-}
-
-function node(script: string, args: string[], cpu: string | undefined, nodeFlags: string[] = []) {
-  return launch(process.execPath, [...nodeFlags, path.join(here, script), ...args], cpu, { ...process.env, LOG_LEVEL: 'warn' });
-}
-
-/** The service runs with the Node flags `npm start` gives it (package.json), so the bench measures what users run. */
-const SERVICE_FLAGS = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.match(/node((?: --[\w-]+(?:=\S+)?)*) /)?.[1]?.trim().split(' ').filter(Boolean) ?? [];
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const p = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(p));
-    });
-  });
-}
-
-/** A process and its direct children (nginx master + worker). */
-function processAndChildren(pid: number): number[] {
-  const out = [pid];
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push(Number(d));
-    } catch {
-      /* gone */
-    }
-  }
-  return out;
-}
-
-/** Sums a /proc reading over a process and its children; a process that is gone counts 0. */
-function overTree(pid: number, read: (p: number) => number): number {
-  return processAndChildren(pid).reduce((sum, p) => {
-    try {
-      return sum + read(p);
-    } catch {
-      return sum;
-    }
-  }, 0);
-}
-
-/** RSS of a process and its children, in MiB. */
-function rssMiB(pid: number): number {
-  return Math.round(overTree(pid, (p) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0)) / 1024);
-}
-
-/** CPU seconds (user + system) used by a process and its children so far. */
-function cpuSeconds(pid: number): number {
-  return overTree(pid, (p) => {
-    const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
-  });
-}
 
 async function nginx(simPort: number): Promise<Target | undefined> {
   if (!hasCommand('nginx')) return undefined;
@@ -214,6 +134,11 @@ async function runMicroAlone(): Promise<MicroResult[]> {
 }
 
 async function main(): Promise<void> {
+  if (process.argv.includes('--soak')) {
+    const at = process.argv.indexOf('--minutes');
+    await runSoak(at === -1 ? 5 : Number(process.argv[at + 1]) || 5, PREFIX, work);
+    return;
+  }
   process.stdout.write(`bench: ${quick ? 'quick' : 'full'} run, ${seconds} s per measurement, ${connections} connections, load tool ${hasCommand('wrk') ? 'wrk' : 'autocannon'}, ${pinned ? 'server on CPU 0, load + simulator on CPU 1' : 'not pinned'}, service flags ${SERVICE_FLAGS.join(' ') || 'none'}\n`);
   const micro = await runMicroAlone();
   for (const m of micro) process.stdout.write(`micro ${m.name.padEnd(28)} ours ${m.ours} ops/s  hls-parser ${m.typical} ops/s  ×${m.ratio}  (${m.bytes} bytes)\n`);

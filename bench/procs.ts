@@ -1,0 +1,91 @@
+/** The bench's processes: launched pinned to a core, and read from /proc (RSS, CPU time). */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { hasCommand } from './load.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const root = path.resolve(here, '..', '..');
+export const pinned = os.cpus().length >= 2 && hasCommand('taskset');
+export const SERVER_CPU = pinned ? '0' : undefined;
+export const LOAD_CPU = pinned ? '1' : undefined;
+
+export interface Target {
+  child: ChildProcess;
+  port: Promise<number>;
+  /** What the target printed (e.g. a `TOKEN …` line). */
+  output?: () => string;
+}
+
+export function launch(cmd: string, args: string[], cpu: string | undefined, env: NodeJS.ProcessEnv = process.env): Target {
+  const child = cpu ? spawn('taskset', ['-c', cpu, cmd, ...args], { env, stdio: ['ignore', 'pipe', 'inherit'] }) : spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  const port = new Promise<number>((resolve, reject) => {
+    child.stdout!.on('data', (d) => {
+      out += d;
+      const m = /READY (\d+)/.exec(out);
+      if (m) resolve(Number(m[1]));
+    });
+    child.once('exit', (code) => reject(new Error(`${cmd} ${args.join(' ')} exited (${code}) before it was ready`)));
+  });
+  return { child, port, output: () => out };
+}
+
+export function node(script: string, args: string[], cpu: string | undefined, nodeFlags: string[] = []) {
+  return launch(process.execPath, [...nodeFlags, path.join(here, script), ...args], cpu, { ...process.env, LOG_LEVEL: 'warn' });
+}
+
+/** The service runs with the Node flags `npm start` gives it (package.json), so the bench measures what users run. */
+export const SERVICE_FLAGS = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.match(/node((?: --[\w-]+(?:=\S+)?)*) /)?.[1]?.trim().split(' ').filter(Boolean) ?? [];
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const p = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(p));
+    });
+  });
+}
+
+/** A process and its direct children (nginx master + worker). */
+function processAndChildren(pid: number): number[] {
+  const out = [pid];
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push(Number(d));
+    } catch {
+      /* gone */
+    }
+  }
+  return out;
+}
+
+/** Sums a /proc reading over a process and its children; a process that is gone counts 0. */
+function overTree(pid: number, read: (p: number) => number): number {
+  return processAndChildren(pid).reduce((sum, p) => {
+    try {
+      return sum + read(p);
+    } catch {
+      return sum;
+    }
+  }, 0);
+}
+
+/** RSS of a process and its children, in MiB. */
+export function rssMiB(pid: number): number {
+  return Math.round(overTree(pid, (p) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0)) / 1024);
+}
+
+/** CPU seconds (user + system) used by a process and its children so far. */
+export function cpuSeconds(pid: number): number {
+  return overTree(pid, (p) => {
+    const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+  });
+}
