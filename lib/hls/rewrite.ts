@@ -95,15 +95,10 @@ export class PlaylistRewriter {
     for (let i = first; i < last; i++) {
       const pos = uriStarts[i]!;
       const lineEnd = uriEnds[i]! - 1;
-      // As in block(): root-relative gets the origin before it, absolute stays, the rest is resolved.
-      if (text.charCodeAt(pos) === SLASH) {
-        if (text.charCodeAt(pos + 1) !== SLASH) {
-          out += text.slice(run, pos) + this.originPrefix;
-          run = pos;
-        }
-      } else if (!this.uris.hasScheme(text, pos, lineEnd)) {
-        out += text.slice(run, pos) + this.uris.media(text.slice(pos, lineEnd)) + '\n';
-        run = lineEnd + 1;
+      const edit = this.mediaUriEdit(text, pos, lineEnd);
+      if (edit !== undefined) {
+        out += text.slice(run, pos) + edit;
+        run = text.charCodeAt(pos) === SLASH ? pos : lineEnd + 1;
       }
     }
     return out + text.slice(run, to);
@@ -147,14 +142,12 @@ export class PlaylistRewriter {
             out += text.slice(run, pos) + this.rules.proxyBase;
             run = pos;
           }
-        } else if (c0 === SLASH) {
-          if (text.charCodeAt(pos + 1) !== SLASH) {
-            out += text.slice(run, pos) + this.originPrefix;
-            run = pos;
+        } else {
+          const edit = this.mediaUriEdit(text, pos, lineEnd);
+          if (edit !== undefined) {
+            out += text.slice(run, pos) + edit;
+            run = c0 === SLASH ? pos : nl + 1;
           }
-        } else if (!this.uris.hasScheme(text, pos, lineEnd)) {
-          out += text.slice(run, pos) + this.uris.media(text.slice(pos, lineEnd)) + '\n';
-          run = nl + 1;
         }
       } else if (this.kind === 'unknown' || this.mayCarryUri(text, pos)) {
         const line = text.slice(pos, lineEnd);
@@ -167,6 +160,16 @@ export class PlaylistRewriter {
       pos = nl + 1;
     }
     return run === 0 && out === '' ? text.slice(0, end) : out + text.slice(run, end);
+  }
+
+  /**
+   * The edit of the media playlist URI line text[pos, lineEnd): what goes in at pos, or undefined
+   * when the line stays. A root-relative URI gets the content origin before it (the URI itself is
+   * copied on with the rest); an absolute one stays; any other is resolved, replacing the line.
+   */
+  private mediaUriEdit(text: string, pos: number, lineEnd: number): string | undefined {
+    if (text.charCodeAt(pos) === SLASH) return text.charCodeAt(pos + 1) !== SLASH ? this.originPrefix : undefined;
+    return this.uris.hasScheme(text, pos, lineEnd) ? undefined : this.uris.media(text.slice(pos, lineEnd)) + '\n';
   }
 
   /**
