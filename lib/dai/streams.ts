@@ -37,9 +37,14 @@ export function randomTenDigits(): string {
   return String(1_000_000_000 + Math.floor(Math.random() * 9_000_000_000));
 }
 
+/** Same entries in the same order (the order reaches the stored fw_params and ad requests). */
 function sameEntries(a: ReadonlyMap<string, string>, b: ReadonlyMap<string, string>): boolean {
   if (a.size !== b.size) return false;
-  for (const [k, v] of b) if (a.get(k) !== v) return false;
+  const other = a.entries();
+  for (const [k, v] of b) {
+    const [ka, va] = other.next().value as [string, string];
+    if (ka !== k || va !== v) return false;
+  }
   return true;
 }
 

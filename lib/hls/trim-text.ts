@@ -43,6 +43,12 @@ class Offsets {
 }
 
 /**
+ * Lines the rewriter would not copy as they are: a line is copied when its first and last
+ * characters are above U+0020 and it has no CR; otherwise it is trimmed, which also strips
+ * Unicode whitespace (NBSP, BOM…) at its start. So the strict scan rejects a line that starts at
+ * or below U+0020 or with a non-ASCII character (no tag or URI does), and this search finds the
+ * common padded ends.
+ *
  * Whether a line ends in a character the rewriter trims (RFC 8216 §4.1 lines end in LF; CR, space,
  * tab, VT or FF before it are normalised away). Searched for once instead of testing each line's
  * last character: a first character that is rare in playlists makes these searches memchr-fast.
@@ -181,7 +187,7 @@ function scan(text: string, strict: boolean): Scan | null | 'reference' {
     let nl = text.indexOf('\n', pos);
     if (nl === -1) nl = len;
     const c0 = text.charCodeAt(pos);
-    if (strict && c0 <= 32) return null;
+    if (strict && (c0 <= 32 || c0 >= 128)) return null;
     if (c0 !== HASH) break;
     const name = headerTagAt(text, pos, nl);
     if (name === undefined) break;
@@ -209,7 +215,7 @@ function scan(text: string, strict: boolean): Scan | null | 'reference' {
     let nl = text.indexOf('\n', pos);
     if (nl === -1) nl = len;
     const c0 = text.charCodeAt(pos);
-    if (strict && c0 <= 32) return null;
+    if (strict && (c0 <= 32 || c0 >= 128)) return null;
     if (c0 !== HASH) {
       if (segs === ends.length) {
         ends = segEnds.grow();

@@ -81,7 +81,12 @@ t.test('trimThenRewrite (raw in, as the proxy calls it) equals rewrite then trim
       joinLines(lines.map((l, i) => (i === at ? `${l}\n${pad}` : l))),
     ]),
   );
-  const raws = [...fixtureFiles('hls', ['.m3u8']).map((f) => fixture(f)), ...live, ...Object.values(cases), ...padded];
+  // A control character at a line's end makes the rewriter trim the line, Unicode whitespace at its start included.
+  const at = lines.length - 8;
+  const mixed = ['\u00a0', '\ufeff', '\u3000'].flatMap((lead) =>
+    ['\x00', '\x01', '\x1f'].flatMap((end) => [joinLines(lines.map((l, i) => (i === at ? lead + l + end : l))), joinLines(lines.map((l, i) => (i === at - 1 ? lead + l + end : l)))]),
+  );
+  const raws = [...fixtureFiles('hls', ['.m3u8']).map((f) => fixture(f)), ...live, ...Object.values(cases), ...padded, ...mixed];
   for (const raw of raws) {
     n++;
     const whole = rewritePlaylist(raw, rules);
