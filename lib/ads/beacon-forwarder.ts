@@ -6,17 +6,16 @@
  *   before they take a queue slot; the shared `claim` (SET NX in the state store) stops repeats
  *   across instances. When the claim fails (store down or slow) the beacon is forwarded anyway:
  *   an outage then costs at most one extra hit per instance, instead of losing impressions.
- * - Targets come from ad responses (data), so they go through guardedAgent (§7) unless their
- *   host is a configured collaborator (trustedHosts). IP literals skip DNS, so they are checked
- *   here. No redirects; bodies are always dumped; 5xx and network errors are retried with
- *   backoff (off the worker slots), 4xx and refusals are not.
+ * - Targets come from ad responses (data), so every one goes through the outbound policy
+ *   (lib/outbound): its agent checks each connection. No redirects; bodies are always dumped;
+ *   5xx and network errors are retried with backoff (off the worker slots), 4xx and refusals
+ *   are not.
  */
 import { createHash } from 'node:crypto';
-import { isIP } from 'node:net';
-import { Agent, request, type Dispatcher } from 'undici';
+import { request, type Agent } from 'undici';
 import type { Logger } from '../log/index.js';
 import type { Counter, Registry } from '../http/metrics.js';
-import { guardedAgent, isPrivateAddress } from '../http/outbound.js';
+import type { OutboundPolicy } from '../outbound/index.js';
 import { keys } from '../store/state.js';
 
 export interface ForwardedBeacon {
@@ -30,9 +29,8 @@ export interface ForwardedBeacon {
 export interface BeaconForwarderOptions {
   /** True the first time a key is claimed, across instances (e.g. state.setIfAbsent(key, '1', ttl)). */
   claim: (key: string) => Promise<boolean>;
-  allowPrivate: boolean;
-  /** host[:port] of configured collaborators, allowed even when they resolve to private addresses. */
-  trustedHosts: string[];
+  /** Decides which targets may be reached (private addresses, configured collaborators). */
+  policy: OutboundPolicy;
   maxQueue?: number;
   concurrency?: number;
   /** Tries per beacon, the first included. */
@@ -73,21 +71,9 @@ export function beaconKey(b: ForwardedBeacon): string {
   return `${keys.prefix}beacon:${createHash('sha256').update(JSON.stringify(fields)).digest('base64url')}`;
 }
 
-function normalizeHost(h: string): string {
-  try {
-    return new URL(`http://${h.trim()}`).host.toLowerCase().replace(/:443$/, '');
-  } catch {
-    return h.trim().toLowerCase();
-  }
-}
-
-class Refused extends Error {}
-
 export class BeaconForwarder {
-  private readonly o: Required<Omit<BeaconForwarderOptions, 'metrics' | 'log'>> & Pick<BeaconForwarderOptions, 'metrics' | 'log'>;
-  private readonly trusted: Set<string>;
-  private readonly guarded: Agent;
-  private readonly plain: Agent;
+  private readonly o: Required<Omit<BeaconForwarderOptions, 'metrics' | 'log' | 'policy'>> & Pick<BeaconForwarderOptions, 'metrics' | 'log' | 'policy'>;
+  private readonly agent: Agent;
   /** key → time first seen; Map order is insertion order, so the oldest go first. */
   private readonly seen = new Map<string, number>();
   private queue: Job[] = [];
@@ -113,10 +99,7 @@ export class BeaconForwarder {
       dedupTtlMs: opts.dedupTtlMs ?? 10 * 60_000,
       dedupSize: opts.dedupSize ?? 50_000,
     };
-    this.trusted = new Set(opts.trustedHosts.filter(Boolean).map(normalizeHost));
-    const agentOpts = { timeoutMs: this.o.timeoutMs, maxResponseSize: 1024 * 1024 };
-    this.guarded = guardedAgent(opts.allowPrivate, agentOpts);
-    this.plain = new Agent({ connect: { timeout: Math.min(this.o.timeoutMs, 5000) }, headersTimeout: this.o.timeoutMs, bodyTimeout: this.o.timeoutMs, maxResponseSize: agentOpts.maxResponseSize, connections: 16 });
+    this.agent = opts.policy.agent({ timeoutMs: this.o.timeoutMs, maxResponseSize: 1024 * 1024 });
     if (opts.metrics) {
       const family = opts.metrics.counter('beacons_forwarded_total', 'Beacons by outcome (sent, failed, refused, dropped, duplicate)');
       for (const r of ['sent', 'failed', 'refused', 'dropped', 'duplicate'] as const) this.counters[r] = family.with({ result: r });
@@ -177,7 +160,7 @@ export class BeaconForwarder {
     this.head = 0;
     this.stop.abort(); // in-flight requests end as failed
     await this.idle();
-    await Promise.allSettled([this.guarded.close(), this.plain.close()]);
+    await this.agent.close().catch(() => undefined);
   }
 
   private get pending(): number {
@@ -278,32 +261,16 @@ export class BeaconForwarder {
     this.retryJobs.set(t, job);
   }
 
-  private dispatcherFor(url: string): Dispatcher {
-    let u: URL;
-    try {
-      u = new URL(url);
-    } catch {
-      throw new Refused('not a URL');
-    }
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Refused('not http(s)');
-    if (this.trusted.has(u.host.toLowerCase())) return this.plain;
-    const host = u.hostname.replace(/^\[|\]$/g, '');
-    if (isIP(host) && isPrivateAddress(host) && !this.o.allowPrivate) throw new Refused(`${host} is a private address`);
-    return this.guarded;
-  }
-
   private async send(b: ForwardedBeacon): Promise<'sent' | 'failed' | 'refused' | 'retry'> {
-    let dispatcher: Dispatcher;
     try {
-      dispatcher = this.dispatcherFor(b.url);
-    } catch (err) {
-      this.o.log?.debug({ event: b.event, reason: (err as Error).message }, 'beacon target refused');
-      return 'refused';
+      this.o.policy.assertUrl(b.url);
+    } catch {
+      return 'refused'; // the policy logged it
     }
     try {
       const res = await request(b.url, {
         method: 'GET',
-        dispatcher,
+        dispatcher: this.agent,
         signal: AbortSignal.any([AbortSignal.timeout(this.o.timeoutMs), this.stop.signal]),
         headers: { 'user-agent': 'squeezeback-beacon/1' },
       });

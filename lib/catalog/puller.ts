@@ -8,13 +8,12 @@
  * changes nothing. Backfill: walks to the end, resuming from the saved cursor.
  */
 import { randomBytes } from 'node:crypto';
-import { isIP } from 'node:net';
 import { StringDecoder } from 'node:string_decoder';
 import type { Agent } from 'undici';
 import { request } from 'undici';
 import type { Sql } from '../store/index.js';
 import type { Logger } from '../log/index.js';
-import { isPrivateAddress, OutboundRefused } from '../http/outbound.js';
+import type { OutboundPolicy } from '../outbound/index.js';
 import { MrssReader, type CatalogItem } from './mrss.js';
 import type { CatalogRepo } from './repo.js';
 
@@ -58,7 +57,8 @@ interface PageResult {
 }
 
 export interface PullerOptions {
-  allowPrivateOutbound: boolean;
+  /** Checks each page URL before the transaction opens; the agent checks every connection. */
+  policy: OutboundPolicy;
   agent: Agent;
   timeoutMs?: number;
 }
@@ -183,10 +183,7 @@ export class FeedPuller {
    * Undefined when the lease is no longer ours.
    */
   private async pullPage(feed: string, brand: string, url: string, nextOf: (count: number, nextLink: string | undefined) => string | null, pageIndex: number, runFirstGuid: string | null | undefined, mode: string): Promise<PageResult | undefined> {
-    const u = new URL(url);
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new OutboundRefused(`not an http(s) URL: ${url}`);
-    const host = u.hostname.replace(/^\[|\]$/g, '');
-    if (isIP(host) && isPrivateAddress(host) && !this.opts.allowPrivateOutbound) throw new OutboundRefused(`${host} is a private address`);
+    this.opts.policy.assertUrl(url);
     return this.sql.begin(async (tx): Promise<PageResult | undefined> => {
       const t = tx as unknown as Sql;
       const [mine] = await t<{ etag: string | null; last_modified: string | null }[]>`select etag, last_modified from feed_run where feed_name = ${feed} and lease_owner = ${this.owner} for update`;

@@ -30,13 +30,12 @@ import { CatalogRepo } from '../catalog/repo.js';
 import { catalogRoutes } from '../catalog/routes.js';
 import { FeedConfigRepo, feedConfigRoutes } from '../catalog/feed-config.js';
 import { FeedPuller } from '../catalog/puller.js';
-import { guardedAgent, isPublicUrl } from './outbound.js';
 import { SqueezeConfigRepo } from '../squeeze/config-repo.js';
 import { EventConfigCache } from '../squeeze/event-cache.js';
 import { squeezeConfigRoutes } from '../squeeze/routes.js';
 import { ConfiguredAdRepo } from '../squeeze/ads-repo.js';
 import { configuredAdRoutes } from '../squeeze/ads-routes.js';
-import { OutboundClient } from './outbound-client.js';
+import { OutboundClient, OutboundPolicy } from '../outbound/index.js';
 import { persistentSecret } from './auth.js';
 import { BreakRepo } from '../squeeze/break-repo.js';
 import { BreakBoard } from '../squeeze/break-board.js';
@@ -100,17 +99,18 @@ export async function startService(config: Config, log: Logger, parts: ServicePa
   const manifestCache = new ManifestCache();
   const streams = new StreamRegistry(stores.state, log, config.streamIdleSec * 1000);
   const catalog = new CatalogRepo(stores.sql);
-  const feedAgent = guardedAgent(config.allowPrivateOutbound, { timeoutMs: 30_000, maxResponseSize: 200 * 1024 * 1024 });
-  const puller = new FeedPuller(stores.sql, catalog, log, { allowPrivateOutbound: config.allowPrivateOutbound, agent: feedAgent });
-  // Outbound calls of the break machinery: configured collaborators are trusted, the rest guarded.
-  const outbound = new OutboundClient({ allowPrivate: config.allowPrivateOutbound, trusted: [config.daiHost, config.contentOrigin, config.adServerUrl, config.transcoderUrl], timeoutMs: 30_000 });
+  // Every outbound fetch goes through one policy: configured collaborators by name, the rest public only.
+  const policy = new OutboundPolicy({ allowPrivate: config.allowPrivateOutbound, trusted: [config.daiHost, config.contentOrigin, config.adServerUrl, config.transcoderUrl], log, metrics });
+  const feedAgent = policy.agent({ timeoutMs: 30_000, maxResponseSize: 200 * 1024 * 1024 });
+  const puller = new FeedPuller(stores.sql, catalog, log, { policy, agent: feedAgent });
+  const outbound = new OutboundClient(policy, { timeoutMs: 30_000 });
   const fetchText = (url: string, signal: AbortSignal) => outbound.text(url, signal);
   const breakRepo = new BreakRepo(stores.sql);
   const board = new BreakBoard(breakRepo, stores.state, log, metrics, config.breakRetentionSec * 1000);
   const decider = new AdDecider({
     configuredAds: async (eventId) => (await new ConfiguredAdRepo(stores.sql).list({ event_id: eventId, page: 0, page_size: 500 })).results,
     resolve: (url) => resolveAds({ url }, fetchText, { log }),
-    creativeAllowed: (uri) => isPublicUrl(uri, config.allowPrivateOutbound),
+    creativeAllowed: (uri) => policy.allows(uri),
     log,
   });
   const breakService = new BreakService({ repo: breakRepo, config: squeezeConfig, decider, streams, board, fetchText, adServerUrl: config.adServerUrl, log });
@@ -121,8 +121,7 @@ export async function startService(config: Config, log: Logger, parts: ServicePa
   if (!config.beaconSecret && config.redisUrl) log.warn('BEACON_SECRET is not set: each instance signs beacons with its own generated secret, so a beacon URL handed out by one instance is refused by the others');
   const beacons = new BeaconForwarder({
     claim: (key) => stores.state.setIfAbsent(key, '1', beaconTtlMs),
-    allowPrivate: config.allowPrivateOutbound,
-    trustedHosts: config.adServerUrl ? [new URL(config.adServerUrl).host] : [],
+    policy,
     dedupTtlMs: beaconTtlMs,
     metrics,
     log,
@@ -206,7 +205,7 @@ export async function startService(config: Config, log: Logger, parts: ServicePa
         await beacons.close();
         await board.stop();
         await outbound.close();
-        await feedAgent.close();
+        await policy.close();
         await brands.stop();
         await eventConfigs.stop();
         await streams.close();
@@ -224,6 +223,7 @@ export async function startService(config: Config, log: Logger, parts: ServicePa
     await beacons.close().catch(() => undefined);
     await board.stop().catch(() => undefined);
     await outbound.close().catch(() => undefined);
+    await policy.close();
     await brands.stop().catch(() => undefined);
     await eventConfigs.stop().catch(() => undefined);
     await streams.close().catch(() => undefined);

@@ -3,7 +3,7 @@
  * concurrency, retries with backoff on 5xx and network errors, and one call per output key however
  * many callers ask for it at once (the same inputs are composed once).
  */
-import { OutboundError, type OutboundClient } from '../http/outbound-client.js';
+import { OutboundError, type OutboundClient } from '../outbound/index.js';
 
 export interface SqueezeJob {
   content_uri: string;

@@ -2,6 +2,9 @@ import t, { type Test } from 'tap';
 import { BeaconForwarder, beaconKey, type BeaconForwarderOptions } from '../../lib/ads/beacon-forwarder.js';
 import { Registry } from '../../lib/http/metrics.js';
 import { AdServerSim } from '../../lib/sim/ad-server.js';
+import { OutboundPolicy } from '../../lib/outbound/index.js';
+
+const open = new OutboundPolicy({ allowPrivate: true, trusted: [] });
 
 /** A shared, in-memory claim: what state.setIfAbsent does across instances. */
 function setClaim() {
@@ -16,7 +19,7 @@ function setClaim() {
 
 async function setup(t: Test, opts: Partial<BeaconForwarderOptions> = {}) {
   const sim = await new AdServerSim().start();
-  const fw = new BeaconForwarder({ claim: setClaim().claim, allowPrivate: true, trustedHosts: [], backoffMs: 10, timeoutMs: 2000, ...opts });
+  const fw = new BeaconForwarder({ claim: setClaim().claim, policy: open, backoffMs: 10, timeoutMs: 2000, ...opts });
   t.teardown(async () => {
     await fw.close(100);
     await sim.stop();
@@ -56,7 +59,7 @@ t.test('the same beacon 5× → one hit; other streams and events are distinct',
 t.test('two forwarders sharing one claim → one hit', async (t) => {
   const shared = setClaim();
   const { sim, fw, beacon } = await setup(t, { claim: shared.claim });
-  const other = new BeaconForwarder({ claim: shared.claim, allowPrivate: true, trustedHosts: [] });
+  const other = new BeaconForwarder({ claim: shared.claim, policy: open });
   t.teardown(() => other.close(100));
   fw.enqueue(beacon('complete'));
   other.enqueue(beacon('complete'));
@@ -157,7 +160,7 @@ t.test('queue full → dropped and counted, never blocking or throwing', async (
 t.test('private targets: refused unless allowed or trusted', async (t) => {
   const { sim } = await setup(t);
   const metrics = new Registry();
-  const strict = new BeaconForwarder({ claim: setClaim().claim, allowPrivate: false, trustedHosts: ['ads.example.com'], attempts: 3, metrics });
+  const strict = new BeaconForwarder({ claim: setClaim().claim, policy: new OutboundPolicy({ allowPrivate: false, trusted: ['ads.example.com'] }), attempts: 3, metrics });
   t.teardown(() => strict.close(100));
   strict.enqueue({ url: sim.trackUrl('ad-1', 'start', 'ip'), streamId: 'ip', event: 'start' });
   strict.enqueue({ url: sim.trackUrl('ad-1', 'start', 'dns').replace('127.0.0.1', 'localhost'), streamId: 'dns', event: 'start' });
@@ -168,7 +171,7 @@ t.test('private targets: refused unless allowed or trusted', async (t) => {
   t.match(strict.stats, { sent: 0, failed: 4 });
   t.match(metrics.render(), /beacons_forwarded_total\{result="refused"\} 4/, 'refused at once, never retried');
 
-  const trusted = new BeaconForwarder({ claim: setClaim().claim, allowPrivate: false, trustedHosts: [new URL(sim.url).host] });
+  const trusted = new BeaconForwarder({ claim: setClaim().claim, policy: new OutboundPolicy({ allowPrivate: false, trusted: [sim.url] }) });
   t.teardown(() => trusted.close(100));
   trusted.enqueue({ url: sim.trackUrl('ad-1', 'start', 'trusted'), streamId: 'trusted', event: 'start' });
   await trusted.idle();
@@ -186,7 +189,7 @@ t.test('close() drains, then refuses; a stuck target is dropped within the grace
   const slow = new AdServerSim({ mode: 'slow', slowMs: 60_000 });
   await slow.start();
   t.teardown(() => slow.stop());
-  const stuck = new BeaconForwarder({ claim: setClaim().claim, allowPrivate: true, trustedHosts: [], concurrency: 1, timeoutMs: 30_000 });
+  const stuck = new BeaconForwarder({ claim: setClaim().claim, policy: open, concurrency: 1, timeoutMs: 30_000 });
   stuck.enqueue({ url: `${slow.url}/ad?s=1`, streamId: '1', event: 'start' });
   stuck.enqueue({ url: `${slow.url}/ad?s=2`, streamId: '2', event: 'start' });
   const started = Date.now();
@@ -194,7 +197,7 @@ t.test('close() drains, then refuses; a stuck target is dropped within the grace
   t.ok(Date.now() - started < 2000, 'close is bounded');
   t.same(stuck.stats, { queued: 0, sent: 0, failed: 1, dropped: 1, duplicates: 0 });
 
-  const hanging = new BeaconForwarder({ claim: () => new Promise<boolean>(() => undefined), allowPrivate: true, trustedHosts: [], timeoutMs: 30_000 });
+  const hanging = new BeaconForwarder({ claim: () => new Promise<boolean>(() => undefined), policy: open, timeoutMs: 30_000 });
   hanging.enqueue({ url: `${slow.url}/track?ad=x&ev=start`, streamId: '3', event: 'start' });
   const t0 = Date.now();
   await hanging.close(100);

@@ -103,12 +103,14 @@ t.test('feed pulls', async (t) => {
   });
 
   t.test('private addresses are refused unless allowed', async (t) => {
+    const requestsBefore = sim.requests.filter((u) => u.startsWith('/next.rss')).length;
     const strict = await startTestService(t, { databaseUrl: await freshSchemaUrl(t), allowPrivateOutbound: false });
     const tok = await token(strict);
     await call(strict.url, 'POST', '/api/v1/global-config', { token: tok, json: { brand_name: 'p', feed_name: 'p-feed', feed_uri: `${sim.url}/next.rss`, pagination_params: {} } });
     let st: { last_error?: string } | undefined;
     t.ok(await until(async () => ((st = (await call(strict.url, 'GET', '/api/v1/global-config/p-feed', { token: tok })).body.status), !!st?.last_error)));
-    t.match(st?.last_error, /private address/);
+    t.match(st?.last_error, /refused: 127.0.0.1 is a loopback address/);
+    t.equal(sim.requests.filter((u) => u.startsWith('/next.rss')).length, requestsBefore, 'nothing reached the feed host');
   });
 });
 

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
-import { OutboundClient, OutboundError } from '../../lib/http/outbound-client.js';
+import { OutboundClient, OutboundError, OutboundPolicy } from '../../lib/outbound/index.js';
 import { TranscoderSim } from '../../lib/sim/transcoder.js';
 import { TranscoderClient, type SqueezeJob } from '../../lib/squeeze/transcoder.js';
 
@@ -38,7 +38,7 @@ const job = (key: string, over: Partial<SqueezeJob> = {}): SqueezeJob => ({
 
 async function setup(t: Test, opts: ConstructorParameters<typeof TranscoderSim>[0] = {}) {
   const sim = await new TranscoderSim(opts).start();
-  const http = new CountingClient({ allowPrivate: true, trusted: [sim.url] });
+  const http = new CountingClient(new OutboundPolicy({ allowPrivate: true, trusted: [sim.url] }));
   t.teardown(async () => {
     await http.close();
     await sim.stop();
@@ -143,7 +143,7 @@ t.test('timeouts and unusable answers are retried', async (t) => {
   });
   const url = await bogus.listen();
   t.teardown(() => bogus.close());
-  const http2 = new CountingClient({ allowPrivate: true, trusted: [url] });
+  const http2 = new CountingClient(new OutboundPolicy({ allowPrivate: true, trusted: [url] }));
   t.teardown(() => http2.close());
   const c2 = new TranscoderClient(url, http2, { attempts: 2, backoffMs: 1 });
   await t.rejects(c2.compose(job('x')), { code: 'failed', message: /output_uri/ });

@@ -1,16 +1,12 @@
 /**
- * Outbound requests of the workers (source playlists, ad requests, wrappers, transcoder jobs):
- * hosts of the configured collaborators go through a plain Agent; every other host goes through
- * the guarded Agent that refuses private addresses unless ALLOW_PRIVATE_OUTBOUND (DESIGN.md §7).
- * Bodies are capped, always consumed, and redirects are never followed.
+ * Outbound requests of the workers (source playlists, ad requests, wrappers, transcoder jobs),
+ * through an Agent of the outbound policy (./policy.ts). Bodies are capped, always consumed, and
+ * redirects are never followed (undici 7's request follows none unless an interceptor is added).
  */
-import { Agent, request, type Dispatcher } from 'undici';
-import { guardedAgent } from './outbound.js';
+import { request, type Agent, type Dispatcher } from 'undici';
+import type { OutboundPolicy } from './policy.js';
 
 export interface OutboundOptions {
-  allowPrivate: boolean;
-  /** Base URLs of configured collaborators, always allowed. */
-  trusted: string[];
   maxResponseSize?: number;
   timeoutMs?: number;
 }
@@ -27,20 +23,13 @@ export class OutboundError extends Error {
 }
 
 export class OutboundClient {
-  private readonly trustedHosts: Set<string>;
-  private readonly plain: Agent;
-  private readonly guarded: Agent;
+  private readonly agent: Agent;
 
-  constructor(opts: OutboundOptions) {
-    this.trustedHosts = new Set(opts.trusted.filter(Boolean).map((u) => new URL(u).host));
-    const max = opts.maxResponseSize ?? 2 * 1024 * 1024;
-    const timeoutMs = opts.timeoutMs ?? 10_000;
-    this.plain = new Agent({ connect: { timeout: Math.min(timeoutMs, 5000) }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, maxResponseSize: max, connections: 32 });
-    this.guarded = guardedAgent(opts.allowPrivate, { timeoutMs, maxResponseSize: max });
-  }
-
-  dispatcherFor(url: string): Dispatcher {
-    return this.trustedHosts.has(new URL(url).host) ? this.plain : this.guarded;
+  constructor(
+    private readonly policy: OutboundPolicy,
+    opts: OutboundOptions = {},
+  ) {
+    this.agent = policy.agent({ timeoutMs: opts.timeoutMs ?? 10_000, maxResponseSize: opts.maxResponseSize ?? 2 * 1024 * 1024, connections: 32 });
   }
 
   /** GET a text body; non-2xx answers throw (the body is dumped). */
@@ -64,17 +53,16 @@ export class OutboundClient {
   }
 
   private async send(url: string, opts: Omit<Dispatcher.RequestOptions, 'origin' | 'path'> & { signal: AbortSignal }): Promise<Dispatcher.ResponseData> {
-    if (!/^https?:\/\//i.test(url)) throw new OutboundError('refused', 'only http(s) URLs are fetched');
     try {
-      // undici 7's request never follows redirects unless a redirect interceptor is composed in.
-      return await request(url, { ...opts, dispatcher: this.dispatcherFor(url) });
+      this.policy.assertUrl(url);
+      return await request(url, { ...opts, dispatcher: this.agent });
     } catch (err) {
       throw classify(err);
     }
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.plain.close(), this.guarded.close()]);
+    await this.agent.close();
   }
 }
 
