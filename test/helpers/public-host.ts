@@ -59,9 +59,9 @@ export async function publicHost(t: Test): Promise<PublicHost | undefined> {
   const outer = `vq${id}`;
   const inner = `vqp${id}`;
   ip('netns', 'add', ns);
-  let child: ChildProcess | undefined;
+  const running: ChildProcess[] = [];
   t.teardown(() => {
-    child?.kill('SIGKILL');
+    for (const c of running) c.kill('SIGKILL');
     try {
       ip('netns', 'del', ns); // removes the veth pair with it
     } catch {}
@@ -75,10 +75,11 @@ export async function publicHost(t: Test): Promise<PublicHost | undefined> {
   ip('-n', ns, '-6', 'addr', 'add', `${PUBLIC_V6}/64`, 'dev', inner, 'nodad');
   ip('-n', ns, 'link', 'set', inner, 'up');
   ip('-n', ns, 'link', 'set', 'lo', 'up');
-  child = spawn('ip', ['netns', 'exec', ns, process.execPath, '-e', SERVER], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn('ip', ['netns', 'exec', ns, process.execPath, '-e', SERVER], { stdio: ['ignore', 'pipe', 'inherit'] });
+  running.push(child);
   const port = await new Promise<number>((resolve, reject) => {
-    child!.stdout!.once('data', (d: Buffer) => resolve(Number(d.toString().trim())));
-    child!.once('exit', (code) => reject(new Error(`the public host exited (${code})`)));
+    child.stdout!.once('data', (d: Buffer) => resolve(Number(d.toString().trim())));
+    child.once('exit', (code) => reject(new Error(`the public host exited (${code})`)));
   });
   const hits = async () => {
     const res = await fetch(`http://${PUBLIC_V4}:${port}/__hits`);
