@@ -1,10 +1,11 @@
 /** Entry point of `npm start`: load and validate config, start the service, stop cleanly on SIGTERM/SIGINT. */
 import { loadConfig, ConfigError } from '../lib/config/index.js';
 import { createLogger } from '../lib/log/index.js';
-import { startService, type Service } from '../lib/http/server.js';
+import { startService, type Service } from '../lib/app.js';
 import { UwsLoadError } from '../lib/http/uws.js';
 
-const HARD_EXIT_MS = 9500;
+/** After the drain (SHUTDOWN_GRACE_MS), the parts get this long to stop before the process exits anyway. */
+const STOP_PARTS_MS = 5000;
 
 async function main(): Promise<void> {
   let config;
@@ -24,7 +25,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, 'shutting down');
-    setTimeout(() => process.exit(code || 1), HARD_EXIT_MS).unref();
+    setTimeout(() => process.exit(code || 1), config.shutdownGraceMs + STOP_PARTS_MS).unref();
     void (service?.close() ?? Promise.resolve()).then(
       () => process.exit(code),
       (err: unknown) => {

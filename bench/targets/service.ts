@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../lib/config/index.js';
 import { createLogger } from '../../lib/log/index.js';
-import { startService, type Service } from '../../lib/http/server.js';
+import { startService, type Service } from '../../lib/app.js';
 import { mintToken } from '../../lib/http/auth.js';
 import type { EventSettingsSource } from '../../lib/dai/event-settings.js';
 import { SqueezeConfigRepo } from '../../lib/squeeze/config-repo.js';

@@ -1,6 +1,7 @@
 /** Brand-recognition rules in Postgres. */
 import type { Sql } from '../store/index.js';
-import { conflict, notFound } from '../http/problem.js';
+import { notFound } from '../errors/index.js';
+import { rethrowViolation } from '../store/pg-errors.js';
 import type { BrandRule, MatchType } from './matcher.js';
 
 export interface BrandRuleInput {
@@ -21,10 +22,7 @@ function normalize(input: BrandRuleInput) {
   };
 }
 
-function mapUnique(err: unknown): never {
-  if ((err as { code?: string }).code === '23505') throw conflict('an identical rule (brand, type, name, value) already exists');
-  throw err;
-}
+const mapUnique = (err: unknown): never => rethrowViolation(err, { unique: 'an identical rule (brand, type, name, value) already exists' });
 
 export class BrandRepo {
   constructor(private readonly sql: Sql) {}

@@ -5,6 +5,7 @@
 import type { Route } from '../http/router.js';
 import type { Sql } from '../store/index.js';
 import { badRequest, conflict, notFound, validationFailed } from '../http/problem.js';
+import { rethrowViolation } from '../store/pg-errors.js';
 import { bodyValidator } from '../http/validate.js';
 
 const paginationParams = {
@@ -47,11 +48,8 @@ const wrapped = {
 
 type FeedConfig = Record<string, unknown> & { brand_name: string; feed_name: string; feed_uri: string };
 
-function mapUnique(err: unknown): never {
-  const e = err as { code?: string; constraint_name?: string };
-  if (e.code === '23505') throw conflict(e.constraint_name?.includes('brand') ? 'a feed for this brand_name already exists' : 'a feed with this feed_name already exists');
-  throw err;
-}
+const mapUnique = (err: unknown): never =>
+  rethrowViolation(err, { unique: (constraint) => (constraint.includes('brand') ? 'a feed for this brand_name already exists' : 'a feed with this feed_name already exists') });
 
 export class FeedConfigRepo {
   constructor(private readonly sql: Sql) {}

@@ -1,7 +1,7 @@
 /** The catalog in Postgres: items keyed by (brand_name, guid); unchanged content is not rewritten. Brand push tokens, stored hashed. */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Sql } from '../store/index.js';
-import { notFound } from '../http/problem.js';
+import { notFound } from '../errors/index.js';
 import type { CatalogItem } from './mrss.js';
 
 export interface UpsertCounts {

@@ -1,6 +1,6 @@
 /** Catalog push (`POST /mrssfeed/{brand_name}`), brand push tokens, and the catalog read API (spec "Catalog push"; issue 6). */
 import type { Route } from '../http/router.js';
-import { HttpError, badRequest } from '../http/problem.js';
+import { badRequest, unauthorized } from '../http/problem.js';
 import { bodyValidator, queryValidator } from '../http/validate.js';
 import { MrssError, parseMrss } from './mrss.js';
 import type { CatalogRepo } from './repo.js';
@@ -31,7 +31,7 @@ function brandName(raw: string | undefined): string {
   return raw;
 }
 
-const badToken = () => new HttpError(401, 'unauthorized', 'missing or invalid X-Service-Mrss-Token', undefined, { 'WWW-Authenticate': 'X-Service-Mrss-Token' });
+const badToken = () => unauthorized('missing or invalid X-Service-Mrss-Token', 'X-Service-Mrss-Token');
 
 export function catalogRoutes(repo: CatalogRepo): Route[] {
   const validateToken = bodyValidator<{ mrss_token: string }>(tokenInput);

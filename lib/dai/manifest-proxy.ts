@@ -8,7 +8,7 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from '../http/uws.js';
 import { Exchange, statusLine } from '../http/exchange.js';
 import { sendSized } from '../http/stream-writer.js';
-import { HttpError } from '../http/problem.js';
+import { HttpError, problemResponse, type ProblemCode } from '../http/problem.js';
 import type { Registry } from '../http/metrics.js';
 import type { Logger } from '../log/index.js';
 import { PlaylistRewriter, trimThenRewrite, type TrimOptions, type UriRules } from '../hls/index.js';
@@ -71,9 +71,9 @@ interface KnownPath {
   breaksGeneration: number;
 }
 
-function problemRendered(status: number, code: string, detail: string): Rendered {
-  const err = new HttpError(status, code, detail);
-  return { status, headers: { 'Content-Type': 'application/problem+json', 'Cache-Control': 'no-store' }, body: Buffer.from(JSON.stringify(err.toProblem())), freshMs: 0, staleMs: 0 };
+function problemRendered(code: ProblemCode, detail: string, status?: number): Rendered {
+  const p = problemResponse(new HttpError(code, detail, undefined, undefined, status));
+  return { status: p.status, headers: p.headers, body: Buffer.from(p.body), freshMs: 0, staleMs: 0 };
 }
 
 function targetDurationOf(text: string): number {
@@ -146,7 +146,7 @@ export class ManifestProxy {
       checkQuery(query);
       known = this.known(url);
     } catch (err) {
-      this.answer(new Exchange(res, isHead), err instanceof HttpError ? problemRendered(400, 'bad-path', err.message) : problemRendered(500, 'internal', 'internal error'), undefined, started);
+      this.answer(new Exchange(res, isHead), err instanceof HttpError ? problemRendered('bad-path', err.message) : problemRendered('internal', 'internal error'), undefined, started);
       return;
     }
     const target = known.target;
@@ -192,9 +192,9 @@ export class ManifestProxy {
   }
 
   private failure(err: unknown): Rendered {
-    if (err instanceof UpstreamError) return err.code === 'timeout' ? problemRendered(504, 'upstream-timeout', err.message) : problemRendered(502, 'upstream-failed', err.message);
+    if (err instanceof UpstreamError) return err.code === 'timeout' ? problemRendered('upstream-timeout', err.message) : problemRendered('upstream-failed', err.message);
     this.deps.log.error({ err }, 'manifest proxy failed');
-    return problemRendered(502, 'upstream-failed', 'the manifest could not be produced');
+    return problemRendered('upstream-failed', 'the manifest could not be produced');
   }
 
   private count(status: number, started: number): void {
@@ -279,7 +279,7 @@ class ManifestFetch implements UpstreamSink {
 
   /** 4xx answers are passed on; 5xx and garbage throw. */
   private rendered(status: number): Rendered {
-    if (status >= 400 && status < 500) return problemRendered(status, 'upstream-client-error', `the DAI host answered ${status}`);
+    if (status >= 400 && status < 500) return problemRendered('upstream-client-error', `the DAI host answered ${status}`, status);
     if (status < 200 || status >= 300) throw new UpstreamError('failed', `the DAI host answered ${status}`);
     const { hls, rules, settings } = this;
     if (!hls) {

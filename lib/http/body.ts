@@ -10,7 +10,7 @@ export function readBody(res: HttpResponse, limit: number, onAbort: (h: () => vo
     let failed = false;
     onAbort(() => {
       failed = true;
-      reject(new HttpError(499, 'client-closed', 'the client closed the connection'));
+      reject(new HttpError('client-closed', 'the client closed the connection'));
     });
     res.onData((chunk, isLast) => {
       if (failed) return;

@@ -4,14 +4,14 @@
  * client is gone, header values never carry CR/LF, and HEAD answers carry no body.
  */
 import type { HttpResponse } from './uws.js';
-import { statusTitle } from './problem.js';
+import { STATUS_CODES } from 'node:http';
 
 export type Headers = Record<string, string>;
 
 const statusLines = new Map<number, string>();
 export function statusLine(status: number): string {
   let line = statusLines.get(status);
-  if (!line) statusLines.set(status, (line = `${status} ${statusTitle(status)}`));
+  if (!line) statusLines.set(status, (line = `${status} ${STATUS_CODES[status] ?? 'Error'}`));
   return line;
 }
 

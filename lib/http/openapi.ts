@@ -1,11 +1,17 @@
 /** OpenAPI 3.1 document generated from the route table and the same JSON schemas ajv validates with. */
 import type { Route } from './router.js';
+import { problemRegistry } from './problem.js';
 
+const registry = problemRegistry();
+
+/** Every problem type the service answers, with its status and title (lib/http/problem.ts). */
 const problem = {
   type: 'object',
   required: ['type', 'title', 'status'],
+  description: registry.map((p) => `${p.type} (${p.status} ${p.title})`).join('; '),
+  'x-problem-types': registry,
   properties: {
-    type: { type: 'string' },
+    type: { type: 'string', enum: registry.map((p) => p.type) },
     title: { type: 'string' },
     status: { type: 'integer' },
     detail: { type: 'string' },

@@ -1,11 +1,14 @@
 /**
- * RFC 9457 problem details. Every error a client sees is one of these; internal errors carry no
- * detail beyond a request id, never a stack.
+ * RFC 9457 problem details. Every error a client sees is one of the problem types registered
+ * here, rendered by problemResponse(): the management router, the hot path and the player
+ * endpoints alike, and the OpenAPI document lists the registry. Internal errors carry no detail
+ * beyond a request id, never a stack.
  */
-export interface FieldError {
-  path: string;
-  message: string;
-}
+import { STATUS_CODES } from 'node:http';
+import { DomainError, type FieldError } from '../errors/index.js';
+import { isDependencyDown } from './dependency.js';
+
+export type { FieldError } from '../errors/index.js';
 
 export interface Problem {
   type: string;
@@ -17,59 +20,106 @@ export interface Problem {
   request_id?: string;
 }
 
-const titles: Record<number, string> = {
-  200: 'OK',
-  201: 'Created',
-  202: 'Accepted',
-  204: 'No Content',
-  304: 'Not Modified',
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'Not Found',
-  405: 'Method Not Allowed',
-  409: 'Conflict',
-  411: 'Length Required',
-  413: 'Content Too Large',
-  415: 'Unsupported Media Type',
-  429: 'Too Many Requests',
-  500: 'Internal Server Error',
-  502: 'Bad Gateway',
-  503: 'Service Unavailable',
-  504: 'Gateway Timeout',
-};
+/** The registry: code → status and title. `type` is `urn:squeezeback:problem:<code>`. */
+export const PROBLEMS = {
+  'bad-request': { status: 400, title: 'Bad Request' },
+  validation: { status: 400, title: 'Bad Request' },
+  'bad-path': { status: 400, title: 'Bad Request' },
+  'bad-beacon': { status: 400, title: 'Bad Request' },
+  unauthorized: { status: 401, title: 'Unauthorized' },
+  forbidden: { status: 403, title: 'Forbidden' },
+  'not-found': { status: 404, title: 'Not Found' },
+  'method-not-allowed': { status: 405, title: 'Method Not Allowed' },
+  conflict: { status: 409, title: 'Conflict' },
+  'payload-too-large': { status: 413, title: 'Content Too Large' },
+  'unsupported-media-type': { status: 415, title: 'Unsupported Media Type' },
+  unprocessable: { status: 422, title: 'Unprocessable Content' },
+  'rate-limited': { status: 429, title: 'Too Many Requests' },
+  /** The DAI host's own 4xx, passed on with its status (404 for an ended stream, 403, 410 …). */
+  'upstream-client-error': { status: 404, title: 'Upstream Client Error' },
+  'client-closed': { status: 499, title: 'Client Closed Request' },
+  internal: { status: 500, title: 'Internal Server Error' },
+  'upstream-failed': { status: 502, title: 'Bad Gateway' },
+  unavailable: { status: 503, title: 'Service Unavailable' },
+  'upstream-timeout': { status: 504, title: 'Gateway Timeout' },
+} as const satisfies Record<string, { status: number; title: string }>;
 
-export function statusTitle(status: number): string {
-  return titles[status] ?? 'Error';
-}
+export type ProblemCode = keyof typeof PROBLEMS;
+
+export const problemType = (code: ProblemCode) => `urn:squeezeback:problem:${code}`;
 
 /** An error that maps to a problem response. `code` is stable and machine-readable (like undici's). */
 export class HttpError extends Error {
   override name = 'HttpError';
+  readonly status: number;
   constructor(
-    readonly status: number,
-    readonly code: string,
+    readonly code: ProblemCode,
     detail: string,
     readonly errors?: FieldError[],
     readonly headers?: Record<string, string>,
+    /** Only for codes that pass another party's status on (upstream-client-error). */
+    status?: number,
   ) {
     super(detail);
+    this.status = status ?? PROBLEMS[code].status;
   }
 
   toProblem(requestId?: string): Problem {
-    const p: Problem = { type: `urn:squeezeback:problem:${this.code}`, title: statusTitle(this.status), status: this.status, detail: this.message };
+    const title = this.status === PROBLEMS[this.code].status ? PROBLEMS[this.code].title : (STATUS_CODES[this.status] ?? PROBLEMS[this.code].title);
+    const p: Problem = { type: problemType(this.code), title, status: this.status, detail: this.message };
     if (this.errors) p.errors = this.errors;
     if (requestId) p.request_id = requestId;
     return p;
   }
 }
 
-export const badRequest = (detail: string, errors?: FieldError[]) => new HttpError(400, 'bad-request', detail, errors);
-export const validationFailed = (errors: FieldError[]) => new HttpError(400, 'validation', 'the request does not match the schema', errors);
-export const unauthorized = (detail: string) =>
-  new HttpError(401, 'unauthorized', detail, undefined, { 'WWW-Authenticate': 'Bearer realm="api", error="invalid_token"' });
-export const forbidden = (detail: string) => new HttpError(403, 'forbidden', detail);
-export const notFound = (detail = 'no such resource') => new HttpError(404, 'not-found', detail);
-export const conflict = (detail: string) => new HttpError(409, 'conflict', detail);
-export const payloadTooLarge = (limit: number) => new HttpError(413, 'payload-too-large', `the body exceeds the limit of ${limit} bytes`);
-export const unsupportedMediaType = (expected: string) => new HttpError(415, 'unsupported-media-type', `Content-Type must be ${expected}`);
+export const problem = (code: ProblemCode, detail: string, headers?: Record<string, string>) => new HttpError(code, detail, undefined, headers);
+export const badRequest = (detail: string, errors?: FieldError[]) => new HttpError('bad-request', detail, errors);
+export const validationFailed = (errors: FieldError[]) => new HttpError('validation', 'the request does not match the schema', errors);
+export const unauthorized = (detail: string, challenge = 'Bearer realm="api", error="invalid_token"') => new HttpError('unauthorized', detail, undefined, { 'WWW-Authenticate': challenge });
+export const forbidden = (detail: string) => new HttpError('forbidden', detail);
+export const notFound = (detail = 'no such resource') => new HttpError('not-found', detail);
+export const conflict = (detail: string) => new HttpError('conflict', detail);
+export const payloadTooLarge = (limit: number) => new HttpError('payload-too-large', `the body exceeds the limit of ${limit} bytes`);
+export const unsupportedMediaType = (expected: string) => new HttpError('unsupported-media-type', `Content-Type must be ${expected}`);
+
+const DOMAIN_CODES: Record<DomainError['kind'], ProblemCode> = { 'not-found': 'not-found', conflict: 'conflict', invalid: 'bad-request', unavailable: 'unavailable' };
+const RETRY = { 'Retry-After': '2' };
+
+interface Log {
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+/**
+ * The one mapping of anything thrown to a problem: HTTP errors as they are, domain errors by
+ * kind, a backing service down → 503; anything else is logged with its stack and answered 500.
+ */
+export function toHttpError(err: unknown, log: Log, requestId?: string): HttpError {
+  if (err instanceof HttpError) return err;
+  if (err instanceof DomainError) return new HttpError(DOMAIN_CODES[err.kind], err.message, err.errors, err.kind === 'unavailable' ? RETRY : undefined);
+  if (isDependencyDown(err)) {
+    log.warn({ req_id: requestId, err: String(err) }, 'dependency unavailable');
+    return new HttpError('unavailable', 'a backing service is unavailable; retry later', undefined, RETRY);
+  }
+  log.error({ req_id: requestId, err }, 'unhandled error');
+  return new HttpError('internal', 'internal error');
+}
+
+export interface ProblemResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** The one renderer: status, headers (problem+json, never cached, the error's own) and body. */
+export function problemResponse(err: HttpError, requestId?: string): ProblemResponse {
+  const headers: Record<string, string> = { 'Content-Type': 'application/problem+json', 'Cache-Control': 'no-store', ...err.headers };
+  if (requestId) headers['X-Request-Id'] = requestId;
+  return { status: err.status, headers, body: JSON.stringify(err.toProblem(requestId)) };
+}
+
+/** For the OpenAPI document: every problem type with its status and title. */
+export function problemRegistry(): Array<{ type: string; code: ProblemCode; status: number; title: string }> {
+  return (Object.keys(PROBLEMS) as ProblemCode[]).map((code) => ({ type: problemType(code), code, ...PROBLEMS[code] }));
+}

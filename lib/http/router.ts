@@ -8,8 +8,7 @@
 import { addressText, type HttpRequest, type HttpResponse, type TemplatedApp } from './uws.js';
 import { Exchange, type Headers } from './exchange.js';
 import { readBody, mediaType, isJsonType } from './body.js';
-import { HttpError, badRequest, notFound, payloadTooLarge, unsupportedMediaType } from './problem.js';
-import { isDependencyDown } from './dependency.js';
+import { HttpError, badRequest, notFound, payloadTooLarge, problemResponse, toHttpError, unsupportedMediaType } from './problem.js';
 import type { Logger } from '../log/index.js';
 import type { Registry } from './metrics.js';
 
@@ -69,10 +68,6 @@ let idCounter = 0;
 
 export function requestId(incoming: string | undefined): string {
   return incoming && requestIdPattern.test(incoming) ? incoming : `${idPrefix}-${(++idCounter).toString(36)}`;
-}
-
-export function problemBody(err: HttpError, id: string): string {
-  return JSON.stringify(err.toProblem(id));
 }
 
 export class Router {
@@ -150,9 +145,10 @@ export class Router {
     };
     const fail = (err: unknown) => {
       const httpErr = toHttpError(err, this.opts.log, id);
-      if (httpErr.status === 499) return finish(499);
-      ex.send(httpErr.status, { 'Content-Type': 'application/problem+json', 'X-Request-Id': id, ...httpErr.headers }, problemBody(httpErr, id));
-      finish(httpErr.status);
+      if (httpErr.code === 'client-closed') return finish(httpErr.status);
+      const p = problemResponse(httpErr, id);
+      ex.send(p.status, p.headers, p.body);
+      finish(p.status);
     };
 
     let bodyPromise: Promise<Buffer> | undefined;
@@ -160,7 +156,7 @@ export class Router {
     try {
       const m = this.match(method, path);
       if (!m.route) {
-        if (m.allowed.length) throw new HttpError(405, 'method-not-allowed', `${method} is not allowed here`, undefined, { Allow: [...new Set(m.allowed)].join(', ') });
+        if (m.allowed.length) throw new HttpError('method-not-allowed', `${method} is not allowed here`, undefined, { Allow: [...new Set(m.allowed)].join(', ') });
         throw notFound(`no route for ${path}`);
       }
       route = m.route;
@@ -232,15 +228,4 @@ function parseJson(bytes: Buffer): unknown {
   } catch (err) {
     throw badRequest(`the body is not valid JSON: ${(err as Error).message}`);
   }
-}
-
-/** Maps anything thrown to an HttpError; unexpected errors are logged with their stack and answered 500. */
-export function toHttpError(err: unknown, log: Logger, id: string): HttpError {
-  if (err instanceof HttpError) return err;
-  if (isDependencyDown(err)) {
-    log.warn({ req_id: id, err: String(err) }, 'dependency unavailable');
-    return new HttpError(503, 'unavailable', 'a backing service is unavailable; retry later', undefined, { 'Retry-After': '2' });
-  }
-  log.error({ req_id: id, err }, 'unhandled error');
-  return new HttpError(500, 'internal', 'internal error');
 }

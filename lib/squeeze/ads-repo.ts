@@ -1,6 +1,7 @@
 /** Configured ads in Postgres: unique per (event_id, abid). */
 import type { Sql } from '../store/index.js';
-import { conflict, notFound } from '../http/problem.js';
+import { notFound } from '../errors/index.js';
+import { rethrowViolation } from '../store/pg-errors.js';
 
 export interface ConfiguredAd {
   id: number;
@@ -29,12 +30,7 @@ function row(fields: AdFields): Record<string, unknown> {
   return out;
 }
 
-function mapErrors(err: unknown): never {
-  const code = (err as { code?: string }).code;
-  if (code === '23505') throw conflict('a configured ad with this (event_id, abid) already exists');
-  if (code === '23503') throw notFound('the event does not exist');
-  throw err;
-}
+const mapErrors = (err: unknown): never => rethrowViolation(err, { unique: 'a configured ad with this (event_id, abid) already exists', foreignKey: 'the event does not exist' });
 
 export class ConfiguredAdRepo {
   constructor(private readonly sql: Sql) {}

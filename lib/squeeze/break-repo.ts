@@ -1,6 +1,7 @@
 /** Squeeze breaks in Postgres (DESIGN.md §6): the durable record, leases for the break worker, planned segments. */
 import type { Sql } from '../store/index.js';
-import { badRequest, conflict, notFound } from '../http/problem.js';
+import { conflict, invalid, notFound } from '../errors/index.js';
+import { rethrowViolation } from '../store/pg-errors.js';
 import type { DecidedAd, TrackingEvent } from '../ads/types.js';
 
 type Json = Record<string, unknown>;
@@ -76,9 +77,7 @@ export class BreakRepo {
       const [r] = await this.sql<BreakRow[]>`insert into squeeze_break ${this.sql(row)} returning *`;
       return r!;
     } catch (err) {
-      if ((err as { code?: string }).code === '23505') throw conflict(`event ${b.event_id} already has a break in progress`);
-      if ((err as { code?: string }).code === '23503') throw notFound(`event config ${b.event_id} does not exist`);
-      throw err;
+      rethrowViolation(err, { unique: `event ${b.event_id} already has a break in progress`, foreignKey: `event config ${b.event_id} does not exist` });
     }
   }
 
@@ -120,7 +119,7 @@ export class BreakRepo {
       where id = ${id} and status in ('scheduled', 'active') and break_duration + ${additionalSec} <= ${maxTotalSec} returning *`;
     if (r) return r;
     const current = await this.get(id);
-    if (current.status === 'scheduled' || current.status === 'active') throw badRequest(`a break lasts at most ${maxTotalSec} s in all`);
+    if (current.status === 'scheduled' || current.status === 'active') throw invalid(`a break lasts at most ${maxTotalSec} s in all`);
     throw conflict(`break ${id} is ${current.status}`);
   }
 

@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../log/index.js';
-import { badRequest, conflict, notFound } from '../http/problem.js';
+import { conflict, invalid, notFound } from '../errors/index.js';
 import type { StreamRegistry, Stream } from '../dai/streams.js';
 import type { SqueezeConfigRepo } from './config-repo.js';
 import type { AdDecider, Decision } from './break-decide.js';
@@ -37,7 +37,7 @@ export class BreakService {
   private async event(input: BreakInput): Promise<Json> {
     if (input.event_id !== undefined) {
       const e = await this.deps.config.getEvent(input.event_id);
-      if (input.asset_id !== undefined && e['asset_id'] !== input.asset_id) throw badRequest('event_id and asset_id name different events');
+      if (input.asset_id !== undefined && e['asset_id'] !== input.asset_id) throw invalid('event_id and asset_id name different events');
       return e;
     }
     return this.deps.config.getEventByAsset(input.asset_id!);

@@ -1,6 +1,7 @@
 /** Squeeze brand and event configuration in Postgres; an event's effective config is its brand's, overridden by its own fields. */
 import type { Sql } from '../store/index.js';
-import { conflict, notFound } from '../http/problem.js';
+import { notFound } from '../errors/index.js';
+import { rethrowViolation } from '../store/pg-errors.js';
 import { brandDefaults, brandFields } from './schema.js';
 
 type Json = Record<string, unknown>;
@@ -84,10 +85,7 @@ export class SqueezeConfigRepo {
         returning id`;
       return this.getEvent(row!.id);
     } catch (err) {
-      const code = (err as { code?: string; constraint_name?: string }).code;
-      if (code === '23503') throw notFound(`brand config ${brandId} does not exist`);
-      if (code === '23505') throw conflict(`another event already uses caid ${caid}`);
-      throw err;
+      rethrowViolation(err, { foreignKey: `brand config ${brandId} does not exist`, unique: `another event already uses caid ${caid}` });
     }
   }
 

@@ -3,11 +3,11 @@
  * `GET /vast?stream_id=` answers the VAST 4 document of the stream's current break with signed
  * beacon URLs only; `/beacon` checks the signature, answers 200 at once and hands the original
  * URL to the de-duplicating forwarder. DAI streams never call /vast: their beacons are fired by
- * the service when their manifest first carries the squeezed segment of a tracking point.
+ * the service (./dai-beacons.ts).
  */
 import type { HttpRequest, HttpResponse, TemplatedApp } from '../http/uws.js';
 import { Exchange } from '../http/exchange.js';
-import { HttpError } from '../http/problem.js';
+import { problem, problemResponse, type ProblemCode } from '../http/problem.js';
 import type { Registry } from '../http/metrics.js';
 import type { Logger } from '../log/index.js';
 import type { StreamRegistry } from '../dai/streams.js';
@@ -15,8 +15,7 @@ import { beaconUrl, verifyBeacon } from '../ads/beacon.js';
 import type { BeaconForwarder } from '../ads/beacon-forwarder.js';
 import { writeVast } from '../ads/vast-writer.js';
 import { TRACKING_EVENTS, type DecidedAd } from '../ads/types.js';
-import { adsForStream, type BreakBoard, type LiveAssignment, type LiveBreak } from './break-board.js';
-import type { TrackingPoint } from './break-plan.js';
+import { adsForStream, type BreakBoard, type LiveBreak } from './break-board.js';
 
 const STREAM_ID = /^[A-Za-z0-9._:~-]{1,256}$/;
 const XML = { 'Content-Type': 'application/xml', 'Cache-Control': 'no-store' };
@@ -34,8 +33,9 @@ export interface PlayerEndpointsDeps {
   log: Logger;
 }
 
-function problem(ex: Exchange, status: number, code: string, detail: string): void {
-  ex.send(status, { 'Content-Type': 'application/problem+json', 'Cache-Control': 'no-store' }, JSON.stringify(new HttpError(status, code, detail).toProblem()));
+function sendProblem(ex: Exchange, code: ProblemCode, detail: string): void {
+  const p = problemResponse(problem(code, detail));
+  ex.send(p.status, p.headers, p.body);
 }
 
 export class PlayerEndpoints {
@@ -47,8 +47,6 @@ export class PlayerEndpoints {
     this.beacons = { accepted: b.with({ outcome: 'accepted' }), rejected: b.with({ outcome: 'rejected' }) };
     const v = deps.metrics.counter('vast_requests_total', 'VAST requests by outcome');
     this.vasts = { ads: v.with({ outcome: 'ads' }), empty: v.with({ outcome: 'empty' }) };
-    // DAI streams: the service fires the beacons of a tracking point the first time the stream's manifest carries it.
-    deps.board.onSqueezed = (streamId, b, a, points) => this.fire(streamId, b, a, points);
   }
 
   mount(app: TemplatedApp): void {
@@ -59,17 +57,12 @@ export class PlayerEndpoints {
     app.post('/beacon', beacon);
   }
 
-  private fire(streamId: string, b: LiveBreak, a: LiveAssignment, points: TrackingPoint[]): void {
-    const ads = adsForStream(b, a, streamId);
-    for (const p of points) for (const url of ads[p.ad]?.tracking[p.event] ?? []) this.deps.forwarder.enqueue({ url, streamId, event: p.event, breakId: b.id });
-  }
-
   private beacon(res: HttpResponse, req: HttpRequest): void {
     const ex = new Exchange(res, req.getMethod() === 'head');
     const verdict = verifyBeacon(req.getQuery() ?? '', this.deps.beaconSecret);
     if (!verdict.ok) {
       this.beacons.rejected.inc();
-      return problem(ex, 400, 'bad-beacon', `not a beacon this service signed (${verdict.reason})`);
+      return sendProblem(ex, 'bad-beacon', `not a beacon this service signed (${verdict.reason})`);
     }
     this.beacons.accepted.inc();
     this.deps.forwarder.enqueue(verdict.beacon);
@@ -81,7 +74,7 @@ export class PlayerEndpoints {
   private vast(res: HttpResponse, req: HttpRequest): void {
     const ex = new Exchange(res, false);
     const streamId = new URLSearchParams(req.getQuery() ?? '').get('stream_id') ?? '';
-    if (!STREAM_ID.test(streamId)) return problem(ex, 400, 'bad-request', 'stream_id is required (1–256 characters of A-Z a-z 0-9 . _ : ~ -)');
+    if (!STREAM_ID.test(streamId)) return sendProblem(ex, 'bad-request', 'stream_id is required (1–256 characters of A-Z a-z 0-9 . _ : ~ -)');
     const eventId = this.deps.board.eventOfStream(streamId);
     if (eventId !== undefined) return this.answerVast(ex, streamId, eventId);
     // Streams of an event-wide break: their event comes from the stream record.

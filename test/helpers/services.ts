@@ -13,7 +13,7 @@ import { Redis } from 'ioredis';
 import type { Test } from 'tap';
 import { loadConfig, type Config } from '../../lib/config/index.js';
 import { createLogger } from '../../lib/log/index.js';
-import { startService, type Service, type ServiceParts } from '../../lib/http/server.js';
+import { startService, type Service, type ServiceParts } from '../../lib/app.js';
 import { mintToken } from '../../lib/http/auth.js';
 
 export const PG_URL = process.env['TEST_DATABASE_URL'] ?? process.env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';

@@ -7,7 +7,7 @@ import { request } from 'undici';
 import { DaiHostSim } from '../../lib/sim/dai-host.js';
 import { AdServerSim } from '../../lib/sim/ad-server.js';
 import { TranscoderSim } from '../../lib/sim/transcoder.js';
-import type { Service } from '../../lib/http/server.js';
+import type { Service } from '../../lib/app.js';
 import { call } from '../helpers/http.js';
 import { freshSchemaUrl, needServices, startTestService, token, REDIS_URL } from '../helpers/services.js';
 

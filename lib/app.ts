@@ -1,0 +1,201 @@
+/**
+ * The composition root: builds every part of the service once, wires them, mounts their routes on
+ * the HTTP face, and registers each part's stop with the lifecycle, so that shutdown and a failed
+ * start-up stop them in reverse order (the embedded database last).
+ */
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Config } from './config/index.js';
+import type { Logger } from './log/index.js';
+import { Lifecycle } from './lifecycle.js';
+import { projectRoot } from './paths.js';
+import { HttpServer } from './http/server.js';
+import { Registry } from './http/metrics.js';
+import { Router } from './http/router.js';
+import { createAuthenticator, persistentSecret } from './http/auth.js';
+import { openApiDocument } from './http/openapi.js';
+import { openStores, type Stores } from './store/index.js';
+import { OutboundClient, OutboundPolicy } from './outbound/index.js';
+import { BrandRepo } from './brand/repo.js';
+import { BrandCache } from './brand/cache.js';
+import { brandRoutes } from './brand/routes.js';
+import { Upstream } from './dai/upstream.js';
+import { ManifestCache } from './dai/manifest-cache.js';
+import { StreamRegistry } from './dai/streams.js';
+import type { EventSettingsSource } from './dai/event-settings.js';
+import { ManifestProxy } from './dai/manifest-proxy.js';
+import { AdProxy } from './dai/adproxy.js';
+import { streamRoutes } from './dai/stream-routes.js';
+import { CatalogRepo } from './catalog/repo.js';
+import { catalogRoutes } from './catalog/routes.js';
+import { FeedConfigRepo, feedConfigRoutes } from './catalog/feed-config.js';
+import { FeedPuller } from './catalog/puller.js';
+import { SqueezeConfigRepo } from './squeeze/config-repo.js';
+import { EventConfigCache } from './squeeze/event-cache.js';
+import { squeezeConfigRoutes } from './squeeze/routes.js';
+import { ConfiguredAdRepo } from './squeeze/ads-repo.js';
+import { configuredAdRoutes } from './squeeze/ads-routes.js';
+import { BreakRepo } from './squeeze/break-repo.js';
+import { BreakBoard } from './squeeze/break-board.js';
+import { AdDecider } from './squeeze/break-decide.js';
+import { BreakService } from './squeeze/break-service.js';
+import { breakRoutes } from './squeeze/break-routes.js';
+import { BreakWorker } from './squeeze/break-worker.js';
+import { TranscoderClient } from './squeeze/transcoder.js';
+import { PlayerEndpoints } from './squeeze/player-endpoints.js';
+import { daiBeaconFiring } from './squeeze/dai-beacons.js';
+import { BeaconForwarder } from './ads/beacon-forwarder.js';
+import { resolveAds } from './ads/resolve.js';
+
+export interface Service {
+  config: Config;
+  log: Logger;
+  stores: Stores;
+  metrics: Registry;
+  port: number;
+  url: string;
+  brands: BrandCache;
+  streams: StreamRegistry;
+  manifestCache: ManifestCache;
+  puller: FeedPuller;
+  breaks: BreakBoard;
+  breakWorker: BreakWorker;
+  beacons: BeaconForwarder;
+  close(): Promise<void>;
+}
+
+export interface ServiceParts {
+  /** Event settings for the manifest proxy (defaults: the event configurations). */
+  events?: EventSettingsSource;
+}
+
+const version = (JSON.parse(readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as { version: string }).version;
+const BEACON_TTL_MS = 24 * 3600 * 1000;
+
+export async function startService(config: Config, log: Logger, parts: ServiceParts = {}): Promise<Service> {
+  const life = new Lifecycle(log);
+  try {
+    return await assemble(config, log, parts, life);
+  } catch (err) {
+    await life.stopAll();
+    throw err;
+  }
+}
+
+async function assemble(config: Config, log: Logger, parts: ServiceParts, life: Lifecycle): Promise<Service> {
+  const metrics = new Registry();
+  metrics.gauge('process_resident_memory_bytes', 'Resident set size', () => process.memoryUsage.rss());
+  metrics.gauge('nodejs_heap_used_bytes', 'V8 heap in use', () => process.memoryUsage().heapUsed);
+  metrics.gauge('process_uptime_seconds', 'Seconds since start', () => Math.round(process.uptime()));
+  // Fails before anything starts when the native uWS binary is missing (and no fallback is allowed).
+  const http = new HttpServer({
+    host: config.host,
+    port: config.port,
+    allowUwsFallback: config.allowUwsFallback,
+    metrics,
+    log,
+    readiness: { postgres: () => stores.sql`select 1`, state_store: () => stores.state.ping() },
+  });
+  const stores = life.add('stores', await openStores(config, log), (s) => s.close());
+
+  // Every outbound fetch goes through one policy: configured collaborators by name, the rest public only.
+  const policy = life.add('outbound policy', new OutboundPolicy({ allowPrivate: config.allowPrivateOutbound, trusted: [config.daiHost, config.contentOrigin, config.adServerUrl, config.transcoderUrl], log, metrics }), (p) => p.close());
+  const outbound = new OutboundClient(policy, { timeoutMs: 30_000 });
+  const fetchText = (url: string, signal: AbortSignal) => outbound.text(url, signal);
+
+  // Repositories, each built once.
+  const brandRepo = new BrandRepo(stores.sql);
+  const squeezeConfig = new SqueezeConfigRepo(stores.sql);
+  const configuredAds = new ConfiguredAdRepo(stores.sql);
+  const breakRepo = new BreakRepo(stores.sql);
+  const catalog = new CatalogRepo(stores.sql);
+  const feedConfigs = new FeedConfigRepo(stores.sql);
+
+  // In-process state the hot path reads, kept fresh through the state store's pub/sub.
+  const brands = life.add('brand cache', new BrandCache(() => brandRepo.all(), stores.state, log), (b) => b.stop());
+  await brands.start();
+  const eventConfigs = life.add('event config cache', new EventConfigCache(() => squeezeConfig.allEventSettings(), stores.state, log), (e) => e.stop());
+  await eventConfigs.start();
+  const streams = life.add('stream registry', new StreamRegistry(stores.state, log, config.streamIdleSec * 1000), (s) => s.close());
+  const board = life.add('break board', new BreakBoard(breakRepo, stores.state, log, metrics, config.breakRetentionSec * 1000), (b) => b.stop());
+  await board.start();
+
+  // Beacons: signed for players, forwarded once; DAI streams' beacons fired by the service.
+  if (!config.beaconSecret && config.redisUrl) log.warn('BEACON_SECRET is not set: each instance signs beacons with its own generated secret, so a beacon URL handed out by one instance is refused by the others');
+  const beacons = life.add('beacon forwarder', new BeaconForwarder({ claim: (key) => stores.state.setIfAbsent(key, '1', BEACON_TTL_MS), policy, dedupTtlMs: BEACON_TTL_MS, metrics, log }), (b) => b.close());
+  board.onSqueezed = daiBeaconFiring(beacons);
+
+  // Squeeze breaks: decide ads, start breaks, and the worker that has their segments composed.
+  const decider = new AdDecider({
+    configuredAds: async (eventId) => (await configuredAds.list({ event_id: eventId, page: 0, page_size: 500 })).results,
+    resolve: (url) => resolveAds({ url }, fetchText, { log }),
+    creativeAllowed: (uri) => policy.allows(uri),
+    log,
+  });
+  const breakService = new BreakService({ repo: breakRepo, config: squeezeConfig, decider, streams, board, fetchText, adServerUrl: config.adServerUrl, log });
+  const owner = `${process.pid}-${randomUUID().slice(0, 8)}`;
+  const transcoder = new TranscoderClient(config.transcoderUrl, outbound);
+  const breakWorker = new BreakWorker({ repo: breakRepo, board, transcoder, fetchText, log, metrics }, { owner, leaseMs: config.breakLeaseMs, tickMs: config.breakTickMs });
+  const puller = new FeedPuller(stores.sql, catalog, log, { policy, agent: policy.agent({ timeoutMs: 30_000, maxResponseSize: 200 * 1024 * 1024 }) });
+
+  // The management API.
+  const router = new Router({ log, metrics, bodyLimit: config.bodyLimitBytes, authenticate: createAuthenticator(config), inFlight: http.inFlight });
+  for (const routes of [
+    brandRoutes(brandRepo, brands),
+    squeezeConfigRoutes(squeezeConfig, eventConfigs),
+    configuredAdRoutes(configuredAds),
+    breakRoutes(breakService),
+    streamRoutes(streams),
+    catalogRoutes(catalog),
+    feedConfigRoutes(feedConfigs, () => void puller.tick()),
+  ]) {
+    for (const route of routes) router.add(route);
+  }
+  const openapi = JSON.stringify(openApiDocument(router.list(), { version, serverUrl: config.publicBaseUrl }));
+  router.add({ method: 'GET', pattern: '/api/v1/openapi.json', public: true, summary: 'This document', handler: async () => ({ body: openapi, headers: { 'Content-Type': 'application/json' } }) });
+  router.mount(http.app, '/api/v1');
+  router.mount(http.app, '/mrssfeed');
+
+  // The hot path and the player endpoints.
+  let baseUrl = config.publicBaseUrl;
+  const upstream = life.add('DAI upstream', new Upstream(config.daiHost, { deadlineMs: config.upstreamDeadlineMs }), (u) => u.close());
+  const manifestCache = life.add('manifest cache', new ManifestCache(), (c) => c.close());
+  const events = parts.events ?? eventConfigs;
+  new ManifestProxy(
+    { daiHost: config.daiHost, publicBaseUrl: config.publicBaseUrl, contentOrigin: config.contentOrigin, accessLogSampleRate: config.accessLogSampleRate },
+    { upstream, cache: manifestCache, events, streams, breaks: board, metrics, log, inFlight: http.inFlight },
+  ).mount(http.app);
+  new PlayerEndpoints({ board, streams, forwarder: beacons, beaconSecret: config.beaconSecret || persistentSecret(config.dataDir, 'beacon-secret'), publicBaseUrl: () => baseUrl, metrics, log }).mount(http.app);
+  new AdProxy(events, streams, metrics, log).mount(http.app);
+  http.mountFallback();
+
+  // Workers, then the listener: registered last, it is the first to stop (drained) on shutdown.
+  life.add('feed puller', puller, (p) => p.stop()).start();
+  life.add('break worker', breakWorker, (w) => w.stop()).start();
+  const { port, url } = await http.listen();
+  life.add('HTTP listener', http, (h) => h.drain(config.shutdownGraceMs));
+  // Listening on port 0 (tests): the derived base URL names the port actually bound.
+  if (new URL(baseUrl).port === '0') baseUrl = url;
+  log.info({ host: config.host, port, database: config.databaseUrl ? 'external' : 'embedded', state: stores.state.kind }, 'listening');
+
+  return {
+    config,
+    log,
+    stores,
+    metrics,
+    port,
+    url,
+    brands,
+    streams,
+    manifestCache,
+    puller,
+    breaks: board,
+    breakWorker,
+    beacons,
+    close: async () => {
+      await life.stopAll();
+      log.info('stopped');
+    },
+  };
+}

@@ -1,0 +1,30 @@
+/**
+ * Domain errors: what a repository or a service reports without knowing about HTTP. The HTTP layer
+ * turns each kind into its problem (lib/http/problem.ts); workers log them.
+ */
+export interface FieldError {
+  path: string;
+  message: string;
+}
+
+export type DomainErrorKind = 'not-found' | 'conflict' | 'invalid' | 'unavailable';
+
+export class DomainError extends Error {
+  override name = 'DomainError';
+  constructor(
+    readonly kind: DomainErrorKind,
+    message: string,
+    readonly errors?: FieldError[],
+  ) {
+    super(message);
+  }
+}
+
+export const notFound = (detail = 'no such resource') => new DomainError('not-found', detail);
+export const conflict = (detail: string) => new DomainError('conflict', detail);
+export const invalid = (detail: string, errors?: FieldError[]) => new DomainError('invalid', detail, errors);
+export const unavailable = (detail: string) => new DomainError('unavailable', detail);
+
+export function isDomainError(err: unknown): err is DomainError {
+  return err instanceof DomainError;
+}
