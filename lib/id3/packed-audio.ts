@@ -38,7 +38,7 @@ export function packedAudioTags(buf: Buffer): Id3TagResult[] {
   let base: number | undefined;
   let ticks = 0; // 90 kHz ticks of audio since `base`
   let held: Id3Tag[] = []; // tags met before any timestamp: they take the first one found
-  const emit = (tags: Id3Tag[]) => out.push(...tagResults(tags, { timescale: PTS_TIMESCALE, presentation_time: Math.round((base ?? 0) + ticks) }));
+  const emit = (tags: Id3Tag[], at = (base ?? 0) + ticks) => out.push(...tagResults(tags, { timescale: PTS_TIMESCALE, presentation_time: Math.round(at) }));
   for (let p = 0; p < buf.length; ) {
     const len = id3TagLength(buf, p);
     if (len) {
@@ -47,7 +47,7 @@ export function packedAudioTags(buf: Buffer): Id3TagResult[] {
       if (ts !== undefined) {
         base = ts;
         ticks = 0;
-        emit(held);
+        emit(held, ts);
         held = [];
       }
       if (base === undefined) held.push(tag);
@@ -65,6 +65,6 @@ export function packedAudioTags(buf: Buffer): Id3TagResult[] {
     if (next < 0) break;
     p = next;
   }
-  emit(held);
+  emit(held, 0); // never a timestamp: time unknown, reported as 0
   return out;
 }
