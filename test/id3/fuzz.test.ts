@@ -1,7 +1,7 @@
 import t from 'tap';
 import fc from 'fast-check';
 import { extractTags, mpdEvents, parseId3Tags } from '../../lib/id3/index.js';
-import { box, emsgV1, id3, pat, pes, pmt, text, tsSegment, AOM_ID3 } from './build.js';
+import { box, emsgV1, id3, pat, pes, pmt, text, tsSegment, AOM_ID3 } from '../helpers/id3-writer.js';
 
 const numRuns = Number(process.env.FUZZ_RUNS) || 300;
 const bytes = (max: number) => fc.uint8Array({ maxLength: max }).map((a) => Buffer.from(a));

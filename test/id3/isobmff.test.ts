@@ -1,6 +1,6 @@
 import t from 'tap';
 import { emsgTags, extractTags, parseEmsg } from '../../lib/id3/index.js';
-import { AOM_ID3, box, emsgV0, emsgV1, id3, largeBox, moof, text, txxx, u32 } from './build.js';
+import { AOM_ID3, box, emsgV0, emsgV1, id3, largeBox, moof, text, txxx, u32 } from '../helpers/id3-writer.js';
 
 const times = (buf: Buffer, trackTimescale?: number) => emsgTags(buf, { trackTimescale }).map((x) => [x.value, x.metadata.timescale, x.metadata.presentation_time]);
 const mdat = box('mdat', Buffer.alloc(32));

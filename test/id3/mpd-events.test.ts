@@ -1,7 +1,7 @@
 import t from 'tap';
 import { mpdEvents, mpdEventTags, segmentIndexAt } from '../../lib/id3/index.js';
 import { fixture } from '../helpers/fixtures.js';
-import { id3, txxx } from './build.js';
+import { id3, txxx } from '../helpers/id3-writer.js';
 
 t.test('EventStream events of a fixture MPD, with their stream scheme, value and timescale', async (t) => {
   const events = mpdEvents(fixture('dash/androidx-media/sample_mpd_event_stream.mpd'));

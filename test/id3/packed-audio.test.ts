@@ -1,6 +1,6 @@
 import t from 'tap';
 import { extractTags, packedAudioTags } from '../../lib/id3/index.js';
-import { id3, text, tsTimestamp } from './build.js';
+import { id3, text, tsTimestamp } from '../helpers/id3-writer.js';
 
 /** An ADTS frame of `len` bytes, 48 kHz, one raw data block (1024 samples = 1920 ticks at 90 kHz). */
 function adts(len: number): Buffer {

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { dashAdPod, dashPeriod, dashRendition, dashSegment, extractTags, hlsAdPod, hlsPlaylist, hlsRendition, hlsSegment, mpdEventTags, mpdEvents } from '../../lib/id3/index.js';
-import { AOM_ID3, emsgV1, id3, txxx } from './build.js';
+import { AOM_ID3, emsgV1, id3, txxx } from '../helpers/id3-writer.js';
 
 t.test('DASH form exactly as the spec writes it (rendtions spelling kept)', async (t) => {
   const mpd = `<MPD><Period id="dai_pod-1-ad-1"><EventStream schemeIdUri="urn:google:dai:2018" timescale="1000"><Event presentationTime="120" messageData="google_777"/></EventStream></Period></MPD>`;

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { parseId3Tag, parseId3Tags, id3TagLength, tagResults } from '../../lib/id3/index.js';
-import { frame, id3, priv, syncsafe, text, txxx, u32 } from './build.js';
+import { frame, id3, priv, syncsafe, text, txxx, u32 } from '../helpers/id3-writer.js';
 
 const at0 = { timescale: 90000, presentation_time: 0 };
 

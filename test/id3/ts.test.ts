@@ -1,6 +1,6 @@
 import t from 'tap';
 import { extractTags, tsTimedMetadata } from '../../lib/id3/index.js';
-import { id3, packets, pat, pes, pmt, text, tsSegment, txxx } from './build.js';
+import { id3, packets, pat, pes, pmt, text, tsSegment, txxx } from '../helpers/id3-writer.js';
 
 const values = (buf: Buffer) => tsTimedMetadata(buf).map((x) => [x.frame, x.value, x.metadata.presentation_time]);
 
