@@ -23,7 +23,9 @@ export function classifySection(s: SpliceInfoSection): Classified {
   const c = s.splice_command;
   if (c.name === 'splice_insert') {
     const kind = c.splice_event_cancel_indicator ? 'cancel' : c.out_of_network_indicator ? 'out' : 'in';
-    return { kind, event_id: c.splice_event_id, ...(c.break_duration !== undefined ? { duration_sec: c.break_duration } : {}) };
+    const out: Classified = { kind, event_id: c.splice_event_id };
+    if (c.break_duration !== undefined) out.duration_sec = c.break_duration;
+    return out;
   }
   const segs = s.splice_descriptors.filter((d): d is SegmentationDescriptor => d.name === 'segmentation_descriptor');
   if (segs.length === 0) return { kind: undefined };
@@ -34,7 +36,9 @@ export function classifySection(s: SpliceInfoSection): Classified {
     segs.find((d) => d.segmentation_event_cancel_indicator);
   if (!pick) return { kind: 'other', event_id: segs[0]!.segmentation_event_id };
   const kind = pick.segmentation_event_cancel_indicator ? 'cancel' : STARTS.has(pick.segmentation_type_id!) ? 'out' : 'in';
-  return { kind, event_id: pick.segmentation_event_id, ...(pick.segmentation_duration !== undefined ? { duration_sec: pick.segmentation_duration } : {}) };
+  const out: Classified = { kind, event_id: pick.segmentation_event_id };
+  if (pick.segmentation_duration !== undefined) out.duration_sec = pick.segmentation_duration;
+  return out;
 }
 
 /** The trigger-once key part from the binary: command + event id + adjusted PTS (or "immediate"). */

@@ -51,7 +51,7 @@ export function spliceInsert(r: BitReader, adjustment: number): SpliceInsert {
     const components: SpliceInsertComponent[] = [];
     for (let i = 0; i < count; i++) {
       const component_tag = r.bits(8);
-      components.push(c.splice_immediate_flag ? { component_tag, time_specified_flag: false } : { component_tag, ...spliceTime(r, adjustment) });
+      components.push(c.splice_immediate_flag ? { component_tag, time_specified_flag: false } : Object.assign({ component_tag }, spliceTime(r, adjustment)));
     }
     c.components = components;
   }
@@ -102,7 +102,7 @@ export function spliceSchedule(r: BitReader): { name: 'splice_schedule'; splice_
 
 /** §9.7.4 time_signal(): a splice_time() only; its meaning is in the descriptors. */
 export function timeSignal(r: BitReader, adjustment: number): TimeSignal {
-  return { name: 'time_signal', ...spliceTime(r, adjustment) };
+  return Object.assign({ name: 'time_signal' as const }, spliceTime(r, adjustment));
 }
 
 /** §9.7.6 private_command(): identifier, then the rest of splice_command_length as private bytes. */
@@ -110,12 +110,8 @@ export function privateCommand(r: BitReader, length: number): PrivateCommand {
   const identifier = r.bits(32);
   const bytes = r.bytesOf(Math.max(0, length - 4));
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const c: PrivateCommand = { name: 'private_command', identifier, private_bytes_hex: buf.toString('hex'), private_bytes_base64: buf.toString('base64') };
   const ascii = fourCc(identifier);
-  return {
-    name: 'private_command',
-    identifier,
-    ...(ascii ? { identifier_ascii: ascii } : {}),
-    private_bytes_hex: buf.toString('hex'),
-    private_bytes_base64: buf.toString('base64'),
-  };
+  if (ascii) c.identifier_ascii = ascii;
+  return c;
 }

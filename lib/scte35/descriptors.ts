@@ -12,7 +12,7 @@ const hex = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byt
 /** §10.3.3.1 segmentation_descriptor(), after identifier. */
 function segmentation(r: BitReader, base: { splice_descriptor_tag: number; descriptor_length: number; identifier: string }): SegmentationDescriptor {
   const d: SegmentationDescriptor = {
-    ...base,
+    splice_descriptor_tag: base.splice_descriptor_tag, descriptor_length: base.descriptor_length, identifier: base.identifier,
     name: 'segmentation_descriptor',
     segmentation_event_id: r.bits(32),
     segmentation_event_cancel_indicator: r.flag(),
@@ -67,19 +67,19 @@ function descriptor(r: BitReader, tag: number, length: number, identifier: numbe
   if (identifier === CUEI) {
     switch (tag) {
       case 0x00: // §10.3.1
-        return { ...base, name: 'avail_descriptor', provider_avail_id: r.bits(32) };
+        return { splice_descriptor_tag: base.splice_descriptor_tag, descriptor_length: base.descriptor_length, identifier: base.identifier, name: 'avail_descriptor', provider_avail_id: r.bits(32) };
       case 0x01: {
         // §10.3.2
         const preroll = r.bits(8);
         const dtmf_count = r.bits(3);
         r.skip(5);
         const chars = r.bytesOf(dtmf_count);
-        return { ...base, name: 'DTMF_descriptor', preroll, dtmf_count, dtmf_chars: Buffer.from(chars).toString('latin1') };
+        return { splice_descriptor_tag: base.splice_descriptor_tag, descriptor_length: base.descriptor_length, identifier: base.identifier, name: 'DTMF_descriptor', preroll, dtmf_count, dtmf_chars: Buffer.from(chars).toString('latin1') };
       }
       case 0x02:
         return segmentation(r, base);
       case 0x03: // §10.3.4
-        return { ...base, name: 'time_descriptor', TAI_seconds: r.bits(48), TAI_ns: r.bits(32), UTC_offset: r.bits(16) };
+        return { splice_descriptor_tag: base.splice_descriptor_tag, descriptor_length: base.descriptor_length, identifier: base.identifier, name: 'time_descriptor', TAI_seconds: r.bits(48), TAI_ns: r.bits(32), UTC_offset: r.bits(16) };
       case 0x04: {
         // §10.3.5
         const audio_count = r.bits(4);
@@ -93,11 +93,11 @@ function descriptor(r: BitReader, tag: number, length: number, identifier: numbe
           const full_srvc_audio = r.flag();
           components.push({ component_tag, ISO_code: Buffer.from(iso).toString('latin1'), bit_stream_mode, num_channels, full_srvc_audio });
         }
-        return { ...base, name: 'audio_descriptor', audio_count, components };
+        return { splice_descriptor_tag: base.splice_descriptor_tag, descriptor_length: base.descriptor_length, identifier: base.identifier, name: 'audio_descriptor', audio_count, components };
       }
     }
   }
-  return { ...base, name: 'unknown', private_bytes_hex: hex(r.bytesOf(r.bytesLeft)) };
+  return { splice_descriptor_tag: base.splice_descriptor_tag, descriptor_length: base.descriptor_length, identifier: base.identifier, name: 'unknown', private_bytes_hex: hex(r.bytesOf(r.bytesLeft)) };
 }
 
 /** The descriptor loop of descriptor_loop_length bytes starting at `start` (§9.6). */

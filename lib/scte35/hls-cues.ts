@@ -188,7 +188,7 @@ function finish(raws: Raw[], msn: number): HlsCue[] {
       if (oatcls) merged.push(oatcls);
       oatcls = r;
     } else if (oatcls && (r.dialect === 'cue-out' || r.dialect === 'cue-in') && r.b64 === undefined) {
-      merged.push({ ...r, b64: oatcls.b64, binaryTag: oatcls.tag });
+      merged.push(Object.assign({}, r, { b64: oatcls.b64, binaryTag: oatcls.tag }));
       oatcls = undefined;
     } else {
       merged.push(r);

@@ -38,7 +38,9 @@ function mpu(b: Uint8Array): MpuUpid | string {
   if (b.length < 4) return `0x${hex(b)}`;
   const id = ((b[0]! << 24) | (b[1]! << 16) | (b[2]! << 8) | b[3]!) >>> 0;
   const ascii = fourCc(id);
-  return { format_identifier: id, ...(ascii ? { format_identifier_ascii: ascii } : {}), private_data_hex: hex(b.subarray(4)) };
+  const m: MpuUpid = { format_identifier: id, private_data_hex: hex(b.subarray(4)) };
+  if (ascii) m.format_identifier_ascii = ascii;
+  return m;
 }
 
 /** §10.3.3.4 MID: a loop of (segmentation_upid_type 8, segmentation_upid_length 8, upid) filling the bytes. */

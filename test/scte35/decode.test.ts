@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap';
 import { decodeSplice, Scte35Error, tryDecodeSplice, type SegmentationDescriptor, type SpliceInsert } from '../../lib/scte35/index.js';
-import { header, section, spliceTimeHex, u32 } from './build.js';
+import { header, section, spliceTimeHex, u32 } from '../helpers/scte35.js';
 
 const seg = (d: unknown) => d as SegmentationDescriptor;
 

@@ -6,7 +6,7 @@
 import t from 'tap';
 import { classifySection, decodeSplice, readHlsCues, Scte35Error, tryDecodeSplice, type SpliceInsert } from '../../lib/scte35/index.js';
 import { fixture, fixtureFiles } from '../helpers/fixtures.js';
-import { header, section, spliceTimeHex, u32 } from './build.js';
+import { header, section, spliceTimeHex, u32 } from '../helpers/scte35.js';
 
 /** Every binary-carrying tag attribute of the HLS dialects (DESIGN.md §10). */
 const HLS_PAYLOAD = /^(?:#EXT-OATCLS-SCTE35:|#EXT-X-SPLICEPOINT-SCTE35:|#EXT-X-DATERANGE:.*SCTE35-(?:OUT|IN|CMD)=|#EXT-X-CUE-OUT-CONT:.*SCTE35=|#EXT-X-CUE:.*CUE=|#EXT-X?-SCTE35:.*CUE=)/;

@@ -2,7 +2,7 @@
 import fc from 'fast-check';
 import t from 'tap';
 import { decodeSplice, readHlsCues, Scte35Error, tryDecodeSplice } from '../../lib/scte35/index.js';
-import { section } from './build.js';
+import { section } from '../helpers/scte35.js';
 
 const numRuns = Number(process.env.FUZZ_RUNS ?? 500);
 

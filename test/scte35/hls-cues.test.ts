@@ -1,7 +1,7 @@
 import t from 'tap';
 import { readHlsCues, type HlsCue } from '../../lib/scte35/index.js';
 import { fixture } from '../helpers/fixtures.js';
-import { header, section, spliceTimeHex, u32 } from './build.js';
+import { header, section, spliceTimeHex, u32 } from '../helpers/scte35.js';
 
 const MEDIATAILOR = '/DAhAAAAAAAAAP/wEAUAAAHAf+9/fgAg9YDAAAAAAAA25aoh'; // splice_insert out, event 448, 24 s
 const PPO_START = '/DA0AAAAAAAA///wBQb+cr0AUAAeAhxDVUVJSAAAjn/PAAGlmbAICAAAAAAsoKGKNAIAmsnRfg=='; // 0x34, 307 s
