@@ -41,9 +41,13 @@ export function classifySection(s: SpliceInfoSection): Classified {
   return out;
 }
 
-/** The trigger-once key part from the binary: command + event id + adjusted PTS (or "immediate"). */
-export function sectionKey(s: SpliceInfoSection, eventId: number | undefined): string {
+/**
+ * The trigger-once key from the binary: command + event id + adjusted PTS. A cue without a PTS
+ * (splice_immediate, time_specified_flag 0) takes its segment's media sequence instead: encoders
+ * reuse event ids, so id alone would merge two breaks.
+ */
+export function sectionKey(s: SpliceInfoSection, eventId: number | undefined, mediaSequence: number): string {
   const c = s.splice_command;
-  const pts = 'pts_time_adjusted_ticks' in c && c.pts_time_adjusted_ticks !== undefined ? String(c.pts_time_adjusted_ticks) : 'immediate';
+  const pts = 'pts_time_adjusted_ticks' in c && c.pts_time_adjusted_ticks !== undefined ? String(c.pts_time_adjusted_ticks) : `msn${mediaSequence}`;
   return `${s.splice_command_type_name}:${eventId ?? '-'}:${pts}`;
 }

@@ -38,7 +38,7 @@ export interface HlsCue {
   elapsed_sec?: number;
   scte35?: SpliceInfoSection;
   error?: { code: Scte35ErrorCode; message: string; offset: number };
-  /** Trigger-once key: `daterange:<ID>`, else `<command>:<event id>:<adjusted pts>`, else `msn:<n>:<kind>`. */
+  /** Trigger-once key: `daterange:<ID>`, else `<command>:<event id>:<adjusted pts | msn<n>>`, else `msn:<n>:<kind>`. */
   key: string;
 }
 
@@ -156,7 +156,7 @@ function resolve(raw: Raw, msn: number): HlsCue {
       const c = classifySection(r.value);
       binKind = c.kind;
       binDuration = c.duration_sec;
-      binKey = sectionKey(r.value, c.event_id);
+      binKey = sectionKey(r.value, c.event_id, msn);
     } else {
       error = r.error.toJSON();
     }

@@ -79,8 +79,8 @@ t.test('a playlist mixing every dialect', async (t) => {
     ],
   );
   const [out, cont, cont2, , program, adobe, , , bare, badIn, badOther, pending] = cues;
-  t.match(out, { binary_tag: `#EXT-OATCLS-SCTE35:${MEDIATAILOR}`, duration_sec: 24, key: 'splice_insert:448:immediate', scte35: { splice_command: { splice_event_id: 448 } } });
-  t.match(cont, { elapsed_sec: 6, duration_sec: 24, key: out!.key }, 'binary duration before the CONT Duration; same key as its out');
+  t.match(out, { binary_tag: `#EXT-OATCLS-SCTE35:${MEDIATAILOR}`, duration_sec: 24, key: 'splice_insert:448:msn50', scte35: { splice_command: { splice_event_id: 448 } } });
+  t.match(cont, { elapsed_sec: 6, duration_sec: 24, key: 'splice_insert:448:msn51' }, 'binary duration before the CONT Duration; no PTS: keyed by its segment');
   t.match(cont2, { elapsed_sec: 12, duration_sec: 21, key: 'msn:52:cont' });
   t.match(program, { id: 'p1', key: 'daterange:p1' }, 'a program boundary never triggers even under SCTE35-OUT');
   t.match(adobe, { id: 'a1', duration_sec: 307, key: 'time_signal:1207959694:1924989008' }, 'binary duration before the tag DURATION');
@@ -186,4 +186,17 @@ t.test('lines as an array, CRLF, empty input', async (t) => {
   const crlf = readHlsCues('#EXTM3U\r\n#EXT-X-CUE-OUT:10\r\n#EXTINF:2,\r\na.ts\r\n');
   t.equal(crlf.segments[0]!.cues[0]!.duration_sec, 10);
   t.same(readHlsCues(['#EXTM3U', '#EXT-X-CUE-IN', '#EXTINF:2,', 'a.ts']).segments[0]!.cues[0]!.kind, 'in');
+});
+
+t.test('a reused event id without a PTS does not merge two breaks', async (t) => {
+  // splice_insert event 1, splice_immediate: two breaks an hour apart, both event 1 (fixtures reuse ids 1 and 2).
+  const imm = section(header(10, 0x05) + u32(1) + '7f' + 'df' + '0000' + '00' + '00' + '0000').toString('base64');
+  const text = ['#EXTM3U', '#EXT-X-MEDIA-SEQUENCE:7', `#EXT-X-SPLICEPOINT-SCTE35:${imm}`, '#EXTINF:2,', 'a.ts', '#EXTINF:2,', 'b.ts', `#EXT-X-SPLICEPOINT-SCTE35:${imm}`, '#EXTINF:2,', 'c.ts'].join('\n');
+  t.same(
+    all(text).map((c) => [c.kind, c.key]),
+    [
+      ['out', 'splice_insert:1:msn7'],
+      ['out', 'splice_insert:1:msn9'],
+    ],
+  );
 });
