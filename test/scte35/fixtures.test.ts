@@ -156,3 +156,13 @@ t.test('mp2ts-tools golden: the splice_insert it reports, rebuilt and decoded fi
 t.test('a Scte35Error is what the malformed samples raise', async (t) => {
   t.throws(() => decodeSplice('0xFC002F0000000000FF000014056FFFFFF000E011622DCAFF000052636200000000000A0008029896F50000008700000000'), Scte35Error);
 });
+
+t.test('Orange DASH cue: ad end 0x31, Call Ad Server 0x02 and ad start 0x30 in one cue → out (a start wins)', async (t) => {
+  const b = /<Binary>([^<]*)</.exec(fixture('dash/dash-mpd-rs/orange.mpd'))![1]!;
+  const s = decodeSplice(b);
+  t.same(
+    s.splice_descriptors.map((d) => (d.name === 'segmentation_descriptor' ? d.segmentation_type_id : -1)),
+    [0x30, 0x02, 0x31],
+  );
+  t.same(classifySection(s), { kind: 'out', event_id: 391691, duration_sec: 30 });
+});
