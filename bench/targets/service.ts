@@ -14,9 +14,9 @@ import { createLogger } from '../../lib/log/index.js';
 import { startService, type Service } from '../../lib/app.js';
 import { mintToken } from '../../lib/http/auth.js';
 import type { EventSettingsSource } from '../../lib/dai/event-settings.js';
-import { SqueezeConfigRepo } from '../../lib/squeeze/config-repo.js';
-import { BreakRepo, type NewSegment } from '../../lib/squeeze/break-repo.js';
-import { assignmentKey, placeOnTimeline } from '../../lib/squeeze/break-plan.js';
+import { SqueezeConfigRepo } from '../../lib/squeeze/config/repo.js';
+import { BreakRepo, type NewSegment } from '../../lib/squeeze/breaks/repo.js';
+import { assignmentKey, placeOnTimeline } from '../../lib/squeeze/breaks/plan.js';
 import { defaultShape } from '../../lib/sim/live-playlist.js';
 
 const simUrl = process.argv[2]!;

@@ -10,7 +10,7 @@ import { addressText, type HttpRequest, type HttpResponse, type TemplatedApp } f
 import type { Registry } from '../http/metrics.js';
 import type { Logger } from '../log/index.js';
 import type { EventSettingsSource } from './event-settings.js';
-import type { StreamRegistry, StreamTouch } from './streams.js';
+import type { StreamRegistry, StreamTouch } from '../streams/registry.js';
 
 export const EMPTY_VAST = '<?xml version="1.0" encoding="UTF-8"?>\n<VAST version="4.0"/>\n';
 const EMPTY_VAST_BYTES = Buffer.from(EMPTY_VAST);

@@ -3,7 +3,7 @@
  * DAI host; the stream is registered without the response waiting; the upstream body is rewritten
  * line by line as it arrives, or, with a live window, trimmed then rewritten in one pass over the
  * held playlist; concurrent requests for one upstream URL share one fetch. A squeeze break of the
- * event (lib/squeeze/break-board.ts, from memory) is applied last, as DESIGN.md §4 orders it.
+ * event (lib/squeeze/breaks/board.ts, from memory) is applied last, as DESIGN.md §4 orders it.
  */
 import type { HttpRequest, HttpResponse, TemplatedApp } from '../http/uws.js';
 import { Exchange, statusLine } from '../http/exchange.js';
@@ -18,7 +18,7 @@ import { Upstream, UpstreamError, type UpstreamSink } from './upstream.js';
 import { ManifestCache, type LoadDone, type Rendered } from './manifest-cache.js';
 import { BodySlab } from './body-slab.js';
 import type { EventSettings, EventSettingsSource } from './event-settings.js';
-import type { StreamRegistry } from './streams.js';
+import type { StreamRegistry } from '../streams/registry.js';
 import type { BreakSource } from './break-source.js';
 
 export interface ManifestProxyOptions {

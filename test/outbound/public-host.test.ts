@@ -5,7 +5,7 @@
  */
 import t from 'tap';
 import { OutboundClient, OutboundPolicy, type Lookup } from '../../lib/outbound/index.js';
-import { BeaconForwarder } from '../../lib/ads/beacon-forwarder.js';
+import { BeaconForwarder } from '../../lib/beacons/forwarder.js';
 import { resolveAds } from '../../lib/ads/resolve.js';
 import { publicHost, PUBLIC_V4, PUBLIC_V6 } from '../helpers/public-host.js';
 import { call } from '../helpers/http.js';

@@ -1,0 +1,30 @@
+/** `/api/v1/squeeze-configured-ad`: PUT creates, GET lists, POST updates by id, DELETE removes by id (spec, DESIGN.md §3). */
+import type { Route } from '../../http/router.js';
+import { bodyValidator, queryValidator } from '../../http/validate.js';
+import { adCreateInput, adDeleteInput, adListQuery, adUpdateInput } from './schema.js';
+import type { AdFields, ConfiguredAdRepo } from './repo.js';
+
+const PATH = '/api/v1/squeeze-configured-ad';
+
+export function configuredAdRoutes(repo: ConfiguredAdRepo): Route[] {
+  const validateCreate = bodyValidator<AdFields>(adCreateInput);
+  const validateUpdate = bodyValidator<AdFields & { id: number }>(adUpdateInput);
+  const validateDelete = bodyValidator<{ id: number }>(adDeleteInput);
+  const validateList = queryValidator<Parameters<ConfiguredAdRepo['list']>[0]>(adListQuery);
+  return [
+    { method: 'PUT', pattern: PATH, body: 'json', summary: 'Create a configured ad (409 on a duplicate (event_id, abid))', schema: { body: adCreateInput }, handler: async (_r, body) => ({ json: await repo.create(validateCreate(body)) }) },
+    { method: 'GET', pattern: PATH, summary: 'List configured ads: {results, total_results}', schema: { query: adListQuery }, handler: async (req) => ({ json: await repo.list(validateList(req.query)) }) },
+    {
+      method: 'POST',
+      pattern: PATH,
+      body: 'json',
+      summary: 'Update a configured ad by id (ad_duration is accepted for duration)',
+      schema: { body: adUpdateInput },
+      handler: async (_r, body) => {
+        const { id, ...fields } = validateUpdate(body);
+        return { json: await repo.update(id, fields) };
+      },
+    },
+    { method: 'DELETE', pattern: PATH, body: 'json', summary: 'Delete a configured ad; body {id}', schema: { body: adDeleteInput }, handler: async (_r, body) => ({ json: await repo.remove(validateDelete(body).id) }) },
+  ];
+}

@@ -1,0 +1,214 @@
+/**
+ * The live snapshot of squeeze breaks every instance keeps in memory (DESIGN.md §6): per event,
+ * the break windows and, per ad assignment, `content path → squeezeback URI` for ready outputs.
+ * Rebuilt from Postgres whenever any instance publishes a change (a new break, a ready output, an
+ * extension), so the hot path reads only memory and every instance renders the same manifest.
+ */
+import { keys, type StateStore } from '../../store/index.js';
+import { Reloader } from '../../store/reloader.js';
+import type { Logger } from '../../log/index.js';
+import type { Registry } from '../../http/metrics.js';
+import { applyBreakText, type BreakWindow } from '../../hls/index.js';
+import type { BreakSource } from '../../dai/break-source.js';
+import type { DecidedAd } from '../../ads/types.js';
+import type { TrackingPoint } from './plan.js';
+import { segmentPath } from './source.js';
+import type { BreakRepo, BreakRow } from './repo.js';
+import { TextMemo } from './text-memo.js';
+
+export interface LiveSegment {
+  uri: string;
+  events: TrackingPoint[];
+}
+
+export interface LiveAssignment {
+  key: string;
+  ads: DecidedAd[];
+  byPath: Map<string, LiveSegment>;
+  /** byPath looked up by the full URI a manifest carries, filled as renderings ask (null: not ready). */
+  byUri: Map<string, LiveSegment | null>;
+  /**
+   * Renderings by input playlist: the streams of an assignment mostly receive the same variant
+   * text from the DAI host, so the substitution runs once per distinct text, not once per stream.
+   */
+  rendered: TextMemo<Rendering>;
+}
+
+interface Rendering {
+  text: string;
+  points: TrackingPoint[];
+}
+
+const RENDERED_MAX = 512;
+/** Characters of input + output all renderings may hold together (≈ 2 bytes each). */
+const RENDERED_CHARS_MAX = 16 * 1024 * 1024;
+const FIRED_MAX = 200_000;
+
+/**
+ * A squeezed .ts can only stand in for a plain segment: byte ranges, fMP4 (EXT-X-MAP) and
+ * encrypted content keep their segments (the cue tags still mark the break).
+ */
+function substitutable(text: string): boolean {
+  return !text.includes('#EXT-X-BYTERANGE') && !text.includes('#EXT-X-MAP') && !/#EXT-X-KEY:METHOD=(?!NONE)/.test(text);
+}
+
+const BY_URI_MAX = 20_000;
+
+function lookup(a: LiveAssignment, uri: string): LiveSegment | undefined {
+  let s = a.byUri.get(uri);
+  if (s === undefined) {
+    s = a.byPath.get(segmentPath(uri)) ?? null;
+    if (a.byUri.size >= BY_URI_MAX) a.byUri.clear();
+    a.byUri.set(uri, s);
+  }
+  return s ?? undefined;
+}
+
+export interface LiveBreak {
+  id: string;
+  eventId: number;
+  status: BreakRow['status'];
+  window: BreakWindow;
+  assignments: Map<string, LiveAssignment>;
+  streamAssignments: Map<string, string>;
+  streamTracking: Map<string, Array<DecidedAd['tracking']>>;
+  defaultKey: string | undefined;
+}
+
+/** The ads of an assignment as one stream sees them: with that stream's own tracking when it has some. */
+export function adsForStream(b: LiveBreak, a: LiveAssignment, streamId: string): DecidedAd[] {
+  const own = b.streamTracking.get(streamId);
+  return own ? a.ads.map((ad, i) => ({ ...ad, tracking: own[i] ?? {} })) : a.ads;
+}
+
+/** Called when a stream's manifest carries squeezed segments with tracking points (DAI streams fire their own beacons). */
+export type SqueezedHook = (streamId: string, b: LiveBreak, a: LiveAssignment, points: TrackingPoint[]) => void;
+
+export class BreakBoard extends Reloader implements BreakSource {
+  generation = 0;
+  private byEvent = new Map<number, LiveBreak[]>();
+  private byId = new Map<string, LiveBreak>();
+  onSqueezed: SqueezedHook | undefined;
+  /** Tracking points already handed to onSqueezed, by stream and break: each is handed over once. */
+  private readonly fired = new Map<string, Set<string>>();
+  private renderedChars = 0;
+  /** What the last rebuild saw, so an unchanged snapshot keeps its generation (and the manifest cache). */
+  private signature = '';
+  private readonly notReady;
+
+  constructor(
+    private readonly repo: BreakRepo,
+    state: StateStore,
+    log: Logger,
+    metrics: Registry,
+    private readonly retentionMs: number,
+  ) {
+    super(keys.channel('squeeze-breaks'), state, log, 'squeeze breaks');
+    this.notReady = metrics.counter('squeeze_segments_not_ready_total', 'Break segments served as content because their squeezeback output was not ready').with();
+    metrics.gauge('squeeze_breaks_live', 'Breaks held in the live snapshot', () => this.byId.size);
+  }
+
+  forEvent(eventId: number): LiveBreak[] | undefined {
+    return this.byEvent.get(eventId);
+  }
+
+  get(breakId: string): LiveBreak | undefined {
+    return this.byId.get(breakId);
+  }
+
+  assignmentFor(b: LiveBreak, streamId: string | undefined): LiveAssignment | undefined {
+    const key = (streamId !== undefined && b.streamAssignments.get(streamId)) || b.defaultKey;
+    return key === undefined ? undefined : b.assignments.get(key);
+  }
+
+  /** The most recent break of the event that assigns ads to this stream. */
+  currentFor(eventId: number, streamId: string): { b: LiveBreak; a: LiveAssignment } | undefined {
+    const list = this.byEvent.get(eventId);
+    for (let i = (list?.length ?? 0) - 1; i >= 0; i--) {
+      const b = list![i]!;
+      const a = this.assignmentFor(b, streamId);
+      if (a) return { b, a };
+    }
+    return undefined;
+  }
+
+  /** Breaks that name this stream in a per-stream decision (for streams whose event is not known here). */
+  eventOfStream(streamId: string): number | undefined {
+    for (const b of this.byId.values()) if (b.streamAssignments.has(streamId)) return b.eventId;
+    return undefined;
+  }
+
+  apply(text: string, eventId: number, streamId: string | undefined, isContent: (uri: string) => boolean): string | undefined {
+    const list = this.byEvent.get(eventId);
+    if (!list) return undefined;
+    let out: string | undefined;
+    for (const b of list) {
+      const a = this.assignmentFor(b, streamId);
+      if (!a) continue;
+      const input = out ?? text;
+      let r = a.rendered.get(input);
+      if (!r) {
+        const squeeze = substitutable(input);
+        const applied = applyBreakText(input, b.window, (uri) => (squeeze ? lookup(a, uri)?.uri : undefined), isContent);
+        if (applied.notReady) this.notReady.inc(applied.notReady);
+        r = { text: applied.text, points: applied.squeezed.flatMap((uri) => lookup(a, uri)?.events ?? []) };
+        this.renderedChars += input.length + r.text.length;
+        if (a.rendered.size >= RENDERED_MAX || this.renderedChars > RENDERED_CHARS_MAX) this.forgetRenderings();
+        a.rendered.set(input, r);
+      }
+      out = r.text;
+      if (streamId !== undefined && this.onSqueezed && r.points.length) this.handOver(streamId, b, a, r.points);
+    }
+    return out;
+  }
+
+  private forgetRenderings(): void {
+    for (const b of this.byId.values()) for (const a of b.assignments.values()) a.rendered.clear();
+    this.renderedChars = 0;
+  }
+
+  private handOver(streamId: string, b: LiveBreak, a: LiveAssignment, points: TrackingPoint[]): void {
+    const key = `${streamId}|${b.id}`;
+    let done = this.fired.get(key);
+    if (!done) {
+      if (this.fired.size >= FIRED_MAX) this.fired.clear(); // the forwarder's own de-duplication still holds
+      done = new Set();
+      this.fired.set(key, done);
+    }
+    const fresh = points.filter((p) => !done.has(`${p.ad}:${p.event}`));
+    if (!fresh.length) return;
+    for (const p of fresh) done.add(`${p.ad}:${p.event}`);
+    this.onSqueezed!(streamId, b, a, fresh);
+  }
+
+  protected async rebuild(): Promise<void> {
+    const { breaks, ready } = await this.repo.board(this.retentionMs);
+    const signature = `${breaks.map((b) => `${b.id}:${b.status}:${b.updated_at.getTime()}`).join(',')}|${ready.length}|${ready.reduce((m, s) => Math.max(m, s.updated_at?.getTime() ?? 0), 0)}`;
+    if (signature === this.signature) return;
+    this.signature = signature;
+    const byId = new Map<string, LiveBreak>();
+    const byEvent = new Map<number, LiveBreak[]>();
+    for (const row of breaks) {
+      const assignments = new Map<string, LiveAssignment>(row.assignments.map((a) => [a.key, { key: a.key, ads: a.ads, byPath: new Map(), byUri: new Map(), rendered: new TextMemo<Rendering>() }]));
+      const b: LiveBreak = {
+        id: row.id,
+        eventId: row.event_id,
+        status: row.status,
+        window: { startMs: row.start_time.getTime(), endMs: row.end_time.getTime(), durationSec: row.break_duration },
+        assignments,
+        streamAssignments: new Map(Object.entries(row.stream_assignments)),
+        streamTracking: new Map(Object.entries(row.stream_tracking ?? {})),
+        defaultKey: row.default_assignment ?? undefined,
+      };
+      byId.set(b.id, b);
+      const list = byEvent.get(b.eventId) ?? [];
+      list.push(b);
+      byEvent.set(b.eventId, list);
+    }
+    for (const s of ready) byId.get(s.break_id)?.assignments.get(s.assignment)?.byPath.set(s.content_path, { uri: s.output_uri!, events: s.events });
+    this.byId = byId;
+    this.byEvent = byEvent;
+    this.renderedChars = 0;
+    this.generation++;
+  }
+}

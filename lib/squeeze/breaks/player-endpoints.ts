@@ -1,0 +1,117 @@
+/**
+ * Player-facing break endpoints (spec "Player-facing endpoints", "Events"; DESIGN.md §3, §6):
+ * `GET /vast?stream_id=` answers the VAST 4 document of the stream's current break with signed
+ * beacon URLs only; `/beacon` checks the signature, answers 200 at once and hands the original
+ * URL to the de-duplicating forwarder. DAI streams never call /vast: their beacons are fired by
+ * the service (./dai-beacons.ts).
+ */
+import type { HttpRequest, HttpResponse, TemplatedApp } from '../../http/uws.js';
+import { Exchange } from '../../http/exchange.js';
+import { problem, problemResponse, type ProblemCode } from '../../http/problem.js';
+import type { Registry } from '../../http/metrics.js';
+import type { Logger } from '../../log/index.js';
+import type { StreamRegistry } from '../../streams/registry.js';
+import { beaconUrl, verifyBeacon } from '../../ads/beacon.js';
+import type { BeaconForwarder } from '../../beacons/forwarder.js';
+import { writeVast } from '../../ads/vast-writer.js';
+import { TRACKING_EVENTS, type DecidedAd } from '../../ads/types.js';
+import { adsForStream, type BreakBoard, type LiveBreak } from './board.js';
+
+const STREAM_ID = /^[A-Za-z0-9._:~-]{1,256}$/;
+const XML = { 'Content-Type': 'application/xml', 'Cache-Control': 'no-store' };
+const EMPTY = writeVast([]);
+const BEACON_VALID_AFTER_BREAK_SEC = 3600;
+
+export interface PlayerEndpointsDeps {
+  board: BreakBoard;
+  streams: StreamRegistry;
+  forwarder: BeaconForwarder;
+  beaconSecret: string;
+  /** Absolute base of beacon URLs (PUBLIC_BASE_URL, else the listening address). */
+  publicBaseUrl: () => string;
+  metrics: Registry;
+  log: Logger;
+}
+
+function sendProblem(ex: Exchange, code: ProblemCode, detail: string): void {
+  const p = problemResponse(problem(code, detail));
+  ex.send(p.status, p.headers, p.body);
+}
+
+export class PlayerEndpoints {
+  private readonly beacons;
+  private readonly vasts;
+
+  constructor(private readonly deps: PlayerEndpointsDeps) {
+    const b = deps.metrics.counter('beacon_requests_total', 'Beacon requests by outcome');
+    this.beacons = { accepted: b.with({ outcome: 'accepted' }), rejected: b.with({ outcome: 'rejected' }) };
+    const v = deps.metrics.counter('vast_requests_total', 'VAST requests by outcome');
+    this.vasts = { ads: v.with({ outcome: 'ads' }), empty: v.with({ outcome: 'empty' }) };
+  }
+
+  mount(app: TemplatedApp): void {
+    app.get('/vast', (res, req) => this.vast(res, req));
+    const beacon = (res: HttpResponse, req: HttpRequest) => this.beacon(res, req);
+    app.get('/beacon', beacon);
+    app.head('/beacon', beacon);
+    app.post('/beacon', beacon);
+  }
+
+  private beacon(res: HttpResponse, req: HttpRequest): void {
+    const ex = new Exchange(res, req.getMethod() === 'head');
+    const verdict = verifyBeacon(req.getQuery() ?? '', this.deps.beaconSecret);
+    if (!verdict.ok) {
+      this.beacons.rejected.inc();
+      return sendProblem(ex, 'bad-beacon', `not a beacon this service signed (${verdict.reason})`);
+    }
+    this.beacons.accepted.inc();
+    this.deps.forwarder.enqueue(verdict.beacon);
+    // Any request body is not read: the connection closes after the answer.
+    ex.unreadBody = req.getMethod() === 'post';
+    ex.send(200, { 'Cache-Control': 'no-store', 'Content-Type': 'text/plain' }, '');
+  }
+
+  private vast(res: HttpResponse, req: HttpRequest): void {
+    const ex = new Exchange(res, false);
+    const streamId = new URLSearchParams(req.getQuery() ?? '').get('stream_id') ?? '';
+    if (!STREAM_ID.test(streamId)) return sendProblem(ex, 'bad-request', 'stream_id is required (1–256 characters of A-Z a-z 0-9 . _ : ~ -)');
+    const eventId = this.deps.board.eventOfStream(streamId);
+    if (eventId !== undefined) return this.answerVast(ex, streamId, eventId);
+    // Streams of an event-wide break: their event comes from the stream record.
+    this.deps.streams.get(streamId).then(
+      (s) => this.answerVast(ex, streamId, s?.event_id ?? undefined),
+      (err: Error) => {
+        this.deps.log.warn({ err: err.message }, '/vast: stream lookup failed; answering an empty VAST');
+        this.answerVast(ex, streamId, undefined);
+      },
+    );
+  }
+
+  private answerVast(ex: Exchange, streamId: string, eventId: number | undefined): void {
+    const found = eventId === undefined ? undefined : this.deps.board.currentFor(eventId, streamId);
+    if (!found || !isCurrent(found.b)) {
+      this.vasts.empty.inc();
+      ex.send(200, XML, EMPTY);
+      return;
+    }
+    this.vasts.ads.inc();
+    // Signed for this break, valid until an hour after it ends.
+    const scope = { breakId: found.b.id, expires: Math.floor(found.b.window.endMs / 1000) + BEACON_VALID_AFTER_BREAK_SEC };
+    ex.send(200, XML, writeVast(adsForStream(found.b, found.a, streamId).map((ad) => this.signed(ad, streamId, scope))));
+  }
+
+  /** The ad with every tracking URL replaced by its signed beacon URL: players never see the originals. */
+  private signed(ad: DecidedAd, streamId: string, scope: { breakId: string; expires: number }): DecidedAd {
+    const tracking: DecidedAd['tracking'] = {};
+    for (const event of TRACKING_EVENTS) {
+      const urls = ad.tracking[event];
+      if (urls?.length) tracking[event] = urls.map((url) => beaconUrl(this.deps.publicBaseUrl(), this.deps.beaconSecret, { url, streamId, event, ...scope }));
+    }
+    return { ...ad, tracking };
+  }
+}
+
+function isCurrent(b: LiveBreak): boolean {
+  const now = Date.now();
+  return b.status !== 'failed' && now < b.window.endMs && now >= b.window.startMs - 60_000;
+}

@@ -1,0 +1,183 @@
+/**
+ * The ad-break lifecycle (DESIGN.md §3, §6): start (decide ads, plan the window, persist, publish),
+ * show, extend, terminate. The break worker moves it on from there (active → completed | failed).
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '../../log/index.js';
+import { conflict, invalid, notFound } from '../../errors/index.js';
+import type { StreamRegistry, Stream } from '../../streams/registry.js';
+import type { SqueezeConfigRepo } from '../config/repo.js';
+import type { AdDecider, Decision } from './decide.js';
+import type { BreakBoard } from './board.js';
+import type { BreakRepo, BreakRow, SegmentRow } from './repo.js';
+import { planSegments } from './plan.js';
+import { readSource, type FetchText } from './source.js';
+import { MAX_TOTAL_BREAK_SEC, type BreakInput } from './schema.js';
+
+type Json = Record<string, unknown>;
+
+const DEFAULT_SEGMENT_SEC = 6;
+const PROBE_MS = 2000;
+const BREAK_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export interface BreakServiceDeps {
+  repo: BreakRepo;
+  config: SqueezeConfigRepo;
+  decider: AdDecider;
+  streams: StreamRegistry;
+  board: BreakBoard;
+  fetchText: FetchText;
+  adServerUrl: string;
+  log: Logger;
+}
+
+export class BreakService {
+  constructor(private readonly deps: BreakServiceDeps) {}
+
+  private async event(input: BreakInput): Promise<Json> {
+    if (input.event_id !== undefined) {
+      const e = await this.deps.config.getEvent(input.event_id);
+      if (input.asset_id !== undefined && e['asset_id'] !== input.asset_id) throw invalid('event_id and asset_id name different events');
+      return e;
+    }
+    return this.deps.config.getEventByAsset(input.asset_id!);
+  }
+
+  /**
+   * Where the break starts: the next segment boundary of the source's live edge (so the first break
+   * segment is whole), and the segment duration the plan uses. Falls back to now and 6 s.
+   */
+  private async window(sourceUri: string): Promise<{ startMs: number; segmentSec: number }> {
+    const now = Date.now();
+    try {
+      // One variant tells the live edge and the segment duration.
+      const [first] = await readSource(sourceUri, this.deps.fetchText, AbortSignal.timeout(PROBE_MS), 1);
+      const last = first?.segments.at(-1);
+      if (!first || !last) return { startMs: now, segmentSec: DEFAULT_SEGMENT_SEC };
+      const seg = last.durationSec || first.targetSec;
+      let start = last.pdtMs + last.durationSec * 1000;
+      if (start < now) start += Math.ceil((now - start) / (seg * 1000)) * seg * 1000;
+      return { startMs: Math.round(start), segmentSec: first.targetSec || seg };
+    } catch (err) {
+      this.deps.log.warn({ err: (err as Error).message, sourceUri }, 'break: source playlist unreadable; planning from now');
+      return { startMs: now, segmentSec: DEFAULT_SEGMENT_SEC };
+    }
+  }
+
+  async create(input: BreakInput, target: 'event' | 'streams'): Promise<Json> {
+    const event = await this.event(input);
+    const eventId = event['id'] as number;
+    const live = await this.deps.repo.liveOnEvent(eventId);
+    // Checked before any ad request is spent; the unique index decides the race at insert time.
+    if (live) throw conflict(`event ${eventId} already has a break in progress (${live.id})`);
+    const id = randomUUID();
+    const adTag = (event['ad_tag'] ?? {}) as Json;
+    const decideInput = {
+      eventId,
+      breakId: id,
+      durationSec: input.break_duration,
+      abid: input.abid,
+      geo: input.geo_lang_loc,
+      adRequest: { adServerUrl: this.deps.adServerUrl, adTag, override: event['ad_tag_override'] as Json | undefined, caid: (event['caid'] as string | undefined) ?? undefined, assetId: event['asset_id'] as string },
+    };
+    const [win, decision] = await Promise.all([
+      this.window(event['source_uri'] as string),
+      target === 'event' ? this.deps.decider.forEvent(decideInput) : this.streamsOf(eventId, input.stream_ids, Number(event['max_concurrent_streams'] ?? 0)).then((s) => this.deps.decider.forStreams(decideInput, s.map((x) => ({ streamId: x.stream_id, targeting: x.fw_params, vprn: x.vprn ?? undefined, pvrn: x.pvrn ?? undefined })))),
+    ]);
+    // Never over the tail of the previous break (a terminated one runs to its next segment boundary).
+    const previousEnd = (await this.deps.repo.lastEnd(eventId))?.getTime() ?? 0;
+    if (previousEnd > win.startMs) win.startMs = previousEnd;
+    const row = await this.deps.repo.insert({
+      id,
+      event_id: eventId,
+      target,
+      status: decision.assignments.length ? 'scheduled' : 'failed',
+      start_time: new Date(win.startMs),
+      end_time: new Date(win.startMs + input.break_duration * 1000),
+      break_duration: input.break_duration,
+      segment_sec: win.segmentSec,
+      layout: input.layout ?? (event['layout'] as string | undefined) ?? 'dualbox',
+      abid: input.abid ?? null,
+      geo_lang_loc: input.geo_lang_loc ?? null,
+      decision_source: decision.source,
+      reason: decision.assignments.length ? (decision.reason ?? null) : `no ads: ${decision.reason ?? 'nothing decided'}`,
+      assignments: decision.assignments,
+      stream_assignments: decision.streamAssignments,
+      default_assignment: decision.defaultKey ?? null,
+      stream_tracking: decision.streamTracking,
+      settings: event,
+    });
+    this.deps.log.info({ breakId: id, eventId, status: row.status, source: decision.source, streams: Object.keys(decision.streamAssignments).length }, 'break started');
+    await this.deps.board.changed();
+    return this.view(row, [], decision);
+  }
+
+  /** The DAI streams a PUT squeezes: the event's live streams or the named ones, at most `max_concurrent_streams` (0 = all). */
+  private async streamsOf(eventId: number, ids: string[] | undefined, max: number): Promise<Stream[]> {
+    // A named stream of another event is not this break's to squeeze.
+    const streams = ids ? (await this.deps.streams.load(ids)).filter((s) => s.event_id === eventId) : await this.deps.streams.streamsOf(eventId);
+    return max > 0 ? streams.slice(0, max) : streams;
+  }
+
+  async get(id: string): Promise<Json> {
+    const row = await this.deps.repo.get(checkId(id));
+    return this.view(row, await this.deps.repo.segments(row.id));
+  }
+
+  async extend(id: string, additionalSec: number): Promise<Json> {
+    const row = await this.deps.repo.extend(checkId(id), additionalSec, MAX_TOTAL_BREAK_SEC);
+    await this.deps.board.changed();
+    return this.view(row, await this.deps.repo.segments(row.id));
+  }
+
+  /** Ends a live break at the next segment boundary (cue-in follows); an ended break is shown as it is. */
+  async terminate(id: string): Promise<Json> {
+    const b = await this.deps.repo.get(checkId(id));
+    if (b.status !== 'scheduled' && b.status !== 'active') return this.view(b, await this.deps.repo.segments(b.id));
+    const start = b.start_time.getTime();
+    const segMs = b.segment_sec * 1000;
+    const boundary = start + Math.max(0, Math.ceil((Date.now() - start) / segMs)) * segMs;
+    const row = await this.deps.repo.terminate(b.id, new Date(boundary));
+    await this.deps.board.changed();
+    return this.view(row, await this.deps.repo.segments(row.id));
+  }
+
+  view(b: BreakRow, segments: SegmentRow[], decision?: Decision): Json {
+    const planned = planSegments(b.start_time.getTime(), b.break_duration, b.segment_sec);
+    const byIndex = new Map<number, SegmentRow[]>();
+    for (const s of segments) byIndex.set(s.idx, [...(byIndex.get(s.idx) ?? []), s]);
+    const def = b.assignments.find((a) => a.key === b.default_assignment) ?? b.assignments[0];
+    return {
+      break_id: b.id,
+      status: b.status,
+      event_id: b.event_id,
+      asset_id: b.settings['asset_id'],
+      target: b.target,
+      start_time: b.start_time.toISOString(),
+      end_time: b.end_time.toISOString(),
+      break_duration: b.break_duration,
+      layout: b.layout,
+      abid: b.abid,
+      geo_lang_loc: b.geo_lang_loc,
+      decision: { source: b.decision_source, reason: b.reason },
+      ads: (def?.ads ?? []).map((a) => ({ ad_id: a.adId, uri: a.uri, duration: a.durationSec })),
+      assignments: b.assignments.map((a) => ({ key: a.key, source: a.source, ads: a.ads.length, streams: Object.values(b.stream_assignments).filter((k) => k === a.key).length })),
+      streams: decision ? Object.keys(decision.streamAssignments).length : Object.keys(b.stream_assignments).length,
+      segments: planned.map((p) => {
+        const rows = byIndex.get(p.index) ?? [];
+        const ready = rows.filter((r) => r.status === 'ready');
+        const status = rows.length && ready.length === rows.length ? 'ready' : rows.some((r) => r.status === 'failed') ? 'failed' : 'pending';
+        const out: Json = { index: p.index, expected_start: new Date(p.startMs).toISOString(), duration: p.durationSec, status, outputs: ready.length, planned_outputs: rows.length };
+        if (ready[0]?.output_uri) out['uri'] = ready[0].output_uri;
+        return out;
+      }),
+      created_at: b.created_at.toISOString(),
+      updated_at: b.updated_at.toISOString(),
+    };
+  }
+}
+
+function checkId(id: string): string {
+  if (!BREAK_ID.test(id)) throw notFound(`break ${id.slice(0, 64)} does not exist`);
+  return id;
+}

@@ -1,0 +1,95 @@
+/**
+ * The event's source playlists as the break worker follows them (DESIGN.md §6): `source_uri` is a
+ * master or a media playlist; a master's variants and renditions are each read. Segments are
+ * keyed by their path, the same path the DAI variant carries after the root-relative → origin
+ * rewrite, so a squeezed output found here replaces the right line in every stream's manifest.
+ */
+import { parseMedia, programDateTimes, splitLines, attribute, tagName } from '../../hls/index.js';
+
+export interface SourceSegment {
+  uri: string;
+  path: string;
+  pdtMs: number;
+  durationSec: number;
+}
+
+export interface SourcePlaylist {
+  uri: string;
+  targetSec: number;
+  segments: SourceSegment[];
+}
+
+export type FetchText = (url: string, signal: AbortSignal) => Promise<string>;
+
+const MAX_VARIANTS = 16;
+
+/**
+ * The path of a segment URI (absolute or root-relative), without query or fragment: the key that
+ * ties a source segment to the line of every stream's manifest. Plain string work, as the hot path
+ * calls it for every break segment it renders.
+ */
+export function segmentPath(uri: string): string {
+  let start = 0;
+  const scheme = uri.indexOf('://');
+  if (scheme !== -1 && scheme < 10) {
+    start = scheme + 3;
+    while (start < uri.length && !'/?#'.includes(uri[start]!)) start++;
+    if (start === uri.length || uri[start] !== '/') return '/';
+  }
+  const q = uri.indexOf('?', start);
+  const h = uri.indexOf('#', start);
+  const end = q === -1 ? (h === -1 ? uri.length : h) : h === -1 ? q : Math.min(q, h);
+  return start === 0 && end === uri.length ? uri : uri.slice(start, end);
+}
+
+/** Variant and rendition playlist URIs of a master playlist, resolved against it. */
+export function masterVariants(text: string, base: string): string[] {
+  const out = new Set<string>();
+  let expectUri = false;
+  for (const line of splitLines(text)) {
+    const l = line.trim();
+    if (!l) continue;
+    if (l.startsWith('#')) {
+      const name = tagName(l);
+      if (name === '#EXT-X-STREAM-INF') expectUri = true;
+      else if (name === '#EXT-X-MEDIA') {
+        // Audio renditions are composed too (the ad's sound); subtitles and captions are not media to squeeze.
+        const attrs = l.slice(name.length + 1);
+        const uri = attribute(attrs, 'URI');
+        const type = attribute(attrs, 'TYPE');
+        if (uri && type !== 'SUBTITLES' && type !== 'CLOSED-CAPTIONS') out.add(new URL(uri, base).toString());
+      }
+      continue;
+    }
+    if (expectUri) out.add(new URL(l, base).toString());
+    expectUri = false;
+  }
+  return [...out].slice(0, MAX_VARIANTS);
+}
+
+export function mediaSegments(text: string, base: string): SourcePlaylist {
+  // CRLF and blank lines are valid (RFC 8216 §4.1) but not segments.
+  const lines = splitLines(text.replace(/\r\n?/g, '\n')).filter((l) => l.trim() !== '');
+  const p = parseMedia(lines);
+  const times = programDateTimes(p.segments);
+  const segments: SourceSegment[] = [];
+  p.segments.forEach((s, i) => {
+    const t = times[i];
+    if (t === undefined) return;
+    const uri = new URL(s.uri, base).toString();
+    // Keyed by the path as written when it is absolute or root-relative (what the DAI variant carries), not a normalised form.
+    const path = s.uri.startsWith('/') && !s.uri.startsWith('//') ? segmentPath(s.uri) : /^https?:\/\//i.test(s.uri) ? segmentPath(s.uri) : segmentPath(uri);
+    segments.push({ uri, path, pdtMs: t, durationSec: s.duration });
+  });
+  return { uri: base, targetSec: p.targetDuration || 6, segments };
+}
+
+/** Reads the source (master → its variants, at most `maxVariants`) into media playlists; a variant that fails is skipped. */
+export async function readSource(sourceUri: string, fetchText: FetchText, signal: AbortSignal, maxVariants = MAX_VARIANTS): Promise<SourcePlaylist[]> {
+  const text = await fetchText(sourceUri, signal);
+  if (!text.trimStart().startsWith('#EXTM3U')) throw new Error('the source is not an HLS playlist');
+  if (!/#EXT-X-STREAM-INF/.test(text)) return [mediaSegments(text, sourceUri)];
+  const variants = masterVariants(text, sourceUri).slice(0, maxVariants);
+  const results = await Promise.allSettled(variants.map(async (v) => mediaSegments(await fetchText(v, signal), v)));
+  return results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+}

@@ -1,0 +1,122 @@
+/** Squeeze brand and event configuration in Postgres; an event's effective config is its brand's, overridden by its own fields. */
+import type { Sql } from '../../store/index.js';
+import { notFound } from '../../errors/index.js';
+import { rethrowViolation } from '../../store/pg-errors.js';
+import { brandDefaults, brandFields } from './schema.js';
+
+type Json = Record<string, unknown>;
+
+export interface BrandConfigInput extends Json {
+  brand_id: string | number;
+}
+
+export interface EventConfigInput extends Json {
+  asset_id: string;
+  source_uri: string;
+  brand_config_id: string | number;
+  caid?: string;
+}
+
+export interface EventSettingsRow {
+  id: number;
+  asset_id: string;
+  caid: string | null;
+  windows_segs: number;
+  live_edge_delay_segments: number;
+  content_origin: string | null;
+}
+
+const BRAND_KEYS = Object.keys(brandFields);
+
+function isPlainObject(v: unknown): v is Json {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Objects merge key by key; anything else replaces. */
+export function deepMerge(...layers: Json[]): Json {
+  const out: Json = {};
+  for (const layer of layers) {
+    for (const [k, v] of Object.entries(layer)) {
+      if (v === undefined) continue;
+      out[k] = isPlainObject(v) && isPlainObject(out[k]) ? deepMerge(out[k] as Json, v) : v;
+    }
+  }
+  return out;
+}
+
+function pick(obj: Json, keys: string[]): Json {
+  return Object.fromEntries(keys.filter((k) => obj[k] !== undefined).map((k) => [k, obj[k]]));
+}
+
+export class SqueezeConfigRepo {
+  constructor(private readonly sql: Sql) {}
+
+  /** PUT semantics: the brand's config is replaced by what was sent; unset fields take the defaults. */
+  async upsertBrand(input: BrandConfigInput): Promise<Json> {
+    const brandId = String(input.brand_id);
+    const config = { brand_id: input.brand_id, ...pick(input, BRAND_KEYS) };
+    const [row] = await this.sql<{ config: Json }[]>`
+      insert into squeeze_brand_config (brand_id, config) values (${brandId}, ${this.sql.json(config as never)})
+      on conflict (brand_id) do update set config = excluded.config, updated_at = now()
+      returning config`;
+    return this.brandView(row!.config);
+  }
+
+  async getBrand(brandId: string): Promise<Json> {
+    const [row] = await this.sql<{ config: Json }[]>`select config from squeeze_brand_config where brand_id = ${brandId}`;
+    if (!row) throw notFound(`brand config ${brandId} does not exist`);
+    return this.brandView(row.config);
+  }
+
+  private brandView(config: Json): Json {
+    return { id: config['brand_id'], ...deepMerge(brandDefaults, config) };
+  }
+
+  /** Upsert by asset_id. 404 when the brand config does not exist, 409 when another event has the caid. */
+  async upsertEvent(input: EventConfigInput): Promise<Json> {
+    const brandId = String(input.brand_config_id);
+    const { id: _ignored, ...config } = input;
+    const caid = input.caid ?? null;
+    try {
+      const [row] = await this.sql<{ id: number }[]>`
+        insert into squeeze_event_config (asset_id, caid, brand_config_id, config)
+        values (${input.asset_id}, ${caid}, ${brandId}, ${this.sql.json(config as never)})
+        on conflict (asset_id) do update set caid = excluded.caid, brand_config_id = excluded.brand_config_id, config = excluded.config, updated_at = now()
+        returning id`;
+      return this.getEvent(row!.id);
+    } catch (err) {
+      rethrowViolation(err, { foreignKey: `brand config ${brandId} does not exist`, unique: `another event already uses caid ${caid}` });
+    }
+  }
+
+  async getEvent(id: number): Promise<Json> {
+    const [row] = await this.sql<{ id: number; config: Json; brand: Json }[]>`
+      select e.id, e.config, b.config as brand from squeeze_event_config e join squeeze_brand_config b on b.brand_id = e.brand_config_id where e.id = ${id}`;
+    if (!row) throw notFound(`event config ${id} does not exist`);
+    return effective(row.id, row.config, row.brand);
+  }
+
+  async getEventByAsset(assetId: string): Promise<Json> {
+    const [row] = await this.sql<{ id: number }[]>`select id from squeeze_event_config where asset_id = ${assetId}`;
+    if (!row) throw notFound(`no event config for asset_id ${assetId}`);
+    return this.getEvent(row.id);
+  }
+
+  /** What the hot path needs of every event, for the in-memory cache. */
+  async allEventSettings(): Promise<EventSettingsRow[]> {
+    return this.sql<EventSettingsRow[]>`
+      select id, asset_id, caid,
+        coalesce((config->>'windows_segs')::int, 0) as windows_segs,
+        coalesce((config->>'live_edge_delay_segments')::int, 0) as live_edge_delay_segments,
+        config->>'content_origin' as content_origin
+      from squeeze_event_config`;
+  }
+}
+
+/** The event's effective configuration: defaults ← brand ← event overrides. */
+export function effective(id: number, event: Json, brand: Json): Json {
+  const brandLayer = pick(brand, BRAND_KEYS);
+  const overrides = pick(event, BRAND_KEYS);
+  const own = Object.fromEntries(Object.entries(event).filter(([k]) => !BRAND_KEYS.includes(k)));
+  return { id, ...own, windows_segs: event['windows_segs'] ?? 0, live_edge_delay_segments: event['live_edge_delay_segments'] ?? 0, ...deepMerge(brandDefaults, brandLayer, overrides) };
+}

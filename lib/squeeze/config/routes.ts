@@ -1,0 +1,63 @@
+/** Squeeze configuration endpoints (spec "Squeeze configuration and ad-break operations", configuration rows). */
+import type { Route } from '../../http/router.js';
+import { badRequest } from '../../http/problem.js';
+import { bodyValidator, idParam, queryValidator } from '../../http/validate.js';
+import { brandConfigInput, eventConfigInput, eventConfigQuery } from './schema.js';
+import type { BrandConfigInput, EventConfigInput, SqueezeConfigRepo } from './repo.js';
+import type { EventConfigCache } from './event-cache.js';
+
+const BRAND = '/api/v1/squeeze-brand-config';
+const EVENT = '/api/v1/squeeze-event-config';
+
+export function squeezeConfigRoutes(repo: SqueezeConfigRepo, events: EventConfigCache): Route[] {
+  const validateBrand = bodyValidator<BrandConfigInput>(brandConfigInput);
+  const validateEvent = bodyValidator<EventConfigInput>(eventConfigInput);
+  const validateEventQuery = queryValidator<{ asset_id: string }>(eventConfigQuery);
+  return [
+    {
+      method: 'PUT',
+      pattern: BRAND,
+      body: 'json',
+      summary: 'Create or replace a squeeze brand config (keyed by brand_id; the answer carries id = brand_id)',
+      schema: { body: brandConfigInput },
+      handler: async (_req, body) => {
+        const input = validateBrand(body);
+        if (input['id'] !== undefined && String(input['id']) !== String(input.brand_id)) throw badRequest('id, when given, must equal brand_id');
+        const stored = await repo.upsertBrand(input);
+        await events.changed();
+        return { json: stored };
+      },
+    },
+    {
+      method: 'GET',
+      pattern: `${BRAND}/:brand_id`,
+      summary: 'Show a squeeze brand config with defaults applied',
+      handler: async (req) => ({ json: await repo.getBrand(req.params['brand_id']!) }),
+    },
+    {
+      method: 'PUT',
+      pattern: EVENT,
+      body: 'json',
+      summary: 'Create or replace a squeeze event config (keyed by asset_id); answers the effective config with its id',
+      schema: { body: eventConfigInput },
+      handler: async (_req, body) => {
+        const stored = await repo.upsertEvent(validateEvent(body));
+        await events.changed();
+        return { json: stored };
+      },
+    },
+    {
+      method: 'GET',
+      pattern: EVENT,
+      summary: 'The effective (brand-merged) event config for an asset_id',
+      schema: { query: eventConfigQuery },
+      handler: async (req) => ({ json: await repo.getEventByAsset(validateEventQuery(req.query).asset_id) }),
+    },
+    {
+      method: 'GET',
+      pattern: `${EVENT}/:id`,
+      summary: 'The effective (brand-merged) event config by id',
+      handler: async (req) => ({ json: await repo.getEvent(idParam(req.params['id'])) }),
+    },
+  ];
+}

@@ -1,0 +1,45 @@
+/** Operator read APIs over the stream model: who is watching an event, and one stream. */
+import type { Route } from '../http/router.js';
+import { notFound } from '../http/problem.js';
+import { queryValidator } from '../http/validate.js';
+import type { StreamRegistry } from './registry.js';
+
+const listQuery = {
+  type: 'object',
+  required: ['event_id'],
+  properties: {
+    event_id: { type: 'integer', minimum: 1, maximum: 2147483647 },
+    page: { type: 'integer', minimum: 0, maximum: 1000000, default: 0 },
+    page_size: { type: 'integer', minimum: 1, maximum: 500, default: 50 },
+  },
+} as const;
+
+export function streamRoutes(streams: StreamRegistry): Route[] {
+  const validateList = queryValidator<{ event_id: number; page: number; page_size: number }>(listQuery);
+  return [
+    {
+      method: 'GET',
+      pattern: '/api/v1/streams',
+      summary: "An event's live streams, oldest first: {results, total_results}",
+      schema: { query: listQuery },
+      handler: async (req) => {
+        const q = validateList(req.query);
+        await streams.flush(); // include touches of the last second
+        const ids = await streams.streamIdsOf(q.event_id);
+        const page = ids.slice(q.page * q.page_size, (q.page + 1) * q.page_size);
+        return { json: { results: await streams.load(page), total_results: ids.length } };
+      },
+    },
+    {
+      method: 'GET',
+      pattern: '/api/v1/streams/:stream_id',
+      summary: 'One stream: event, targeting (fw_params), vprn, pvrn, client IP, last seen',
+      handler: async (req) => {
+        await streams.flush();
+        const s = await streams.get(req.params['stream_id']!);
+        if (!s) throw notFound(`stream ${req.params['stream_id']} is not known (or has expired)`);
+        return { json: s };
+      },
+    },
+  ];
+}

@@ -1,0 +1,97 @@
+/** The stream model and event registry: expiry, 10,000 streams in one event, the operator read APIs. */
+import t from 'tap';
+import { StreamRegistry } from '../../lib/streams/registry.js';
+import { MemoryStateStore, RedisStateStore, type StateStore } from '../../lib/store/index.js';
+import { createLogger } from '../../lib/log/index.js';
+import { call } from '../helpers/http.js';
+import { freshSchemaUrl, needServices, startTestService, token, REDIS_URL, REDIS_KEY_PREFIX } from '../helpers/services.js';
+
+const log = createLogger('silent');
+
+/** Counts the state-store round trips a piece of code makes. */
+function counting(store: StateStore): { store: StateStore; calls: string[] } {
+  const calls: string[] = [];
+  const proxy = new Proxy(store, {
+    get(target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver) as unknown;
+      if (typeof v !== 'function') return v;
+      return (...args: unknown[]) => {
+        if (prop !== 'batch') calls.push(String(prop));
+        const r = (v as (...a: unknown[]) => unknown).apply(target, args);
+        if (prop === 'batch') {
+          const b = r as { exec: () => Promise<void> };
+          const exec = b.exec.bind(b);
+          b.exec = () => (calls.push('batch.exec'), exec());
+        }
+        return r;
+      };
+    },
+  });
+  return { store: proxy, calls };
+}
+
+t.test('idle streams expire and leave the registry', async (t) => {
+  const state = new MemoryStateStore();
+  const reg = new StreamRegistry(state, log, 300, 60_000);
+  t.teardown(() => reg.close());
+  reg.touch({ streamId: 'a', eventId: 1, flow: 'dai' });
+  reg.touch({ streamId: 'b', eventId: 1, flow: 'dai' });
+  await reg.flush();
+  t.same((await reg.streamIdsOf(1)).sort(), ['a', 'b']);
+  await new Promise((r) => setTimeout(r, 200));
+  reg.touch({ streamId: 'b', eventId: 1, flow: 'dai' });
+  await reg.flush();
+  await new Promise((r) => setTimeout(r, 200));
+  t.same(await reg.streamIdsOf(1), ['b'], 'a is idle: gone from the registry');
+  t.equal(await reg.get('a'), undefined, 'and its record expired');
+  t.equal((await reg.get('b'))?.event_id, 1);
+});
+
+t.test('touches coalesce into one pipelined write, and one prune per flush', async (t) => {
+  const { store, calls } = counting(new MemoryStateStore());
+  const reg = new StreamRegistry(store, log, 60_000, 60_000);
+  for (let i = 0; i < 1000; i++) reg.touch({ streamId: `s${i % 10}`, eventId: 2, flow: 'dai' });
+  await reg.flush();
+  t.same(calls, ['batch.exec', 'batch.exec'], 'the touches, then the registry prune');
+  t.equal((await reg.streamIdsOf(2)).length, 10);
+  await reg.close();
+});
+
+t.test('10,000 streams in one event: found with two round trips', async (t) => {
+  if (!(await needServices(t, ['redis']))) return;
+  const redis = await RedisStateStore.connect(REDIS_URL, log, 5000, REDIS_KEY_PREFIX);
+  t.teardown(() => redis.close());
+  const { store, calls } = counting(redis);
+  const reg = new StreamRegistry(store, log, 60_000, 60_000);
+  const eventId = 900_000 + Math.floor(Math.random() * 99_999);
+  for (let i = 0; i < 10_000; i++) reg.touch({ streamId: `big-${i}:LOC`, eventId, flow: 'dai', targeting: new Map([['ge', i % 2 ? 'm' : 'f']]) });
+  await reg.flush();
+  t.same(calls, Array.from({ length: 41 }, () => 'batch.exec'), 'forty pipelines of 250 and one prune for 10,000 registrations: one round trip per batch, not per stream');
+  calls.length = 0;
+  const started = performance.now();
+  const streams = await reg.streamsOf(eventId);
+  const ms = performance.now() - started;
+  t.equal(streams.length, 10_000);
+  t.same(calls, ['zrangeByScore', 'hgetallMany'], 'one range read and one pipelined read');
+  t.ok(ms < 2000, `looked up in ${Math.round(ms)} ms`);
+  t.equal(streams.filter((s) => s.fw_params['ge'] === 'm').length, 5000);
+  await reg.close();
+});
+
+t.test('operator read APIs', async (t) => {
+  if (!(await needServices(t))) return;
+  const service = await startTestService(t, { databaseUrl: await freshSchemaUrl(t), redisUrl: REDIS_URL });
+  const tok = await token(service);
+  await call(service.url, 'PUT', '/api/v1/squeeze-brand-config', { token: tok, json: { brand_id: 'b' } });
+  const ev = (await call(service.url, 'PUT', '/api/v1/squeeze-event-config', { token: tok, json: { asset_id: 'OPS', source_uri: 'https://o.example/m.m3u8', brand_config_id: 'b' } })).body.id;
+  for (let i = 0; i < 5; i++) await call(service.url, 'GET', `/dai/adproxy?stream_id=ops${i}:LOC&asset_key=OPS&ge=m`, { headers: { 'x-device-ip': '198.51.100.4' } });
+  const list = await call(service.url, 'GET', `/api/v1/streams?event_id=${ev}&page_size=2&page=1`, { token: tok });
+  t.equal(list.status, 200);
+  t.equal(list.body.total_results, 5);
+  t.equal(list.body.results.length, 2);
+  const one = await call(service.url, 'GET', '/api/v1/streams/ops3%3ALOC', { token: tok });
+  t.match(one.body, { stream_id: 'ops3:LOC', event_id: ev, flow: 'dai', fw_params: { ge: 'm' }, client_ip: '198.51.100.4', vprn: /^\d{10}$/ });
+  t.equal((await call(service.url, 'GET', '/api/v1/streams/nope', { token: tok })).status, 404);
+  t.equal((await call(service.url, 'GET', '/api/v1/streams', { token: tok })).status, 400);
+  t.equal((await call(service.url, 'GET', `/api/v1/streams?event_id=${ev}`)).status, 401);
+});
