@@ -150,12 +150,12 @@ function valueEnd(s: string, at: number): number {
 }
 
 /** A non-negative integer written in digits at s[at…] (NaN otherwise); exact up to 2^53. */
-function uintAt(s: string, at: number): number {
+function uintAt(s: string, at: number, from = at): number {
   if (at < 0) return NaN;
   const end = valueEnd(s, at);
-  if (end <= at) return NaN;
+  if (end <= from) return NaN;
   let v = 0;
-  for (let i = at; i < end; i++) {
+  for (let i = from; i < end; i++) {
     const c = s.charCodeAt(i) - 48;
     if (c < 0 || c > 9) return NaN;
     v = v * 10 + c;
@@ -164,7 +164,7 @@ function uintAt(s: string, at: number): number {
 }
 
 function intAt(s: string, at: number): number {
-  return at >= 0 && s.charCodeAt(at) === 45 /* - */ ? -uintAt(s, at + 1) : uintAt(s, at);
+  return at >= 0 && s.charCodeAt(at) === 45 /* - */ ? -uintAt(s, at, at + 1) : uintAt(s, at);
 }
 
 /** xs:duration in seconds (days, hours, minutes, seconds; NaN for years/months or bad text). */
