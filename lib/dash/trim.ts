@@ -94,7 +94,7 @@ class TagScan {
     for (; i < s.length; i++) {
       const ch = s.charCodeAt(i);
       if (ch === 34 || ch === 39) {
-        const q = s.indexOf(ch === 34 ? '"' : "'", i + 1);
+        const q = quoteEnd(s, i + 1, ch);
         if (q === -1) break;
         i = q;
       } else if (ch === GT || ch === LT) break;
@@ -120,7 +120,14 @@ class TagScan {
   }
 }
 
-function attrValue(s: string, from: number, to: number, name: string): number {
+/** The value offsets of S@t, @d, @r and @n, found in one walk (S is most of a timeline's tags). */
+const sAttrs = { t: -1, d: -1, r: -1, n: -1 };
+function readSAttrs(s: string, from: number, to: number): void {
+  sAttrs.t = sAttrs.d = sAttrs.r = sAttrs.n = -1;
+  attrValue(s, from, to, '', true);
+}
+
+function attrValue(s: string, from: number, to: number, name: string, sAttr = false): number {
   let i = from;
   while (i < to) {
     while (i < to && isWs(s.charCodeAt(i))) i++;
@@ -137,16 +144,33 @@ function attrValue(s: string, from: number, to: number, name: string): number {
     while (i < to && isWs(s.charCodeAt(i))) i++;
     const q = s.charCodeAt(i);
     if (q !== 34 && q !== 39) return -1;
-    const ve = s.indexOf(q === 34 ? '"' : "'", i + 1);
+    const ve = quoteEnd(s, i + 1, q);
     if (ve === -1 || ve >= to) return -1;
-    if (ne - ns === name.length && s.startsWith(name, ns)) return i + 1;
+    if (sAttr) {
+      if (ne - ns === 1) {
+        const c = s.charCodeAt(ns);
+        if (c === 116 /* t */) sAttrs.t = i + 1;
+        else if (c === 100 /* d */) sAttrs.d = i + 1;
+        else if (c === 114 /* r */) sAttrs.r = i + 1;
+        else if (c === 110 /* n */) sAttrs.n = i + 1;
+      }
+    } else if (ne - ns === name.length && s.startsWith(name, ns)) return i + 1;
     i = ve + 1;
   }
   return -1;
 }
 
+/**
+ * The closing quote from `from` on (-1 when none). A loop, not indexOf: values are a few
+ * characters long, and the runtime call costs more than reading them (it was a third of the scan).
+ */
+function quoteEnd(s: string, from: number, quote: number): number {
+  for (let i = from; i < s.length; i++) if (s.charCodeAt(i) === quote) return i;
+  return -1;
+}
+
 function valueEnd(s: string, at: number): number {
-  return s.indexOf(s[at - 1]!, at);
+  return quoteEnd(s, at, s.charCodeAt(at - 1));
 }
 
 /** A non-negative integer written in digits at s[at…] (NaN otherwise); exact up to 2^53. */
@@ -494,11 +518,12 @@ function scanMpd(s: string): Scanned | undefined {
       runs.sStart[i] = tag.start;
       runs.sEnd[i] = tag.end;
       runs.nameEnd[i] = tag.nameEnd;
-      const tAt = (runs.tAt[i] = tag.attr('t'));
-      const rAt = (runs.rAt[i] = tag.attr('r'));
-      runs.nAt[i] = tag.attr('n');
+      readSAttrs(s, tag.nameEnd, tag.end);
+      const tAt = (runs.tAt[i] = sAttrs.t);
+      const rAt = (runs.rAt[i] = sAttrs.r);
+      runs.nAt[i] = sAttrs.n;
       runs.t[i] = tAt >= 0 ? uintAt(s, tAt) : 0;
-      runs.d[i] = uintAt(s, tag.attr('d'));
+      runs.d[i] = uintAt(s, sAttrs.d);
       runs.r[i] = rAt >= 0 ? intAt(s, rAt) : 0;
       timeline.to = i + 1;
     } else if (tag.is('SegmentTimeline')) {
