@@ -16,15 +16,10 @@ import { request, type Agent } from 'undici';
 import type { Logger } from '../log/index.js';
 import type { Counter, Registry } from '../http/metrics.js';
 import type { OutboundPolicy } from '../outbound/index.js';
+import type { Beacon } from '../ads/beacon.js';
 import { keys } from '../store/state.js';
 
-export interface ForwardedBeacon {
-  url: string;
-  streamId: string;
-  event: string;
-  /** Part of the de-duplication: the same ad and stream in another break fires again. */
-  breakId?: string;
-}
+export type { Beacon } from '../ads/beacon.js';
 
 export interface BeaconForwarderOptions {
   /** True the first time a key is claimed, across instances (e.g. state.setIfAbsent(key, '1', ttl)). */
@@ -60,13 +55,13 @@ export interface BeaconStats {
 type Result = 'sent' | 'failed' | 'refused' | 'dropped' | 'duplicate';
 
 interface Job {
-  b: ForwardedBeacon;
+  b: Beacon;
   key: string;
   attempt: number;
 }
 
 /** The de-dup key: a hash of (streamId, event, url), under the store's key prefix, no hash tag (spreads over a cluster). */
-export function beaconKey(b: ForwardedBeacon): string {
+export function beaconKey(b: Beacon): string {
   const fields = b.breakId ? [b.streamId, b.event, b.url, b.breakId] : [b.streamId, b.event, b.url];
   return `${keys.prefix}beacon:${createHash('sha256').update(JSON.stringify(fields)).digest('base64url')}`;
 }
@@ -112,7 +107,7 @@ export class BeaconForwarder {
   }
 
   /** Accepts a beacon for forwarding. False only when it is dropped (queue full, closed, not a beacon). */
-  enqueue(b: ForwardedBeacon): boolean {
+  enqueue(b: Beacon): boolean {
     try {
       if (this.closed || !b || typeof b.url !== 'string' || typeof b.streamId !== 'string' || typeof b.event !== 'string') {
         this.count('dropped');
@@ -261,7 +256,7 @@ export class BeaconForwarder {
     this.retryJobs.set(t, job);
   }
 
-  private async send(b: ForwardedBeacon): Promise<'sent' | 'failed' | 'refused' | 'retry'> {
+  private async send(b: Beacon): Promise<'sent' | 'failed' | 'refused' | 'retry'> {
     try {
       this.o.policy.assertUrl(b.url);
     } catch {

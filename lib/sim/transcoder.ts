@@ -6,6 +6,7 @@
  */
 import type http from 'node:http';
 import { HttpSim } from './http-sim.js';
+import type { SqueezeJob } from '../squeeze/breaks/transcoder.js';
 
 export type TranscoderMode = 'ok' | 'error' | 'slow' | 'flaky';
 
@@ -16,20 +17,8 @@ export interface TranscoderSimOptions {
   slowMs?: number;
 }
 
-export interface SqueezeJob {
-  content_uri: string;
-  ad_uri: string;
-  background_uri?: string;
-  layout: 'dualbox' | 'lbar';
-  sqz_ratios?: unknown;
-  positions?: unknown;
-  animation?: { phase: 'in' | 'hold' | 'out'; in_sec?: number; out_sec?: number };
-  frames?: unknown;
-  ad_offset_sec?: number;
-  duration_sec?: number;
-  id3?: { owner: string; value: string };
-  output_key: string;
-}
+/** The contract's job (lib/squeeze/breaks/transcoder.ts); the simulator checks what arrives against it. */
+export type { SqueezeJob };
 
 interface FieldError {
   path: string;

@@ -26,8 +26,13 @@ t.test('global-config', async (t) => {
     { ...flat, feed_name: 'x3', brand_name: 'x3', pagination_params: { limit: true } },
     { brand_name: 'x4', feed_name: 'x4', feed_uri: 'https://f.example/x' },
     { ...flat, feed_name: 'x5', brand_name: 'x5', pagination_params: { offset_param: 'o' } },
-    { name: 'x6', jsonb_value: { ...flat, feed_name: 'different' } },
   ]) t.equal((await api('POST', 'global-config', bad)).status, 400, JSON.stringify(bad).slice(0, 80));
+
+  // The spec's wrapper: `name` names the configuration, jsonb_value.feed_name the feed; they may differ.
+  const named = await api('POST', 'global-config', { name: 'gamma config', jsonb_value: { ...flat, brand_name: 'gamma', feed_name: 'gamma-feed' } });
+  t.equal(named.status, 201);
+  t.equal(named.body.feed_name, 'gamma-feed');
+  t.equal((await api('DELETE', 'global-config/gamma-feed')).status, 200);
 
   t.equal((await api('GET', 'global-config')).body.length, 2);
   t.equal((await api('GET', 'global-config/beta-feed')).body.brand_name, 'beta');

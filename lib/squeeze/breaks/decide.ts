@@ -73,13 +73,22 @@ export class AdDecider {
   constructor(private readonly deps: DeciderDeps) {}
 
   /** Curated ads honour the break's abid; the fallback fills from any non-curated ad of the geo. */
-  private async configured(input: DecideInput, curated: boolean): Promise<DecidedAd[]> {
-    const all = (await this.deps.configuredAds(input.eventId)).filter((a) => a.is_curated === curated);
+  private configured(input: DecideInput, ads: CuratedCandidate[], curated: boolean): DecidedAd[] {
+    const all = ads.filter((a) => a.is_curated === curated);
     return chooseConfiguredAds(all, { abid: curated ? input.abid : undefined, geo: input.geo, durationSec: input.durationSec }).map(configuredToDecided);
   }
 
-  private async ask(input: DecideInput, s?: StreamTargeting): Promise<{ ads: DecidedAd[]; reason?: string | undefined }> {
-    const url = buildAdRequestUrl({ ...input.adRequest, breakId: input.breakId, durationSec: input.durationSec, targeting: s?.targeting ?? {}, vprn: s?.vprn, pvrn: s?.pvrn });
+  /**
+   * The slot ad unit of the ad request: the `slau` of the configured ad for the break's abid (and
+   * geo); without an abid, the first configured ad of the geo that has one.
+   */
+  private slau(input: DecideInput, ads: CuratedCandidate[]): string | undefined {
+    const geoOk = (a: CuratedCandidate) => input.geo === undefined || a.geo_lang_loc === null || a.geo_lang_loc === input.geo;
+    return ads.find((a) => a.slau && geoOk(a) && (input.abid === undefined || a.abid === input.abid))?.slau ?? undefined;
+  }
+
+  private async ask(input: DecideInput, slau: string | undefined, s?: StreamTargeting): Promise<{ ads: DecidedAd[]; reason?: string | undefined }> {
+    const url = buildAdRequestUrl({ ...input.adRequest, breakId: input.breakId, durationSec: input.durationSec, slau, targeting: s?.targeting ?? {}, vprn: s?.vprn, pvrn: s?.pvrn });
     if (!url) return { ads: [], reason: 'no ad server configured' };
     try {
       const r = await this.deps.resolve(url);
@@ -96,11 +105,12 @@ export class AdDecider {
 
   /** One decision for the whole event (POST): curated, else the ad server, else the fallback. */
   async forEvent(input: DecideInput): Promise<Decision> {
-    const curated = await this.configured(input, true);
+    const configured = await this.deps.configuredAds(input.eventId);
+    const curated = this.configured(input, configured, true);
     if (curated.length) return this.single('curated', curated, undefined);
-    const asked = await this.ask(input);
+    const asked = await this.ask(input, this.slau(input, configured));
     if (asked.ads.length) return this.single('vmap', asked.ads, asked.reason);
-    return this.fallback(input, asked.reason ?? 'the ad server returned no ads');
+    return this.fallback(input, configured, asked.reason ?? 'the ad server returned no ads');
   }
 
   /**
@@ -108,7 +118,9 @@ export class AdDecider {
    * named per stream: a PUT squeezes the streams it chose and no other stream of the event.
    */
   async forStreams(input: DecideInput, streams: StreamTargeting[]): Promise<Decision> {
-    const curated = await this.configured(input, true);
+    const configured = await this.deps.configuredAds(input.eventId);
+    const curated = this.configured(input, configured, true);
+    const slau = this.slau(input, configured);
     if (curated.length) {
       const a = assignment('curated', curated);
       return { assignments: [a], defaultKey: undefined, streamAssignments: Object.fromEntries(streams.map((s) => [s.streamId, a.key])), streamTracking: {}, source: 'curated', reason: streams.length ? undefined : 'the event has no live streams' };
@@ -122,7 +134,7 @@ export class AdDecider {
     const worker = async () => {
       while (next < streams.length && !expired) {
         const s = streams[next++]!;
-        const r = await Promise.race([this.ask(input, s), deadline]);
+        const r = await Promise.race([this.ask(input, slau, s), deadline]);
         if (r) results.set(s.streamId, r);
       }
     };
@@ -148,7 +160,7 @@ export class AdDecider {
     const reason = reasons.size ? [...reasons].join('; ') : undefined;
     if (undecided === 0 && byKey.size) return { assignments: [...byKey.values()], defaultKey: undefined, streamAssignments, streamTracking, source: 'vmap', reason };
     // Streams without a decision in time get the configured fallback (or no squeeze).
-    const fallbackAds = await this.configured(input, false);
+    const fallbackAds = this.configured(input, configured, false);
     const fb = fallbackAds.length ? assignment('fallback', fallbackAds) : undefined;
     if (fb) {
       byKey.set(fb.key, fb);
@@ -164,8 +176,8 @@ export class AdDecider {
     return { assignments: [a], defaultKey: a.key, streamAssignments: {}, streamTracking: {}, source, reason };
   }
 
-  private async fallback(input: DecideInput, why: string): Promise<Decision> {
-    const ads = await this.configured(input, false);
+  private fallback(input: DecideInput, configured: CuratedCandidate[], why: string): Decision {
+    const ads = this.configured(input, configured, false);
     if (!ads.length) return { assignments: [], defaultKey: undefined, streamAssignments: {}, streamTracking: {}, source: 'none', reason: `${why}; no fallback ads configured` };
     return { ...this.single('fallback', ads, undefined), reason: `${why}; configured fallback used` };
   }

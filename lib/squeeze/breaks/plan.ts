@@ -88,6 +88,8 @@ export interface CuratedCandidate {
   duration: number;
   geo_lang_loc: string | null;
   is_curated: boolean;
+  /** The ad server's slot ad unit for this abid (FreeWheel `slau`), sent with the break's ad request. */
+  slau?: string | null;
 }
 
 const geoMatches = (adGeo: string | null, wanted: string | undefined) => wanted === undefined || adGeo === null || adGeo === wanted;

@@ -1,10 +1,10 @@
 /** Squeeze breaks in Postgres (DESIGN.md §6): the durable record, leases for the break worker, planned segments. */
+import type { EventConfig } from '../config/types.js';
 import type { Sql } from '../../store/index.js';
 import { conflict, invalid, notFound } from '../../errors/index.js';
 import { rethrowViolation } from '../../store/pg-errors.js';
 import type { DecidedAd, TrackingEvent } from '../../ads/types.js';
 
-type Json = Record<string, unknown>;
 
 export type BreakStatus = 'scheduled' | 'active' | 'completed' | 'cancelled' | 'failed';
 
@@ -33,7 +33,8 @@ export interface BreakRow {
   default_assignment: string | null;
   /** Per-stream tracking, index-aligned with the ads of the stream's assignment. */
   stream_tracking: Record<string, Array<DecidedAd['tracking']>>;
-  settings: Json;
+  /** The event's effective configuration when the break started (a later config change does not move a running break). */
+  settings: EventConfig;
   lease_owner: string | null;
   lease_until: Date | null;
   created_at: Date;

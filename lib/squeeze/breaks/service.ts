@@ -7,7 +7,8 @@ import type { Logger } from '../../log/index.js';
 import { conflict, invalid, notFound } from '../../errors/index.js';
 import type { StreamRegistry, Stream } from '../../streams/registry.js';
 import type { SqueezeConfigRepo } from '../config/repo.js';
-import type { AdDecider, Decision } from './decide.js';
+import type { EventConfig } from '../config/types.js';
+import type { AdDecider, Decision, DecideInput } from './decide.js';
 import type { BreakBoard } from './board.js';
 import type { BreakRepo, BreakRow, SegmentRow } from './repo.js';
 import { planSegments } from './plan.js';
@@ -18,6 +19,11 @@ type Json = Record<string, unknown>;
 
 const DEFAULT_SEGMENT_SEC = 6;
 const PROBE_MS = 2000;
+interface Window {
+  startMs: number;
+  segmentSec: number;
+}
+
 const BREAK_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export interface BreakServiceDeps {
@@ -34,20 +40,44 @@ export interface BreakServiceDeps {
 export class BreakService {
   constructor(private readonly deps: BreakServiceDeps) {}
 
-  private async event(input: BreakInput): Promise<Json> {
-    if (input.event_id !== undefined) {
-      const e = await this.deps.config.getEvent(input.event_id);
-      if (input.asset_id !== undefined && e['asset_id'] !== input.asset_id) throw invalid('event_id and asset_id name different events');
-      return e;
-    }
-    return this.deps.config.getEventByAsset(input.asset_id!);
+  /**
+   * Starting a break is one pipeline: load the event's configuration → plan the window and decide
+   * the ads (at once: both wait on the network) → persist → publish to every instance.
+   */
+  async create(input: BreakInput, target: 'event' | 'streams'): Promise<Json> {
+    const event = await this.loadEvent(input);
+    const id = randomUUID();
+    const [window, decision] = await Promise.all([this.planWindow(event), this.decideAds(id, event, input, target)]);
+    const row = await this.persist(id, event, input, target, window, decision);
+    await this.deps.board.changed();
+    this.deps.log.info({ breakId: id, eventId: event.id, status: row.status, source: decision.source, streams: Object.keys(decision.streamAssignments).length }, 'break started');
+    return this.view(row, [], decision);
+  }
+
+  /** The event's effective configuration; an event with a live break is refused before any ad request is spent. */
+  private async loadEvent(input: BreakInput): Promise<EventConfig> {
+    const event = input.event_id !== undefined ? await this.deps.config.getEvent(input.event_id) : await this.deps.config.getEventByAsset(input.asset_id!);
+    if (input.event_id !== undefined && input.asset_id !== undefined && event.asset_id !== input.asset_id) throw invalid('event_id and asset_id name different events');
+    // The unique index still decides a race at insert time.
+    const live = await this.deps.repo.liveOnEvent(event.id);
+    if (live) throw conflict(`event ${event.id} already has a break in progress (${live.id})`);
+    return event;
   }
 
   /**
    * Where the break starts: the next segment boundary of the source's live edge (so the first break
-   * segment is whole), and the segment duration the plan uses. Falls back to now and 6 s.
+   * segment is whole), never over the tail of the previous break, and the segment duration the
+   * plan uses. Falls back to now and 6 s.
    */
-  private async window(sourceUri: string): Promise<{ startMs: number; segmentSec: number }> {
+  private async planWindow(event: EventConfig): Promise<Window> {
+    const window = await this.liveEdge(event.source_uri);
+    // A terminated break runs to its next segment boundary: start after it.
+    const previousEnd = (await this.deps.repo.lastEnd(event.id))?.getTime() ?? 0;
+    if (previousEnd > window.startMs) window.startMs = previousEnd;
+    return window;
+  }
+
+  private async liveEdge(sourceUri: string): Promise<Window> {
     const now = Date.now();
     try {
       // One variant tells the live edge and the segment duration.
@@ -64,52 +94,43 @@ export class BreakService {
     }
   }
 
-  async create(input: BreakInput, target: 'event' | 'streams'): Promise<Json> {
-    const event = await this.event(input);
-    const eventId = event['id'] as number;
-    const live = await this.deps.repo.liveOnEvent(eventId);
-    // Checked before any ad request is spent; the unique index decides the race at insert time.
-    if (live) throw conflict(`event ${eventId} already has a break in progress (${live.id})`);
-    const id = randomUUID();
-    const adTag = (event['ad_tag'] ?? {}) as Json;
-    const decideInput = {
-      eventId,
-      breakId: id,
+  /** Event-wide ads (POST), or per stream from each stream's targeting (PUT). */
+  private async decideAds(breakId: string, event: EventConfig, input: BreakInput, target: 'event' | 'streams'): Promise<Decision> {
+    const decideInput: DecideInput = {
+      eventId: event.id,
+      breakId,
       durationSec: input.break_duration,
       abid: input.abid,
       geo: input.geo_lang_loc,
-      adRequest: { adServerUrl: this.deps.adServerUrl, adTag, override: event['ad_tag_override'] as Json | undefined, caid: (event['caid'] as string | undefined) ?? undefined, assetId: event['asset_id'] as string },
+      adRequest: { adServerUrl: this.deps.adServerUrl, adTag: event.ad_tag, override: event.ad_tag_override, caid: event.caid, assetId: event.asset_id },
     };
-    const [win, decision] = await Promise.all([
-      this.window(event['source_uri'] as string),
-      target === 'event' ? this.deps.decider.forEvent(decideInput) : this.streamsOf(eventId, input.stream_ids, Number(event['max_concurrent_streams'] ?? 0)).then((s) => this.deps.decider.forStreams(decideInput, s.map((x) => ({ streamId: x.stream_id, targeting: x.fw_params, vprn: x.vprn ?? undefined, pvrn: x.pvrn ?? undefined })))),
-    ]);
-    // Never over the tail of the previous break (a terminated one runs to its next segment boundary).
-    const previousEnd = (await this.deps.repo.lastEnd(eventId))?.getTime() ?? 0;
-    if (previousEnd > win.startMs) win.startMs = previousEnd;
-    const row = await this.deps.repo.insert({
+    if (target === 'event') return this.deps.decider.forEvent(decideInput);
+    const streams = await this.streamsOf(event.id, input.stream_ids, event.max_concurrent_streams);
+    return this.deps.decider.forStreams(decideInput, streams.map((x) => ({ streamId: x.stream_id, targeting: x.fw_params, vprn: x.vprn ?? undefined, pvrn: x.pvrn ?? undefined })));
+  }
+
+  private persist(id: string, event: EventConfig, input: BreakInput, target: 'event' | 'streams', window: Window, decision: Decision): Promise<BreakRow> {
+    const decided = decision.assignments.length > 0;
+    return this.deps.repo.insert({
       id,
-      event_id: eventId,
+      event_id: event.id,
       target,
-      status: decision.assignments.length ? 'scheduled' : 'failed',
-      start_time: new Date(win.startMs),
-      end_time: new Date(win.startMs + input.break_duration * 1000),
+      status: decided ? 'scheduled' : 'failed',
+      start_time: new Date(window.startMs),
+      end_time: new Date(window.startMs + input.break_duration * 1000),
       break_duration: input.break_duration,
-      segment_sec: win.segmentSec,
-      layout: input.layout ?? (event['layout'] as string | undefined) ?? 'dualbox',
+      segment_sec: window.segmentSec,
+      layout: input.layout ?? event.layout ?? 'dualbox',
       abid: input.abid ?? null,
       geo_lang_loc: input.geo_lang_loc ?? null,
       decision_source: decision.source,
-      reason: decision.assignments.length ? (decision.reason ?? null) : `no ads: ${decision.reason ?? 'nothing decided'}`,
+      reason: decided ? (decision.reason ?? null) : `no ads: ${decision.reason ?? 'nothing decided'}`,
       assignments: decision.assignments,
       stream_assignments: decision.streamAssignments,
       default_assignment: decision.defaultKey ?? null,
       stream_tracking: decision.streamTracking,
       settings: event,
     });
-    this.deps.log.info({ breakId: id, eventId, status: row.status, source: decision.source, streams: Object.keys(decision.streamAssignments).length }, 'break started');
-    await this.deps.board.changed();
-    return this.view(row, [], decision);
   }
 
   /** The DAI streams a PUT squeezes: the event's live streams or the named ones, at most `max_concurrent_streams` (0 = all). */
@@ -151,7 +172,7 @@ export class BreakService {
       break_id: b.id,
       status: b.status,
       event_id: b.event_id,
-      asset_id: b.settings['asset_id'],
+      asset_id: b.settings.asset_id,
       target: b.target,
       start_time: b.start_time.toISOString(),
       end_time: b.end_time.toISOString(),

@@ -13,8 +13,7 @@ import type { BreakRepo, BreakRow, NewSegment, SegmentRow } from './repo.js';
 import { animationPhase, placeOnTimeline } from './plan.js';
 import { readSource, type FetchText } from './source.js';
 import type { SqueezeJob, TranscoderClient } from './transcoder.js';
-
-type Json = Record<string, unknown>;
+import type { EventConfig } from '../config/types.js';
 
 export interface BreakWorkerOptions {
   owner: string;
@@ -106,7 +105,7 @@ export class BreakWorker {
   private async plan(b: BreakRow): Promise<void> {
     const start = b.start_time.getTime();
     const end = b.end_time.getTime();
-    const playlists = await readSource(b.settings['source_uri'] as string, this.deps.fetchText, AbortSignal.timeout(Math.floor(Math.min(Math.max(2000, b.segment_sec * 1000), this.opts.leaseMs / 3))));
+    const playlists = await readSource(b.settings.source_uri, this.deps.fetchText, AbortSignal.timeout(Math.floor(Math.min(Math.max(2000, b.segment_sec * 1000), this.opts.leaseMs / 3))));
     const rows: NewSegment[] = [];
     for (const p of playlists) {
       for (const seg of p.segments) {
@@ -142,21 +141,21 @@ export class BreakWorker {
     const ad = b.assignments.find((a) => a.key === s.assignment)?.ads[s.ad_index];
     if (!ad) return;
     const settings = b.settings;
-    const animations = (settings['animations'] ?? {}) as { in_sec?: number; out_sec?: number };
+    const animations: Partial<EventConfig['animations']> = settings.animations ?? {};
     const job: SqueezeJob = {
       content_uri: s.content_uri,
       ad_uri: ad.uri,
       layout: b.layout === 'lbar' ? 'lbar' : 'dualbox',
-      sqz_ratios: settings['sqz_ratios'],
-      positions: settings['positions'],
+      sqz_ratios: settings.sqz_ratios,
+      positions: settings.positions,
       animation: { phase: animationPhase((s.start_time.getTime() - b.start_time.getTime()) / 1000, s.duration, b.break_duration), in_sec: animations.in_sec ?? 2, out_sec: animations.out_sec ?? 2 },
-      frames: settings['frames'],
+      frames: settings.frames,
       ad_offset_sec: s.ad_offset,
       duration_sec: s.duration,
-      id3: { owner: `com.${String(settings['brand_config_id'])}.vtg`, value: b.id },
+      id3: { owner: `com.${String(settings.brand_config_id)}.vtg`, value: b.id },
       output_key: s.output_key,
     };
-    if (typeof settings['background_uri'] === 'string') job.background_uri = settings['background_uri'];
+    if (typeof settings.background_uri === 'string') job.background_uri = settings.background_uri;
     const run = this.deps.transcoder.compose(job).then(
       async (uri) => {
         await this.deps.repo.markSegment(s, { status: 'ready', output_uri: uri, attempts: s.attempts + 1 });
@@ -199,7 +198,7 @@ export class BreakWorker {
 
 /** Same inputs, same key: the transcoder composes them once whichever stream or instance asks. */
 function outputKey(b: BreakRow, contentUri: string, adUri: string, adOffset: number, duration: number, breakOffset: number): string {
-  const s = b.settings as Json;
-  const h = createHash('sha256').update(JSON.stringify([contentUri, adUri, adOffset, duration, b.layout, animationPhase(breakOffset, duration, b.break_duration), s['sqz_ratios'], s['positions'], s['frames'], s['animations'], s['background_uri'], b.id]));
+  const s = b.settings;
+  const h = createHash('sha256').update(JSON.stringify([contentUri, adUri, adOffset, duration, b.layout, animationPhase(breakOffset, duration, b.break_duration), s.sqz_ratios, s.positions, s.frames, s.animations, s.background_uri, b.id]));
   return `sqz/${b.event_id}/${h.digest('hex').slice(0, 32)}`;
 }

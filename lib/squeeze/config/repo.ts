@@ -3,6 +3,7 @@ import type { Sql } from '../../store/index.js';
 import { notFound } from '../../errors/index.js';
 import { rethrowViolation } from '../../store/pg-errors.js';
 import { brandDefaults, brandFields } from './schema.js';
+import type { EventConfig } from './types.js';
 
 type Json = Record<string, unknown>;
 
@@ -73,7 +74,7 @@ export class SqueezeConfigRepo {
   }
 
   /** Upsert by asset_id. 404 when the brand config does not exist, 409 when another event has the caid. */
-  async upsertEvent(input: EventConfigInput): Promise<Json> {
+  async upsertEvent(input: EventConfigInput): Promise<EventConfig> {
     const brandId = String(input.brand_config_id);
     const { id: _ignored, ...config } = input;
     const caid = input.caid ?? null;
@@ -89,14 +90,14 @@ export class SqueezeConfigRepo {
     }
   }
 
-  async getEvent(id: number): Promise<Json> {
+  async getEvent(id: number): Promise<EventConfig> {
     const [row] = await this.sql<{ id: number; config: Json; brand: Json }[]>`
       select e.id, e.config, b.config as brand from squeeze_event_config e join squeeze_brand_config b on b.brand_id = e.brand_config_id where e.id = ${id}`;
     if (!row) throw notFound(`event config ${id} does not exist`);
     return effective(row.id, row.config, row.brand);
   }
 
-  async getEventByAsset(assetId: string): Promise<Json> {
+  async getEventByAsset(assetId: string): Promise<EventConfig> {
     const [row] = await this.sql<{ id: number }[]>`select id from squeeze_event_config where asset_id = ${assetId}`;
     if (!row) throw notFound(`no event config for asset_id ${assetId}`);
     return this.getEvent(row.id);
@@ -113,10 +114,10 @@ export class SqueezeConfigRepo {
   }
 }
 
-/** The event's effective configuration: defaults ← brand ← event overrides. */
-export function effective(id: number, event: Json, brand: Json): Json {
+/** The event's effective configuration: defaults ← brand ← event overrides (each layer validated by ./schema.ts). */
+export function effective(id: number, event: Json, brand: Json): EventConfig {
   const brandLayer = pick(brand, BRAND_KEYS);
   const overrides = pick(event, BRAND_KEYS);
   const own = Object.fromEntries(Object.entries(event).filter(([k]) => !BRAND_KEYS.includes(k)));
-  return { id, ...own, windows_segs: event['windows_segs'] ?? 0, live_edge_delay_segments: event['live_edge_delay_segments'] ?? 0, ...deepMerge(brandDefaults, brandLayer, overrides) };
+  return { id, ...own, windows_segs: event['windows_segs'] ?? 0, live_edge_delay_segments: event['live_edge_delay_segments'] ?? 0, ...deepMerge(brandDefaults, brandLayer, overrides) } as EventConfig;
 }

@@ -330,3 +330,22 @@ t.test('forStreams: finished requests leave no abort listener behind', async (t)
     'no MaxListenersExceededWarning on the deadline signal',
   );
 });
+
+t.test("a configured ad's slau reaches the ad request (by the break's abid, then geo)", async (t) => {
+  const withSlau = (c: CuratedCandidate, slau: string | null) => ({ ...c, slau });
+  const ads = [withSlau(cand(1, 'mid-a', 30, false, 'us-en'), 'slot-us'), withSlau(cand(2, 'mid-b', 30, false, 'de-de'), 'slot-de'), withSlau(cand(3, 'mid-c', 30, false), null)];
+  const empty: ResolveFn = async () => ({ ads: [] });
+  const slotOf = (url: string) => /[;&]slau=([^&;]*)/.exec(url)?.[1];
+  const byAbid = deps(ads, empty);
+  await byAbid.decider.forEvent(input({ abid: 'mid-b' }));
+  t.equal(slotOf(byAbid.urls[0]!), 'slot-de', 'the abid names the configured ad whose slau is sent');
+  const byGeo = deps(ads, empty);
+  await byGeo.decider.forEvent(input({ geo: 'us-en' }));
+  t.equal(slotOf(byGeo.urls[0]!), 'slot-us', 'without an abid: the first of the geo that has one');
+  const perStream = deps(ads, empty);
+  await perStream.decider.forStreams(input({ abid: 'mid-a' }), [{ streamId: 's1', targeting: {} }, { streamId: 's2', targeting: {} }]);
+  t.same(perStream.urls.map(slotOf), ['slot-us', 'slot-us'], 'every stream request of a PUT carries it');
+  const none = deps([cand(4, 'x', 30, false)], empty);
+  await none.decider.forEvent(input({ abid: 'x' }));
+  t.equal(slotOf(none.urls[0]!), undefined, 'no slau configured, none sent');
+});

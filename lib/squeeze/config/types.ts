@@ -1,0 +1,40 @@
+/**
+ * The effective configuration of an event, typed: defaults ← brand ← event overrides
+ * (./repo.ts `effective`). The shapes follow ./schema.ts, which validates every layer.
+ */
+export interface Box {
+  x: number;
+  y: number;
+}
+
+export interface Frame {
+  enabled: boolean;
+  thickness_px: number;
+  color: string;
+}
+
+/** What a brand sets and an event may override. */
+export interface SqueezeSettings {
+  sqz_ratios: { content_box: number; ad_box: number };
+  positions: { content_box: Box; ad_box: Box };
+  animations: { in_sec: number; out_sec: number };
+  frames: { content_box: Frame; ad_box: Frame };
+  layout: 'dualbox' | 'lbar';
+  /** 0 = unlimited. */
+  max_concurrent_streams: number;
+  ad_tag: { template?: string; params: Record<string, string | number | boolean> };
+  background_uri?: string;
+}
+
+export interface EventConfig extends SqueezeSettings {
+  id: number;
+  asset_id: string;
+  source_uri: string;
+  source_dash_uri?: string;
+  caid?: string;
+  brand_config_id: string | number;
+  windows_segs: number;
+  live_edge_delay_segments: number;
+  content_origin?: string;
+  ad_tag_override?: Record<string, unknown>;
+}
