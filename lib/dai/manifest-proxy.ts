@@ -12,7 +12,7 @@ import { HttpError, problemResponse, type ProblemCode } from '../http/problem.js
 import type { Registry } from '../http/metrics.js';
 import type { Logger } from '../log/index.js';
 import { PlaylistRewriter, trimThenRewrite, type TrimOptions, type UriRules } from '../hls/index.js';
-import { rewriteMpd } from '../dash/index.js';
+import { rewriteMpd, trimMpdWindow } from '../dash/index.js';
 import { checkQuery, parsePath, type PathTarget } from './path.js';
 import { Upstream, UpstreamError, type UpstreamSink } from './upstream.js';
 import { ManifestCache, type LoadDone, type Rendered } from './manifest-cache.js';
@@ -244,7 +244,7 @@ class ManifestFetch implements UpstreamSink {
     private readonly bodies: BodySlab,
     private readonly done: LoadDone,
   ) {
-    this.trim = target.kind !== 'mpd' && (settings.windowSegs > 0 || settings.liveEdgeDelaySegments > 0) ? { windowSegments: settings.windowSegs, delaySegments: settings.liveEdgeDelaySegments } : undefined;
+    this.trim = settings.windowSegs > 0 || settings.liveEdgeDelaySegments > 0 ? { windowSegments: settings.windowSegs, delaySegments: settings.liveEdgeDelaySegments } : undefined;
     this.hls = target.kind === 'mpd' ? undefined : new PlaylistRewriter(rules);
   }
 
@@ -283,7 +283,9 @@ class ManifestFetch implements UpstreamSink {
     if (status < 200 || status >= 300) throw new UpstreamError('failed', `the DAI host answered ${status}`);
     const { hls, rules, settings } = this;
     if (!hls) {
-      const mpd = rewriteMpd(this.body().toString('utf8'), rules);
+      // The same live window and live-edge delay as HLS (spec rule 7), then the URL rewrite.
+      const raw = this.body().toString('utf8');
+      const mpd = rewriteMpd(this.trim ? trimMpdWindow(raw, this.trim).text : raw, rules);
       if (!mpd.valid) throw new UpstreamError('failed', 'the DAI host answered something that is not an MPD');
       return { status: 200, headers: DASH_HEADERS, body: this.bodies.store(mpd.text), freshMs: MASTER_FRESH_MS, staleMs: 2 * DEFAULT_TARGET_SEC * 1000 };
     }

@@ -105,12 +105,33 @@ export class DaiHostSim {
   }
 
   private mpd(path: string): string {
+    if (path.includes('/timeline/')) return this.timelineMpd(path);
     return `<?xml version="1.0" encoding="UTF-8"?>
 <MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="dynamic" profiles="urn:mpeg:dash:profile:isoff-live:2011" minimumUpdatePeriod="PT2S" availabilityStartTime="2026-01-01T00:00:00Z" minBufferTime="PT4S">
   <Location>${this.url}${path}</Location>
   <Period id="p0" start="PT0S">
     <AdaptationSet mimeType="video/mp4" segmentAlignment="true">
       <SegmentTemplate timescale="90000" duration="540000" initialization="init_$RepresentationID$.mp4" media="seg_$RepresentationID$_$Number$.m4s" startNumber="0"/>
+      <Representation id="v720" bandwidth="2500000" width="1280" height="720" codecs="avc1.64001f"/>
+    </AdaptationSet>
+  </Period>
+</MPD>
+`;
+  }
+
+  /** A dynamic MPD whose SegmentTimeline holds the last 30 six-second segments up to now. */
+  private timelineMpd(path: string): string {
+    const ast = Date.UTC(2026, 0, 1);
+    const seg = 540_000; // 6 s at 90 kHz
+    const edge = Math.floor(((Date.now() - ast) * 90) / seg) * seg;
+    return `<?xml version="1.0" encoding="UTF-8"?>
+<MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="dynamic" profiles="urn:mpeg:dash:profile:isoff-live:2011" minimumUpdatePeriod="PT2S" availabilityStartTime="2026-01-01T00:00:00Z" timeShiftBufferDepth="PT180S" minBufferTime="PT4S">
+  <Location>${this.url}${path}</Location>
+  <Period id="p0" start="PT0S">
+    <AdaptationSet mimeType="video/mp4" segmentAlignment="true">
+      <SegmentTemplate timescale="90000" initialization="init_$RepresentationID$.mp4" media="seg_$RepresentationID$_$Time$.m4s">
+        <SegmentTimeline><S t="${edge - 30 * seg}" d="${seg}" r="29"/></SegmentTimeline>
+      </SegmentTemplate>
       <Representation id="v720" bandwidth="2500000" width="1280" height="720" codecs="avc1.64001f"/>
     </AdaptationSet>
   </Period>

@@ -164,8 +164,24 @@ t.test('live window and live-edge delay from the event settings (rule 7), trimme
   const delay = reparse((await call(service.url, 'GET', `/dai/manifest${path('DELAY')}`)).text);
   t.equal(delay.segments.length, upstream.segments.length - 3);
   t.equal(delay.mediaSequence, upstream.mediaSequence);
+
+  // DASH gets the same window (issue 19: MPDs were never trimmed): 10 segments ending 2 before the edge.
+  const mpdPath = '/linear/dash/event/WIN/stream/win2:LOC/timeline/manifest.mpd';
+  const mpd = (await call(service.url, 'GET', `/dai/manifest${mpdPath}`)).text;
+  const times = (xml: string) => {
+    const out: number[] = [];
+    for (const m of xml.matchAll(/<S t="(\d+)" d="(\d+)"(?: r="(\d+)")?\/>/g)) for (let i = 0; i <= Number(m[3] ?? 0); i++) out.push(Number(m[1]) + i * Number(m[2]));
+    return out;
+  };
+  const all = times(sim.body(mpdPath) ?? '');
+  t.equal(all.length, 30, 'the simulator offers 30 segments');
+  const kept = times(mpd);
+  t.same(kept, all.slice(18, 28), 'segments 19–28 of 30 kept, timeline rewritten in place');
+  t.match(mpd, /timeShiftBufferDepth="PT72S"/, 'the time-shift buffer covers the window plus the delay');
+  t.notOk(/<S /.test(mpd) && mpd.includes('r="29"'), 'the original run is split');
+
   await service.streams.flush();
   const reg = await service.streams.streamIdsOf(7);
-  t.same(reg, ['win1:LOC'], 'the stream is in its event registry');
+  t.same([...reg].sort(), ['win1:LOC', 'win2:LOC'], 'both streams are in their event registry');
   t.same(await service.streams.streamIdsOf(8), ['delay1:LOC']);
 });
