@@ -1,5 +1,5 @@
 /**
- * Signed beacon URLs (DESIGN.md §3 Beacons): every tracking URL handed to a player becomes
+ * Signed beacon URLs (docs/design.md §3 Beacons): every tracking URL handed to a player becomes
  * `{base}/beacon?u=&s=&e=&sig=`, and `/beacon` forwards only URLs it signed itself, so the
  * endpoint can never be used as an open relay. The MAC covers a JSON array of the three values,
  * an unambiguous encoding (no `a|b` vs `a|` + `|b` confusion).

@@ -4,7 +4,7 @@
  * impressions and tracking into the ad it leads to (VAST 4.1 §2.4.3.4), pick one progressive MP4
  * per linear creative, and order the result (pod ads by `sequence`, then stand-alone ads).
  *
- * Limits (DESIGN.md §7): at most 5 redirects per chain (VAST 4.1 lets players stop after 5
+ * Limits (docs/design.md §7): at most 5 redirects per chain (VAST 4.1 lets players stop after 5
  * wrappers), a URL seen twice in a chain is a loop, 3 s per request and 10 s overall (aborted via
  * the AbortSignal handed to fetchText, and raced so a fetcher that ignores it cannot stall us), and
  * a cap on requests per resolution so a hostile answer with many wrappers cannot fan out.

@@ -1,5 +1,5 @@
 /**
- * The one way VAST/VMAP text becomes a DOM (DESIGN.md §7 "XML"): @xmldom/xmldom ≥ 0.9.12 behind a
+ * The one way VAST/VMAP text becomes a DOM (docs/design.md §7 "XML"): @xmldom/xmldom ≥ 0.9.12 behind a
  * byte cap, a DOCTYPE refusal made before the parser sees the text (no entity expansion, no
  * billion laughs), every xmldom error or fatal error turned into an AdXmlError, and a depth cap.
  * Ad servers and VMAP files often use prefixes they never declare (`vmap:`, `xsi:`): xmldom 0.9

@@ -1,5 +1,5 @@
 /**
- * Fires tracking beacons at ad servers, asynchronously and at most once (DESIGN.md §3, §6).
+ * Fires tracking beacons at ad servers, asynchronously and at most once (docs/design.md §3, §6).
  *
  * - enqueue() never blocks or throws: a bounded queue, full → dropped and counted.
  * - De-duplication has two guards. A local, time-bounded LRU stops repeats within this instance

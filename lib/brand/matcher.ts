@@ -1,5 +1,5 @@
 /**
- * Brand-recognition matching (DESIGN.md §3). `match_value` wildcards: `*` any run, `?` one
+ * Brand-recognition matching (docs/design.md §3). `match_value` wildcards: `*` any run, `?` one
  * character. Header names and hostnames compare case-insensitively, hostnames without port.
  * When several rules match, the most specific wins: fewest wildcards, then the longest literal,
  * then type order query_param, header, hostname, then the oldest rule.

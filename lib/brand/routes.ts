@@ -1,4 +1,4 @@
-/** Brand-recognition management endpoints (spec "Brand recognition"; DESIGN.md §3). */
+/** Brand-recognition management endpoints (spec "Brand recognition"; docs/design.md §3). */
 import type { Route } from '../http/router.js';
 import { notFound } from '../http/problem.js';
 import { bodyValidator, idParam, queryValidator } from '../http/validate.js';

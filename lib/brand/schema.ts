@@ -1,4 +1,4 @@
-/** JSON schemas of the brand-recognition resource (DESIGN.md §3); ajv validates with them and the OpenAPI document shows them. */
+/** JSON schemas of the brand-recognition resource (docs/design.md §3); ajv validates with them and the OpenAPI document shows them. */
 export const headerNamePattern = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$";
 
 export const brandRuleInput = {

@@ -1,5 +1,5 @@
 /**
- * What the manifest proxy needs of squeeze breaks, answered from memory (DESIGN.md §4, §6): given
+ * What the manifest proxy needs of squeeze breaks, answered from memory (docs/design.md §4, §6): given
  * a rewritten media playlist of an event's stream, the playlist with the break applied, or
  * undefined when no break touches the event (the common case, which costs one map lookup).
  */

@@ -1,6 +1,6 @@
 /**
  * What the manifest proxy needs to know about an event, read from memory on the hot path. The
- * squeeze event configuration (DESIGN.md §3: `windows_segs`, `live_edge_delay_segments`,
+ * squeeze event configuration (docs/design.md §3: `windows_segs`, `live_edge_delay_segments`,
  * `content_origin`) fills it (lib/squeeze/config/event-cache.ts); an event that is not configured gets
  * the defaults: no trimming, no delay, the configured CONTENT_ORIGIN.
  */

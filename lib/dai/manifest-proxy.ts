@@ -1,9 +1,9 @@
 /**
- * `GET|HEAD /dai/manifest/*` (spec "DAI proxy: manifests"; DESIGN.md §4). The path maps to the
+ * `GET|HEAD /dai/manifest/*` (spec "DAI proxy: manifests"; docs/design.md §4). The path maps to the
  * DAI host; the stream is registered without the response waiting; the upstream body is rewritten
  * line by line as it arrives, or, with a live window, trimmed then rewritten in one pass over the
  * held playlist; concurrent requests for one upstream URL share one fetch. A squeeze break of the
- * event (lib/squeeze/breaks/board.ts, from memory) is applied last, as DESIGN.md §4 orders it.
+ * event (lib/squeeze/breaks/board.ts, from memory) is applied last, as docs/design.md §4 orders it.
  */
 import type { HttpRequest, HttpResponse, TemplatedApp } from '../http/uws.js';
 import { Exchange, statusLine } from '../http/exchange.js';
@@ -228,7 +228,7 @@ export class ManifestProxy {
  * One upstream response on its way to a rendering (the upstream's sink). With a live window the
  * whole playlist is needed before its head can be written: the raw bytes are held, trimmed, then
  * only what is kept is rewritten. Otherwise lines are rewritten chunk by chunk as they arrive.
- * A squeeze break of the event is applied last, as DESIGN.md §4 orders it.
+ * A squeeze break of the event is applied last, as docs/design.md §4 orders it.
  */
 class ManifestFetch implements UpstreamSink {
   private readonly trim: TrimOptions | undefined;

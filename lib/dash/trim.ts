@@ -1,5 +1,5 @@
 /**
- * Live window and live-edge delay for DASH MPDs (spec rule 7; DESIGN.md §4), the counterpart of
+ * Live window and live-edge delay for DASH MPDs (spec rule 7; docs/design.md §4), the counterpart of
  * lib/hls/trim.ts, on the MPD text: one tag scan records offsets, a handful of splices make the
  * output; everything not edited is copied byte for byte. Only `type="dynamic"` MPDs are trimmed.
  *

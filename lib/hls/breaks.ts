@@ -1,5 +1,5 @@
 /**
- * Squeezeback break substitution (DESIGN.md §4): break segments are those whose program
+ * Squeezeback break substitution (docs/design.md §4): break segments are those whose program
  * date-time falls in the break window. Each is replaced by its squeezeback segment when the
  * transcoder has produced it (else the content segment stays: the player never gets a broken URI).
  * `#EXT-X-CUE-OUT:<duration>` precedes the first break segment, `#EXT-X-CUE-OUT-CONT` the

@@ -1,5 +1,5 @@
 /**
- * Live-window trimming with the live-edge delay in the same step (spec rule 7; DESIGN.md §4):
+ * Live-window trimming with the live-edge delay in the same step (spec rule 7; docs/design.md §4):
  * drop the last `delaySegments`, then keep the last `windowSegments` of what remains. Playlist
  * validity per RFC 8216 §6.2.1–6.2.2: EXT-X-MEDIA-SEQUENCE and EXT-X-DISCONTINUITY-SEQUENCE advance
  * by what was dropped; per-segment tags leave with their segment; the EXT-X-MAP and EXT-X-KEY in

@@ -1,5 +1,5 @@
 /**
- * URI rewriting rules of the DAI proxy (spec "DAI proxy: manifests" rules 2–6; DESIGN.md §4).
+ * URI rewriting rules of the DAI proxy (spec "DAI proxy: manifests" rules 2–6; docs/design.md §4).
  * Prefix checks and slices only: no URL parsing on the common paths.
  */
 export interface UriRules {

@@ -1,5 +1,5 @@
 /**
- * One HTTP exchange on a uWS response. uWS rules (DESIGN.md §7): `onAborted` is attached before
+ * One HTTP exchange on a uWS response. uWS rules (docs/design.md §7): `onAborted` is attached before
  * any async work, every write after an await happens inside `cork`, nothing is written once the
  * client is gone, header values never carry CR/LF, and HEAD answers carry no body.
  */

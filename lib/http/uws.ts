@@ -1,6 +1,6 @@
 /**
  * Loads the native uWebSockets.js binary. uWS reads UWS_HTTP_MAX_HEADERS_SIZE once, when the
- * module loads, so it is set here before the first load (DESIGN.md §4). The package silently
+ * module loads, so it is set here before the first load (docs/design.md §4). The package silently
  * falls back to a slow JS implementation when its binary does not load; we load the binary
  * ourselves and refuse to start without it unless the fallback is explicitly allowed.
  */

@@ -1,4 +1,4 @@
-/** The one entry point: sniff the container, read its ID3 tags (DESIGN.md §8). Never throws. */
+/** The one entry point: sniff the container, read its ID3 tags (docs/design.md §8). Never throws. */
 import { emsgTags, type IsobmffOptions } from './isobmff.js';
 import { packedAudioTags } from './packed-audio.js';
 import { sniffContainer } from './sniff.js';

@@ -1,4 +1,4 @@
-/** ID3 timed metadata from media segments and MPDs (DESIGN.md §8): pure, on Buffers and strings. */
+/** ID3 timed metadata from media segments and MPDs (docs/design.md §8): pure, on Buffers and strings. */
 export { extractTags, type ExtractOptions } from './extract.js';
 export { sniffContainer } from './sniff.js';
 export { parseId3Tag, parseId3Tags, id3TagLength } from './tag.js';

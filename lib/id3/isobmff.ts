@@ -4,7 +4,7 @@
  * `https://developer.apple.com/streaming/emsg-id3`) whose message_data is a complete ID3 tag.
  * Every top-level box is walked (ISO/IEC 14496-12 §4.2: 64-bit largesize, size 0 = to the end)
  * because an emsg may sit between fragments. Our own reader: mux.js's parseEmsgBox ignores the
- * view's byteOffset (DESIGN.md §8).
+ * view's byteOffset (docs/design.md §8).
  */
 import { parseId3Tags } from './tag.js';
 import { tagResults } from './tag-result.js';

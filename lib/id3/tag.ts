@@ -1,7 +1,7 @@
 /**
  * Our own ID3v2 reader (ID3v2.4 structure §3–4, ID3v2.3 §3, ID3v2.2 §3), not mux.js's: that one
  * stops at a zero-size frame, decodes only UTF-8, reads v2.3 frame sizes as syncsafe and drops a
- * second tag in one PES (DESIGN.md §8). Every read is bounds-checked: bytes that are not a tag
+ * second tag in one PES (docs/design.md §8). Every read is bounds-checked: bytes that are not a tag
  * give no tag, truncated frames are dropped, nothing throws.
  */
 import { decodeText, terminatorAt, terminatorLength } from './text.js';

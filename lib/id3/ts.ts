@@ -1,6 +1,6 @@
 /**
  * ID3 timed metadata in an MPEG-2 transport stream (ISO/IEC 13818-1 §2.4.3 packets, §2.4.3.6 PES;
- * HLS "Timed Metadata for HTTP Live Streaming"; DESIGN.md §8): the PMT lists the metadata stream
+ * HLS "Timed Metadata for HTTP Live Streaming"; docs/design.md §8): the PMT lists the metadata stream
  * with stream type 0x15 (metadata_descriptor 0x26, format 'ID3 ', PES stream_id 0xBD).
  *
  * mux.js does the packet sync, PAT/PMT and PES reassembly (TransportPacketStream →

@@ -1,5 +1,5 @@
 /**
- * Shapes shared by the ID3 / emsg readers (DESIGN.md §8). Results never hold a view into the
+ * Shapes shared by the ID3 / emsg readers (docs/design.md §8). Results never hold a view into the
  * input buffer: strings, numbers and base64 only, so a 2 MB segment can be dropped at once.
  */
 

@@ -1,5 +1,5 @@
 /**
- * Which IP addresses an outbound fetch may never reach (DESIGN.md §7): everything that is not
+ * Which IP addresses an outbound fetch may never reach (docs/design.md §7): everything that is not
  * global unicast. IPv4 after the IANA special-purpose registry (RFC 6890 and updates); IPv6
  * likewise, with every form that embeds an IPv4 address (mapped, compatible, NAT64, 6to4) judged
  * by the address it embeds.

@@ -1,5 +1,5 @@
 /**
- * The one outbound policy (DESIGN.md §7, §13): every fetch the service makes on its own account
+ * The one outbound policy (docs/design.md §7, §13): every fetch the service makes on its own account
  * (ad requests, VAST/VMAP wrappers, beacons, MRSS pulls, source playlists, ID3 segments, stitching
  * sources, the transcoder) goes through an Agent built here, and the check runs in that Agent's
  * connector, so it holds for every connection: IP literals (which never reach a DNS lookup), names

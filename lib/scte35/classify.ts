@@ -1,5 +1,5 @@
 /**
- * What a decoded section means for ad insertion (DESIGN.md §10): ad starts are splice_insert with
+ * What a decoded section means for ad insertion (docs/design.md §10): ad starts are splice_insert with
  * out_of_network_indicator=1 and time_signal segmentation types 0x22/0x30/0x32/0x34/0x36; ends are
  * splice_insert out_of_network=0 and the matching end types; a cancel indicator is 'cancel'.
  * Program, chapter and other types never trigger. Every descriptor is checked: real cues mix types.

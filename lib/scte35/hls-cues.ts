@@ -1,5 +1,5 @@
 /**
- * Cue tags of an HLS media playlist, per segment (DESIGN.md §10). Every dialect seen in the
+ * Cue tags of an HLS media playlist, per segment (docs/design.md §10). Every dialect seen in the
  * fixtures: EXT-X-CUE-OUT / -CUE-OUT-CONT / -CUE-IN, EXT-OATCLS-SCTE35 (gives the following
  * CUE-OUT/IN its binary), EXT-X-DATERANGE SCTE35-OUT/-IN/-CMD, Adobe EXT-X-CUE,
  * EXT-X-SPLICEPOINT-SCTE35, Elemental EXT-X-SCTE35 (and the EXT-SCTE35 spelling). Never throws:

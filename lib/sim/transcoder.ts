@@ -1,5 +1,5 @@
 /**
- * A simulated squeezeback transcoder for tests and the demo (DESIGN.md §6, Transcoder contract).
+ * A simulated squeezeback transcoder for tests and the demo (docs/design.md §6, Transcoder contract).
  * `POST /v3/squeeze` validates the job the way a strict real service would (so a client bug fails
  * here, not in production) and answers `{output_uri}`; `GET /out/<output_key>.ts` serves a few
  * bytes of MPEG-TS for keys it has produced. Switchable failure modes.

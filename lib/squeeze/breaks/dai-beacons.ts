@@ -1,5 +1,5 @@
 /**
- * Beacons of DAI streams (DESIGN.md §6): DAI players never call /vast, so the service fires the
+ * Beacons of DAI streams (docs/design.md §6): DAI players never call /vast, so the service fires the
  * beacons of a tracking point itself, the first time a stream's manifest carries the squeezed
  * segment that holds it. Wired to the break board's onSqueezed hook by the composition root.
  */

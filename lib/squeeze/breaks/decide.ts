@@ -1,5 +1,5 @@
 /**
- * Ad decisioning for a break (spec rules 2 and 3; DESIGN.md §6): curated configured ads first;
+ * Ad decisioning for a break (spec rules 2 and 3; docs/design.md §6): curated configured ads first;
  * otherwise an ad request to the ad decision server (VMAP, wrappers followed); when that yields
  * nothing, the event's other configured ads as a fallback. Per-stream decisions (DAI streams) run
  * with bounded concurrency under one deadline; streams with the same creatives share an assignment.
@@ -41,7 +41,7 @@ export type ResolveFn = (url: string) => Promise<{ ads: DecidedAd[]; reason?: st
 export interface DeciderDeps {
   configuredAds: (eventId: number) => Promise<CuratedCandidate[]>;
   resolve: ResolveFn;
-  /** Whether a decided creative may be handed to the transcoder (its host is public, DESIGN.md §7). */
+  /** Whether a decided creative may be handed to the transcoder (its host is public, docs/design.md §7). */
   creativeAllowed?: (uri: string) => Promise<boolean>;
   log: Logger;
   concurrency?: number;

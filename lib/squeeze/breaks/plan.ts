@@ -1,5 +1,5 @@
 /**
- * Pure planning of a squeeze break (DESIGN.md §6): the planned segments of a window, where a content
+ * Pure planning of a squeeze break (docs/design.md §6): the planned segments of a window, where a content
  * segment falls on the ads' timeline (which ad, the offset into it, the animation phase), the
  * tracking points it carries, and the curated-ad choice of the spec's rule 2.
  */

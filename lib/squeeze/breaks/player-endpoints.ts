@@ -1,5 +1,5 @@
 /**
- * Player-facing break endpoints (spec "Player-facing endpoints", "Events"; DESIGN.md §3, §6):
+ * Player-facing break endpoints (spec "Player-facing endpoints", "Events"; docs/design.md §3, §6):
  * `GET /vast?stream_id=` answers the VAST 4 document of the stream's current break with signed
  * beacon URLs only; `/beacon` checks the signature, answers 200 at once and hands the original
  * URL to the de-duplicating forwarder. DAI streams never call /vast: their beacons are fired by

@@ -1,4 +1,4 @@
-/** Squeeze breaks in Postgres (DESIGN.md §6): the durable record, leases for the break worker, planned segments. */
+/** Squeeze breaks in Postgres (docs/design.md §6): the durable record, leases for the break worker, planned segments. */
 import type { EventConfig } from '../config/types.js';
 import type { Sql } from '../../store/index.js';
 import { conflict, invalid, notFound } from '../../errors/index.js';

@@ -1,4 +1,4 @@
-/** `/api/v1/squeeze-ad-break` (spec "Squeeze configuration and ad-break operations"; DESIGN.md §3). */
+/** `/api/v1/squeeze-ad-break` (spec "Squeeze configuration and ad-break operations"; docs/design.md §3). */
 import type { Route } from '../../http/router.js';
 import { bodyValidator } from '../../http/validate.js';
 import { breakInput, daiBreakInput, extendInput, type BreakInput } from './schema.js';

@@ -1,4 +1,4 @@
-/** Squeeze ad-break requests (spec "Squeeze configuration and ad-break operations"; DESIGN.md §3). */
+/** Squeeze ad-break requests (spec "Squeeze configuration and ad-break operations"; docs/design.md §3). */
 const text = (max: number) => ({ type: 'string', minLength: 1, maxLength: max });
 
 export const MAX_BREAK_SEC = 600;

@@ -1,5 +1,5 @@
 /**
- * The ad-break lifecycle (DESIGN.md §3, §6): start (decide ads, plan the window, persist, publish),
+ * The ad-break lifecycle (docs/design.md §3, §6): start (decide ads, plan the window, persist, publish),
  * show, extend, terminate. The break worker moves it on from there (active → completed | failed).
  */
 import { randomUUID } from 'node:crypto';

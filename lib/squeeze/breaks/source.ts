@@ -1,5 +1,5 @@
 /**
- * The event's source playlists as the break worker follows them (DESIGN.md §6): `source_uri` is a
+ * The event's source playlists as the break worker follows them (docs/design.md §6): `source_uri` is a
  * master or a media playlist; a master's variants and renditions are each read. Segments are
  * keyed by their path, the same path the DAI variant carries after the root-relative → origin
  * rewrite, so a squeezed output found here replaces the right line in every stream's manifest.

@@ -1,5 +1,5 @@
 /**
- * Client of the transcoder's squeeze job (`POST {TRANSCODER_URL}/v3/squeeze`, DESIGN.md §6): bounded
+ * Client of the transcoder's squeeze job (`POST {TRANSCODER_URL}/v3/squeeze`, docs/design.md §6): bounded
  * concurrency, retries with backoff on 5xx and network errors, and one call per output key however
  * many callers ask for it at once (the same inputs are composed once).
  */

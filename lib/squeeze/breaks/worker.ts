@@ -1,5 +1,5 @@
 /**
- * The break worker (DESIGN.md §6): each instance leases the live breaks nobody else holds (a lease
+ * The break worker (docs/design.md §6): each instance leases the live breaks nobody else holds (a lease
  * in Postgres with a TTL, renewed every tick; when an owner dies its lease lapses and another
  * instance takes over). For an owned break it follows the event's source playlists, plans a
  * squeezeback segment for every content segment inside the window and every ad assignment,
@@ -34,7 +34,7 @@ export interface BreakWorkerDeps {
 export class BreakWorker {
   private timer: NodeJS.Timeout | undefined;
   private renewTimer: NodeJS.Timeout | undefined;
-  /** When each owned break last read its source: once per half segment is enough (DESIGN.md §6). */
+  /** When each owned break last read its source: once per half segment is enough (docs/design.md §6). */
   private readonly planned = new Map<string, number>();
   private ticking: Promise<void> | undefined;
   private readonly jobs = new Map<string, Promise<void>>();

@@ -1,6 +1,6 @@
 /**
  * Squeeze brand and event configuration (spec "SqueezeEventConfig, brand config, configured ad";
- * DESIGN.md §3). The spec names the fields; types, bounds and defaults are ours (docs/decisions.md).
+ * docs/design.md §3). The spec names the fields; types, bounds and defaults are ours (docs/decisions.md).
  */
 const ratio = { type: 'number', minimum: 0.1, maximum: 1 };
 const fraction = { type: 'number', minimum: 0, maximum: 1 };
