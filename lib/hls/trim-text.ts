@@ -285,9 +285,16 @@ function trimCore(text: string, opts: TrimOptions, strict: boolean): Trimmed | s
   if (ms.count > 1 || ds.count > 1 || found.byteranges) return reference(text, opts);
 
   const segStart = (i: number) => (i === 0 ? headerEnd : ends[i - 1]!);
+  /** The segment's last `#EXTINF` line counts, as in the reference (a later one overrides an earlier one). */
   const duration = (i: number) => {
-    const at = text.indexOf('#EXTINF:', segStart(i));
-    return at === -1 || at >= ends[i]! ? 0 : decimalAt(text, at + 8);
+    const from = segStart(i);
+    for (let at = text.lastIndexOf('#EXTINF', ends[i]! - 1); at >= from; at = at > 0 ? text.lastIndexOf('#EXTINF', at - 1) : -1) {
+      if (at > 0 && text.charCodeAt(at - 1) !== 10) continue; // not at a line start
+      const c = text.charCodeAt(at + 7);
+      if (c === 58 /* : */) return decimalAt(text, at + 8);
+      if (c === 10) return 0; // `#EXTINF` without a value
+    }
+    return 0;
   };
   const seconds = (from: number, to: number) => {
     let s = 0;

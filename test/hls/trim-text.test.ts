@@ -59,6 +59,8 @@ const cases: Record<string, string> = {
   'look-alike tags': build(['#EXT-X-TARGETDURATION:6'], Array.from({ length: 20 }, (_, i) => seg(i, i === 2 ? ['#EXT-X-CUE-OUT:30', '#EXT-X-PROGRAM-DATE-TIME:2026-01-01T00:00:00.000Z'] : i === 9 ? ['#EXT-X-PROXIED:YES', '#EXT-X-CUSTOM-CUE:1'] : []))),
   'no tag that decides the kind in the header': build(['#EXT-X-VERSION:3'], Array.from({ length: 20 }, (_, i) => seg(i))),
   'a master tag in the first segment': build(['#EXT-X-VERSION:3'], Array.from({ length: 20 }, (_, i) => seg(i, i === 0 ? ['#EXT-X-SESSION-DATA:DATA-ID="x",VALUE="y"'] : []))),
+  // Found by test/fuzz: with two EXTINF tags in a segment the last one counts (the reference overwrites); the fast path took the first.
+  'two EXTINF in a segment': build(['#EXT-X-TARGETDURATION:10'], Array.from({ length: 20 }, (_, i) => ['#EXTINF:10,', '#EXTINF:1,', `/s${i}.ts`])),
   'll-hls tail': build(['#EXT-X-TARGETDURATION:4', '#EXT-X-PART-INF:PART-TARGET=1', '#EXT-X-MEDIA-SEQUENCE:10'], [...Array.from({ length: 20 }, (_, i) => seg(i)), ['#EXT-X-PART:DURATION=1,URI="/p1.mp4"', '#EXT-X-PRELOAD-HINT:TYPE=PART,URI="/p2.mp4"', '#EXT-X-RENDITION-REPORT:URI="/r.m3u8"']]),
 };
 
