@@ -20,10 +20,19 @@ function openTag(xml: string, name: string, from: number): number {
     const before = xml[i - 1];
     const after = xml[i + name.length];
     if ((before === '<' || before === ':') && (after === '>' || after === ' ' || after === '\t' || after === '\n' || after === '\r' || after === '/')) {
+      if (inComment(xml, i)) continue;
       return before === '<' ? i - 1 : xml.lastIndexOf('<', i);
     }
   }
   return -1;
+}
+
+/** Whether offset i falls inside a comment (`<!-- <Period> -->` is not an element). */
+function inComment(xml: string, i: number): boolean {
+  const open = xml.lastIndexOf('<!--', i);
+  if (open === -1) return false;
+  const close = xml.indexOf('-->', open + 4);
+  return close === -1 || close + 3 > i;
 }
 
 /** Applies fn to the text of every `name` element between from and to. */

@@ -48,3 +48,10 @@ t.test('every DASH fixture stays well-formed and keeps its Periods', async (t) =
   }
   t.pass('checked');
 });
+
+// Found by test/fuzz/dash.test.ts: markup inside a comment is not an element.
+t.test('elements in comments are not elements: a commented-out BaseURL or Period', async (t) => {
+  const base = 'https://dai.example.com/linear/dash/event/E/stream/S:LOC/';
+  t.equal(rewriteMpd('<MPD>\n<!-- a <Period> in a comment --><Period/></MPD>', rules).text, `<MPD>\n<!-- a <Period> in a comment --><BaseURL>${base}</BaseURL><Period/></MPD>`);
+  t.equal(rewriteMpd('<MPD><!-- <BaseURL>old/</BaseURL> --><Period/></MPD>', rules).text, `<MPD><!-- <BaseURL>old/</BaseURL> --><BaseURL>${base}</BaseURL><Period/></MPD>`);
+});
