@@ -21,11 +21,16 @@ function openTag(xml: string, name: string, from: number): number {
     const after = xml[i + name.length];
     if ((before === '<' || before === ':') && (after === '>' || after === ' ' || after === '\t' || after === '\n' || after === '\r' || after === '/')) {
       if (inComment(xml, i)) continue;
-      return before === '<' ? i - 1 : xml.lastIndexOf('<', i);
+      if (before === '<') return i - 1;
+      // <prefix:Name…>, not the closing </prefix:Name> nor `x:Name ` in text.
+      const lt = xml.lastIndexOf('<', i);
+      if (lt !== -1 && NAME.test(xml.slice(lt + 1, i - 1))) return lt;
     }
   }
   return -1;
 }
+
+const NAME = /^[A-Za-z_][\w.-]*$/;
 
 /** Whether offset i falls inside a comment (`<!-- <Period> -->` is not an element). */
 function inComment(xml: string, i: number): boolean {

@@ -55,3 +55,11 @@ t.test('elements in comments are not elements: a commented-out BaseURL or Period
   t.equal(rewriteMpd('<MPD>\n<!-- a <Period> in a comment --><Period/></MPD>', rules).text, `<MPD>\n<!-- a <Period> in a comment --><BaseURL>${base}</BaseURL><Period/></MPD>`);
   t.equal(rewriteMpd('<MPD><!-- <BaseURL>old/</BaseURL> --><Period/></MPD>', rules).text, `<MPD><!-- <BaseURL>old/</BaseURL> --><BaseURL>${base}</BaseURL><Period/></MPD>`);
 });
+
+// Found by test/fuzz/dash.test.ts: with a prefix, the closing tag of an element was taken for an opening one.
+t.test('prefixed MPD: the closing </mpd:BaseURL> is not an element', async (t) => {
+  const src = '<mpd:MPD xmlns:mpd="urn:mpeg:dash:schema:mpd:2011"><mpd:BaseURL>https://cdn.example.com/x/</mpd:BaseURL>\n<mpd:Period id="p0"><mpd:AdaptationSet/></mpd:Period></mpd:MPD>';
+  t.equal(rewriteMpd(src, rules).text, src);
+  const loc = '<mpd:MPD xmlns:mpd="urn:mpeg:dash:schema:mpd:2011"><mpd:Location>https://dai.example.com/m.mpd</mpd:Location> <mpd:Period/></mpd:MPD>';
+  t.equal(rewriteMpd(loc, rules).text, '<mpd:MPD xmlns:mpd="urn:mpeg:dash:schema:mpd:2011"><BaseURL>https://dai.example.com/linear/dash/event/E/stream/S:LOC/</BaseURL><mpd:Location>https://edge.example.net/dai/manifest/m.mpd</mpd:Location> <mpd:Period/></mpd:MPD>');
+});
