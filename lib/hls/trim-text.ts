@@ -88,6 +88,12 @@ const isPdt = textAt('#EXT-X-PROGRAM-DATE-TIME:');
 const isCueOut = textAt('#EXT-X-CUE-OUT');
 const isCueIn = textAt('#EXT-X-CUE-IN');
 
+/** Whether the tag name at text[pos] is `length` characters long, as the reference's tagName reads it: a colon or the line's end follows. */
+function nameEnds(text: string, pos: number, length: number): boolean {
+  const c = text.charCodeAt(pos + length);
+  return c === 58 /* : */ || c === 10 || Number.isNaN(c);
+}
+
 const lists = { segEnds: new Offsets(), uriStarts: new Offsets(), uriTags: new Offsets(), discs: new Offsets(), maps: new Offsets(), keyTags: new Offsets(), pdts: new Offsets(), cues: new Offsets() };
 
 /**
@@ -257,10 +263,10 @@ function scan(text: string, strict: boolean): Scan | null | 'reference' {
             if (isByterange(text, pos)) s.byteranges = true;
             break;
           case 69 /* E */:
-            if (isEndList(text, pos)) s.endList = true;
+            if (isEndList(text, pos) && nameEnds(text, pos, 14)) s.endList = true;
             break;
           case 83 /* S */:
-            if (isSkip(text, pos)) s.skip = true;
+            if (isSkip(text, pos) && nameEnds(text, pos, 11)) s.skip = true;
             else if (strict && isStreamInf(text, pos)) return null; // a master playlist
             break;
         }
@@ -339,7 +345,7 @@ function trimCore(text: string, opts: TrimOptions, strict: boolean): Trimmed | s
     return i >= 0 ? at[i]! : -1;
   };
   const pdtHere = (o: number) => isPdt(text, o);
-  const cueHere = (o: number) => isCueOut(text, o) || isCueIn(text, o);
+  const cueHere = (o: number) => (isCueOut(text, o) && (nameEnds(text, o, 14) || (text.startsWith('-CONT', o + 14) && nameEnds(text, o, 19)))) || (isCueIn(text, o) && nameEnds(text, o, 13));
   const segmentOf = (offset: number) => {
     let lo = 0;
     let hi = start - 1;
