@@ -116,7 +116,8 @@ function expectedUri(s: GenSegment): string {
 function expectedWindow(m: GenMedia, opts: TrimOptions): [number, number] {
   const n = m.segments.length;
   if (m.endList || m.type === 'VOD' || n === 0) return [0, n];
-  const sum = (a: number, b: number) => m.segments.slice(a, b).reduce((s, x) => s + x.duration, 0);
+  // Summed from the live edge (the order of the float additions decides a window of exactly 3 target durations).
+  const sum = (a: number, b: number) => m.segments.slice(a, b).reduceRight((s, x) => s + x.duration, 0);
   const min = 3 * m.targetDuration;
   let delay = Math.min(Math.max(0, opts.delaySegments), n - 1);
   while (delay > 0 && sum(0, n - delay) < min) delay--;
