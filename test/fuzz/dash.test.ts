@@ -70,40 +70,29 @@ const AFTER_BASEURL = ['Location', 'PatchLocation', 'ServiceDescription', 'Initi
 
 /** The canonical form the rewrite should give: MPD-level Location/PatchLocation via master(), BaseURL via media(), or one BaseURL added. */
 function expected(doc: Document): string {
-  const root = doc.documentElement!;
+  const root = doc.documentElement!.cloneNode(true) as Element;
   const kids = children(root).filter((c) => c.nodeType === 1) as Element[];
   const firstPeriod = kids.findIndex((k) => local(k) === 'Period');
   const level = firstPeriod === -1 ? kids : kids.slice(0, firstPeriod);
-  const parts: string[] = [];
-  const hasBase = level.some((k) => local(k) === 'BaseURL');
-  let inserted = hasBase;
-  for (const k of children(root)) {
-    if (k.nodeType !== 1) {
-      parts.push(canon(k));
-      continue;
-    }
-    const name = local(k);
-    const atLevel = level.includes(k as Element);
-    if (!inserted && AFTER_BASEURL.includes(name)) {
-      parts.push(`<BaseURL >${JSON.stringify(uris.media('./'))}</BaseURL>`);
-      inserted = true;
-    }
+  for (const k of level) {
     const text = textOf(k);
-    const onlyText = children(k).every((c) => c.nodeType === 3 || c.nodeType === 4);
-    if (atLevel && onlyText && text && (name === 'Location' || name === 'PatchLocation')) parts.push(canon(withText(k as Element, uris.master(text))));
-    else if (atLevel && onlyText && text && name === 'BaseURL') parts.push(canon(withText(k as Element, uris.media(text))));
-    else parts.push(canon(k));
+    const onlyText = children(k).every((c) => c.nodeType === 3 || c.nodeType === 4 || c.nodeType === 8);
+    const name = local(k);
+    if (!onlyText || !text) continue;
+    if (name === 'Location' || name === 'PatchLocation') setText(k, uris.master(text));
+    else if (name === 'BaseURL') setText(k, uris.media(text));
   }
-  if (!inserted) parts.push(`<BaseURL >${JSON.stringify(uris.media('./'))}</BaseURL>`);
-  const attrs: string[] = [];
-  for (let i = 0; i < root.attributes.length; i++) attrs.push(`${root.attributes.item(i)!.name}=${JSON.stringify(root.attributes.item(i)!.value)}`);
-  return `<${root.nodeName} ${attrs.sort().join(' ')}>${parts.filter(Boolean).join('')}</${root.nodeName}>`;
+  if (!level.some((k) => local(k) === 'BaseURL')) {
+    const base = doc.createElement('BaseURL');
+    base.appendChild(doc.createTextNode(uris.media('./')));
+    root.insertBefore(base, kids.find((k) => AFTER_BASEURL.includes(local(k))) ?? null);
+  }
+  return canon(root);
 }
 
-function withText(el: Element, text: string): Element {
-  const copy = el.cloneNode(false) as Element;
-  copy.appendChild(el.ownerDocument!.createTextNode(text));
-  return copy;
+function setText(el: Element, text: string): void {
+  while (el.firstChild) el.removeChild(el.firstChild);
+  el.appendChild(el.ownerDocument!.createTextNode(text));
 }
 
 // Generated MPDs: prefixes, BaseURL forms, Location/PatchLocation, odd whitespace and entities.
