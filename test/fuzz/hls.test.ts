@@ -6,7 +6,7 @@
 import t from 'tap';
 import fc from 'fast-check';
 import * as HLS from 'hls-parser';
-import { PlaylistRewriter, rewritePlaylist, splitLines, joinLines, trimText, trimThenRewrite, trimLiveWindow, parseMedia, applyBreak, applyBreakText, type TrimOptions } from '../../lib/hls/index.js';
+import { PlaylistRewriter, UriRewriter, isAbsolute, attribute, mapUriAttribute, tagName, tagValue, rewritePlaylist, splitLines, joinLines, trimText, trimThenRewrite, trimLiveWindow, parseMedia, applyBreak, applyBreakText, type TrimOptions } from '../../lib/hls/index.js';
 import { reparse } from '../hls/reparse.js';
 import { cuts, fixtureTexts, mutated, paramsFor, splitAt } from './common.js';
 import { DAI, genMaster, genMedia, layout, mediaLines, render, rules, type GenMedia, type GenSegment } from './hls-gen.js';
@@ -195,6 +195,25 @@ t.test('master playlists: still parse, every variant kept, DAI-host and root-rel
       if (parsed.playlists?.length !== g.variants) throw new Error(`m3u8-parser variants ${parsed.playlists?.length}`);
       const h = HLS.parse(text);
       if (!h.isMasterPlaylist || (h as HLS.types.MasterPlaylist).variants.filter((v) => !v.isIFrameOnly).length !== g.variants) throw new Error('hls-parser variants');
+    }),
+    paramsFor(1),
+  );
+});
+
+t.test('tag-line helpers and URI rules: no exception on any line; identity URI mapping keeps the line', async () => {
+  const line = fc.oneof(fc.string({ unit: 'binary', maxLength: 120 }), fc.string({ unit: fc.constantFrom('#EXT-X-KEY:', 'URI="', 'SERVER-URI="', '"', ',', '=', ':', '/', '../', './', '//', 'https://', 'dai.example.com', ' ', 'é', '%', '?', '#', 'a'), maxLength: 30 }));
+  const uris = new UriRewriter(rules);
+  fc.assert(
+    fc.property(line, (l) => {
+      tagName(l);
+      tagValue(l);
+      attribute(l, 'URI');
+      attribute(l, 'DURATION');
+      if (mapUriAttribute(l, (u) => u) !== l) throw new Error('identity mapping changed the line');
+      mapUriAttribute(l, (u) => uris.media(u));
+      uris.master(l);
+      const m = uris.media(l);
+      if (isAbsolute(l) && m !== l) throw new Error(`absolute URI changed: ${l} -> ${m}`);
     }),
     paramsFor(1),
   );
