@@ -19,7 +19,7 @@ export function fixtureTexts(folder: string, exts: string[]): Array<{ name: stri
 }
 
 /** Characters that break line- and XML-based readers in interesting ways. */
-const junkChar = fc.constantFrom('\n', '\r', '\r\n', ' ', '\t', '#', '"', "'", '<', '>', '&', ';', ':', ',', '=', '/', '?', '\0', '\u00a0', '\ufeff', '\u2028', 'é', '😀', '\ud800', ']]>', '<!--', '-->', '<![CDATA[', '&amp;', '&#x0;', '&lt;', '&bogus;', '#EXT-X-', '#EXTINF:', 'URI="', '</', '/>');
+const junkChar = fc.constantFrom('\n', '\r', '\r\n', ' ', '\t', '#', '"', "'", '<', '>', '&', ';', ':', ',', '=', '/', '?', '\0', '\u00a0', '\ufeff', '\u2028', 'é', '😀', '\ud800', ']]>', '<!--', '-->', '<![CDATA[', '&amp;', '&#x0;', '&lt;', '&bogus;', '#EXT-X-', '#EXTINF:', 'URI="', '</', '/>', '\\', '../', './', '//', '?', '%');
 const junk = fc.oneof(fc.string({ unit: 'binary', maxLength: 8 }), fc.array(junkChar, { minLength: 1, maxLength: 4 }).map((a) => a.join('')));
 
 type Edit = { kind: 'flip'; at: number; ch: string } | { kind: 'insert'; at: number; text: string } | { kind: 'delete'; at: number; len: number } | { kind: 'truncate'; at: number } | { kind: 'dup'; at: number; len: number };

@@ -19,7 +19,7 @@ const generatedRaw = fc.tuple(genMedia(), layout).map(([m, l]) => render(mediaLi
 /** Anything: random text, mutated fixtures, mutated generated playlists. */
 const anyInput = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 300 }),
-  fc.string({ unit: fc.constantFrom('#', 'EXT', '-X-', 'INF:', ':', ',', '\n', '\r', ' ', '/', 'a', '1', '.', '"', 'URI="', '#EXTM3U\n', '#EXTINF:6,\n', '#EXT-X-MEDIA-SEQUENCE:', '#EXT-X-TARGETDURATION:6\n', '#EXT-X-DISCONTINUITY\n', '#EXT-X-PROGRAM-DATE-TIME:'), maxLength: 80 }),
+  fc.string({ unit: fc.constantFrom('#', 'EXT', '-X-', 'INF:', ':', ',', '\n', '\r', ' ', '/', 'a', '1', '.', '"', 'URI="', '#EXTM3U\n', '#EXTINF:6,\n', '#EXT-X-MEDIA-SEQUENCE:', '#EXT-X-TARGETDURATION:6\n', '#EXT-X-DISCONTINUITY\n', '#EXT-X-PROGRAM-DATE-TIME:', '\\', '../', './', '//', '?'), maxLength: 80 }),
   mutated(fc.constantFrom(...fixtures)),
   mutated(generatedRaw),
   generatedRaw,
