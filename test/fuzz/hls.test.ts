@@ -25,6 +25,14 @@ const anyInput = fc.oneof(
   generatedRaw,
 );
 const breakWindow = fc.record({ startMs: fc.integer({ min: Date.UTC(2020, 0, 1), max: Date.UTC(2030, 0, 1) }), len: fc.integer({ min: 0, max: 600_000 }) }).map(({ startMs, len }) => ({ startMs, endMs: startMs + len, durationSec: len / 1000 }));
+/** A break window near the playlist's first program date-time (so that it covers some of its segments). */
+const breakNear = fc.record({ offset: fc.integer({ min: -60_000, max: 240_000 }), len: fc.integer({ min: 0, max: 120_000 }), exact: fc.boolean() });
+function windowNear(text: string, b: { offset: number; len: number; exact: boolean }) {
+  const m = /#EXT-X-PROGRAM-DATE-TIME:([^\n]*)/.exec(text);
+  const t0 = (m && Date.parse(m[1]!)) || 0;
+  const startMs = t0 + (b.exact ? Math.round(b.offset / 6000) * 6000 : b.offset);
+  return { startMs, endMs: startMs + b.len, durationSec: b.len / 1000 };
+}
 const squeezed = (u: string) => (u.includes('5') ? undefined : `https://sq.example.org/s/${u.length}.ts`);
 
 function streamed(raw: string, fractions: number[], bytes: boolean): { text: string; kind: string; valid: boolean } {
@@ -68,8 +76,9 @@ t.test('streamed rewrite (string or UTF-8 byte chunks split anywhere) equals the
 
 t.test('fast text trim equals the line-based reference; text break substitution equals the line-based one', async () => {
   fc.assert(
-    fc.property(anyInput, trimOpts, breakWindow, (raw, opts, win) => {
+    fc.property(anyInput, trimOpts, breakNear, (raw, opts, near) => {
       const { text, kind } = rewritePlaylist(raw, rules);
+      const win = windowNear(text, near);
       if (kind !== 'media') return true;
       const fast = trimText(text, opts) ?? text;
       const ref = joinLines(trimLiveWindow(splitLines(text), opts));
@@ -214,6 +223,32 @@ t.test('tag-line helpers and URI rules: no exception on any line; identity URI m
       uris.master(l);
       const m = uris.media(l);
       if (isAbsolute(l) && m !== l) throw new Error(`absolute URI changed: ${l} -> ${m}`);
+    }),
+    paramsFor(1),
+  );
+});
+
+t.test('break substitution on generated live playlists: still parses, same segments, exactly those in the window squeezed when ready, one CUE-OUT at most', async () => {
+  fc.assert(
+    fc.property(genMedia({ minSegments: 1, maxSegments: 30, live: true }), breakNear, (m, near) => {
+      m = { ...m, segments: m.segments.map((s, i) => ({ ...s, pdt: i === 0 || s.pdt, before: [], after: [], byterange: undefined })) as GenSegment[] };
+      const { text } = rewritePlaylist(joinLines(mediaLines(m)), rules);
+      const win = windowNear(text, near);
+      const isContent = (u: string) => u.startsWith(rules.contentOrigin);
+      const r = applyBreakText(text, win, squeezed, isContent);
+      const parsed = reparse(r.text);
+      if (parsed.segments.length !== m.segments.length) throw new Error(`segments ${parsed.segments.length}\n${r.text}`);
+      let t0 = m.startMs;
+      let cueOuts = 0;
+      m.segments.forEach((s, i) => {
+        const inBreak = t0 >= win.startMs - 1 && t0 < win.endMs - 1;
+        const uri = expectedUri(s);
+        const want = inBreak && isContent(uri) ? (squeezed(uri) ?? uri) : uri;
+        if (parsed.segments[i]!.uri !== want) throw new Error(`segment ${i}: ${parsed.segments[i]!.uri}, expected ${want}\n${r.text}`);
+        t0 += s.duration * 1000;
+      });
+      for (const l of splitLines(r.text)) if (l.startsWith('#EXT-X-CUE-OUT:')) cueOuts++;
+      if (cueOuts > 1) throw new Error(`${cueOuts} CUE-OUT tags for one break\n${r.text}`);
     }),
     paramsFor(1),
   );
