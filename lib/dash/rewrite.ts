@@ -75,10 +75,20 @@ export function rewriteMpd(xml: string, rules: UriRules): MpdResult {
   } else {
     // No MPD-level BaseURL: relative segment URLs would resolve against the proxy. Pin them upstream.
     const base = uris.media('./').replace(/&/g, '&amp;');
-    const insertAt = Math.min(...AFTER_BASEURL.map((n) => openTag(text, n, mpdOpenEnd)).filter((i) => i !== -1 && i <= levelEnd), levelEnd);
-    text = `${text.slice(0, insertAt)}<BaseURL>${base}</BaseURL>${text.slice(insertAt)}`;
+    // Without a Period, before the MPD's closing tag; a self-closing MPD has no segments to pin.
+    const end = levelEnd < text.length ? levelEnd : rootCloseTag(text, mpdOpenEnd);
+    if (end !== -1) {
+      const insertAt = Math.min(...AFTER_BASEURL.map((n) => openTag(text, n, mpdOpenEnd)).filter((i) => i !== -1 && i <= end), end);
+      text = `${text.slice(0, insertAt)}<BaseURL>${base}</BaseURL>${text.slice(insertAt)}`;
+    }
   }
   return { valid: true, text };
+}
+
+/** Offset of the MPD's closing tag (`</MPD>`, `</prefix:MPD >`), or -1. */
+function rootCloseTag(xml: string, from: number): number {
+  const at = xml.lastIndexOf('</');
+  return at >= from && /^<\/([A-Za-z_][\w.-]*:)?MPD\s*>/.test(xml.slice(at, at + 80)) ? at : -1;
 }
 
 function openTagOr(xml: string, name: string, from: number): number {

@@ -63,3 +63,10 @@ t.test('prefixed MPD: the closing </mpd:BaseURL> is not an element', async (t) =
   const loc = '<mpd:MPD xmlns:mpd="urn:mpeg:dash:schema:mpd:2011"><mpd:Location>https://dai.example.com/m.mpd</mpd:Location> <mpd:Period/></mpd:MPD>';
   t.equal(rewriteMpd(loc, rules).text, '<mpd:MPD xmlns:mpd="urn:mpeg:dash:schema:mpd:2011"><BaseURL>https://dai.example.com/linear/dash/event/E/stream/S:LOC/</BaseURL><mpd:Location>https://edge.example.net/dai/manifest/m.mpd</mpd:Location> <mpd:Period/></mpd:MPD>');
 });
+
+// Found by test/fuzz/dash.test.ts: without a Period the BaseURL was appended after the root element.
+t.test('an MPD without a Period stays well-formed', async (t) => {
+  t.equal(rewriteMpd('<MPD type="static"></MPD>', rules).text, '<MPD type="static"><BaseURL>https://dai.example.com/linear/dash/event/E/stream/S:LOC/</BaseURL></MPD>');
+  t.equal(rewriteMpd('<mpd:MPD xmlns:mpd="urn:x"><mpd:UTCTiming value="x"/></mpd:MPD >', rules).text, '<mpd:MPD xmlns:mpd="urn:x"><mpd:UTCTiming value="x"/><BaseURL>https://dai.example.com/linear/dash/event/E/stream/S:LOC/</BaseURL></mpd:MPD >');
+  t.equal(rewriteMpd('<MPD type="static"/>', rules).text, '<MPD type="static"/>');
+});
