@@ -51,11 +51,19 @@ function mapElementText(xml: string, name: string, to: number, fn: (text: string
     if (close === -1) break;
     const raw = xml.slice(gt + 1, close);
     const text = raw.trim();
-    const mapped = text ? fn(text) : text;
+    const mapped = text.includes('<') ? mapCdata(text, fn) : text ? fn(text) : text;
     out += xml.slice(pos, gt + 1) + (mapped === text ? raw : mapped);
     pos = close;
   }
   return out + xml.slice(pos);
+}
+
+/** Text in one CDATA section is mapped inside it; other markup in an element's text (comments, a mix) is left alone. */
+function mapCdata(text: string, fn: (text: string) => string): string {
+  if (!text.startsWith('<![CDATA[') || text.indexOf(']]>') !== text.length - 3) return text;
+  const value = text.slice(9, -3).trim();
+  const mapped = value ? fn(value) : value;
+  return mapped === value ? text : `<![CDATA[${mapped}]]>`;
 }
 
 export function rewriteMpd(xml: string, rules: UriRules): MpdResult {

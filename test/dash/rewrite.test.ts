@@ -70,3 +70,11 @@ t.test('an MPD without a Period stays well-formed', async (t) => {
   t.equal(rewriteMpd('<mpd:MPD xmlns:mpd="urn:x"><mpd:UTCTiming value="x"/></mpd:MPD >', rules).text, '<mpd:MPD xmlns:mpd="urn:x"><mpd:UTCTiming value="x"/><BaseURL>https://dai.example.com/linear/dash/event/E/stream/S:LOC/</BaseURL></mpd:MPD >');
   t.equal(rewriteMpd('<MPD type="static"/>', rules).text, '<MPD type="static"/>');
 });
+
+// Found by test/fuzz/dash.test.ts: the CDATA markup was taken for part of the URL.
+t.test('a BaseURL or Location in CDATA is mapped inside it; other markup in the text is left alone', async (t) => {
+  const abs = '<MPD><BaseURL><![CDATA[https://cdn.example.com/x/?a=1&b=2]]></BaseURL><Period/></MPD>';
+  t.equal(rewriteMpd(abs, rules).text, abs);
+  t.equal(rewriteMpd('<MPD><BaseURL> <![CDATA[media/]]> </BaseURL><Period/></MPD>', rules).text, '<MPD><BaseURL><![CDATA[https://dai.example.com/linear/dash/event/E/stream/S:LOC/media/]]></BaseURL><Period/></MPD>');
+  t.equal(rewriteMpd('<MPD><Location><![CDATA[https://dai.example.com/m.mpd]]></Location><BaseURL>a/<!-- c --></BaseURL><Period/></MPD>', rules).text, '<MPD><Location><![CDATA[https://edge.example.net/dai/manifest/m.mpd]]></Location><BaseURL>a/<!-- c --></BaseURL><Period/></MPD>');
+});
