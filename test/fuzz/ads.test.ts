@@ -3,7 +3,7 @@
  * generated documents read back with the values generated (whatever the encoding: entities,
  * numeric references, CDATA, padding, prefixes, namespaces); anything else gives an AdXmlError and
  * nothing else; a DOCTYPE (entity bombs) is always refused; resolveAds never rejects.
- * 200 runs per property by default; `FUZZ_RUNS=N` for a long run, `FUZZ_SEED=S` to replay.
+ * 200 runs per property by default; `FUZZ_RUNS=N npx tap -t0 test/fuzz` for a long run, `FUZZ_SEED=S` to replay.
  */
 import { isDeepStrictEqual } from 'node:util';
 import t from 'tap';

@@ -1,7 +1,7 @@
 /**
  * Shared pieces of the property tests (issue 18 item 5): run counts, mutations of real fixtures,
- * random chunk splits. Runs: 200 per property by default (CI); `FUZZ_RUNS=N npx tap test/fuzz`
- * for a long run, `FUZZ_SEED=S` to replay a failure (fast-check prints seed and path).
+ * random chunk splits. Runs: 200 per property by default (CI); `FUZZ_RUNS=N npx tap -t0 test/fuzz` (no per-file timeout)
+ * for a long run, `FUZZ_SEED=S` (with the same FUZZ_RUNS) to replay a failure (fast-check prints seed and path).
  */
 import fc from 'fast-check';
 import { fixture, fixtureFiles } from '../helpers/fixtures.js';

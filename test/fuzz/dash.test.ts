@@ -2,7 +2,7 @@
  * Property tests of the MPD rewrite (issue 18 item 5): no exception on any input; a well-formed MPD
  * stays well-formed (@xmldom/xmldom, every error fatal) and only the MPD-level Location,
  * PatchLocation and BaseURL change (a BaseURL pinned upstream is added when there is none).
- * 200 runs per property by default; `FUZZ_RUNS=N` for a long run, `FUZZ_SEED=S` to replay.
+ * 200 runs per property by default; `FUZZ_RUNS=N npx tap -t0 test/fuzz` for a long run, `FUZZ_SEED=S` to replay.
  */
 import t from 'tap';
 import fc from 'fast-check';

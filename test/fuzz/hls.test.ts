@@ -1,6 +1,6 @@
 /**
  * Property tests of the HLS rewrite, trim and break substitution (issue 18 item 5).
- * 200 runs per property by default; `FUZZ_RUNS=5000 npx tap test/fuzz/hls.test.ts` for a long run,
+ * 200 runs per property by default; `FUZZ_RUNS=5000 npx tap -t0 test/fuzz/hls.test.ts` for a long run,
  * `FUZZ_SEED=<seed>` to replay a failure printed by fast-check.
  */
 import t from 'tap';

@@ -3,7 +3,7 @@
  * (media:content direct and in media:group, thumbnails, cue points, CDATA, entities, declared or
  * undeclared prefixes, pagination links) read back with the values generated; malformed input and
  * any DOCTYPE give MrssError and nothing else; random chunk splits give what the whole document gives.
- * 200 runs per property by default; `FUZZ_RUNS=N` for a long run, `FUZZ_SEED=S` to replay.
+ * 200 runs per property by default; `FUZZ_RUNS=N npx tap -t0 test/fuzz` for a long run, `FUZZ_SEED=S` to replay.
  */
 import { isDeepStrictEqual } from 'node:util';
 import t from 'tap';
