@@ -32,12 +32,38 @@ function openTag(xml: string, name: string, from: number): number {
 
 const NAME = /^[A-Za-z_][\w.-]*$/;
 
-/** Whether offset i falls inside a comment (`<!-- <Period> -->` is not an element). */
+/** Comments and CDATA sections of the last text looked at, [starts[k], ends[k]) in order, from one forward scan. */
+let sectionsOf: { xml: string; starts: number[]; ends: number[] } | undefined;
+
+function sections(xml: string): { xml: string; starts: number[]; ends: number[] } {
+  if (sectionsOf?.xml === xml) return sectionsOf;
+  const starts: number[] = [];
+  const ends: number[] = [];
+  for (let i = xml.indexOf('<!'); i !== -1; ) {
+    const end = xml.startsWith('<!--', i) ? '-->' : xml.startsWith('<![CDATA[', i) ? ']]>' : undefined;
+    if (end === undefined) {
+      i = xml.indexOf('<!', i + 2);
+      continue;
+    }
+    const close = xml.indexOf(end, i + 4);
+    starts.push(i);
+    ends.push(close === -1 ? xml.length : close + end.length);
+    i = close === -1 ? -1 : xml.indexOf('<!', close + end.length);
+  }
+  return (sectionsOf = { xml, starts, ends });
+}
+
+/** Whether offset i falls inside a comment or CDATA section (`<!-- <Period> -->` is not an element). */
 function inComment(xml: string, i: number): boolean {
-  const open = xml.lastIndexOf('<!--', i);
-  if (open === -1) return false;
-  const close = xml.indexOf('-->', open + 4);
-  return close === -1 || close + 3 > i;
+  const { starts, ends } = sections(xml);
+  let lo = 0;
+  let hi = starts.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (starts[mid]! < i) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo > 0 && ends[lo - 1]! > i;
 }
 
 /** Applies fn to the text of every `name` element between from and to. */
@@ -47,7 +73,8 @@ function mapElementText(xml: string, name: string, to: number, fn: (text: string
   for (let start = openTag(xml, name, 0); start !== -1 && start < to; start = openTag(xml, name, pos)) {
     const gt = xml.indexOf('>', start);
     if (gt === -1 || xml[gt - 1] === '/') break;
-    const close = xml.indexOf('</', gt);
+    let close = xml.indexOf('</', gt);
+    while (close !== -1 && inComment(xml, close)) close = xml.indexOf('</', close + 2);
     if (close === -1) break;
     const raw = xml.slice(gt + 1, close);
     const text = raw.trim();

@@ -78,3 +78,13 @@ t.test('a BaseURL or Location in CDATA is mapped inside it; other markup in the 
   t.equal(rewriteMpd('<MPD><BaseURL> <![CDATA[media/]]> </BaseURL><Period/></MPD>', rules).text, '<MPD><BaseURL><![CDATA[https://dai.example.com/linear/dash/event/E/stream/S:LOC/media/]]></BaseURL><Period/></MPD>');
   t.equal(rewriteMpd('<MPD><Location><![CDATA[https://dai.example.com/m.mpd]]></Location><BaseURL>a/<!-- c --></BaseURL><Period/></MPD>', rules).text, '<MPD><Location><![CDATA[https://edge.example.net/dai/manifest/m.mpd]]></Location><BaseURL>a/<!-- c --></BaseURL><Period/></MPD>');
 });
+
+// Found by test/fuzz/dash.test.ts (a mutated MPD): markup quoted in CDATA is text, as in a comment.
+t.test('markup inside CDATA is not an element, nor the end of one', async (t) => {
+  t.equal(
+    rewriteMpd('<MPD><Location><![CDATA[https://x.example/m.mpd?q=</a> <BaseURL>y</BaseURL>]]></Location><Period/></MPD>', rules).text,
+    '<MPD><BaseURL>https://dai.example.com/linear/dash/event/E/stream/S:LOC/</BaseURL><Location><![CDATA[https://x.example/m.mpd?q=</a> <BaseURL>y</BaseURL>]]></Location><Period/></MPD>',
+  );
+  // A CDATA opener quoted in a comment opens nothing.
+  t.equal(rewriteMpd('<!--<![CDATA[ x --><MPD><Period/></MPD>', rules).text, '<!--<![CDATA[ x --><MPD><BaseURL>https://dai.example.com/linear/dash/event/E/stream/S:LOC/</BaseURL><Period/></MPD>');
+});
