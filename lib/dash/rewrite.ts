@@ -20,10 +20,50 @@ function openTag(xml: string, name: string, from: number): number {
     const before = xml[i - 1];
     const after = xml[i + name.length];
     if ((before === '<' || before === ':') && (after === '>' || after === ' ' || after === '\t' || after === '\n' || after === '\r' || after === '/')) {
-      return before === '<' ? i - 1 : xml.lastIndexOf('<', i);
+      if (inComment(xml, i)) continue;
+      if (before === '<') return i - 1;
+      // <prefix:Name…>, not the closing </prefix:Name> nor `x:Name ` in text.
+      const lt = xml.lastIndexOf('<', i);
+      if (lt !== -1 && NAME.test(xml.slice(lt + 1, i - 1))) return lt;
     }
   }
   return -1;
+}
+
+const NAME = /^[A-Za-z_][\w.-]*$/;
+
+/** Comments and CDATA sections of the last text looked at, [starts[k], ends[k]) in order, from one forward scan. */
+let sectionsOf: { xml: string; starts: number[]; ends: number[] } | undefined;
+
+function sections(xml: string): { xml: string; starts: number[]; ends: number[] } {
+  if (sectionsOf?.xml === xml) return sectionsOf;
+  const starts: number[] = [];
+  const ends: number[] = [];
+  for (let i = xml.indexOf('<!'); i !== -1; ) {
+    const end = xml.startsWith('<!--', i) ? '-->' : xml.startsWith('<![CDATA[', i) ? ']]>' : undefined;
+    if (end === undefined) {
+      i = xml.indexOf('<!', i + 2);
+      continue;
+    }
+    const close = xml.indexOf(end, i + 4);
+    starts.push(i);
+    ends.push(close === -1 ? xml.length : close + end.length);
+    i = close === -1 ? -1 : xml.indexOf('<!', close + end.length);
+  }
+  return (sectionsOf = { xml, starts, ends });
+}
+
+/** Whether offset i falls inside a comment or CDATA section (`<!-- <Period> -->` is not an element). */
+function inComment(xml: string, i: number): boolean {
+  const { starts, ends } = sections(xml);
+  let lo = 0;
+  let hi = starts.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (starts[mid]! < i) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo > 0 && ends[lo - 1]! > i;
 }
 
 /** Applies fn to the text of every `name` element between from and to. */
@@ -33,15 +73,24 @@ function mapElementText(xml: string, name: string, to: number, fn: (text: string
   for (let start = openTag(xml, name, 0); start !== -1 && start < to; start = openTag(xml, name, pos)) {
     const gt = xml.indexOf('>', start);
     if (gt === -1 || xml[gt - 1] === '/') break;
-    const close = xml.indexOf('</', gt);
+    let close = xml.indexOf('</', gt);
+    while (close !== -1 && inComment(xml, close)) close = xml.indexOf('</', close + 2);
     if (close === -1) break;
     const raw = xml.slice(gt + 1, close);
     const text = raw.trim();
-    const mapped = text ? fn(text) : text;
+    const mapped = text.includes('<') ? mapCdata(text, fn) : text ? fn(text) : text;
     out += xml.slice(pos, gt + 1) + (mapped === text ? raw : mapped);
     pos = close;
   }
   return out + xml.slice(pos);
+}
+
+/** Text in one CDATA section is mapped inside it; other markup in an element's text (comments, a mix) is left alone. */
+function mapCdata(text: string, fn: (text: string) => string): string {
+  if (!text.startsWith('<![CDATA[') || text.indexOf(']]>') !== text.length - 3) return text;
+  const value = text.slice(9, -3).trim();
+  const mapped = value ? fn(value) : value;
+  return mapped === value ? text : `<![CDATA[${mapped}]]>`;
 }
 
 export function rewriteMpd(xml: string, rules: UriRules): MpdResult {
@@ -61,10 +110,20 @@ export function rewriteMpd(xml: string, rules: UriRules): MpdResult {
   } else {
     // No MPD-level BaseURL: relative segment URLs would resolve against the proxy. Pin them upstream.
     const base = uris.media('./').replace(/&/g, '&amp;');
-    const insertAt = Math.min(...AFTER_BASEURL.map((n) => openTag(text, n, mpdOpenEnd)).filter((i) => i !== -1 && i <= levelEnd), levelEnd);
-    text = `${text.slice(0, insertAt)}<BaseURL>${base}</BaseURL>${text.slice(insertAt)}`;
+    // Without a Period, before the MPD's closing tag; a self-closing MPD has no segments to pin.
+    const end = levelEnd < text.length ? levelEnd : rootCloseTag(text, mpdOpenEnd);
+    if (end !== -1) {
+      const insertAt = Math.min(...AFTER_BASEURL.map((n) => openTag(text, n, mpdOpenEnd)).filter((i) => i !== -1 && i <= end), end);
+      text = `${text.slice(0, insertAt)}<BaseURL>${base}</BaseURL>${text.slice(insertAt)}`;
+    }
   }
   return { valid: true, text };
+}
+
+/** Offset of the MPD's closing tag (`</MPD>`, `</prefix:MPD >`), or -1. */
+function rootCloseTag(xml: string, from: number): number {
+  const at = xml.lastIndexOf('</');
+  return at >= from && /^<\/([A-Za-z_][\w.-]*:)?MPD\s*>/.test(xml.slice(at, at + 80)) ? at : -1;
 }
 
 function openTagOr(xml: string, name: string, from: number): number {

@@ -88,6 +88,12 @@ const isPdt = textAt('#EXT-X-PROGRAM-DATE-TIME:');
 const isCueOut = textAt('#EXT-X-CUE-OUT');
 const isCueIn = textAt('#EXT-X-CUE-IN');
 
+/** Whether the tag name at text[pos] is `length` characters long, as the reference's tagName reads it: a colon or the line's end follows. */
+function nameEnds(text: string, pos: number, length: number): boolean {
+  const c = text.charCodeAt(pos + length);
+  return c === 58 /* : */ || c === 10 || Number.isNaN(c);
+}
+
 const lists = { segEnds: new Offsets(), uriStarts: new Offsets(), uriTags: new Offsets(), discs: new Offsets(), maps: new Offsets(), keyTags: new Offsets(), pdts: new Offsets(), cues: new Offsets() };
 
 /**
@@ -257,10 +263,10 @@ function scan(text: string, strict: boolean): Scan | null | 'reference' {
             if (isByterange(text, pos)) s.byteranges = true;
             break;
           case 69 /* E */:
-            if (isEndList(text, pos)) s.endList = true;
+            if (isEndList(text, pos) && nameEnds(text, pos, 14)) s.endList = true;
             break;
           case 83 /* S */:
-            if (isSkip(text, pos)) s.skip = true;
+            if (isSkip(text, pos) && nameEnds(text, pos, 11)) s.skip = true;
             else if (strict && isStreamInf(text, pos)) return null; // a master playlist
             break;
         }
@@ -285,9 +291,16 @@ function trimCore(text: string, opts: TrimOptions, strict: boolean): Trimmed | s
   if (ms.count > 1 || ds.count > 1 || found.byteranges) return reference(text, opts);
 
   const segStart = (i: number) => (i === 0 ? headerEnd : ends[i - 1]!);
+  /** The segment's last `#EXTINF` line counts, as in the reference (a later one overrides an earlier one). */
   const duration = (i: number) => {
-    const at = text.indexOf('#EXTINF:', segStart(i));
-    return at === -1 || at >= ends[i]! ? 0 : decimalAt(text, at + 8);
+    const from = segStart(i);
+    for (let at = text.lastIndexOf('#EXTINF', ends[i]! - 1); at >= from; at = at > 0 ? text.lastIndexOf('#EXTINF', at - 1) : -1) {
+      if (at > 0 && text.charCodeAt(at - 1) !== 10) continue; // not at a line start
+      const c = text.charCodeAt(at + 7);
+      if (c === 58 /* : */) return decimalAt(text, at + 8);
+      if (c === 10) return 0; // `#EXTINF` without a value
+    }
+    return 0;
   };
   const seconds = (from: number, to: number) => {
     let s = 0;
@@ -332,7 +345,7 @@ function trimCore(text: string, opts: TrimOptions, strict: boolean): Trimmed | s
     return i >= 0 ? at[i]! : -1;
   };
   const pdtHere = (o: number) => isPdt(text, o);
-  const cueHere = (o: number) => isCueOut(text, o) || isCueIn(text, o);
+  const cueHere = (o: number) => (isCueOut(text, o) && (nameEnds(text, o, 14) || (text.startsWith('-CONT', o + 14) && nameEnds(text, o, 19)))) || (isCueIn(text, o) && nameEnds(text, o, 13));
   const segmentOf = (offset: number) => {
     let lo = 0;
     let hi = start - 1;

@@ -15,10 +15,15 @@ export interface TrimOptions {
   delaySegments: number;
 }
 
-function contentSeconds(segs: Segment[], from: number, to: number): number {
+/**
+ * Whether segments [from, to) hold at least min seconds, summed from the live edge back and stopping
+ * once they do: the order of the floating-point additions is the fast path's (trim-text.ts), so a
+ * window whose durations add up to exactly 3 target durations is kept the same by both.
+ */
+function holds(segs: Segment[], from: number, to: number, min: number): boolean {
   let s = 0;
-  for (let i = from; i < to; i++) s += segs[i]!.duration;
-  return s;
+  for (let i = to - 1; i >= from && s < min; i--) s += segs[i]!.duration;
+  return s >= min;
 }
 
 function keyFormat(line: string): string {
@@ -97,12 +102,12 @@ export function trimMedia(p: MediaPlaylist, opts: TrimOptions): string[] | undef
   if (p.endList || p.skip || p.playlistType === 'VOD' || n === 0) return undefined;
   const minContent = 3 * p.targetDuration;
   let delay = Math.min(Math.max(0, opts.delaySegments), n - 1); // never the last segment
-  while (delay > 0 && contentSeconds(segs, 0, n - delay) < minContent) delay--;
+  while (delay > 0 && !holds(segs, 0, n - delay, minContent)) delay--;
   const remaining = n - delay;
   let start = 0;
   if (opts.windowSegments > 0 && opts.windowSegments < remaining && p.playlistType !== 'EVENT') {
     start = remaining - opts.windowSegments;
-    while (start > 0 && contentSeconds(segs, start, remaining) < minContent) start--;
+    while (start > 0 && !holds(segs, start, remaining, minContent)) start--;
   }
   if (start === 0 && delay === 0) return undefined;
 

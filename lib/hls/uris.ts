@@ -81,7 +81,13 @@ export class UriRewriter {
   media(uri: string): string {
     if (uri.charCodeAt(0) === 47) return uri.charCodeAt(1) === 47 ? uri : this.rules.contentOrigin + uri;
     if (isAbsolute(uri)) return uri;
-    if (uri.startsWith('./') || uri.includes('../')) return new URL(uri, this.rules.playlistUrl).href;
+    if (uri.startsWith('./') || uri.includes('../')) {
+      try {
+        return new URL(uri, this.rules.playlistUrl).href;
+      } catch {
+        return uri; // nothing it resolves to (`\\?../a.ts` reads as a host-less `//?../a.ts`): left as it is
+      }
+    }
     return this.docBase + uri;
   }
 }

@@ -48,3 +48,43 @@ t.test('every DASH fixture stays well-formed and keeps its Periods', async (t) =
   }
   t.pass('checked');
 });
+
+// Found by test/fuzz/dash.test.ts: markup inside a comment is not an element.
+t.test('elements in comments are not elements: a commented-out BaseURL or Period', async (t) => {
+  const base = 'https://dai.example.com/linear/dash/event/E/stream/S:LOC/';
+  t.equal(rewriteMpd('<MPD>\n<!-- a <Period> in a comment --><Period/></MPD>', rules).text, `<MPD>\n<!-- a <Period> in a comment --><BaseURL>${base}</BaseURL><Period/></MPD>`);
+  t.equal(rewriteMpd('<MPD><!-- <BaseURL>old/</BaseURL> --><Period/></MPD>', rules).text, `<MPD><!-- <BaseURL>old/</BaseURL> --><BaseURL>${base}</BaseURL><Period/></MPD>`);
+});
+
+// Found by test/fuzz/dash.test.ts: with a prefix, the closing tag of an element was taken for an opening one.
+t.test('prefixed MPD: the closing </mpd:BaseURL> is not an element', async (t) => {
+  const src = '<mpd:MPD xmlns:mpd="urn:mpeg:dash:schema:mpd:2011"><mpd:BaseURL>https://cdn.example.com/x/</mpd:BaseURL>\n<mpd:Period id="p0"><mpd:AdaptationSet/></mpd:Period></mpd:MPD>';
+  t.equal(rewriteMpd(src, rules).text, src);
+  const loc = '<mpd:MPD xmlns:mpd="urn:mpeg:dash:schema:mpd:2011"><mpd:Location>https://dai.example.com/m.mpd</mpd:Location> <mpd:Period/></mpd:MPD>';
+  t.equal(rewriteMpd(loc, rules).text, '<mpd:MPD xmlns:mpd="urn:mpeg:dash:schema:mpd:2011"><BaseURL>https://dai.example.com/linear/dash/event/E/stream/S:LOC/</BaseURL><mpd:Location>https://edge.example.net/dai/manifest/m.mpd</mpd:Location> <mpd:Period/></mpd:MPD>');
+});
+
+// Found by test/fuzz/dash.test.ts: without a Period the BaseURL was appended after the root element.
+t.test('an MPD without a Period stays well-formed', async (t) => {
+  t.equal(rewriteMpd('<MPD type="static"></MPD>', rules).text, '<MPD type="static"><BaseURL>https://dai.example.com/linear/dash/event/E/stream/S:LOC/</BaseURL></MPD>');
+  t.equal(rewriteMpd('<mpd:MPD xmlns:mpd="urn:x"><mpd:UTCTiming value="x"/></mpd:MPD >', rules).text, '<mpd:MPD xmlns:mpd="urn:x"><mpd:UTCTiming value="x"/><BaseURL>https://dai.example.com/linear/dash/event/E/stream/S:LOC/</BaseURL></mpd:MPD >');
+  t.equal(rewriteMpd('<MPD type="static"/>', rules).text, '<MPD type="static"/>');
+});
+
+// Found by test/fuzz/dash.test.ts: the CDATA markup was taken for part of the URL.
+t.test('a BaseURL or Location in CDATA is mapped inside it; other markup in the text is left alone', async (t) => {
+  const abs = '<MPD><BaseURL><![CDATA[https://cdn.example.com/x/?a=1&b=2]]></BaseURL><Period/></MPD>';
+  t.equal(rewriteMpd(abs, rules).text, abs);
+  t.equal(rewriteMpd('<MPD><BaseURL> <![CDATA[media/]]> </BaseURL><Period/></MPD>', rules).text, '<MPD><BaseURL><![CDATA[https://dai.example.com/linear/dash/event/E/stream/S:LOC/media/]]></BaseURL><Period/></MPD>');
+  t.equal(rewriteMpd('<MPD><Location><![CDATA[https://dai.example.com/m.mpd]]></Location><BaseURL>a/<!-- c --></BaseURL><Period/></MPD>', rules).text, '<MPD><Location><![CDATA[https://edge.example.net/dai/manifest/m.mpd]]></Location><BaseURL>a/<!-- c --></BaseURL><Period/></MPD>');
+});
+
+// Found by test/fuzz/dash.test.ts (a mutated MPD): markup quoted in CDATA is text, as in a comment.
+t.test('markup inside CDATA is not an element, nor the end of one', async (t) => {
+  t.equal(
+    rewriteMpd('<MPD><Location><![CDATA[https://x.example/m.mpd?q=</a> <BaseURL>y</BaseURL>]]></Location><Period/></MPD>', rules).text,
+    '<MPD><BaseURL>https://dai.example.com/linear/dash/event/E/stream/S:LOC/</BaseURL><Location><![CDATA[https://x.example/m.mpd?q=</a> <BaseURL>y</BaseURL>]]></Location><Period/></MPD>',
+  );
+  // A CDATA opener quoted in a comment opens nothing.
+  t.equal(rewriteMpd('<!--<![CDATA[ x --><MPD><Period/></MPD>', rules).text, '<!--<![CDATA[ x --><MPD><BaseURL>https://dai.example.com/linear/dash/event/E/stream/S:LOC/</BaseURL><Period/></MPD>');
+});

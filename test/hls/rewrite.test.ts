@@ -121,3 +121,9 @@ t.test('every HLS fixture rewrites into a playlist the independent parser reads 
   }
   t.pass('checked');
 });
+
+// Found by test/fuzz/hls.test.ts: a "relative" URI that the URL parser reads as a host-less network path made the rewrite throw.
+t.test('a URI that cannot resolve is left as it is, never a throw', async (t) => {
+  const src = '#EXTM3U\n#EXT-X-TARGETDURATION:6\n#EXT-X-KEY:METHOD=AES-128,URI=" //#../k"\n#EXTINF:6,\n\\\\?../a.ts\n#EXTINF:6,\n\\/#../b.ts\n';
+  t.equal(rewrite(src), src);
+});

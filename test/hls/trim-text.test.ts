@@ -59,6 +59,13 @@ const cases: Record<string, string> = {
   'look-alike tags': build(['#EXT-X-TARGETDURATION:6'], Array.from({ length: 20 }, (_, i) => seg(i, i === 2 ? ['#EXT-X-CUE-OUT:30', '#EXT-X-PROGRAM-DATE-TIME:2026-01-01T00:00:00.000Z'] : i === 9 ? ['#EXT-X-PROXIED:YES', '#EXT-X-CUSTOM-CUE:1'] : []))),
   'no tag that decides the kind in the header': build(['#EXT-X-VERSION:3'], Array.from({ length: 20 }, (_, i) => seg(i))),
   'a master tag in the first segment': build(['#EXT-X-VERSION:3'], Array.from({ length: 20 }, (_, i) => seg(i, i === 0 ? ['#EXT-X-SESSION-DATA:DATA-ID="x",VALUE="y"'] : []))),
+  // Found by test/fuzz: with two EXTINF tags in a segment the last one counts (the reference overwrites); the fast path took the first.
+  'two EXTINF in a segment': build(['#EXT-X-TARGETDURATION:10'], Array.from({ length: 20 }, (_, i) => ['#EXTINF:10,', '#EXTINF:1,', `/s${i}.ts`])),
+  // Found by test/fuzz: durations that add up to exactly 30 s one way and to 29.999… the other (float addition order).
+  'window at exactly three target durations': build(['#EXT-X-TARGETDURATION:10'], [10, 9.995, 4.004, 0.001, 6, 6, 0.001, 0.001].map((d, i) => [`#EXTINF:${d},`, `/s${i}.ts`])),
+  // Found by test/fuzz: tags whose names only start like ENDLIST, SKIP or a cue tag are other tags to the reference.
+  'look-alike ENDLIST': build(['#EXT-X-TARGETDURATION:6'], [...Array.from({ length: 20 }, (_, i) => seg(i)), ['#EXT-X-ENDLIST\u0000']]),
+  'look-alike SKIP and CUE-IN': build(['#EXT-X-TARGETDURATION:6'], Array.from({ length: 20 }, (_, i) => seg(i, i === 2 ? ['#EXT-X-CUE-OUT:120'] : i === 5 ? ['#EXT-X-CUE-INX', '#EXT-X-SKIPPED'] : []))),
   'll-hls tail': build(['#EXT-X-TARGETDURATION:4', '#EXT-X-PART-INF:PART-TARGET=1', '#EXT-X-MEDIA-SEQUENCE:10'], [...Array.from({ length: 20 }, (_, i) => seg(i)), ['#EXT-X-PART:DURATION=1,URI="/p1.mp4"', '#EXT-X-PRELOAD-HINT:TYPE=PART,URI="/p2.mp4"', '#EXT-X-RENDITION-REPORT:URI="/r.m3u8"']]),
 };
 
