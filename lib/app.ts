@@ -13,9 +13,10 @@ import { projectRoot } from './paths.js';
 import { HttpServer } from './http/server.js';
 import { Registry } from './http/metrics.js';
 import { Router } from './http/router.js';
+import { RateLimiter } from './http/rate-limit.js';
 import { createAuthenticator, persistentSecret } from './http/auth.js';
 import { openApiDocument } from './http/openapi.js';
-import { openStores, type Stores } from './store/index.js';
+import { keys, openStores, type Stores } from './store/index.js';
 import { OutboundClient, OutboundPolicy } from './outbound/index.js';
 import { BrandRepo } from './brand/repo.js';
 import { BrandCache } from './brand/cache.js';
@@ -140,8 +141,11 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
   const breakWorker = new BreakWorker({ repo: breakRepo, board, transcoder, fetchText, log, metrics }, { owner, leaseMs: config.breakLeaseMs, tickMs: config.breakTickMs });
   const puller = new FeedPuller(stores.sql, catalog, log, { policy, agent: policy.agent({ timeoutMs: 30_000, maxResponseSize: 200 * 1024 * 1024 }) });
 
+  // Per-client token buckets; counted across instances through Redis when there is one.
+  const limiter = life.add('rate limiter', new RateLimiter({ rules: config.rateLimits, shared: stores.state.kind === 'redis' ? (increments) => stores.state.incrMany(increments) : undefined, keyPrefix: keys.prefix }), (l) => l.close());
+
   // The management API.
-  const router = new Router({ log, metrics, bodyLimit: config.bodyLimitBytes, authenticate: createAuthenticator(config), inFlight: http.inFlight });
+  const router = new Router({ log, metrics, bodyLimit: config.bodyLimitBytes, authenticate: createAuthenticator(config), inFlight: http.inFlight, limiter });
   for (const routes of [
     brandRoutes(brandRepo, brands),
     squeezeConfigRoutes(squeezeConfig, eventConfigs),
@@ -167,8 +171,8 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     { daiHost: config.daiHost, publicBaseUrl: config.publicBaseUrl, contentOrigin: config.contentOrigin, accessLogSampleRate: config.accessLogSampleRate },
     { upstream, cache: manifestCache, events, streams, breaks: board, metrics, log, inFlight: http.inFlight },
   ).mount(http.app);
-  new PlayerEndpoints({ board, streams, forwarder: beacons, beaconSecret: config.beaconSecret || persistentSecret(config.dataDir, 'beacon-secret'), publicBaseUrl: () => baseUrl, metrics, log }).mount(http.app);
-  new AdProxy(events, streams, metrics, log).mount(http.app);
+  new PlayerEndpoints({ board, streams, forwarder: beacons, beaconSecret: config.beaconSecret || persistentSecret(config.dataDir, 'beacon-secret'), publicBaseUrl: () => baseUrl, metrics, log, limiter }).mount(http.app);
+  new AdProxy(events, streams, metrics, log, limiter).mount(http.app);
   http.mountFallback();
 
   // Workers, then the listener: registered last, it is the first to stop (drained) on shutdown.

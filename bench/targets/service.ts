@@ -33,6 +33,8 @@ const config = loadConfig(process.env, {
   publicBaseUrl: 'https://edge.example.net',
   allowPrivateOutbound: true,
   logLevel: 'warn',
+  // One load generator is one client: limits far above any rate it reaches (the limiter still runs).
+  rateLimits: Object.fromEntries(['api', 'beacon', 'vast', 'adproxy', 'stream', 'stitch'].map((k) => [k, { rate: 1e6, burst: 1e6 }])),
   dataDir: process.env['DATA_DIR'] ?? mkdtempSync(path.join(os.tmpdir(), 'sqz-bench-')),
 });
 const service = await startService(config, createLogger(config.logLevel), { events });

@@ -19,6 +19,14 @@ function readDefaults(): Record<string, unknown> {
 function coerce(key: keyof Config, raw: string): unknown {
   const type = (configSchema.properties as Record<string, { type?: string }>)[key]?.type;
   if (type === 'integer' || type === 'number') return raw.trim() === '' ? raw : Number(raw);
+  if (type === 'object') {
+    // JSON, merged over the defaults key by key (RATE_LIMITS='{"api":{"rate":100,"burst":200}}').
+    try {
+      return { ...(readDefaults()[key] as object), ...(JSON.parse(raw) as object) };
+    } catch {
+      return raw;
+    }
+  }
   if (type === 'boolean') {
     if (/^(true|1|yes)$/i.test(raw)) return true;
     if (/^(false|0|no)$/i.test(raw)) return false;

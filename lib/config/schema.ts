@@ -32,8 +32,15 @@ export const configSchema = {
     breakLeaseMs: { type: 'integer', minimum: 500, maximum: 600000 },
     breakTickMs: { type: 'integer', minimum: 50, maximum: 60000 },
     breakRetentionSec: { type: 'integer', minimum: 0, maximum: 86400 },
+    rateLimits: {
+      type: 'object',
+      additionalProperties: false,
+      properties: Object.fromEntries(['api', 'beacon', 'vast', 'adproxy', 'stream', 'stitch'].map((k) => [k, { $ref: '#/$defs/rateRule' }])),
+    },
   },
   $defs: {
+    // A token bucket per client IP: `rate` requests a second, `burst` at once; rate 0 = no limit.
+    rateRule: { type: 'object', additionalProperties: false, required: ['rate', 'burst'], properties: { rate: { type: 'number', minimum: 0, maximum: 1000000 }, burst: { type: 'integer', minimum: 1, maximum: 10000000 } } },
     // A base URL: scheme and host, optional port and path, no query or fragment.
     baseUrl: { type: 'string', anyOf: [{ const: '' }, { pattern: '^https?://[^/?#\\s@]+(/[^?#\\s]*)?$' }] },
   },
@@ -68,6 +75,8 @@ export interface Config {
   breakLeaseMs: number;
   breakTickMs: number;
   breakRetentionSec: number;
+  /** Per-client token buckets by surface: api, beacon, vast, adproxy, stream (new squeezeback streams), stitch. */
+  rateLimits: Record<string, { rate: number; burst: number }>;
 }
 
 /** Environment variable → config key. Every one is optional. */
@@ -100,4 +109,5 @@ export const envNames: Record<string, keyof Config> = {
   BREAK_LEASE_MS: 'breakLeaseMs',
   BREAK_TICK_MS: 'breakTickMs',
   BREAK_RETENTION_SEC: 'breakRetentionSec',
+  RATE_LIMITS: 'rateLimits',
 };

@@ -8,6 +8,9 @@
 import { isIP } from 'node:net';
 import { addressText, type HttpRequest, type HttpResponse, type TemplatedApp } from '../http/uws.js';
 import type { Registry } from '../http/metrics.js';
+import { Exchange } from '../http/exchange.js';
+import { problemResponse } from '../http/problem.js';
+import { rateLimited, type RateLimiter } from '../http/rate-limit.js';
 import type { Logger } from '../log/index.js';
 import type { EventSettingsSource } from './event-settings.js';
 import type { StreamRegistry, StreamTouch } from '../streams/registry.js';
@@ -60,6 +63,12 @@ export function targetingFrom(rawQuery: string): Map<string, string> {
   return out;
 }
 
+/** The viewer's address: X-Device-Ip (spec), else the socket's. Read synchronously (uWS). */
+function clientIpOf(req: HttpRequest, res: HttpResponse): string {
+  const deviceIp = req.getHeader('x-device-ip').trim();
+  return deviceIp && isIP(deviceIp) ? deviceIp : addressText(res.getRemoteAddressAsText());
+}
+
 export class AdProxy {
   private readonly requests;
   private readonly unknownEvent;
@@ -70,6 +79,7 @@ export class AdProxy {
     private readonly streams: StreamRegistry,
     metrics: Registry,
     private readonly log: Logger,
+    private readonly limiter?: RateLimiter,
   ) {
     const family = metrics.counter('dai_adproxy_requests_total', 'Preroll ad-tag requests by outcome');
     this.requests = family.with({ outcome: 'registered' });
@@ -82,15 +92,23 @@ export class AdProxy {
   }
 
   private handle(res: HttpResponse, req: HttpRequest): void {
+    // Keyed by the viewer (X-Device-Ip): the caller is the DAI provider's server, shared by every viewer.
+    const clientIp = clientIpOf(req, res);
+    const verdict = this.limiter?.take('adproxy', clientIp);
+    if (verdict && !verdict.ok) {
+      const p = problemResponse(rateLimited(verdict.retryAfterSec));
+      new Exchange(res, false).send(p.status, p.headers, p.body);
+      return;
+    }
     try {
-      this.register(req, res);
+      this.register(req, clientIp);
     } catch (err) {
       this.log.error({ err }, 'adproxy registration failed');
     }
     res.writeStatus('200 OK').writeHeader('Content-Type', 'application/xml').writeHeader('Cache-Control', 'no-store').end(EMPTY_VAST_BYTES);
   }
 
-  private register(req: HttpRequest, res: HttpResponse): void {
+  private register(req: HttpRequest, clientIp: string): void {
     const targeting = targetingFrom(req.getQuery() ?? '');
     const streamId = targeting.get('stream_id');
     if (!streamId || streamId.length > 256) {
@@ -100,14 +118,13 @@ export class AdProxy {
     const assetKey = targeting.get('asset_key');
     const key = assetKey ?? targeting.get('caid');
     const settings = this.events.forAssetKey(key);
-    const deviceIp = req.getHeader('x-device-ip').trim();
     const touch: StreamTouch = {
       streamId,
       flow: 'dai',
       targeting,
       vprn: targeting.get('vprn') || undefined,
       pvrn: targeting.get('pvrn') || undefined,
-      clientIp: deviceIp && isIP(deviceIp) ? deviceIp : addressText(res.getRemoteAddressAsText()),
+      clientIp,
     };
     if (assetKey) touch.assetKey = assetKey;
     if (settings.eventId !== undefined) touch.eventId = settings.eventId;

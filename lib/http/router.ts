@@ -11,6 +11,7 @@ import { readBody, mediaType, isJsonType } from './body.js';
 import { HttpError, badRequest, notFound, payloadTooLarge, problemResponse, toHttpError, unsupportedMediaType } from './problem.js';
 import type { Logger } from '../log/index.js';
 import type { Registry } from './metrics.js';
+import { rateLimited, type RateLimiter } from './rate-limit.js';
 
 export interface RequestInfo {
   id: string;
@@ -55,7 +56,12 @@ export interface RouterOptions {
   bodyLimit: number;
   authenticate: Authenticator;
   inFlight: { count: number };
+  /** Per client IP: the `api` rule for every request, and a failed authentication costs 10. */
+  limiter?: RateLimiter;
 }
+
+/** A failed authentication costs this many requests of the client's `api` bucket (credential stuffing). */
+const FAILED_AUTH_COST = 10;
 
 interface CompiledRoute {
   route: Route;
@@ -154,6 +160,8 @@ export class Router {
     let bodyPromise: Promise<Buffer> | undefined;
     let route: Route;
     try {
+      const allowed = this.opts.limiter?.take('api', info.remoteAddress);
+      if (allowed && !allowed.ok) throw rateLimited(allowed.retryAfterSec);
       const m = this.match(method, path);
       if (!m.route) {
         if (m.allowed.length) throw new HttpError('method-not-allowed', `${method} is not allowed here`, undefined, { Allow: [...new Set(m.allowed)].join(', ') });
@@ -170,7 +178,7 @@ export class Router {
     }
 
     void (async () => {
-      if (!route.public) info.principal = await this.opts.authenticate(info);
+      if (!route.public) info.principal = await this.authenticate(info);
       let body: unknown;
       if (bodyPromise) {
         const bytes = await bodyPromise;
@@ -188,6 +196,15 @@ export class Router {
       ex.send(status, outHeaders, payload);
       finish(status);
     })().catch(fail);
+  }
+
+  private async authenticate(info: RequestInfo): Promise<unknown> {
+    try {
+      return await this.opts.authenticate(info);
+    } catch (err) {
+      if (err instanceof HttpError && err.code === 'unauthorized') this.opts.limiter?.take('api', info.remoteAddress, FAILED_AUTH_COST - 1);
+      throw err;
+    }
   }
 
   /** Synchronous checks on the declared body, then starts reading it. */

@@ -169,6 +169,15 @@ export class MemoryStateStore implements StateStore {
   async zcard(key: string): Promise<number> {
     return this.readTyped(key, isZSet)?.size ?? 0;
   }
+  async incrMany(increments: Array<{ key: string; by: number; ttlMs: number }>): Promise<number[]> {
+    return increments.map(({ key, by, ttlMs }) => {
+      const current = this.entry(key);
+      const value = Number(current?.value ?? 0) + by;
+      if (current) current.value = String(value);
+      else this.setSync(key, String(value), ttlMs);
+      return value;
+    });
+  }
   async hgetallMany(keys: string[]): Promise<Array<Record<string, string>>> {
     return keys.map((k) => Object.fromEntries(this.readTyped(k, isMap) ?? []));
   }

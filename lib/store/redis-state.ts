@@ -93,6 +93,18 @@ export class RedisStateStore implements StateStore {
   async zcard(key: string): Promise<number> {
     return this.client.zcard(key);
   }
+  async incrMany(increments: Array<{ key: string; by: number; ttlMs: number }>): Promise<number[]> {
+    if (!increments.length) return [];
+    const p = this.client.pipeline();
+    // PEXPIRE NX (Redis 7): only a counter that has no expiry yet (just created) gets one.
+    for (const { key, by, ttlMs } of increments) p.incrby(key, by).call('PEXPIRE', key, ttlMs, 'NX');
+    const results = (await p.exec()) ?? [];
+    return increments.map((_, i) => {
+      const [err, value] = results[2 * i]!;
+      if (err) throw err;
+      return Number(value);
+    });
+  }
   async hgetallMany(keys: string[]): Promise<Array<Record<string, string>>> {
     if (!keys.length) return [];
     const p = this.client.pipeline();

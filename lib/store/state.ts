@@ -38,6 +38,11 @@ export interface StateStore {
   /** Sorted sets: members with scores in [min, max] (Infinity allowed), ascending by score. */
   zrangeByScore(key: string, min: number, max: number): Promise<string[]>;
   zcard(key: string): Promise<number>;
+  /**
+   * INCRBY on several counters in one round trip; a counter created here expires after its ttlMs
+   * (an existing one keeps its expiry). Answers the new values in order.
+   */
+  incrMany(increments: Array<{ key: string; by: number; ttlMs: number }>): Promise<number[]>;
   /** Several hashes in one round trip (a pipeline); {} for a missing key. */
   hgetallMany(keys: string[]): Promise<Array<Record<string, string>>>;
   publish(channel: string, message: string): Promise<void>;

@@ -9,6 +9,8 @@ import type { HttpRequest, HttpResponse, TemplatedApp } from '../../http/uws.js'
 import { Exchange } from '../../http/exchange.js';
 import { problem, problemResponse, type ProblemCode } from '../../http/problem.js';
 import type { Registry } from '../../http/metrics.js';
+import { rateLimited, type RateLimiter } from '../../http/rate-limit.js';
+import { addressText } from '../../http/uws.js';
 import type { Logger } from '../../log/index.js';
 import type { StreamRegistry } from '../../streams/registry.js';
 import { beaconUrl, verifyBeacon } from '../../ads/beacon.js';
@@ -31,6 +33,7 @@ export interface PlayerEndpointsDeps {
   publicBaseUrl: () => string;
   metrics: Registry;
   log: Logger;
+  limiter?: RateLimiter;
 }
 
 function sendProblem(ex: Exchange, code: ProblemCode, detail: string): void {
@@ -59,6 +62,7 @@ export class PlayerEndpoints {
 
   private beacon(res: HttpResponse, req: HttpRequest): void {
     const ex = new Exchange(res, req.getMethod() === 'head');
+    if (!this.allowed(ex, res, 'beacon')) return;
     const verdict = verifyBeacon(req.getQuery() ?? '', this.deps.beaconSecret);
     if (!verdict.ok) {
       this.beacons.rejected.inc();
@@ -73,6 +77,7 @@ export class PlayerEndpoints {
 
   private vast(res: HttpResponse, req: HttpRequest): void {
     const ex = new Exchange(res, false);
+    if (!this.allowed(ex, res, 'vast')) return;
     const streamId = new URLSearchParams(req.getQuery() ?? '').get('stream_id') ?? '';
     if (!STREAM_ID.test(streamId)) return sendProblem(ex, 'bad-request', 'stream_id is required (1–256 characters of A-Z a-z 0-9 . _ : ~ -)');
     const eventId = this.deps.board.eventOfStream(streamId);
@@ -85,6 +90,15 @@ export class PlayerEndpoints {
         this.answerVast(ex, streamId, undefined);
       },
     );
+  }
+
+  /** The client's token bucket for this endpoint; answers 429 when it is empty. */
+  private allowed(ex: Exchange, res: HttpResponse, rule: 'beacon' | 'vast'): boolean {
+    const verdict = this.deps.limiter?.take(rule, addressText(res.getRemoteAddressAsText()));
+    if (!verdict || verdict.ok) return true;
+    const p = problemResponse(rateLimited(verdict.retryAfterSec));
+    ex.send(p.status, p.headers, p.body);
+    return false;
   }
 
   private answerVast(ex: Exchange, streamId: string, eventId: number | undefined): void {
