@@ -6,6 +6,11 @@
  * Paging: the feed's `atom:link rel="next"` when present, else offset/limit parameters.
  * Real-time (`stop_when_caughtup`): every run starts at feed_uri and stops at the first page that
  * changes nothing. Backfill: walks to the end, resuming from the saved cursor.
+ * A run that follows next links keeps `pagination_params.next_from_feed` (spec: "initially the same
+ * as feed_uri, then updated programmatically from the feed's XML next link") as where the next
+ * backfill starts: each page stores its next link with the page; a run that ends without an error
+ * sets it back to feed_uri (the next run starts at the head), one that fails leaves it at the page
+ * that failed.
  */
 import { randomBytes } from 'node:crypto';
 import { StringDecoder } from 'node:string_decoder';
@@ -147,6 +152,7 @@ export class FeedPuller {
     let pageIndex = run.page_index;
     // Real-time runs start at the head; backfill resumes from the cursor (or starts at the head).
     let url = run.state_was === 'running' && run.next_url ? run.next_url : byOffset ? offsetPageUrl(c, pageIndex) : realtime ? c.feed_uri : (p.next_from_feed ?? c.feed_uri);
+    const followsLinks = c.pagination_supported === true && !byOffset;
     if (run.state_was === 'idle' && realtime) pageIndex = 0;
     const visited = new Set<string>();
     let firstGuid = run.first_guid;
@@ -159,7 +165,7 @@ export class FeedPuller {
           if (!c.pagination_supported) return null;
           if (byOffset) return count && (p.limit === undefined || count >= Number(p.limit)) ? offsetPageUrl(c, pageIndex + 1) : null;
           return nextLink ?? null;
-        }, pageIndex + 1, page === 0 && run.state_was === 'idle' ? undefined : firstGuid, realtime ? 'realtime' : 'backfill');
+        }, pageIndex + 1, page === 0 && run.state_was === 'idle' ? undefined : firstGuid, realtime ? 'realtime' : 'backfill', followsLinks ? c.feed_uri : undefined);
         this.pagesFetched++;
         if (!page_) return; // lease lost: another instance owns the run now
         if (page === 0 && run.state_was === 'idle') firstGuid = page_.firstGuid;
@@ -174,15 +180,16 @@ export class FeedPuller {
       error = (err as Error).message;
       this.log.warn({ feed: run.feed_name, err: error }, 'feed pull failed');
     }
-    await this.finish(run, c, pageIndex, error);
+    await this.finish(run, c, pageIndex, error, followsLinks);
   }
 
   /**
    * Fetches one page and, in one transaction that first checks our lease, upserts its items in
-   * chunks as they stream in (memory stays bounded whatever the page size) and moves the cursor.
+   * chunks as they stream in (memory stays bounded whatever the page size) and moves the cursor,
+   * and, when the run follows next links (`feedUri` given), next_from_feed with it.
    * Undefined when the lease is no longer ours.
    */
-  private async pullPage(feed: string, brand: string, url: string, nextOf: (count: number, nextLink: string | undefined) => string | null, pageIndex: number, runFirstGuid: string | null | undefined, mode: string): Promise<PageResult | undefined> {
+  private async pullPage(feed: string, brand: string, url: string, nextOf: (count: number, nextLink: string | undefined) => string | null, pageIndex: number, runFirstGuid: string | null | undefined, mode: string, feedUri: string | undefined): Promise<PageResult | undefined> {
     this.opts.policy.assertUrl(url);
     return this.sql.begin(async (tx): Promise<PageResult | undefined> => {
       const t = tx as unknown as Sql;
@@ -240,11 +247,12 @@ export class FeedPuller {
         pages = pages + 1, inserted = inserted + ${counts.inserted}, updated = updated + ${counts.updated}, unchanged = unchanged + ${counts.unchanged},
         lease_until = now() + make_interval(secs => ${LEASE_SEC})
         where feed_name = ${feed}`;
+      if (feedUri !== undefined) await setNextFromFeed(t, feed, next ?? feedUri);
       return { wrapped: false, counts, next, count, firstGuid };
     }) as Promise<PageResult | undefined>;
   }
 
-  private async finish(run: Run, c: FeedSettings, pageIndex: number, error: string | null): Promise<void> {
+  private async finish(run: Run, c: FeedSettings, pageIndex: number, error: string | null, followsLinks: boolean): Promise<void> {
     const freq = c.pull_frequency_sec ?? 0;
     const retrySec = error ? Math.max(freq, 60) : freq;
     await this.sql.begin(async (tx) => {
@@ -254,6 +262,7 @@ export class FeedPuller {
       await t`update feed_run set state = 'idle', lease_owner = null, lease_until = null, last_run_at = now(), last_error = ${error},
         next_url = null, next_due_at = ${retrySec > 0 ? t`now() + make_interval(secs => ${retrySec})` : null}
         where feed_name = ${run.feed_name}`;
+      if (!error && followsLinks) await setNextFromFeed(t, run.feed_name, c.feed_uri);
       if (!error && c.pagination_params.update_offset_base && c.pagination_params.offset_param) {
         const p = c.pagination_params;
         const finalOffset = (p.offset_base ?? 0) + pageIndex * (p.offset_multiplier ?? Number(p.limit ?? 0));
@@ -261,4 +270,12 @@ export class FeedPuller {
       }
     });
   }
+}
+
+/**
+ * Stores where the next backfill of a feed starts. Cursor state, not an edit of the configuration:
+ * updated_at stays as the last PUT/POST left it.
+ */
+async function setNextFromFeed(t: Sql, feed: string, url: string): Promise<void> {
+  await t`update feed_config set config = jsonb_set(config, '{pagination_params,next_from_feed}', to_jsonb(${url}::text)) where feed_name = ${feed}`;
 }

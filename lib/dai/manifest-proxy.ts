@@ -11,7 +11,7 @@ import { sendSized } from '../http/stream-writer.js';
 import { HttpError, problemResponse, type ProblemCode } from '../http/problem.js';
 import type { Registry } from '../http/metrics.js';
 import type { Logger } from '../log/index.js';
-import { PlaylistRewriter, trimThenRewrite, type TrimOptions, type UriRules } from '../hls/index.js';
+import { PlaylistRewriter, textPathStats, trimThenRewrite, type TrimOptions, type UriRules } from '../hls/index.js';
 import { rewriteMpd, trimMpdWindow } from '../dash/index.js';
 import { checkQuery, parsePath, type PathTarget } from './path.js';
 import { Upstream, UpstreamError, type UpstreamSink } from './upstream.js';
@@ -102,6 +102,14 @@ export class ManifestProxy {
     deps.metrics.gauge('dai_manifest_cache_hits', 'Requests answered by the micro-cache or a shared fetch', () => deps.cache.hits);
     deps.metrics.gauge('dai_manifest_stale_served', 'Stale manifests served while the upstream failed', () => deps.cache.staleServed);
     deps.metrics.gauge('dai_manifest_cache_not_admitted', 'Renderings not cached: first fetch of their URL while the cache was half full', () => deps.cache.notAdmitted);
+    // The text fast paths and how often they handed a playlist to the line-based reference (lib/hls/stats.ts).
+    deps.metrics.counterFuncs('hls_text_path_total', 'Live-window trims and break substitutions by the way they were done', [
+      [{ op: 'trim', way: 'offsets' }, () => textPathStats.trimOffsets],
+      [{ op: 'trim', way: 'reference' }, () => textPathStats.trimReference],
+      [{ op: 'trim', way: 'rewritten_first' }, () => textPathStats.trimRewrittenFirst],
+      [{ op: 'break', way: 'text' }, () => textPathStats.breakText],
+      [{ op: 'break', way: 'reference' }, () => textPathStats.breakReference],
+    ]);
   }
 
   mount(app: TemplatedApp): void {

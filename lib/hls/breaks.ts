@@ -7,6 +7,7 @@
  */
 import { HEADER_TAGS, parseMedia, programDateTimes, type MediaPlaylist } from './media.js';
 import { joinLines, splitLines } from './rewrite.js';
+import { textPathStats } from './stats.js';
 
 export interface BreakWindow {
   startMs: number;
@@ -108,6 +109,7 @@ export function applyBreakText(text: string, window: BreakWindow, squeezedUri: (
     if (text.charCodeAt(ls) === 35) {
       if (segments === 0 && headerTagAt(text, ls, le)) {
         if (segStart !== -1) {
+          textPathStats.breakReference++;
           const r = applyBreak(splitLines(text), window, squeezedUri, isContent);
           return { text: joinLines(r.lines), notReady: r.notReady, squeezed: r.squeezed };
         }
@@ -149,5 +151,6 @@ export function applyBreakText(text: string, window: BreakWindow, squeezedUri: (
   }
   out += text.slice(copied);
   if (out && !out.endsWith('\n')) out += '\n';
+  textPathStats.breakText++;
   return { text: out, notReady, squeezed };
 }

@@ -10,6 +10,7 @@ import { attribute, tagName, tagValue, textAt } from './lines.js';
 import { formatPdt, parseMedia, HEADER_TAGS } from './media.js';
 import { splitLines, joinLines, type PlaylistRewriter } from './rewrite.js';
 import { trimMedia, type TrimOptions } from './trim.js';
+import { textPathStats } from './stats.js';
 
 const HASH = 35;
 const DISCONTINUITY = '#EXT-X-DISCONTINUITY';
@@ -112,6 +113,7 @@ interface Trimmed {
 
 /** The line-based reference's output, whole. */
 function reference(text: string, opts: TrimOptions): string | undefined {
+  textPathStats.trimReference++;
   const out = trimMedia(parseMedia(splitLines(text)), opts);
   return out && joinLines(out);
 }
@@ -279,16 +281,26 @@ function scan(text: string, strict: boolean): Scan | null | 'reference' {
   return s;
 }
 
+/** What trimScanned answers for a shape it leaves to the line-based reference. */
+const REFERENCE = 'reference';
+
 function trimCore(text: string, opts: TrimOptions, strict: boolean): Trimmed | string | undefined | null {
   const found = scan(text, strict);
   if (found === null) return null;
   // The reference reads normalised lines: raw input (strict) is normalised by the rewrite first.
   if (found === 'reference') return strict ? null : reference(text, opts);
+  const out = trimScanned(text, found, opts);
+  if (out === REFERENCE) return reference(text, opts);
+  textPathStats.trimOffsets++;
+  return out;
+}
+
+function trimScanned(text: string, found: Scan, opts: TrimOptions): Trimmed | undefined | typeof REFERENCE {
   const { segEnds, headerEnd, td, tdLineEnd, ms, ds, type, discs, maps, keyTags, pdts, cues } = found;
   const n = segEnds.length;
   const ends = segEnds.items;
   if (found.endList || found.skip || type === 'VOD' || n === 0) return undefined;
-  if (ms.count > 1 || ds.count > 1 || found.byteranges) return reference(text, opts);
+  if (ms.count > 1 || ds.count > 1 || found.byteranges) return REFERENCE;
 
   const segStart = (i: number) => (i === 0 ? headerEnd : ends[i - 1]!);
   /** The segment's last `#EXTINF` line counts, as in the reference (a later one overrides an earlier one). */
@@ -375,7 +387,7 @@ function trimCore(text: string, opts: TrimOptions, strict: boolean): Trimmed | s
   const pdtAt = lastBefore(pdts, pdtHere);
   if (pdtAt !== -1 && !inHead(pdts, pdtHere)) {
     const t = Date.parse(tagValue(lineAt(pdtAt)));
-    if (Number.isNaN(t)) return reference(text, opts);
+    if (Number.isNaN(t)) return REFERENCE;
     added.push(`#EXT-X-PROGRAM-DATE-TIME:${formatPdt(t + seconds(segmentOf(pdtAt), start) * 1000)}`);
   }
   const cueAt = lastBefore(cues, cueHere);
@@ -391,7 +403,7 @@ function trimCore(text: string, opts: TrimOptions, strict: boolean): Trimmed | s
       const v = cont[1]?.slice(1) ?? '';
       const e = Number(attribute(v, 'ElapsedTime') ?? v.split('/')[0]);
       const d = Number(attribute(v, 'Duration') ?? v.split('/')[1]);
-      if (Number.isNaN(e) || Number.isNaN(d)) return reference(text, opts);
+      if (Number.isNaN(e) || Number.isNaN(d)) return REFERENCE;
       added.push(cueCont(e + seconds(k, start), d));
     }
   }
@@ -475,5 +487,7 @@ export function trimThenRewrite(raw: string, hls: PlaylistRewriter, trim: TrimOp
     return trimmed.header + added + kept + hls.push(trimmed.tail) + hls.end();
   }
   const text = hls.push(raw) + hls.end();
-  return hls.kind === 'media' ? (trimText(text, trim) ?? text) : text;
+  if (hls.kind !== 'media') return text;
+  textPathStats.trimRewrittenFirst++;
+  return trimText(text, trim) ?? text;
 }

@@ -78,6 +78,17 @@ class GaugeFunc implements Metric {
   }
 }
 
+class CounterFuncs implements Metric {
+  constructor(
+    private readonly name: string,
+    private readonly help: string,
+    private readonly children: ReadonlyArray<readonly [Labels, () => number]>,
+  ) {}
+  render(): string {
+    return [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`, ...this.children.map(([labels, read]) => `${this.name}${labelText(labels)} ${read()}`)].join('\n');
+  }
+}
+
 class HistogramFamily implements Metric {
   private readonly children = new Map<string, Histogram>();
   constructor(
@@ -107,6 +118,10 @@ export class Registry {
   }
   gauge(name: string, help: string, read: () => number): void {
     this.metrics.set(name, new GaugeFunc(name, help, read));
+  }
+  /** Counters whose values are kept elsewhere (a pure module's plain numbers), read when scraped. */
+  counterFuncs(name: string, help: string, children: ReadonlyArray<readonly [Labels, () => number]>): void {
+    this.metrics.set(name, new CounterFuncs(name, help, children));
   }
   render(): string {
     return [...this.metrics.values()].map((m) => m.render()).join('\n') + '\n';

@@ -20,6 +20,8 @@ export class FeedHostSim {
   pageSize = 10;
   /** Milliseconds to hold each answer after the first page (to catch a run mid-way). */
   delayMs = 0;
+  /** Paths with their query (`/next.rss?page=2`) answered 503, to fail a run mid-way. */
+  readonly failing = new Set<string>();
   readonly requests: string[] = [];
   url = '';
   private server: http.Server | undefined;
@@ -49,6 +51,10 @@ export class FeedHostSim {
     this.server = http.createServer((req, res) => {
       const u = new URL(req.url ?? '/', 'http://sim');
       this.requests.push(u.pathname + u.search);
+      if (this.failing.has(u.pathname + u.search)) {
+        res.writeHead(503).end();
+        return;
+      }
       let slice: SimItem[];
       let next = '';
       if (u.pathname === '/next.rss') {

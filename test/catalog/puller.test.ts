@@ -33,6 +33,36 @@ t.test('feed pulls', async (t) => {
     const st = (await api('GET', 'global-config/nl-feed')).body.status;
     t.match(st, { state: 'idle', pages: 3, inserted: 30, mode: 'backfill', last_error: null });
     t.equal(sim.requests.filter((u) => u.startsWith('/next.rss')).length, 3, 'each page fetched once');
+    t.equal((await api('GET', 'global-config/nl-feed')).body.pagination_params.next_from_feed, `${sim.url}/next.rss?page=0`, 'a completed run sets next_from_feed back to feed_uri');
+  });
+
+  t.test('next_from_feed follows the next links page by page; a failed run leaves it where the next backfill starts', async (t) => {
+    const feedUri = `${sim.url}/next.rss?page=0`;
+    const page = (i: number) => `${sim.url}/next.rss?page=${i}`;
+    const last = Math.ceil(sim.items.length / sim.pageSize) - 1;
+    const nextFromFeed = async () => (await api('GET', 'global-config/nf')).body.pagination_params.next_from_feed as string;
+    sim.requests.length = 0;
+    sim.delayMs = 1500; // pages after the first are held: the run is caught mid-way
+    sim.failing.add(`/next.rss?page=${last}`);
+    t.teardown(() => {
+      sim.delayMs = 0;
+      sim.failing.clear();
+    });
+    await api('POST', 'global-config', { brand_name: 'nf', feed_name: 'nf', feed_uri: feedUri, pagination_supported: true, pull_frequency_sec: 3600, pagination_params: {} });
+    t.ok(await until(async () => (await nextFromFeed()) === page(1)), 'after the first page: its next link, while the run goes on');
+    t.equal((await api('GET', 'global-config/nf')).body.status.state, 'running');
+    sim.delayMs = 0;
+    t.ok(await until(() => idle('nf')));
+    t.match((await api('GET', 'global-config/nf')).body.status.last_error, /503/);
+    t.equal(await nextFromFeed(), page(last), 'the failed run left it at the page that failed');
+    // The next backfill starts there, and completing resets it to feed_uri.
+    sim.failing.clear();
+    sim.requests.length = 0;
+    await service.stores.sql`update feed_run set next_due_at = now() where feed_name = 'nf'`;
+    t.ok(await until(async () => (await idle('nf')) && (await api('GET', 'global-config/nf')).body.status.last_error === null));
+    t.same(sim.requests, [`/next.rss?page=${last}`], 'resumed at next_from_feed');
+    t.equal(await nextFromFeed(), feedUri, 'back to feed_uri once the run completed');
+    t.equal(await count('nf'), sim.items.length, 'every item');
   });
 
   t.test('offset/limit, 3 pages; an on-demand pull in real-time mode stops when caught up', async (t) => {

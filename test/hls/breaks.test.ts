@@ -1,8 +1,9 @@
 import t from 'tap';
-import { applyBreak, applyBreakText, joinLines, parseMedia, rewritePlaylist, splitLines, trimLiveWindow } from '../../lib/hls/index.js';
+import { applyBreak, applyBreakText, joinLines, parseMedia, rewritePlaylist, splitLines, textPathSnapshot, textPathStats, trimLiveWindow } from '../../lib/hls/index.js';
 import { fixture, fixtureFiles } from '../helpers/fixtures.js';
 import { livePlaylist, defaultShape, type LiveShape } from '../../lib/sim/live-playlist.js';
 import { reparse } from './reparse.js';
+import { lateHeaderTag } from './text-path-shapes.js';
 
 const shape: LiveShape = { ...defaultShape, adEvery: 0 };
 const rules = { daiHost: 'https://dai.example.com', proxyBase: 'https://edge/dai/manifest', contentOrigin: 'https://origin.example.org', playlistUrl: 'https://dai.example.com/x/v.m3u8' };
@@ -61,13 +62,21 @@ t.test('trim then break (the variant rewrite order)', async (t) => {
 
 t.test('the text form equals the line-based form on every fixture and live shape, for windows at every segment boundary', async (t) => {
   const docs: Array<[string, string]> = fixtureFiles('hls', ['.m3u8']).map((f) => [f, fixture(f)]);
+  t.equal(docs.length, 254, 'HLS fixtures read');
   docs.push(['live', rewritePlaylist(livePlaylist('ev', now, shape), rules).text]);
   docs.push(['live with DAI pods', rewritePlaylist(livePlaylist('ev', now, { ...shape, adEvery: 20, adSegments: 3 }), rules).text]);
   docs.push(['no trailing newline', rewritePlaylist(livePlaylist('ev', now, shape), rules).text.trimEnd()]);
   docs.push(['header tag among the first segment’s tags', '#EXTM3U\n#EXT-X-PROGRAM-DATE-TIME:2026-01-01T00:00:00Z\n#EXT-X-TARGETDURATION:6\n#EXTINF:6,\na.ts\n#EXTINF:6,\nb.ts\n']);
   let compared = 0;
+  const wrongWay: string[] = [];
+  let referenced = 0;
   for (const [name, text] of docs) {
     const lines = splitLines(text);
+    // The text form defers to the line-based one only for a header tag after a segment's tag.
+    const toReference = lateHeaderTag(text);
+    if (toReference) referenced++;
+    const before = textPathSnapshot();
+    let calls = 0;
     const times = parseMedia(lines).segments.map((s) => s.pdt).filter((x): x is number => x !== undefined);
     const base = times[0] ?? Date.UTC(2026, 0, 1);
     const starts = [base - 10_000, ...times, ...times.map((x) => x + 1500), base + 3_600_000];
@@ -79,6 +88,7 @@ t.test('the text form equals the line-based form on every fixture and live shape
         const reference = applyBreak(lines, window, squeeze, (u) => !u.includes('/linear/pod/'));
         i = 0;
         const fast = applyBreakText(text, window, squeeze, (u) => !u.includes('/linear/pod/'));
+        calls++;
         if (fast.text !== joinLines(reference.lines) || fast.notReady !== reference.notReady || fast.squeezed.join() !== reference.squeezed.join()) {
           t.fail(`${name}: differs for window ${startMs}+${len}`);
           return;
@@ -86,8 +96,14 @@ t.test('the text form equals the line-based form on every fixture and live shape
         compared++;
       }
     }
+    const byText = textPathStats.breakText - before.breakText;
+    const byLines = textPathStats.breakReference - before.breakReference;
+    if (toReference ? byText !== 0 || byLines !== calls : byLines !== 0 || byText !== calls) wrongWay.push(`${name}: ${byText} on the text, ${byLines} by lines`);
   }
   t.ok(compared > 100, `${compared} renderings identical`);
+  t.same(wrongWay, [], 'on the text, unless a header tag stands after a segment tag (then always by lines)');
+  // Raw fixtures here: CRLF ones count too (`#EXTM3U\r` is no header tag); on rewritten text it is 65 of 176.
+  t.equal(referenced, 77, 'documents left to the line-based form (76 fixtures and the synthetic one)');
 });
 
 t.test('a window that starts between segment boundaries still opens with CUE-OUT', async (t) => {

@@ -1,8 +1,9 @@
 /** The hot path's offset-based trim must equal the line-based reference on every playlist. */
 import t, { type Test } from 'tap';
-import { trimText, trimThenRewrite, trimLiveWindow, rewritePlaylist, splitLines, joinLines, PlaylistRewriter } from '../../lib/hls/index.js';
+import { trimText, trimThenRewrite, trimLiveWindow, rewritePlaylist, splitLines, joinLines, PlaylistRewriter, textPathStats, textPathSnapshot } from '../../lib/hls/index.js';
 import { livePlaylist, defaultShape, type LiveShape } from '../../lib/sim/live-playlist.js';
 import { fixture, fixtureFiles } from '../helpers/fixtures.js';
+import { kindInHeader, lateHeaderTag, normalised, trimNeedsReference } from './text-path-shapes.js';
 
 const rules = { daiHost: 'https://dai.example.com', proxyBase: 'https://edge/dai/manifest', contentOrigin: 'https://origin.example.org', playlistUrl: 'https://dai.example.com/a/b.m3u8' };
 const combos = [[0, 0], [0, 1], [0, 3], [1, 0], [3, 1], [5, 2], [10, 2], [10, 0], [29, 1], [100, 5]] as const;
@@ -21,27 +22,49 @@ function same(t: Test, text: string, label: string): number {
   return bad;
 }
 
+/** Runs fn and tells whether every trim it made went by offsets (true) or every one to the reference (false); undefined when mixed. */
+function trimWay(fn: () => void): boolean | undefined {
+  const before = textPathSnapshot();
+  fn();
+  const offsets = textPathStats.trimOffsets - before.trimOffsets;
+  const reference = textPathStats.trimReference - before.trimReference;
+  return reference === 0 && offsets > 0 ? true : offsets === 0 && reference > 0 ? false : undefined;
+}
+
 t.test('every HLS media fixture', async (t) => {
   let n = 0;
   let bad = 0;
-  for (const f of fixtureFiles('hls', ['.m3u8'])) {
+  const files = fixtureFiles('hls', ['.m3u8']);
+  t.equal(files.length, 254, 'HLS fixtures read');
+  const wrongWay: string[] = [];
+  let referenced = 0;
+  for (const f of files) {
     const { kind, text } = rewritePlaylist(fixture(f), rules);
     if (kind !== 'media') continue;
     n++;
-    bad += same(t, text, f);
+    const expectReference = trimNeedsReference(text);
+    if (expectReference) referenced++;
+    if (trimWay(() => (bad += same(t, text, f))) !== !expectReference) wrongWay.push(f);
   }
   t.equal(bad, 0, `${n} media fixtures × ${combos.length} windows agree`);
+  t.equal(n, 176, 'media fixtures');
+  t.same(wrongWay, [], 'by offsets unless a shape left to the reference (then only by the reference)');
+  // 65 of them have a header tag after a comment or segment tag (USP's "## Created with…" among
+  // them), one is a live byte-range playlist: see trimNeedsReference.
+  t.equal(referenced, 66, 'fixtures left to the reference');
 });
 
 t.test('live DAI-shaped playlists at many moments, with cue state at every head', async (t) => {
   let bad = 0;
+  const notByOffsets: string[] = [];
   for (const shape of [{ ...defaultShape }, { ...defaultShape, windowSegments: 120, adEvery: 7, adSegments: 4 }, { ...defaultShape, adEvery: 0 }] as LiveShape[]) {
     for (let step = 0; step < 60; step++) {
       const { text } = rewritePlaylist(livePlaylist('s', shape.epochMs + (500 + step) * 6000, shape), rules);
-      bad += same(t, text, `step ${step}`);
+      if (trimWay(() => (bad += same(t, text, `step ${step}`))) !== true) notByOffsets.push(`${shape.windowSegments}/${shape.adEvery} step ${step}`);
     }
   }
   t.equal(bad, 0);
+  t.same(notByOffsets, [], 'every one trimmed by offsets');
 });
 
 const seg = (i: number, extra: string[] = []) => [...extra, '#EXTINF:6.0,', `/s${i}.ts`];
@@ -71,7 +94,13 @@ const cases: Record<string, string> = {
 
 t.test('synthetic corner cases', async (t) => {
   let bad = 0;
-  for (const [name, text] of Object.entries(cases)) bad += same(t, text, name);
+  // The bare CONT's elapsed time is unknown to the offsets form: the reference re-states the break.
+  const toReference = new Set(['bare cont']);
+  for (const [name, text] of Object.entries(cases)) {
+    const way = trimWay(() => (bad += same(t, text, name)));
+    if (toReference.has(name)) t.not(way, true, `${name}: the reference for some windows`);
+    else t.equal(way, true, `${name}: by offsets`);
+  }
   t.equal(bad, 0);
 });
 
@@ -94,9 +123,16 @@ t.test('trimThenRewrite (raw in, as the proxy calls it) equals rewrite then trim
     ['\x00', '\x01', '\x1f'].flatMap((end) => [joinLines(lines.map((l, i) => (i === at ? lead + l + end : l))), joinLines(lines.map((l, i) => (i === at - 1 ? lead + l + end : l)))]),
   );
   const raws = [...fixtureFiles('hls', ['.m3u8']).map((f) => fixture(f)), ...live, ...Object.values(cases), ...padded, ...mixed];
+  t.equal(raws.length, 254 + live.length + Object.keys(cases).length + padded.length + mixed.length, 'playlists read');
+  const wrongWay: string[] = [];
   for (const raw of raws) {
     n++;
     const whole = rewritePlaylist(raw, rules);
+    // Raw media text is trimmed by offsets as it arrives unless it is not normalised, has no header
+    // tag deciding its kind, has a header tag after a segment tag, or carries a master tag (the
+    // scan's master test); then it is rewritten first.
+    const before = textPathStats.trimRewrittenFirst;
+    const rawWay = whole.kind !== 'media' || (normalised(raw) && kindInHeader(raw) && !lateHeaderTag(raw) && !raw.includes('\n#EXT-X-STREAM-INF'));
     for (const [w, d] of combos) {
       const opts = { windowSegments: w, delaySegments: d };
       const expected = whole.kind === 'media' ? (trimText(whole.text, opts) ?? whole.text) : whole.text;
@@ -107,6 +143,8 @@ t.test('trimThenRewrite (raw in, as the proxy calls it) equals rewrite then trim
         t.same({ text: got, kind: hls.kind, valid: hls.valid }, { text: expected, kind: whole.kind, valid: whole.valid }, `playlist ${n} w=${w} d=${d}`);
       }
     }
+    if ((textPathStats.trimRewrittenFirst === before) !== rawWay) wrongWay.push(`playlist ${n}: ${raw.slice(0, 80)}`);
   }
   t.equal(bad, 0, `${n} playlists × ${combos.length} windows`);
+  t.same(wrongWay, [], 'raw text rewritten first exactly when the offsets trim cannot read it');
 });

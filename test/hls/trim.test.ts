@@ -102,7 +102,9 @@ t.test('live DAI-shaped playlists stay valid for every window and delay', async 
 t.test('every HLS media fixture trims to a playlist the independent parser accepts', async (t) => {
   const rules = { daiHost: 'https://dai.example.com', proxyBase: 'https://edge/dai/manifest', contentOrigin: 'https://origin', playlistUrl: 'https://dai.example.com/a/b.m3u8' };
   let trimmed = 0;
-  for (const f of fixtureFiles('hls', ['.m3u8'])) {
+  const files = fixtureFiles('hls', ['.m3u8']);
+  t.equal(files.length, 254, 'HLS fixtures read');
+  for (const f of files) {
     const { kind, text } = rewritePlaylist(fixture(f), rules);
     const ls = splitLines(text);
     if (kind !== 'media') continue;

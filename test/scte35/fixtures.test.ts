@@ -83,6 +83,7 @@ function tagDuration(tag: string): number | undefined {
 
 t.test('DASH fixtures: every Binary section decodes with a good CRC; durations agree with Event@duration', async (t) => {
   const files = fixtureFiles('dash', ['.mpd']);
+  t.equal(files.length, 83, 'MPD fixtures read');
   let payloads = 0;
   let compared = 0;
   const disagree: string[] = [];

@@ -84,6 +84,9 @@ export function adsForStream(b: LiveBreak, a: LiveAssignment, streamId: string):
 /** Called when a stream's manifest carries squeezed segments with tracking points (DAI streams fire their own beacons). */
 export type SqueezedHook = (streamId: string, b: LiveBreak, a: LiveAssignment, points: TrackingPoint[]) => void;
 
+/** What the board reads from the durable record: BreakRepo in the service, rows held in memory in tests. */
+export type BoardRows = Pick<BreakRepo, 'board'>;
+
 export class BreakBoard extends Reloader implements BreakSource {
   generation = 0;
   private byEvent = new Map<number, LiveBreak[]>();
@@ -97,7 +100,7 @@ export class BreakBoard extends Reloader implements BreakSource {
   private readonly notReady;
 
   constructor(
-    private readonly repo: BreakRepo,
+    private readonly repo: BoardRows,
     state: StateStore,
     log: Logger,
     metrics: Registry,

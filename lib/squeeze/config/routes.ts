@@ -1,13 +1,28 @@
 /** Squeeze configuration endpoints (spec "Squeeze configuration and ad-break operations", configuration rows). */
 import type { Route } from '../../http/router.js';
-import { badRequest } from '../../http/problem.js';
+import { badRequest, validationFailed } from '../../http/problem.js';
 import { bodyValidator, idParam, queryValidator } from '../../http/validate.js';
-import { brandConfigInput, eventConfigInput, eventConfigQuery } from './schema.js';
+import { brandConfigInput, eventConfigInput, eventConfigQuery, SPEC_SPELLINGS } from './schema.js';
 import type { BrandConfigInput, EventConfigInput, SqueezeConfigRepo } from './repo.js';
 import type { EventConfigCache } from './event-cache.js';
 
 const BRAND = '/api/v1/squeeze-brand-config';
 const EVENT = '/api/v1/squeeze-event-config';
+
+/**
+ * A validated event body with the spec's spellings (WindowsSegs, LiveEdgeDelaySegments) folded into
+ * the snake_case fields; both spellings with different values are a 400, since neither can win.
+ */
+export function withSnakeCaseSpellings(input: EventConfigInput): EventConfigInput {
+  const out: EventConfigInput = { ...input };
+  for (const [spec, canonical] of Object.entries(SPEC_SPELLINGS)) {
+    if (!(spec in out)) continue;
+    if (canonical in out && out[canonical] !== out[spec]) throw validationFailed([{ path: `/${spec}`, message: `must equal ${canonical} when both are given` }]);
+    out[canonical] = out[spec];
+    delete out[spec];
+  }
+  return out;
+}
 
 export function squeezeConfigRoutes(repo: SqueezeConfigRepo, events: EventConfigCache): Route[] {
   const validateBrand = bodyValidator<BrandConfigInput>(brandConfigInput);
@@ -41,7 +56,7 @@ export function squeezeConfigRoutes(repo: SqueezeConfigRepo, events: EventConfig
       summary: 'Create or replace a squeeze event config (keyed by asset_id); answers the effective config with its id',
       schema: { body: eventConfigInput },
       handler: async (_req, body) => {
-        const stored = await repo.upsertEvent(validateEvent(body));
+        const stored = await repo.upsertEvent(withSnakeCaseSpellings(validateEvent(body)));
         await events.changed();
         return { json: stored };
       },

@@ -54,6 +54,12 @@ export const brandConfigInput = {
   properties: { brand_id: id, id, ...brandFields },
 } as const;
 
+const windowsSegs = { type: 'integer', minimum: 0, maximum: 10000 } as const;
+const liveEdgeDelaySegments = { type: 'integer', minimum: 0, maximum: 100 } as const;
+
+/** Field names as the spec writes them → the snake_case names stored and answered. */
+export const SPEC_SPELLINGS = { WindowsSegs: 'windows_segs', LiveEdgeDelaySegments: 'live_edge_delay_segments' } as const;
+
 export const eventConfigInput = {
   type: 'object',
   additionalProperties: false,
@@ -65,8 +71,11 @@ export const eventConfigInput = {
     source_dash_uri: httpUri,
     caid: { type: 'string', minLength: 1, maxLength: 256, pattern: '^[A-Za-z0-9._:~-]+$' },
     brand_config_id: id,
-    windows_segs: { type: 'integer', minimum: 0, maximum: 10000 },
-    live_edge_delay_segments: { type: 'integer', minimum: 0, maximum: 100 },
+    windows_segs: windowsSegs,
+    live_edge_delay_segments: liveEdgeDelaySegments,
+    // The spec's own spellings, accepted in bodies (routes.ts folds them into the snake_case fields).
+    WindowsSegs: windowsSegs,
+    LiveEdgeDelaySegments: liveEdgeDelaySegments,
     content_origin: { type: 'string', maxLength: 2048, pattern: '^https?://[^\\s/?#@]+(/[^\\s?#]*)?$' },
     ad_tag_override: { type: 'object', maxProperties: 100 },
     ...brandFields,

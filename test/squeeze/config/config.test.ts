@@ -55,6 +55,13 @@ t.test('squeeze configuration', async (t) => {
     t.equal(again.body.id, id, 'same asset_id, same id');
     t.equal(again.body.live_edge_delay_segments, 0);
     t.equal((await get('squeeze-event-config?asset_id=EVKEY')).body.windows_segs, 5);
+    // The spec's spellings in the body; responses carry snake_case only.
+    const spec = await put('squeeze-event-config', { asset_id: 'EVKEY', source_uri: 'https://origin.example.org/live/master.m3u8', brand_config_id: 'acme', WindowsSegs: 8, LiveEdgeDelaySegments: 1 });
+    t.equal(spec.status, 200);
+    t.match(spec.body, { windows_segs: 8, live_edge_delay_segments: 1 });
+    t.notOk('WindowsSegs' in spec.body || 'LiveEdgeDelaySegments' in spec.body, 'snake_case in responses');
+    t.equal((await put('squeeze-event-config', { asset_id: 'EVKEY', source_uri: 'https://origin.example.org/live/master.m3u8', brand_config_id: 'acme', WindowsSegs: 8, windows_segs: 9 })).status, 400, 'two spellings, two values');
+    t.equal((await put('squeeze-event-config', { asset_id: 'EVKEY', source_uri: 'https://origin.example.org/live/master.m3u8', brand_config_id: 'acme', windows_segs: 5 })).status, 200);
     t.equal((await get(`squeeze-event-config/${id}`)).body.asset_id, 'EVKEY');
     t.equal((await get('squeeze-event-config?asset_id=NOPE')).status, 404);
     t.equal((await get('squeeze-event-config')).status, 400, 'asset_id required');
