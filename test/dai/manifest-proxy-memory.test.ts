@@ -61,7 +61,7 @@ function breakRow(id: string, eventId: number, startMs: number, durationSec: num
     stream_assignments: {},
     default_assignment: 'a',
     stream_tracking: {},
-    settings: {},
+    settings: {} as BreakRow['settings'],
     lease_owner: null,
     lease_until: null,
     created_at: now,
