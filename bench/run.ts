@@ -121,7 +121,7 @@ async function measure(label: string, start: () => Promise<Target | undefined>, 
 }
 
 /** The micro benchmarks, alone on the server's core: nothing else runs while they do. */
-async function runMicroAlone(): Promise<MicroResult[]> {
+async function runMicroAlone(): Promise<{ micro: MicroResult[]; scte35: { perSecond: number; distinct: number } }> {
   const t = node('targets/micro.js', quick ? ['--quick'] : [], SERVER_CPU);
   t.port.catch(() => {}); // it prints no READY line: it exits when done
   await new Promise((resolve, reject) => {
@@ -129,8 +129,9 @@ async function runMicroAlone(): Promise<MicroResult[]> {
     t.child.once('error', reject);
   });
   const line = /^MICRO (.*)$/m.exec(t.output!());
-  if (!line) throw new Error('the micro benchmark printed no result');
-  return JSON.parse(line[1]!) as MicroResult[];
+  const cues = /^SCTE35 (.*)$/m.exec(t.output!());
+  if (!line || !cues) throw new Error('the micro benchmark printed no result');
+  return { micro: JSON.parse(line[1]!) as MicroResult[], scte35: JSON.parse(cues[1]!) as { perSecond: number; distinct: number } };
 }
 
 async function main(): Promise<void> {
@@ -140,8 +141,9 @@ async function main(): Promise<void> {
     return;
   }
   process.stdout.write(`bench: ${quick ? 'quick' : 'full'} run, ${seconds} s per measurement, ${connections} connections, load tool ${hasCommand('wrk') ? 'wrk' : 'autocannon'}, ${pinned ? 'server on CPU 0, load + simulator on CPU 1' : 'not pinned'}, service flags ${SERVICE_FLAGS.join(' ') || 'none'}\n`);
-  const micro = await runMicroAlone();
+  const { micro, scte35 } = await runMicroAlone();
   for (const m of micro) process.stdout.write(`micro ${m.name.padEnd(28)} ours ${m.ours} ops/s  hls-parser ${m.typical} ops/s  ×${m.ratio}  (${m.bytes} bytes)\n`);
+  process.stdout.write(`micro scte35 decode            ${scte35.perSecond} cues/s (${scte35.distinct} distinct fixture cues, one core)\n`);
 
   const sim = node('targets/sim.js', [], LOAD_CPU);
   const simPort = await sim.port;
@@ -208,13 +210,14 @@ async function main(): Promise<void> {
     { name: 'ad proxy: (f) / (a) ceiling', value: ratio(rps('(b', 'adproxy/distinct'), rps('(a', 'variant/hot')), target: 0.5 },
     { name: 'micro 6 KB: ours / hls-parser', value: micro[0]!.ratio, target: 10 },
     { name: 'micro DVR: ours / hls-parser', value: micro[1]!.ratio, target: 100 },
+    { name: 'scte35 decode cues/s (issue 15)', value: scte35.perSecond, target: 200_000 },
   ];
   const p99 = rows.find((r) => r.target.startsWith('(b') && r.scenario === 'variant/distinct')?.p99ms;
   process.stdout.write('\nratios (target):\n');
   for (const c of checks) process.stdout.write(`  ${c.name.padEnd(34)} ${c.value ?? 'n/a'}  (≥ ${c.target}) ${c.value === null ? 'SKIPPED' : c.value >= c.target ? 'ok' : 'BELOW'}\n`);
   process.stdout.write(`  distinct p99 of (b)                 ${p99} ms  (≤ 20) ${p99 !== undefined && p99 <= 20 ? 'ok' : 'BELOW'}\n`);
   process.stdout.write(`  ad proxy streams stored              ${adproxyStreams}  (= 10000) ${adproxyStreams === 10_000 ? 'ok' : 'WRONG'}\n`);
-  const summary = { quick, seconds, connections, pinned, tool: rows[0]?.tool, micro, rows, ratios: Object.fromEntries(checks.map((c) => [c.name, c.value])), p99_distinct_ms: p99, adproxy_streams_stored: adproxyStreams };
+  const summary = { quick, seconds, connections, pinned, tool: rows[0]?.tool, micro, scte35_cues_per_sec: scte35.perSecond, rows, ratios: Object.fromEntries(checks.map((c) => [c.name, c.value])), p99_distinct_ms: p99, adproxy_streams_stored: adproxyStreams };
   process.stdout.write(`${JSON.stringify(summary)}\n`);
   if (record) writeResults(summary, rows, checks, micro);
 }

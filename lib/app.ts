@@ -47,6 +47,9 @@ import { BreakWorker } from './squeeze/breaks/worker.js';
 import { TranscoderClient } from './squeeze/breaks/transcoder.js';
 import { PlayerEndpoints } from './squeeze/breaks/player-endpoints.js';
 import { daiBeaconFiring } from './squeeze/breaks/dai-beacons.js';
+import { CueMonitorRepo } from './squeeze/monitor/repo.js';
+import { CueMonitor } from './squeeze/monitor/monitor.js';
+import { scte35Routes } from './squeeze/monitor/routes.js';
 import { BeaconForwarder } from './beacons/forwarder.js';
 import { resolveAds } from './ads/resolve.js';
 
@@ -63,6 +66,7 @@ export interface Service {
   puller: FeedPuller;
   breaks: BreakBoard;
   breakWorker: BreakWorker;
+  cueMonitor: CueMonitor;
   beacons: BeaconForwarder;
   close(): Promise<void>;
 }
@@ -139,6 +143,11 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
   const owner = `${process.pid}-${randomUUID().slice(0, 8)}`;
   const transcoder = new TranscoderClient(config.transcoderUrl, outbound);
   const breakWorker = new BreakWorker({ repo: breakRepo, board, transcoder, fetchText, log, metrics }, { owner, leaseMs: config.breakLeaseMs, tickMs: config.breakTickMs });
+  // Cue-triggered breaks: one instance per scte35 event follows its source (same lease settings as the worker).
+  const cueMonitor = new CueMonitor(
+    { repo: new CueMonitorRepo(stores.sql), breaks: breakService, breakRepo, config: squeezeConfig, streams, fetchText, log, metrics },
+    { owner, leaseMs: config.breakLeaseMs, tickMs: config.breakTickMs },
+  );
   const puller = new FeedPuller(stores.sql, catalog, log, { policy, agent: policy.agent({ timeoutMs: 30_000, maxResponseSize: 200 * 1024 * 1024 }) });
 
   // Per-client token buckets; counted across instances through Redis when there is one.
@@ -151,6 +160,7 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     squeezeConfigRoutes(squeezeConfig, eventConfigs),
     configuredAdRoutes(configuredAds),
     breakRoutes(breakService),
+    scte35Routes(),
     streamRoutes(streams),
     catalogRoutes(catalog),
     feedConfigRoutes(feedConfigs, () => void puller.tick()),
@@ -178,6 +188,7 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
   // Workers, then the listener: registered last, it is the first to stop (drained) on shutdown.
   life.add('feed puller', puller, (p) => p.stop()).start();
   life.add('break worker', breakWorker, (w) => w.stop()).start();
+  life.add('cue monitor', cueMonitor, (m) => m.stop()).start();
   const { port, url } = await http.listen();
   life.add('HTTP listener', http, (h) => h.drain(config.shutdownGraceMs));
   // Listening on port 0 (tests): the derived base URL names the port actually bound.
@@ -197,6 +208,7 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     puller,
     breaks: board,
     breakWorker,
+    cueMonitor,
     beacons,
     close: async () => {
       await life.stopAll();

@@ -97,6 +97,7 @@ async function activeBreak(s: Service): Promise<void> {
     default_assignment: null,
     stream_tracking: {},
     settings: event,
+    trigger: { source: 'api' },
   });
   await s.stores.sql`update squeeze_break set lease_owner = 'bench', lease_until = now() + interval '1 day' where id = ${id}`;
   const rows: NewSegment[] = [];

@@ -26,6 +26,8 @@ export const PROBLEMS = {
   validation: { status: 400, title: 'Bad Request' },
   'bad-path': { status: 400, title: 'Bad Request' },
   'bad-beacon': { status: 400, title: 'Bad Request' },
+  /** An SCTE-35 payload that does not decode (code and byte offset in `errors`). */
+  'bad-cue': { status: 400, title: 'Bad Request' },
   unauthorized: { status: 401, title: 'Unauthorized' },
   forbidden: { status: 403, title: 'Forbidden' },
   'not-found': { status: 404, title: 'Not Found' },

@@ -6,6 +6,9 @@ import { rethrowViolation } from '../../store/pg-errors.js';
 import type { DecidedAd, TrackingEvent } from '../../ads/types.js';
 
 
+/** What started a break (migration 011): the API, or a cue the monitor read (its key and the decoded cue). */
+export type BreakTrigger = { source: 'api' } | { source: 'scte35'; key: string; cue: Record<string, unknown> };
+
 export type BreakStatus = 'scheduled' | 'active' | 'completed' | 'cancelled' | 'failed';
 
 export interface Assignment {
@@ -35,6 +38,7 @@ export interface BreakRow {
   stream_tracking: Record<string, Array<DecidedAd['tracking']>>;
   /** The event's effective configuration when the break started (a later config change does not move a running break). */
   settings: EventConfig;
+  trigger: BreakTrigger;
   lease_owner: string | null;
   lease_until: Date | null;
   created_at: Date;
@@ -73,7 +77,7 @@ export class BreakRepo {
   constructor(private readonly sql: Sql) {}
 
   async insert(b: NewBreak): Promise<BreakRow> {
-    const row = { ...b, assignments: this.sql.json(b.assignments as never), stream_assignments: this.sql.json(b.stream_assignments as never), stream_tracking: this.sql.json(b.stream_tracking as never), settings: this.sql.json(b.settings as never) };
+    const row = { ...b, assignments: this.sql.json(b.assignments as never), stream_assignments: this.sql.json(b.stream_assignments as never), stream_tracking: this.sql.json(b.stream_tracking as never), settings: this.sql.json(b.settings as never), trigger: this.sql.json(b.trigger as never) };
     try {
       const [r] = await this.sql<BreakRow[]>`insert into squeeze_break ${this.sql(row)} returning *`;
       return r!;

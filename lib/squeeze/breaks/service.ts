@@ -10,7 +10,7 @@ import type { SqueezeConfigRepo } from '../config/repo.js';
 import type { EventConfig } from '../config/types.js';
 import type { AdDecider, Decision, DecideInput } from './decide.js';
 import type { BreakBoard } from './board.js';
-import type { BreakRepo, BreakRow, SegmentRow } from './repo.js';
+import type { BreakRepo, BreakRow, BreakTrigger, SegmentRow } from './repo.js';
 import { planSegments } from './plan.js';
 import { readSource, type FetchText } from './source.js';
 import { MAX_TOTAL_BREAK_SEC, type BreakInput } from './schema.js';
@@ -19,9 +19,16 @@ type Json = Record<string, unknown>;
 
 const DEFAULT_SEGMENT_SEC = 6;
 const PROBE_MS = 2000;
-interface Window {
+export interface StartWindow {
   startMs: number;
   segmentSec: number;
+}
+
+/** How a break is started other than by the API's defaults (the cue monitor). */
+export interface StartOptions {
+  /** Start here (a cue's segment) instead of the live edge's next boundary. */
+  at?: StartWindow;
+  trigger?: BreakTrigger;
 }
 
 const BREAK_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -44,13 +51,13 @@ export class BreakService {
    * Starting a break is one pipeline: load the event's configuration → plan the window and decide
    * the ads (at once: both wait on the network) → persist → publish to every instance.
    */
-  async create(input: BreakInput, target: 'event' | 'streams'): Promise<Json> {
+  async create(input: BreakInput, target: 'event' | 'streams', opts: StartOptions = {}): Promise<Json> {
     const event = await this.loadEvent(input);
     const id = randomUUID();
-    const [window, decision] = await Promise.all([this.planWindow(event), this.decideAds(id, event, input, target)]);
-    const row = await this.persist(id, event, input, target, window, decision);
+    const [window, decision] = await Promise.all([this.planWindow(event, opts.at), this.decideAds(id, event, input, target)]);
+    const row = await this.persist(id, event, input, target, window, decision, opts.trigger ?? { source: 'api' });
     await this.deps.board.changed();
-    this.deps.log.info({ breakId: id, eventId: event.id, status: row.status, source: decision.source, streams: Object.keys(decision.streamAssignments).length }, 'break started');
+    this.deps.log.info({ breakId: id, eventId: event.id, status: row.status, source: decision.source, trigger: row.trigger.source, streams: Object.keys(decision.streamAssignments).length }, 'break started');
     return this.view(row, [], decision);
   }
 
@@ -69,15 +76,15 @@ export class BreakService {
    * segment is whole), never over the tail of the previous break, and the segment duration the
    * plan uses. Falls back to now and 6 s.
    */
-  private async planWindow(event: EventConfig): Promise<Window> {
-    const window = await this.liveEdge(event.source_uri);
+  private async planWindow(event: EventConfig, at: StartWindow | undefined): Promise<StartWindow> {
+    const window = at ? { ...at } : await this.liveEdge(event.source_uri);
     // A terminated break runs to its next segment boundary: start after it.
     const previousEnd = (await this.deps.repo.lastEnd(event.id))?.getTime() ?? 0;
     if (previousEnd > window.startMs) window.startMs = previousEnd;
     return window;
   }
 
-  private async liveEdge(sourceUri: string): Promise<Window> {
+  private async liveEdge(sourceUri: string): Promise<StartWindow> {
     const now = Date.now();
     try {
       // One variant tells the live edge and the segment duration.
@@ -109,7 +116,7 @@ export class BreakService {
     return this.deps.decider.forStreams(decideInput, streams.map((x) => ({ streamId: x.stream_id, targeting: x.fw_params, vprn: x.vprn ?? undefined, pvrn: x.pvrn ?? undefined })));
   }
 
-  private persist(id: string, event: EventConfig, input: BreakInput, target: 'event' | 'streams', window: Window, decision: Decision): Promise<BreakRow> {
+  private persist(id: string, event: EventConfig, input: BreakInput, target: 'event' | 'streams', window: StartWindow, decision: Decision, trigger: BreakTrigger): Promise<BreakRow> {
     const decided = decision.assignments.length > 0;
     return this.deps.repo.insert({
       id,
@@ -130,6 +137,7 @@ export class BreakService {
       default_assignment: decision.defaultKey ?? null,
       stream_tracking: decision.streamTracking,
       settings: event,
+      trigger,
     });
   }
 
@@ -157,8 +165,16 @@ export class BreakService {
     if (b.status !== 'scheduled' && b.status !== 'active') return this.view(b, await this.deps.repo.segments(b.id));
     const start = b.start_time.getTime();
     const segMs = b.segment_sec * 1000;
-    const boundary = start + Math.max(0, Math.ceil((Date.now() - start) / segMs)) * segMs;
-    const row = await this.deps.repo.terminate(b.id, new Date(boundary));
+    return this.endAt(b.id, start + Math.max(0, Math.ceil((Date.now() - start) / segMs)) * segMs);
+  }
+
+  /**
+   * Ends a live break at `atMs` (an early cue-in's or a cancel's segment), never before it starts
+   * and never later than planned; 409 once it has ended.
+   */
+  async endAt(id: string, atMs: number): Promise<Json> {
+    const b = await this.deps.repo.get(checkId(id));
+    const row = await this.deps.repo.terminate(b.id, new Date(Math.max(atMs, b.start_time.getTime())));
     await this.deps.board.changed();
     return this.view(row, await this.deps.repo.segments(row.id));
   }
@@ -181,6 +197,7 @@ export class BreakService {
       abid: b.abid,
       geo_lang_loc: b.geo_lang_loc,
       decision: { source: b.decision_source, reason: b.reason },
+      trigger: b.trigger ?? { source: 'api' },
       ads: (def?.ads ?? []).map((a) => ({ ad_id: a.adId, uri: a.uri, duration: a.durationSec })),
       assignments: b.assignments.map((a) => ({ key: a.key, source: a.source, ads: a.ads.length, streams: Object.values(b.stream_assignments).filter((k) => k === a.key).length })),
       streams: decision ? Object.keys(decision.streamAssignments).length : Object.keys(b.stream_assignments).length,

@@ -35,6 +35,7 @@ export const brandFields = {
     },
   },
   background_uri: httpUri,
+  manifest_polling: { type: 'number', minimum: 0.5, maximum: 60, description: 'seconds between two reads of the source playlist by the cue monitor (default: its target duration)' },
 } as const;
 
 export const brandDefaults = {
@@ -78,6 +79,7 @@ export const eventConfigInput = {
     LiveEdgeDelaySegments: liveEdgeDelaySegments,
     content_origin: { type: 'string', maxLength: 2048, pattern: '^https?://[^\\s/?#@]+(/[^\\s?#]*)?$' },
     ad_tag_override: { type: 'object', maxProperties: 100 },
+    trigger: { enum: ['api', 'scte35'], default: 'api', description: 'scte35: the cue monitor starts and ends breaks from the cues of source_uri (never for DAI streams: spec Limits 4)' },
     ...brandFields,
   },
 } as const;

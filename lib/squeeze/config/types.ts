@@ -24,6 +24,8 @@ export interface SqueezeSettings {
   max_concurrent_streams: number;
   ad_tag: { template?: string; params: Record<string, string | number | boolean> };
   background_uri?: string;
+  /** Seconds between two reads of the source by the cue monitor; unset: the playlist's target duration. */
+  manifest_polling?: number;
 }
 
 export interface EventConfig extends SqueezeSettings {
@@ -37,4 +39,6 @@ export interface EventConfig extends SqueezeSettings {
   live_edge_delay_segments: number;
   content_origin?: string;
   ad_tag_override?: Record<string, unknown>;
+  /** What starts breaks: the API only (default), or also the cue monitor reading source_uri's SCTE-35 cues. */
+  trigger: 'api' | 'scte35';
 }
