@@ -62,6 +62,7 @@ function breakRow(id: string, eventId: number, startMs: number, durationSec: num
     default_assignment: 'a',
     stream_tracking: {},
     settings: {} as BreakRow['settings'],
+    trigger: { source: 'api' },
     lease_owner: null,
     lease_until: null,
     created_at: now,
