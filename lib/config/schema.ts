@@ -32,6 +32,7 @@ export const configSchema = {
     breakLeaseMs: { type: 'integer', minimum: 500, maximum: 600000 },
     breakTickMs: { type: 'integer', minimum: 50, maximum: 60000 },
     breakRetentionSec: { type: 'integer', minimum: 0, maximum: 86400 },
+    id3ResultTtlSec: { type: 'integer', minimum: 0, maximum: 2592000 },
   },
   $defs: {
     // A base URL: scheme and host, optional port and path, no query or fragment.
@@ -68,6 +69,7 @@ export interface Config {
   breakLeaseMs: number;
   breakTickMs: number;
   breakRetentionSec: number;
+  id3ResultTtlSec: number;
 }
 
 /** Environment variable → config key. Every one is optional. */
@@ -100,4 +102,5 @@ export const envNames: Record<string, keyof Config> = {
   BREAK_LEASE_MS: 'breakLeaseMs',
   BREAK_TICK_MS: 'breakTickMs',
   BREAK_RETENTION_SEC: 'breakRetentionSec',
+  ID3_RESULT_TTL_SEC: 'id3ResultTtlSec',
 };
