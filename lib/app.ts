@@ -48,6 +48,11 @@ import { PlayerEndpoints } from './squeeze/breaks/player-endpoints.js';
 import { daiBeaconFiring } from './squeeze/breaks/dai-beacons.js';
 import { BeaconForwarder } from './beacons/forwarder.js';
 import { resolveAds } from './ads/resolve.js';
+import { InspectionRepo } from './inspection/repo.js';
+import { InspectionService } from './inspection/service.js';
+import { inspectionRoutes } from './inspection/routes.js';
+import { InspectionWorker } from './inspection/worker.js';
+import { DEFAULT_LIMITS, inspect } from './inspection/inspect.js';
 
 export interface Service {
   config: Config;
@@ -63,6 +68,7 @@ export interface Service {
   breaks: BreakBoard;
   breakWorker: BreakWorker;
   beacons: BeaconForwarder;
+  inspections: InspectionWorker;
   close(): Promise<void>;
 }
 
@@ -73,6 +79,9 @@ export interface ServiceParts {
 
 const version = (JSON.parse(readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as { version: string }).version;
 const BEACON_TTL_MS = 24 * 3600 * 1000;
+/** ID3 inspection (issue 13): segments capped at 16 MiB each, a job at 120 s; 2 jobs at once per instance. */
+const SEGMENT_MAX_BYTES = 16 * 1024 * 1024;
+const INSPECTION = { leaseMs: 15_000, tickMs: 1000, maxJobs: 2, jobTimeoutMs: 120_000, maxAttempts: 3 };
 
 export async function startService(config: Config, log: Logger, parts: ServiceParts = {}): Promise<Service> {
   const life = new Lifecycle(log);
@@ -138,6 +147,20 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
   const owner = `${process.pid}-${randomUUID().slice(0, 8)}`;
   const transcoder = new TranscoderClient(config.transcoderUrl, outbound);
   const breakWorker = new BreakWorker({ repo: breakRepo, board, transcoder, fetchText, log, metrics }, { owner, leaseMs: config.breakLeaseMs, tickMs: config.breakTickMs });
+  // ID3 inspection: manifests and segments through the outbound policy, jobs leased through Postgres.
+  const inspections = new InspectionRepo(stores.sql, config.id3ResultTtlSec);
+  const media = new OutboundClient(policy, { timeoutMs: DEFAULT_LIMITS.segmentTimeoutMs, maxResponseSize: SEGMENT_MAX_BYTES });
+  const daiOrigin = config.daiHost ? new URL(config.daiHost).origin : undefined;
+  const inspectionWorker = new InspectionWorker(
+    {
+      repo: inspections,
+      inspect: (source, signal) =>
+        inspect(source, { fetchText: (url, s) => media.text(url, s), fetchBytes: (url, s) => media.bytes(url, s), isAdUri: (uri) => daiOrigin !== undefined && uri.startsWith(`${daiOrigin}/`) }, DEFAULT_LIMITS, signal),
+      log,
+      metrics,
+    },
+    { owner, ...INSPECTION },
+  );
   const puller = new FeedPuller(stores.sql, catalog, log, { policy, agent: policy.agent({ timeoutMs: 30_000, maxResponseSize: 200 * 1024 * 1024 }) });
 
   // The management API.
@@ -150,6 +173,7 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     streamRoutes(streams),
     catalogRoutes(catalog),
     feedConfigRoutes(feedConfigs, () => void puller.tick()),
+    inspectionRoutes(new InspectionService(inspections, streams, { daiHost: config.daiHost, contentOrigin: config.contentOrigin })),
   ]) {
     for (const route of routes) router.add(route);
   }
@@ -174,6 +198,7 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
   // Workers, then the listener: registered last, it is the first to stop (drained) on shutdown.
   life.add('feed puller', puller, (p) => p.stop()).start();
   life.add('break worker', breakWorker, (w) => w.stop()).start();
+  life.add('id3 inspection worker', inspectionWorker, (w) => w.stop()).start();
   const { port, url } = await http.listen();
   life.add('HTTP listener', http, (h) => h.drain(config.shutdownGraceMs));
   // Listening on port 0 (tests): the derived base URL names the port actually bound.
@@ -194,6 +219,7 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     breaks: board,
     breakWorker,
     beacons,
+    inspections: inspectionWorker,
     close: async () => {
       await life.stopAll();
       log.info('stopped');
