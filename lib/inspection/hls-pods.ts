@@ -117,27 +117,29 @@ export function findHlsPods(playlist: string, rules: PodRules = {}): HlsPod[] {
   const pods: HlsPod[] = [];
   let open: HlsPod | undefined;
   let openDuration: number | undefined;
+  const close = () => {
+    if (open && open.segments.length) pods.push(open);
+    open = undefined;
+  };
   for (let i = 0; i < segments.length; i++) {
     const s = segments[i]!;
-    const out = s.cues.find((c) => c.kind === 'out');
-    const cont = s.cues.find((c) => c.kind === 'cont');
-    // The cue-in sits before the first segment after the pod.
-    if (s.cues.some((c) => c.kind === 'in') && open) {
-      pods.push(open);
-      open = undefined;
-    }
-    if (out || (cont && !open)) {
-      if (open) pods.push(open);
-      const cue = (out ?? cont)!;
-      open = { startSec: startOf(i), segments: [] };
-      openDuration = cue.duration_sec !== undefined && cue.duration_sec > 0 ? cue.duration_sec - (cue.kind === 'cont' ? (cue.elapsed_sec ?? 0) : 0) : undefined;
+    // In line order: a cue-in before a cue-out on one segment is back-to-back pods; a cue-out then
+    // a cue-in (`CUE-OUT:0`, `CUE-IN`) is an empty break, a splice point without a pod.
+    for (const cue of s.cues) {
+      if (cue.kind === 'in') close();
+      else if (cue.kind === 'out' || (cue.kind === 'cont' && !open)) {
+        close();
+        open = { startSec: startOf(i), segments: [] };
+        openDuration = cue.duration_sec !== undefined && cue.duration_sec > 0 ? cue.duration_sec - (cue.kind === 'cont' ? (cue.elapsed_sec ?? 0) : 0) : undefined;
+      }
     }
     if (open) open.segments.push(podSegment(s));
   }
   // No cue-in in the playlist: the announced duration bounds the pod, if there is one.
   if (open) {
-    if (openDuration !== undefined) open.segments = upTo(open.segments, openDuration);
-    pods.push(open);
+    const last: HlsPod = open;
+    if (openDuration !== undefined) last.segments = upTo(last.segments, openDuration);
+    close();
   }
   return pods;
 }

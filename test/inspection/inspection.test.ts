@@ -144,8 +144,8 @@ if (await needServices(t)) {
     t.same(segs.map((s: { name: string }) => s.name), ['pod-77/ad_0.ts', 'pod-77/ad_1.ts']);
     t.equal(segs[1].tags.length, 4);
     t.equal(sim.segmentRequests.get('/ad_break_id/pod-77/ad_0.ts'), 1, 'the pod was inspected once');
-    const [{ n }] = await sql<{ n: number }[]>`select count(*)::int as n from id3_inspection where stream_id = 'p77'`;
-    t.equal(n, 1);
+    const [count] = await sql<{ n: number }[]>`select count(*)::int as n from id3_inspection where stream_id = 'p77'`;
+    t.equal(count!.n, 1);
   });
 
   t.test('refusals: unknown stream 404, manifest_url elsewhere 400, bad bodies 400, GET without job 404, no token 401', async (t) => {
