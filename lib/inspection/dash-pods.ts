@@ -3,8 +3,9 @@
  * out. Not the hot path, so the MPD goes through the project's XML door (xmldom, DOCTYPE refused,
  * size and depth caps).
  *
- * - An ad Period has an id with an `ad`/`ads`/`pod` token (`dai_pod-0001065804-ad-1`; `ad1`,
- *   `pod2` too, but not `head` or `download`), or an EventStream `urn:google:dai:2018`. Consecutive
+ * - An ad Period has an id with an `ad`, `ads`, `pod` or `pods` token between non-alphanumerics
+ *   (`dai_pod-0001065804-ad-1`, `mid-roll-1-ad-1`; not `head`, `download` or a UUID's hex group),
+ *   or an EventStream `urn:google:dai:2018`. Consecutive
  *   ad Periods are one pod (Google puts each ad of a pod in a Period of its own).
  * - Segment addressing kept to what providers and the simulator use (§5.3.9): SegmentTemplate with
  *   a SegmentTimeline (`S@t/d/r`, `r=-1` up to the Period's end) or a fixed `@duration`;
@@ -21,7 +22,7 @@ import { mpdEvents, type MpdEvent } from '../id3/index.js';
 
 export const GOOGLE_DAI_SCHEME = 'urn:google:dai:2018';
 const MPD_MAX_BYTES = 8 * 1024 * 1024;
-const AD_TOKEN = /^(ad|ads|pod)\d*$/i;
+const AD_TOKEN = /^(ad|ads|pod|pods)$/i;
 
 export interface DashSegmentRef {
   /** The media URL as the template or list writes it (after substitution). */
