@@ -179,6 +179,16 @@ if (await needServices(t)) {
     t.equal(row!.lease_owner, null);
   });
 
+  t.test('a job whose owners kept dying is given up after 3 attempts: failed, with the reason', async (t) => {
+    await sql`insert into id3_inspection (stream_id, job_id, source_url, status, attempts, lease_owner, lease_until)
+              values ('doomed', 'job-doomed', ${`${sim.url}/ad_break_id/doomed.m3u8`}, 'pending', 3, 'dead-instance', now() - interval '1 second')`;
+    const done = await finished(a, 'doomed');
+    t.equal(done.status, 'failed');
+    t.equal(done.ad_pods, null);
+    t.match(done.error, /given up after 3 attempts/);
+    t.equal(sim.segmentRequests.has('/ad_break_id/doomed/ad_0.ts'), false, 'not run a fourth time');
+  });
+
   t.test('a finished result expires after ID3_RESULT_TTL_SEC: GET 404, a new request starts a new job', async (t) => {
     await sql`update id3_inspection set finished_at = now() - interval '2 hours' where stream_id = 'p77'`;
     t.equal((await get(a, 'p77')).status, 404);
