@@ -52,6 +52,11 @@ import { CueMonitor } from './squeeze/monitor/monitor.js';
 import { scte35Routes } from './squeeze/monitor/routes.js';
 import { BeaconForwarder } from './beacons/forwarder.js';
 import { resolveAds } from './ads/resolve.js';
+import { InspectionRepo } from './inspection/repo.js';
+import { InspectionService } from './inspection/service.js';
+import { inspectionRoutes } from './inspection/routes.js';
+import { InspectionWorker } from './inspection/worker.js';
+import { DEFAULT_LIMITS, inspect } from './inspection/inspect.js';
 
 export interface Service {
   config: Config;
@@ -68,6 +73,7 @@ export interface Service {
   breakWorker: BreakWorker;
   cueMonitor: CueMonitor;
   beacons: BeaconForwarder;
+  inspections: InspectionWorker;
   close(): Promise<void>;
 }
 
@@ -78,6 +84,9 @@ export interface ServiceParts {
 
 const version = (JSON.parse(readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as { version: string }).version;
 const BEACON_TTL_MS = 24 * 3600 * 1000;
+/** ID3 inspection (issue 13): segments capped at 16 MiB each, a job at 120 s; 2 jobs at once per instance. */
+const SEGMENT_MAX_BYTES = 16 * 1024 * 1024;
+const INSPECTION = { leaseMs: 15_000, tickMs: 1000, maxJobs: 2, jobTimeoutMs: 120_000, maxAttempts: 3 };
 
 export async function startService(config: Config, log: Logger, parts: ServiceParts = {}): Promise<Service> {
   const life = new Lifecycle(log);
@@ -148,6 +157,20 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     { repo: new CueMonitorRepo(stores.sql), breaks: breakService, breakRepo, config: squeezeConfig, streams, fetchText, log, metrics },
     { owner, leaseMs: config.breakLeaseMs, tickMs: config.breakTickMs },
   );
+  // ID3 inspection: manifests and segments through the outbound policy, jobs leased through Postgres.
+  const inspections = new InspectionRepo(stores.sql, config.id3ResultTtlSec);
+  const media = new OutboundClient(policy, { timeoutMs: DEFAULT_LIMITS.segmentTimeoutMs, maxResponseSize: SEGMENT_MAX_BYTES });
+  const daiOrigin = config.daiHost ? new URL(config.daiHost).origin : undefined;
+  const inspectionWorker = new InspectionWorker(
+    {
+      repo: inspections,
+      inspect: (source, signal) =>
+        inspect(source, { fetchText: (url, s) => media.text(url, s), fetchBytes: (url, s) => media.bytes(url, s), isAdUri: (uri) => daiOrigin !== undefined && uri.startsWith(`${daiOrigin}/`) }, DEFAULT_LIMITS, signal),
+      log,
+      metrics,
+    },
+    { owner, ...INSPECTION },
+  );
   const puller = new FeedPuller(stores.sql, catalog, log, { policy, agent: policy.agent({ timeoutMs: 30_000, maxResponseSize: 200 * 1024 * 1024 }) });
 
   // Per-client token buckets; counted across instances through Redis when there is one.
@@ -164,6 +187,7 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     streamRoutes(streams),
     catalogRoutes(catalog),
     feedConfigRoutes(feedConfigs, () => void puller.tick()),
+    inspectionRoutes(new InspectionService(inspections, streams, { daiHost: config.daiHost, contentOrigin: config.contentOrigin })),
   ]) {
     for (const route of routes) router.add(route);
   }
@@ -189,6 +213,7 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
   life.add('feed puller', puller, (p) => p.stop()).start();
   life.add('break worker', breakWorker, (w) => w.stop()).start();
   life.add('cue monitor', cueMonitor, (m) => m.stop()).start();
+  life.add('id3 inspection worker', inspectionWorker, (w) => w.stop()).start();
   const { port, url } = await http.listen();
   life.add('HTTP listener', http, (h) => h.drain(config.shutdownGraceMs));
   // Listening on port 0 (tests): the derived base URL names the port actually bound.
@@ -210,6 +235,7 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     breakWorker,
     cueMonitor,
     beacons,
+    inspections: inspectionWorker,
     close: async () => {
       await life.stopAll();
       log.info('stopped');

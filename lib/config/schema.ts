@@ -37,6 +37,7 @@ export const configSchema = {
       additionalProperties: false,
       properties: Object.fromEntries(['api', 'beacon', 'vast', 'adproxy', 'stream', 'stitch'].map((k) => [k, { $ref: '#/$defs/rateRule' }])),
     },
+    id3ResultTtlSec: { type: 'integer', minimum: 0, maximum: 2592000 },
   },
   $defs: {
     // A token bucket per client IP: `rate` requests a second, `burst` at once; rate 0 = no limit.
@@ -77,6 +78,7 @@ export interface Config {
   breakRetentionSec: number;
   /** Per-client token buckets by surface: api, beacon, vast, adproxy, stream (new squeezeback streams), stitch. */
   rateLimits: Record<string, { rate: number; burst: number }>;
+  id3ResultTtlSec: number;
 }
 
 /** Environment variable → config key. Every one is optional. */
@@ -110,4 +112,5 @@ export const envNames: Record<string, keyof Config> = {
   BREAK_TICK_MS: 'breakTickMs',
   BREAK_RETENTION_SEC: 'breakRetentionSec',
   RATE_LIMITS: 'rateLimits',
+  ID3_RESULT_TTL_SEC: 'id3ResultTtlSec',
 };

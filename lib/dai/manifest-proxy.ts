@@ -159,13 +159,17 @@ export class ManifestProxy {
     }
     const target = known.target;
     const settings = this.deps.events.forAssetKey(target.assetKey);
-    if (target.streamId && !this.deps.streams.refresh(target.streamId, settings.eventId, target.assetKey)) {
+    const upstreamPath = query ? `${target.path}?${query}` : target.path;
+    // A master (or MPD) request records its upstream path for ID3 inspection; media requests, the
+    // frequent ones, pass nothing, and refresh() stores the path only when it changed.
+    const masterPath = target.kind === 'media' ? undefined : upstreamPath;
+    if (target.streamId && !this.deps.streams.refresh(target.streamId, settings.eventId, target.assetKey, masterPath)) {
       const touch: Parameters<StreamRegistry['touch']>[0] = { streamId: target.streamId, flow: 'dai' };
       if (settings.eventId !== undefined) touch.eventId = settings.eventId;
       if (target.assetKey !== undefined) touch.assetKey = target.assetKey;
+      if (masterPath !== undefined) touch.masterPath = masterPath;
       this.deps.streams.touch(touch);
     }
-    const upstreamPath = query ? `${target.path}?${query}` : target.path;
     const key = this.cacheKey(known, upstreamPath, query);
     const hit = this.deps.cache.fresh(key);
     if (hit) {

@@ -1,2 +1,2 @@
 export { rewriteMpd, type MpdResult } from './rewrite.js';
-export { trimMpdWindow, type MpdTrimOptions } from './trim.js';
+export { trimMpdWindow, parseXsDuration, type MpdTrimOptions } from './trim.js';

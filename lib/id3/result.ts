@@ -19,6 +19,8 @@ export interface ResultTag {
 export interface DashSegment {
   name: string;
   tags: ResultTag[];
+  /** Why the segment could not be read (its tags are then empty), as on the HLS form. */
+  error?: string;
 }
 export interface DashRendition {
   name: string;
@@ -66,8 +68,10 @@ export function resultTag(t: Id3TagResult): ResultTag {
   return out;
 }
 
-export function dashSegment(name: string, tags: readonly Id3TagResult[]): DashSegment {
-  return { name, tags: tags.map(resultTag) };
+export function dashSegment(name: string, tags: readonly Id3TagResult[], error?: string): DashSegment {
+  const out: DashSegment = { name, tags: tags.map(resultTag) };
+  if (error !== undefined) out.error = error;
+  return out;
 }
 export function dashRendition(name: string, segments: DashSegment[]): DashRendition {
   return { name, segments };

@@ -42,6 +42,17 @@ export class OutboundClient {
     return res.body.text().catch((err: unknown) => Promise.reject(classify(err)));
   }
 
+  /** GET a binary body (media segments); non-2xx answers throw (the body is dumped). */
+  async bytes(url: string, signal: AbortSignal, headers: Record<string, string> = {}): Promise<Buffer> {
+    const res = await this.send(url, { method: 'GET', headers: { accept: '*/*', ...headers }, signal });
+    if (res.statusCode < 200 || res.statusCode >= 300) {
+      await res.body.dump();
+      throw new OutboundError('status', `${new URL(url).host} answered ${res.statusCode}`, res.statusCode);
+    }
+    const body = await res.body.arrayBuffer().catch((err: unknown) => Promise.reject(classify(err)));
+    return Buffer.from(body);
+  }
+
   /** POST JSON and read a JSON answer; non-2xx answers throw with their status. */
   async postJson<T>(url: string, body: unknown, signal: AbortSignal): Promise<T> {
     const res = await this.send(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(body), signal });

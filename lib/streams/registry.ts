@@ -28,6 +28,8 @@ export interface StreamTouch {
   vprn?: string | undefined;
   pvrn?: string | undefined;
   clientIp?: string;
+  /** Upstream path (and query) of the master playlist or MPD last served for the stream (ID3 inspection reads it). */
+  masterPath?: string;
 }
 
 type PendingTouch = StreamTouch & { lastSeen: number };
@@ -57,6 +59,7 @@ export interface Stream {
   vprn: string | null;
   pvrn: string | null;
   client_ip: string | null;
+  master_path: string | null;
   last_seen: string;
   created: string;
 }
@@ -78,6 +81,7 @@ function toStream(h: Record<string, string>): Stream | undefined {
     vprn: h['vprn'] ?? null,
     pvrn: h['pvrn'] ?? null,
     client_ip: h['client_ip'] ?? null,
+    master_path: h['master_path'] ?? null,
     last_seen: new Date(Number(h['last_seen'])).toISOString(),
     created: new Date(Number(h['created'] ?? h['last_seen'])).toISOString(),
   };
@@ -102,7 +106,7 @@ export class StreamRegistry {
    * The manifest path's touch: updates a stream already pending since the last flush in place, with
    * no object built (the common case: players poll every few seconds). False when it is not pending.
    */
-  refresh(streamId: string, eventId: number | undefined, assetKey: string | undefined): boolean {
+  refresh(streamId: string, eventId: number | undefined, assetKey: string | undefined, masterPath?: string): boolean {
     const prev = this.pending.get(streamId);
     if (!prev) return false;
     prev.lastSeen = Date.now();
@@ -110,12 +114,13 @@ export class StreamRegistry {
     // keeps alive) would be held until the next visit, surviving scavenges into the old generation.
     if (eventId !== undefined && prev.eventId !== eventId) prev.eventId = eventId;
     if (assetKey !== undefined && prev.assetKey !== assetKey) prev.assetKey = assetKey;
+    if (masterPath !== undefined && prev.masterPath !== masterPath) prev.masterPath = masterPath;
     return true;
   }
 
   /** Fire-and-forget: synchronous, allocation-light, never throws. The registry keeps t. */
   touch(t: StreamTouch): void {
-    if (this.refresh(t.streamId, t.eventId, t.assetKey)) {
+    if (this.refresh(t.streamId, t.eventId, t.assetKey, t.masterPath)) {
       if (t.targeting !== undefined) {
         // Likewise only what changed is kept: a repeat visit's targeting is usually the same.
         const prev = this.pending.get(t.streamId)!;
@@ -175,6 +180,7 @@ export class StreamRegistry {
       if (s.vprn !== undefined) fields['vprn'] = s.vprn;
       if (s.pvrn !== undefined) fields['pvrn'] = s.pvrn;
       if (s.clientIp !== undefined) fields['client_ip'] = s.clientIp;
+      if (s.masterPath !== undefined) fields['master_path'] = s.masterPath;
       b.hset(key, fields).hsetnx(key, 'created', String(s.lastSeen)).expire(key, this.idleMs);
       if (s.targeting !== undefined) {
         if (s.vprn === undefined) b.hsetnx(key, 'vprn', randomTenDigits());

@@ -47,6 +47,28 @@ t.test('idle streams expire and leave the registry', async (t) => {
   t.equal((await reg.get('b'))?.event_id, 1);
 });
 
+t.test('master_path: recorded from a master touch, kept through media refreshes and touches, replaced by a new master', async (t) => {
+  const state = new MemoryStateStore();
+  const reg = new StreamRegistry(state, log, 60_000, 60_000);
+  t.teardown(() => reg.close());
+  reg.touch({ streamId: 's', flow: 'dai' });
+  await reg.flush();
+  t.equal((await reg.get('s'))!.master_path, null, 'a media request alone records none');
+  const master = '/linear/hls/event/e/stream/s/master.m3u8?x=1';
+  reg.touch({ streamId: 's', flow: 'dai', masterPath: master });
+  t.ok(reg.refresh('s', undefined, undefined, undefined), 'a media refresh of a pending stream');
+  const pendingPath = (reg as unknown as { pending: Map<string, { masterPath?: string }> }).pending.get('s')!;
+  t.equal(pendingPath.masterPath, master, 'a media refresh keeps the master path');
+  await reg.flush();
+  t.equal((await reg.get('s'))!.master_path, master);
+  reg.touch({ streamId: 's', flow: 'dai' });
+  await reg.flush();
+  t.equal((await reg.get('s'))!.master_path, master, 'a later media touch does not erase it');
+  reg.touch({ streamId: 's', flow: 'dai', masterPath: '/other/manifest.mpd' });
+  await reg.flush();
+  t.equal((await reg.get('s'))!.master_path, '/other/manifest.mpd');
+});
+
 t.test('touches coalesce into one pipelined write, and one prune per flush', async (t) => {
   const { store, calls } = counting(new MemoryStateStore());
   const reg = new StreamRegistry(store, log, 60_000, 60_000);
