@@ -45,10 +45,15 @@ export interface Timed {
 }
 
 /** One GET with a client-side timeout: a hang shows as status 0 after timeoutMs. */
-export async function timedGet(url: string, headers: Record<string, string> = {}, timeoutMs = 5000): Promise<Timed> {
+export function timedGet(url: string, headers: Record<string, string> = {}, timeoutMs = 5000): Promise<Timed> {
+  return timedRequest('GET', url, { headers, timeoutMs });
+}
+
+export async function timedRequest(method: string, url: string, opts: { headers?: Record<string, string>; json?: unknown; timeoutMs?: number } = {}): Promise<Timed> {
   const at = Date.now();
+  const headers = { ...opts.headers, ...(opts.json === undefined ? {} : { 'content-type': 'application/json' }) };
   try {
-    const res = await request(url, { headers, signal: AbortSignal.timeout(timeoutMs) });
+    const res = await request(url, { method: method as 'GET', headers, body: opts.json === undefined ? undefined : JSON.stringify(opts.json), signal: AbortSignal.timeout(opts.timeoutMs ?? 5000) });
     const body = await res.body.text();
     let type: string | undefined;
     if (String(res.headers['content-type']).includes('problem+json')) type = String(JSON.parse(body).type).replace('urn:squeezeback:problem:', '');
