@@ -42,6 +42,7 @@ export interface Timed {
   at: number;
   type?: string;
   body: string;
+  headers?: Record<string, unknown>;
 }
 
 /** One GET with a client-side timeout: a hang shows as status 0 after timeoutMs. */
@@ -57,7 +58,7 @@ export async function timedRequest(method: string, url: string, opts: { headers?
     const body = await res.body.text();
     let type: string | undefined;
     if (String(res.headers['content-type']).includes('problem+json')) type = String(JSON.parse(body).type).replace('urn:squeezeback:problem:', '');
-    return { status: res.statusCode, ms: Date.now() - at, at, type, body };
+    return { status: res.statusCode, ms: Date.now() - at, at, type, body, headers: res.headers };
   } catch {
     return { status: 0, ms: Date.now() - at, at, body: '' };
   }
