@@ -188,6 +188,14 @@ export class MrssReader {
     this.failure ??= new MrssError(message);
   }
 
+  /** Attribute values count against the item's budget like its text (a 1 MB url="" is as big as 1 MB of text). */
+  private countAttributes(a: Record<string, string>): boolean {
+    for (const k in a) this.draft!.chars += k.length + a[k]!.length;
+    if (this.draft!.chars <= this.limits.maxItemChars) return true;
+    this.fail(`an item exceeds ${this.limits.maxItemChars} characters`);
+    return false;
+  }
+
   private addText(t: string): void {
     if (this.draft) {
       this.draft.chars += t.length;
@@ -208,12 +216,14 @@ export class MrssReader {
       if (name === 'item' || name === 'entry') {
         if (++this.itemCount > this.limits.maxItems) return this.fail(`more than ${this.limits.maxItems} items`);
         this.draft = { renditions: [], groupRenditions: [], thumbnails: [], cuePoints: [], extras: {}, chars: 0 };
+        this.countAttributes(a);
       } else if (name === 'link' && a['rel'] === 'next' && a['href']) this.nextLink = a['href'];
       else if (name === 'content' && prefix(tag.name) === 'media' && a['url']) this.channel.renditions.push(rendition(a));
       else if (name === 'thumbnail' && a['url']) this.channel.thumbnails.push(a['url']);
       return;
     }
     const d = this.draft;
+    if (!this.countAttributes(a)) return;
     if (name === 'content' && prefix(tag.name) === 'media' && a['url']) {
       const inGroup = this.stack.some((s) => local(s) === 'group');
       (inGroup ? d.groupRenditions : d.renditions).push(rendition(a));

@@ -169,6 +169,7 @@ export class Router {
       }
       route = m.route;
       for (const [k, v] of Object.entries(m.params)) info.params[k] = decodeParam(v);
+      if (/%00/i.test(rawQuery)) throw badRequest('the query string may not contain %00');
       bodyPromise = this.startBody(ex, route, headers);
       // The body may fail (too large, client gone) while we still authenticate: handled where awaited.
       bodyPromise?.catch(() => undefined);
@@ -230,19 +231,39 @@ export class Router {
   }
 }
 
+// U+0000 is refused in every input the router decodes: PostgreSQL text cannot store it (it would
+// fail as an internal error), and no identifier or field has a use for it.
 function decodeParam(v: string): string {
+  let decoded: string;
   try {
-    return decodeURIComponent(v);
+    decoded = decodeURIComponent(v);
   } catch {
     throw badRequest('malformed percent-encoding in the path');
+  }
+  if (decoded.includes('\0')) throw new HttpError('bad-path', 'a path segment may not contain %00');
+  return decoded;
+}
+
+/** A JSON text carries U+0000 only as the escape `\u0000` (a raw control character is invalid JSON), so only such texts are walked, without recursion. */
+function refuseNul(text: string, value: unknown): void {
+  if (!text.includes('\\u0000')) return;
+  const pending = [value];
+  while (pending.length) {
+    const v = pending.pop();
+    if (typeof v === 'string' && v.includes('\0')) throw badRequest('JSON strings may not contain U+0000');
+    if (v && typeof v === 'object') for (const [k, inner] of Object.entries(v)) pending.push(k, inner);
   }
 }
 
 function parseJson(bytes: Buffer): unknown {
   if (bytes.length === 0) return undefined;
   try {
-    return JSON.parse(bytes.toString('utf8'));
+    const text = bytes.toString('utf8');
+    const value: unknown = JSON.parse(text);
+    refuseNul(text, value);
+    return value;
   } catch (err) {
+    if (err instanceof HttpError) throw err;
     throw badRequest(`the body is not valid JSON: ${(err as Error).message}`);
   }
 }
