@@ -32,6 +32,7 @@ export const configSchema = {
     breakLeaseMs: { type: 'integer', minimum: 500, maximum: 600000 },
     breakTickMs: { type: 'integer', minimum: 50, maximum: 60000 },
     breakRetentionSec: { type: 'integer', minimum: 0, maximum: 86400 },
+    trustedProxies: { type: 'string', maxLength: 4096 },
   },
   $defs: {
     // A base URL: scheme and host, optional port and path, no query or fragment.
@@ -68,6 +69,8 @@ export interface Config {
   breakLeaseMs: number;
   breakTickMs: number;
   breakRetentionSec: number;
+  /** Proxies whose X-Forwarded-For names the client (comma-separated IPs or CIDR ranges). */
+  trustedProxies: string;
 }
 
 /** Environment variable → config key. Every one is optional. */
@@ -100,4 +103,5 @@ export const envNames: Record<string, keyof Config> = {
   BREAK_LEASE_MS: 'breakLeaseMs',
   BREAK_TICK_MS: 'breakTickMs',
   BREAK_RETENTION_SEC: 'breakRetentionSec',
+  TRUSTED_PROXIES: 'trustedProxies',
 };
