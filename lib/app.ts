@@ -48,6 +48,11 @@ import { PlayerEndpoints } from './squeeze/breaks/player-endpoints.js';
 import { daiBeaconFiring } from './squeeze/breaks/dai-beacons.js';
 import { BeaconForwarder } from './beacons/forwarder.js';
 import { resolveAds } from './ads/resolve.js';
+import { PlayerFlow } from './squeezeback/player-flow.js';
+import { BrandKeyCache } from './squeezeback/brand-keys.js';
+import { OriginPools } from './squeezeback/origins.js';
+import { StreamIds } from './squeezeback/stream-ids.js';
+import { trustedProxies } from './squeezeback/client-ip.js';
 
 export interface Service {
   config: Config;
@@ -116,6 +121,8 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
   // In-process state the hot path reads, kept fresh through the state store's pub/sub.
   const brands = life.add('brand cache', new BrandCache(() => brandRepo.all(), stores.state, log), (b) => b.stop());
   await brands.start();
+  const brandKeys = life.add('brand key cache', new BrandKeyCache(() => catalog.jwtKeys(), stores.state, log), (k) => k.stop());
+  await brandKeys.start();
   const eventConfigs = life.add('event config cache', new EventConfigCache(() => squeezeConfig.allEventSettings(), stores.state, log), (e) => e.stop());
   await eventConfigs.start();
   const streams = life.add('stream registry', new StreamRegistry(stores.state, log, config.streamIdleSec * 1000), (s) => s.close());
@@ -148,7 +155,7 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     configuredAdRoutes(configuredAds),
     breakRoutes(breakService),
     streamRoutes(streams),
-    catalogRoutes(catalog),
+    catalogRoutes(catalog, () => brandKeys.changed()),
     feedConfigRoutes(feedConfigs, () => void puller.tick()),
   ]) {
     for (const route of routes) router.add(route);
@@ -169,6 +176,11 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
   ).mount(http.app);
   new PlayerEndpoints({ board, streams, forwarder: beacons, beaconSecret: config.beaconSecret || persistentSecret(config.dataDir, 'beacon-secret'), publicBaseUrl: () => baseUrl, metrics, log }).mount(http.app);
   new AdProxy(events, streams, metrics, log).mount(http.app);
+  const origins = life.add('origin upstreams', new OriginPools(policy, config.upstreamDeadlineMs), (o) => o.close());
+  new PlayerFlow(
+    { contentOrigin: config.contentOrigin, trustedProxies: trustedProxies(config.trustedProxies), idleSec: config.streamIdleSec },
+    { events, streams, ids: new StreamIds(stores.state, config.streamIdleSec * 1000), brands, brandKeys, breaks: board, cache: manifestCache, origins, metrics, log },
+  ).mount(http.app);
   http.mountFallback();
 
   // Workers, then the listener: registered last, it is the first to stop (drained) on shutdown.

@@ -6,3 +6,4 @@ export { trimLiveWindow, trimMedia, type TrimOptions } from './trim.js';
 export { applyBreak, applyBreakText, applyBreakToMedia, type BreakWindow, type BreakResult } from './breaks.js';
 export { trimText, trimThenRewrite } from './trim-text.js';
 export { splitLines } from './rewrite.js';
+export { mapMasterUris, type MappedMaster } from './master.js';

@@ -28,6 +28,8 @@ export interface StreamTouch {
   vprn?: string | undefined;
   pvrn?: string | undefined;
   clientIp?: string;
+  /** The brand the brand-recognition rules resolved from the stream's first request. */
+  brand?: string;
 }
 
 type PendingTouch = StreamTouch & { lastSeen: number };
@@ -57,6 +59,7 @@ export interface Stream {
   vprn: string | null;
   pvrn: string | null;
   client_ip: string | null;
+  brand: string | null;
   last_seen: string;
   created: string;
 }
@@ -78,6 +81,7 @@ function toStream(h: Record<string, string>): Stream | undefined {
     vprn: h['vprn'] ?? null,
     pvrn: h['pvrn'] ?? null,
     client_ip: h['client_ip'] ?? null,
+    brand: h['brand'] ?? null,
     last_seen: new Date(Number(h['last_seen'])).toISOString(),
     created: new Date(Number(h['created'] ?? h['last_seen'])).toISOString(),
   };
@@ -124,6 +128,7 @@ export class StreamRegistry {
         if (prev.pvrn !== t.pvrn) prev.pvrn = t.pvrn;
         if (t.clientIp !== undefined && prev.clientIp !== t.clientIp) prev.clientIp = t.clientIp;
       }
+      if (t.brand !== undefined) this.pending.get(t.streamId)!.brand = t.brand;
       return;
     }
     const entry = t as PendingTouch;
@@ -175,7 +180,10 @@ export class StreamRegistry {
       if (s.vprn !== undefined) fields['vprn'] = s.vprn;
       if (s.pvrn !== undefined) fields['pvrn'] = s.pvrn;
       if (s.clientIp !== undefined) fields['client_ip'] = s.clientIp;
+      if (s.brand !== undefined) fields['brand'] = s.brand;
       b.hset(key, fields).hsetnx(key, 'created', String(s.lastSeen)).expire(key, this.idleMs);
+      // A generated id stays claimed while its stream lives, so no instance hands it out again.
+      if (s.flow === 'squeezeback') b.expire(keys.streamClaim(s.streamId), this.idleMs);
       if (s.targeting !== undefined) {
         if (s.vprn === undefined) b.hsetnx(key, 'vprn', randomTenDigits());
         if (s.pvrn === undefined) b.hsetnx(key, 'pvrn', randomTenDigits());

@@ -82,7 +82,7 @@ export function adsForStream(b: LiveBreak, a: LiveAssignment, streamId: string):
 }
 
 /** Called when a stream's manifest carries squeezed segments with tracking points (DAI streams fire their own beacons). */
-export type SqueezedHook = (streamId: string, b: LiveBreak, a: LiveAssignment, points: TrackingPoint[]) => void;
+export type SqueezedHook = (streamId: string, b: LiveBreak, a: LiveAssignment, points: TrackingPoint[], flow: 'dai' | 'squeezeback') => void;
 
 export class BreakBoard extends Reloader implements BreakSource {
   generation = 0;
@@ -138,7 +138,15 @@ export class BreakBoard extends Reloader implements BreakSource {
     return undefined;
   }
 
-  apply(text: string, eventId: number, streamId: string | undefined, isContent: (uri: string) => boolean): string | undefined {
+  renderKey(eventId: number, streamId: string): string {
+    const list = this.byEvent.get(eventId);
+    if (!list) return '';
+    let key = '';
+    for (const b of list) key += `${this.assignmentFor(b, streamId)?.key ?? '-'};`;
+    return key;
+  }
+
+  apply(text: string, eventId: number, streamId: string | undefined, isContent: (uri: string) => boolean, flow: 'dai' | 'squeezeback' = 'dai'): string | undefined {
     const list = this.byEvent.get(eventId);
     if (!list) return undefined;
     let out: string | undefined;
@@ -157,7 +165,7 @@ export class BreakBoard extends Reloader implements BreakSource {
         a.rendered.set(input, r);
       }
       out = r.text;
-      if (streamId !== undefined && this.onSqueezed && r.points.length) this.handOver(streamId, b, a, r.points);
+      if (streamId !== undefined && this.onSqueezed && r.points.length) this.handOver(streamId, b, a, r.points, flow);
     }
     return out;
   }
@@ -167,7 +175,7 @@ export class BreakBoard extends Reloader implements BreakSource {
     this.renderedChars = 0;
   }
 
-  private handOver(streamId: string, b: LiveBreak, a: LiveAssignment, points: TrackingPoint[]): void {
+  private handOver(streamId: string, b: LiveBreak, a: LiveAssignment, points: TrackingPoint[], flow: 'dai' | 'squeezeback'): void {
     const key = `${streamId}|${b.id}`;
     let done = this.fired.get(key);
     if (!done) {
@@ -178,7 +186,7 @@ export class BreakBoard extends Reloader implements BreakSource {
     const fresh = points.filter((p) => !done.has(`${p.ad}:${p.event}`));
     if (!fresh.length) return;
     for (const p of fresh) done.add(`${p.ad}:${p.event}`);
-    this.onSqueezed!(streamId, b, a, fresh);
+    this.onSqueezed!(streamId, b, a, fresh, flow);
   }
 
   protected async rebuild(): Promise<void> {
