@@ -175,7 +175,7 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     { upstream, cache: manifestCache, events, streams, breaks: board, metrics, log, inFlight: http.inFlight },
   ).mount(http.app);
   new PlayerEndpoints({ board, streams, forwarder: beacons, beaconSecret: config.beaconSecret || persistentSecret(config.dataDir, 'beacon-secret'), publicBaseUrl: () => baseUrl, metrics, log }).mount(http.app);
-  new AdProxy(events, streams, metrics, log).mount(http.app);
+  new AdProxy(events, streams, metrics, log, brands).mount(http.app);
   const origins = life.add('origin upstreams', new OriginPools(policy, config.upstreamDeadlineMs), (o) => o.close());
   new PlayerFlow(
     { contentOrigin: config.contentOrigin, trustedProxies: trustedProxies(config.trustedProxies), idleSec: config.streamIdleSec },

@@ -96,6 +96,12 @@ t.test('squeezeback player flow', async (t) => {
   t.notOk('token' in st1.body.fw_params || 'obj' in st1.body.fw_params || 'list' in st1.body.fw_params || 'exp' in st1.body.fw_params, 'no token, no object claims, no registered claims');
   t.match((await api(a, 'GET', `streams/${s2}`)).body, { client_ip: '203.0.113.5', brand: 'acme', fw_params: { kv: 'two' } }, 'X-Forwarded-For from a trusted (loopback) peer');
 
+  const dai = await get(`${b.url}/dai/adproxy?stream_id=D1&asset_key=SB1&site=other`);
+  t.equal(dai.status, 200);
+  await b.streams.flush();
+  t.match((await api(a, 'GET', 'streams/D1')).body, { flow: 'dai', brand: 'other' }, 'the DAI flow records the brand too');
+  t.ok((await get(`${a.url}/metrics`)).body.includes('squeezeback_streams_total{brand="acme"}'), 'streams counted per brand');
+
   const variant = (s: Service, sid: string, path = 'variant/720p.m3u8') => get(`${s.url}/squeezeback/SB1/${sid}/${path}`);
   await t.test('variants: the origin playlist with absolute segments, identical on both instances', async (t) => {
     const v = await variant(a, s1!);
