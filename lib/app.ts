@@ -57,6 +57,11 @@ import { InspectionService } from './inspection/service.js';
 import { inspectionRoutes } from './inspection/routes.js';
 import { InspectionWorker } from './inspection/worker.js';
 import { DEFAULT_LIMITS, inspect } from './inspection/inspect.js';
+import { PlayerFlow } from './squeezeback/player-flow.js';
+import { BrandKeyCache } from './squeezeback/brand-keys.js';
+import { OriginPools } from './squeezeback/origins.js';
+import { StreamIds } from './squeezeback/stream-ids.js';
+import { trustedProxies } from './squeezeback/client-ip.js';
 
 export interface Service {
   config: Config;
@@ -130,6 +135,8 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
   // In-process state the hot path reads, kept fresh through the state store's pub/sub.
   const brands = life.add('brand cache', new BrandCache(() => brandRepo.all(), stores.state, log), (b) => b.stop());
   await brands.start();
+  const brandKeys = life.add('brand key cache', new BrandKeyCache(() => catalog.jwtKeys(), stores.state, log), (k) => k.stop());
+  await brandKeys.start();
   const eventConfigs = life.add('event config cache', new EventConfigCache(() => squeezeConfig.allEventSettings(), stores.state, log), (e) => e.stop());
   await eventConfigs.start();
   const streams = life.add('stream registry', new StreamRegistry(stores.state, log, config.streamIdleSec * 1000), (s) => s.close());
@@ -185,7 +192,7 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     breakRoutes(breakService),
     scte35Routes(),
     streamRoutes(streams),
-    catalogRoutes(catalog),
+    catalogRoutes(catalog, () => brandKeys.changed()),
     feedConfigRoutes(feedConfigs, () => void puller.tick()),
     inspectionRoutes(new InspectionService(inspections, streams, { daiHost: config.daiHost, contentOrigin: config.contentOrigin })),
   ]) {
@@ -206,7 +213,12 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     { upstream, cache: manifestCache, events, streams, breaks: board, metrics, log, inFlight: http.inFlight },
   ).mount(http.app);
   new PlayerEndpoints({ board, streams, forwarder: beacons, beaconSecret: config.beaconSecret || persistentSecret(config.dataDir, 'beacon-secret'), publicBaseUrl: () => baseUrl, metrics, log, limiter }).mount(http.app);
-  new AdProxy(events, streams, metrics, log, limiter).mount(http.app);
+  new AdProxy(events, streams, metrics, log, brands, limiter).mount(http.app);
+  const origins = life.add('origin upstreams', new OriginPools(policy, config.upstreamDeadlineMs), (o) => o.close());
+  new PlayerFlow(
+    { contentOrigin: config.contentOrigin, trustedProxies: trustedProxies(config.trustedProxies), idleSec: config.streamIdleSec },
+    { events, streams, ids: new StreamIds(stores.state, config.streamIdleSec * 1000), brands, brandKeys, breaks: board, cache: manifestCache, origins, metrics, log, limiter },
+  ).mount(http.app);
   http.mountFallback();
 
   // Workers, then the listener: registered last, it is the first to stop (drained) on shutdown.

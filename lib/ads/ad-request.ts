@@ -24,6 +24,10 @@ export interface AdRequestContext {
   targeting?: Record<string, string>;
   vprn?: string;
   pvrn?: string;
+  /** The viewer's address (FreeWheel `vip`), unless the targeting names one. */
+  clientIp?: string;
+  /** The break's ad-break id, sent as a key-value unless the targeting names one. */
+  abid?: string;
 }
 
 /** Parameters that are request-level signals, not key-values (FreeWheel and IAB privacy names). */
@@ -52,7 +56,9 @@ export function buildAdRequestUrl(ctx: AdRequestContext): string | undefined {
   global.set('resp', 'vmap1');
   if (ctx.vprn) global.set('vprn', ctx.vprn);
   if (ctx.pvrn) global.set('pvrn', ctx.pvrn);
+  if (ctx.clientIp) global.set('vip', ctx.clientIp);
   const kv: string[] = [];
+  if (ctx.abid && targeting['abid'] === undefined) kv.push(`abid=${enc(ctx.abid)}`);
   // Key-values are the first thing to give up when a stream's targeting is enormous: global and slot stay whole.
   for (const [k, v] of Object.entries(targeting)) {
     if (GLOBAL_KEYS.has(k)) global.set(k, v);

@@ -19,9 +19,18 @@ function tokenHash(token: string): Buffer {
 export class CatalogRepo {
   constructor(private readonly sql: Sql) {}
 
-  async setToken(brandName: string, token: string): Promise<void> {
-    await this.sql`insert into brand_token (brand_name, token_hash) values (${brandName}, ${tokenHash(token)})
-      on conflict (brand_name) do update set token_hash = excluded.token_hash, updated_at = now()`;
+  /** Sets what is given of a brand's push token (stored hashed) and player-token key; the other stays as it is. */
+  async setTokens(brandName: string, t: { mrss_token?: string | undefined; jwt_key?: string | undefined }): Promise<void> {
+    const hash = t.mrss_token === undefined ? null : tokenHash(t.mrss_token);
+    const key = t.jwt_key ?? null;
+    await this.sql`insert into brand_token (brand_name, token_hash, jwt_key) values (${brandName}, ${hash}, ${key})
+      on conflict (brand_name) do update set token_hash = coalesce(excluded.token_hash, brand_token.token_hash),
+        jwt_key = coalesce(excluded.jwt_key, brand_token.jwt_key), updated_at = now()`;
+  }
+
+  /** Every brand's player-token key (for the in-memory cache the player flow verifies with). */
+  async jwtKeys(): Promise<Array<{ brand_name: string; jwt_key: string }>> {
+    return this.sql<Array<{ brand_name: string; jwt_key: string }>>`select brand_name, jwt_key from brand_token where jwt_key is not null`;
   }
 
   /** Constant-time comparison of hashes; a brand without a token never matches. */
@@ -29,7 +38,7 @@ export class CatalogRepo {
     const [row] = await this.sql<{ token_hash: Buffer }[]>`select token_hash from brand_token where brand_name = ${brandName}`;
     const given = tokenHash(token);
     const stored = row?.token_hash ?? Buffer.alloc(given.length);
-    return timingSafeEqual(given, stored) && row !== undefined;
+    return timingSafeEqual(given, stored) && !!row?.token_hash;
   }
 
   /**

@@ -12,8 +12,11 @@ const TOKEN_HEADER = 'x-service-mrss-token';
 const tokenInput = {
   type: 'object',
   additionalProperties: false,
-  required: ['mrss_token'],
-  properties: { mrss_token: { type: 'string', minLength: 24, maxLength: 512, pattern: '^[\\x21-\\x7e]+$' } },
+  minProperties: 1,
+  properties: {
+    mrss_token: { type: 'string', minLength: 24, maxLength: 512, pattern: '^[\\x21-\\x7e]+$', description: 'the catalog push token (X-Service-Mrss-Token)' },
+    jwt_key: { type: 'string', minLength: 32, maxLength: 512, pattern: '^[\\x21-\\x7e]+$', description: 'the HS256 key of player tokens on /squeezeback manifests' },
+  },
 } as const;
 
 const catalogQuery = {
@@ -33,8 +36,9 @@ function brandName(raw: string | undefined): string {
 
 const badToken = () => unauthorized('missing or invalid X-Service-Mrss-Token', 'X-Service-Mrss-Token');
 
-export function catalogRoutes(repo: CatalogRepo): Route[] {
-  const validateToken = bodyValidator<{ mrss_token: string }>(tokenInput);
+/** `onJwtKeyChanged`: a brand's player-token key was set (the player flow's key cache reloads). */
+export function catalogRoutes(repo: CatalogRepo, onJwtKeyChanged: () => Promise<void> = async () => undefined): Route[] {
+  const validateToken = bodyValidator<{ mrss_token?: string; jwt_key?: string }>(tokenInput);
   const validateQuery = queryValidator<{ brand_name?: string; q?: string; page: number; page_size: number }>(catalogQuery);
   return [
     {
@@ -64,10 +68,12 @@ export function catalogRoutes(repo: CatalogRepo): Route[] {
       method: 'PUT',
       pattern: '/api/v1/brand-tokens/:brand_name',
       body: 'json',
-      summary: "Set or rotate a brand's push token (write-only: no endpoint returns it)",
+      summary: "Set or rotate a brand's MRSS push token and/or player-token key (jwt_key); write-only: no endpoint returns them",
       schema: { body: tokenInput, status: 204 },
       handler: async (req, body) => {
-        await repo.setToken(brandName(req.params['brand_name']), validateToken(body).mrss_token);
+        const tokens = validateToken(body);
+        await repo.setTokens(brandName(req.params['brand_name']), tokens);
+        if (tokens.jwt_key !== undefined) await onJwtKeyChanged();
         return { status: 204 };
       },
     },

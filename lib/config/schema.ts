@@ -38,6 +38,7 @@ export const configSchema = {
       properties: Object.fromEntries(['api', 'beacon', 'vast', 'adproxy', 'stream', 'stitch'].map((k) => [k, { $ref: '#/$defs/rateRule' }])),
     },
     id3ResultTtlSec: { type: 'integer', minimum: 0, maximum: 2592000 },
+    trustedProxies: { type: 'string', maxLength: 4096 },
   },
   $defs: {
     // A token bucket per client IP: `rate` requests a second, `burst` at once; rate 0 = no limit.
@@ -79,6 +80,8 @@ export interface Config {
   /** Per-client token buckets by surface: api, beacon, vast, adproxy, stream (new squeezeback streams), stitch. */
   rateLimits: Record<string, { rate: number; burst: number }>;
   id3ResultTtlSec: number;
+  /** Proxies whose X-Forwarded-For names the client (comma-separated IPs or CIDR ranges). */
+  trustedProxies: string;
 }
 
 /** Environment variable → config key. Every one is optional. */
@@ -113,4 +116,5 @@ export const envNames: Record<string, keyof Config> = {
   BREAK_RETENTION_SEC: 'breakRetentionSec',
   RATE_LIMITS: 'rateLimits',
   ID3_RESULT_TTL_SEC: 'id3ResultTtlSec',
+  TRUSTED_PROXIES: 'trustedProxies',
 };

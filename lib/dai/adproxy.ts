@@ -14,6 +14,7 @@ import { rateLimited, type RateLimiter } from '../http/rate-limit.js';
 import type { Logger } from '../log/index.js';
 import type { EventSettingsSource } from './event-settings.js';
 import type { StreamRegistry, StreamTouch } from '../streams/registry.js';
+import type { BrandCache } from '../brand/cache.js';
 
 export const EMPTY_VAST = '<?xml version="1.0" encoding="UTF-8"?>\n<VAST version="4.0"/>\n';
 const EMPTY_VAST_BYTES = Buffer.from(EMPTY_VAST);
@@ -79,6 +80,8 @@ export class AdProxy {
     private readonly streams: StreamRegistry,
     metrics: Registry,
     private readonly log: Logger,
+    /** Brand recognition (spec "Brand-Recognition") over the ad tag's query and forwarded host. */
+    private readonly brands?: BrandCache,
     private readonly limiter?: RateLimiter,
   ) {
     const family = metrics.counter('dai_adproxy_requests_total', 'Preroll ad-tag requests by outcome');
@@ -127,6 +130,8 @@ export class AdProxy {
       clientIp,
     };
     if (assetKey) touch.assetKey = assetKey;
+    const brand = this.brands?.current.resolve({ query: Object.fromEntries(targeting), headers: { 'x-forwarded-host': req.getHeader('x-forwarded-host'), 'x-forwarded': req.getHeader('x-forwarded') } })?.brand_name;
+    if (brand !== undefined) touch.brand = brand;
     if (settings.eventId !== undefined) touch.eventId = settings.eventId;
     else {
       this.unknownEvent.inc();

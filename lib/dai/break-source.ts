@@ -6,5 +6,11 @@
 export interface BreakSource {
   /** Bumped whenever any break or ready output changes, so cached renderings are not reused. */
   readonly generation: number;
-  apply(text: string, eventId: number, streamId: string | undefined, isContent: (uri: string) => boolean): string | undefined;
+  /** `flow`: squeezeback-flow players fire their own beacons from /vast; DAI streams' are fired by the service. */
+  apply(text: string, eventId: number, streamId: string | undefined, isContent: (uri: string) => boolean, flow?: 'dai' | 'squeezeback'): string | undefined;
+  /**
+   * What decides a stream's rendering of the event's playlists: '' when no break touches the event,
+   * else the assignments its breaks give the stream. Streams with the same key get the same text.
+   */
+  renderKey(eventId: number, streamId: string): string;
 }

@@ -9,6 +9,10 @@ export interface EventSettings {
   windowSegs: number;
   liveEdgeDelaySegments: number;
   contentOrigin?: string;
+  /** The squeezeback player flow: the event's own asset id, its source playlist and its stream cap (0 = none). */
+  assetId?: string;
+  sourceUri?: string;
+  maxConcurrentStreams?: number;
 }
 
 export interface EventSettingsSource {

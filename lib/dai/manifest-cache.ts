@@ -15,6 +15,8 @@ export interface Rendered {
   freshMs: number;
   /** How long after storing the entry may still be served when the upstream fails. */
   staleMs: number;
+  /** The body as text, kept only for renderings that are rendered further per request. */
+  text?: string;
 }
 
 interface Entry {

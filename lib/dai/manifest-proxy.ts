@@ -8,15 +8,15 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from '../http/uws.js';
 import { Exchange, statusLine } from '../http/exchange.js';
 import { sendSized } from '../http/stream-writer.js';
-import { HttpError, problemResponse, type ProblemCode } from '../http/problem.js';
+import { HttpError } from '../http/problem.js';
 import type { Registry } from '../http/metrics.js';
 import type { Logger } from '../log/index.js';
-import { PlaylistRewriter, textPathStats, trimThenRewrite, type TrimOptions, type UriRules } from '../hls/index.js';
-import { rewriteMpd, trimMpdWindow } from '../dash/index.js';
+import { textPathStats, type UriRules } from '../hls/index.js';
 import { checkQuery, parsePath, type PathTarget } from './path.js';
-import { Upstream, UpstreamError, type UpstreamSink } from './upstream.js';
+import { Upstream, UpstreamError } from './upstream.js';
 import { ManifestCache, type LoadDone, type Rendered } from './manifest-cache.js';
 import { BodySlab } from './body-slab.js';
+import { ManifestFetch, problemRendered } from './manifest-fetch.js';
 import type { EventSettings, EventSettingsSource } from './event-settings.js';
 import type { StreamRegistry } from '../streams/registry.js';
 import type { BreakSource } from './break-source.js';
@@ -40,28 +40,10 @@ export interface ManifestProxyDeps {
   inFlight: { count: number };
 }
 
-const HLS_TYPE = 'application/vnd.apple.mpegurl';
-const DASH_TYPE = 'application/dash+xml';
-const MASTER_FRESH_MS = 1000;
-const DEFAULT_TARGET_SEC = 6;
 const PATH_CACHE_SIZE = 10_000;
 const noop = () => undefined;
-// Header sets are shared by every response and cached entry: frozen so none is changed in place.
-const DASH_HEADERS = Object.freeze({ 'Content-Type': DASH_TYPE, 'Cache-Control': 'public, max-age=1' });
-const MASTER_HEADERS = Object.freeze({ 'Content-Type': HLS_TYPE, 'Cache-Control': 'public, max-age=2' });
-const mediaHeaderSets = new Map<number, Readonly<Record<string, string>>>();
 /** What the upstream request carries (besides the client's X-Forwarded-For): nothing else is forwarded. */
 const UPSTREAM_HEADERS = Object.freeze({ accept: '*/*', 'user-agent': 'squeezeback-dai-proxy' });
-
-/** Response headers of a media playlist; one object per max-age, shared by every response. */
-function mediaHeaders(maxAge: number): Readonly<Record<string, string>> {
-  let h = mediaHeaderSets.get(maxAge);
-  if (!h) {
-    h = Object.freeze({ 'Content-Type': HLS_TYPE, 'Cache-Control': `public, max-age=${maxAge}` });
-    if (mediaHeaderSets.size < 100) mediaHeaderSets.set(maxAge, h);
-  }
-  return h;
-}
 
 /** A manifest path seen recently: its parse, and its cache key while the generations hold. */
 interface KnownPath {
@@ -69,16 +51,6 @@ interface KnownPath {
   key: string;
   eventsGeneration: number;
   breaksGeneration: number;
-}
-
-function problemRendered(code: ProblemCode, detail: string, status?: number): Rendered {
-  const p = problemResponse(new HttpError(code, detail, undefined, undefined, status));
-  return { status: p.status, headers: p.headers, body: Buffer.from(p.body), freshMs: 0, staleMs: 0 };
-}
-
-function targetDurationOf(text: string): number {
-  const at = text.indexOf('#EXT-X-TARGETDURATION:');
-  return at === -1 ? DEFAULT_TARGET_SEC : Number(text.slice(at + 22, text.indexOf('\n', at))) || DEFAULT_TARGET_SEC;
 }
 
 export class ManifestProxy {
@@ -233,84 +205,5 @@ export class ManifestProxy {
     };
     const headers = xff ? { ...UPSTREAM_HEADERS, 'x-forwarded-for': xff } : UPSTREAM_HEADERS;
     this.deps.upstream.get(upstreamPath, headers, new ManifestFetch(target, settings, rules, this.deps.breaks, this.bodies, done));
-  }
-}
-
-/**
- * One upstream response on its way to a rendering (the upstream's sink). With a live window the
- * whole playlist is needed before its head can be written: the raw bytes are held, trimmed, then
- * only what is kept is rewritten. Otherwise lines are rewritten chunk by chunk as they arrive.
- * A squeeze break of the event is applied last, as docs/design.md §4 orders it.
- */
-class ManifestFetch implements UpstreamSink {
-  private readonly trim: TrimOptions | undefined;
-  private readonly hls: PlaylistRewriter | undefined;
-  private readonly chunks: Buffer[] = [];
-  private text = '';
-
-  constructor(
-    private readonly target: PathTarget,
-    private readonly settings: EventSettings,
-    private readonly rules: UriRules,
-    private readonly breaks: BreakSource | undefined,
-    private readonly bodies: BodySlab,
-    private readonly done: LoadDone,
-  ) {
-    this.trim = settings.windowSegs > 0 || settings.liveEdgeDelaySegments > 0 ? { windowSegments: settings.windowSegs, delaySegments: settings.liveEdgeDelaySegments } : undefined;
-    this.hls = target.kind === 'mpd' ? undefined : new PlaylistRewriter(rules);
-  }
-
-  start(status: number): boolean {
-    return status >= 200 && status < 300;
-  }
-
-  data(chunk: Buffer): void {
-    if (this.hls && !this.trim) this.text += this.hls.push(chunk);
-    else this.chunks.push(chunk);
-  }
-
-  error(err: UpstreamError): void {
-    this.done(err);
-  }
-
-  end(status: number): void {
-    let out: Rendered;
-    try {
-      out = this.rendered(status);
-    } catch (err) {
-      this.done(err);
-      return;
-    }
-    this.done(undefined, out);
-  }
-
-  /** The held body; a playlist usually arrives in one chunk, which needs no copy. */
-  private body(): Buffer {
-    return this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
-  }
-
-  /** 4xx answers are passed on; 5xx and garbage throw. */
-  private rendered(status: number): Rendered {
-    if (status >= 400 && status < 500) return problemRendered('upstream-client-error', `the DAI host answered ${status}`, status);
-    if (status < 200 || status >= 300) throw new UpstreamError('failed', `the DAI host answered ${status}`);
-    const { hls, rules, settings } = this;
-    if (!hls) {
-      // The same live window and live-edge delay as HLS (spec rule 7), then the URL rewrite.
-      const raw = this.body().toString('utf8');
-      const mpd = rewriteMpd(this.trim ? trimMpdWindow(raw, this.trim).text : raw, rules);
-      if (!mpd.valid) throw new UpstreamError('failed', 'the DAI host answered something that is not an MPD');
-      return { status: 200, headers: DASH_HEADERS, body: this.bodies.store(mpd.text), freshMs: MASTER_FRESH_MS, staleMs: 2 * DEFAULT_TARGET_SEC * 1000 };
-    }
-    let text = this.trim ? trimThenRewrite(this.body().toString('utf8'), hls, this.trim) : this.text + hls.end();
-    if (!hls.valid) throw new UpstreamError('failed', 'the DAI host answered something that is not a playlist (#EXTM3U missing)');
-    if (hls.kind === 'media' && settings.eventId !== undefined && this.breaks) {
-      // Content segments were rewritten to the content origin; DAI ad segments keep their own host.
-      const contentPrefix = `${rules.contentOrigin}/`;
-      text = this.breaks.apply(text, settings.eventId, this.target.streamId, (uri) => uri.startsWith(contentPrefix)) ?? text;
-    }
-    const td = targetDurationOf(text);
-    if (hls.kind !== 'media') return { status: 200, headers: MASTER_HEADERS, body: this.bodies.store(text), freshMs: MASTER_FRESH_MS, staleMs: 2 * td * 1000 };
-    const maxAge = text.endsWith('#EXT-X-ENDLIST\n') ? 300 : Math.max(1, Math.floor(td / 2));
-    return { status: 200, headers: mediaHeaders(maxAge), body: this.bodies.store(text), freshMs: Math.min(1000, (td * 1000) / 2), staleMs: 2 * td * 1000 };
   }
 }

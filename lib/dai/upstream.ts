@@ -4,13 +4,15 @@
  * caller's sink as they arrive. Explicit connect/headers/body timeouts, an overall deadline, a
  * response-size cap, and the body is always consumed or aborted.
  */
-import { Pool, type Dispatcher } from 'undici';
+import { Pool, type Dispatcher, type buildConnector } from 'undici';
 
 export interface UpstreamOptions {
   deadlineMs: number;
   connections?: number;
   maxResponseSize?: number;
   connectTimeoutMs?: number;
+  /** A connector that checks every connection (OutboundPolicy.connector), for origins named by configuration data. */
+  connect?: buildConnector.connector;
 }
 
 export class UpstreamError extends Error {
@@ -45,7 +47,7 @@ export class Upstream {
     this.pool = new Pool(this.origin, {
       connections: opts.connections ?? 256,
       pipelining: 1,
-      connect: { timeout: opts.connectTimeoutMs ?? Math.min(2000, opts.deadlineMs) },
+      connect: opts.connect ?? { timeout: opts.connectTimeoutMs ?? Math.min(2000, opts.deadlineMs) },
       headersTimeout: opts.deadlineMs,
       bodyTimeout: opts.deadlineMs,
       keepAliveTimeout: 30_000,

@@ -8,6 +8,14 @@ import type { Batch, StateStore } from './state.js';
 import type { Logger } from '../log/index.js';
 
 const COMMAND_TIMEOUT_MS = 2000;
+/** zaddCapped in one atomic step (one key: safe on Redis Cluster). */
+const ZADD_CAPPED = `
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[3])
+local cap = tonumber(ARGV[4])
+if cap > 0 and not redis.call('ZSCORE', KEYS[1], ARGV[2]) and redis.call('ZCARD', KEYS[1]) >= cap then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
+return 1`;
 
 export class RedisStateStore implements StateStore {
   readonly kind = 'redis' as const;
@@ -89,6 +97,9 @@ export class RedisStateStore implements StateStore {
   }
   async zrangeByScore(key: string, min: number, max: number): Promise<string[]> {
     return this.client.zrangebyscore(key, score(min), score(max));
+  }
+  async zaddCapped(key: string, score: number, member: string, opts: { minScore: number; cap: number; ttlMs: number }): Promise<boolean> {
+    return (await this.client.eval(ZADD_CAPPED, 1, key, String(score), member, String(opts.minScore), String(opts.cap), String(Math.max(1, Math.round(opts.ttlMs))))) === 1;
   }
   async zcard(key: string): Promise<number> {
     return this.client.zcard(key);

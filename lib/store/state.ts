@@ -43,6 +43,12 @@ export interface StateStore {
    * (an existing one keeps its expiry). Answers the new values in order.
    */
   incrMany(increments: Array<{ key: string; by: number; ttlMs: number }>): Promise<number[]>;
+  /**
+   * Admission to a capped sorted set, atomically: members scored below `minScore` are dropped, then
+   * `member` is added with `score` when it is already there or fewer than `cap` members remain
+   * (cap 0 = no cap); the key's TTL is set to `ttlMs`. True when member is in the set afterwards.
+   */
+  zaddCapped(key: string, score: number, member: string, opts: { minScore: number; cap: number; ttlMs: number }): Promise<boolean>;
   /** Several hashes in one round trip (a pipeline); {} for a missing key. */
   hgetallMany(keys: string[]): Promise<Array<Record<string, string>>>;
   publish(channel: string, message: string): Promise<void>;
@@ -61,6 +67,8 @@ export const keys = {
   prefix: 'sqz:',
   event: (eventId: string | number, part: string) => `sqz:{ev:${eventId}}:${part}`,
   stream: (streamId: string) => `sqz:{st:${streamId}}:stream`,
+  /** A generated stream id's claim (value: its event id), kept alive with the stream. */
+  streamClaim: (streamId: string) => `sqz:{st:${streamId}}:claim`,
   global: (part: string) => `sqz:{g}:${part}`,
   channel: (name: string) => `sqz:ch:${name}`,
 };

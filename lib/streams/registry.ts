@@ -30,6 +30,8 @@ export interface StreamTouch {
   clientIp?: string;
   /** Upstream path (and query) of the master playlist or MPD last served for the stream (ID3 inspection reads it). */
   masterPath?: string;
+  /** The brand the brand-recognition rules resolved from the stream's first request. */
+  brand?: string;
 }
 
 type PendingTouch = StreamTouch & { lastSeen: number };
@@ -60,6 +62,7 @@ export interface Stream {
   pvrn: string | null;
   client_ip: string | null;
   master_path: string | null;
+  brand: string | null;
   last_seen: string;
   created: string;
 }
@@ -82,6 +85,7 @@ function toStream(h: Record<string, string>): Stream | undefined {
     pvrn: h['pvrn'] ?? null,
     client_ip: h['client_ip'] ?? null,
     master_path: h['master_path'] ?? null,
+    brand: h['brand'] ?? null,
     last_seen: new Date(Number(h['last_seen'])).toISOString(),
     created: new Date(Number(h['created'] ?? h['last_seen'])).toISOString(),
   };
@@ -129,6 +133,7 @@ export class StreamRegistry {
         if (prev.pvrn !== t.pvrn) prev.pvrn = t.pvrn;
         if (t.clientIp !== undefined && prev.clientIp !== t.clientIp) prev.clientIp = t.clientIp;
       }
+      if (t.brand !== undefined) this.pending.get(t.streamId)!.brand = t.brand;
       return;
     }
     const entry = t as PendingTouch;
@@ -181,7 +186,10 @@ export class StreamRegistry {
       if (s.pvrn !== undefined) fields['pvrn'] = s.pvrn;
       if (s.clientIp !== undefined) fields['client_ip'] = s.clientIp;
       if (s.masterPath !== undefined) fields['master_path'] = s.masterPath;
+      if (s.brand !== undefined) fields['brand'] = s.brand;
       b.hset(key, fields).hsetnx(key, 'created', String(s.lastSeen)).expire(key, this.idleMs);
+      // A generated id stays claimed while its stream lives, so no instance hands it out again.
+      if (s.flow === 'squeezeback') b.expire(keys.streamClaim(s.streamId), this.idleMs);
       if (s.targeting !== undefined) {
         if (s.vprn === undefined) b.hsetnx(key, 'vprn', randomTenDigits());
         if (s.pvrn === undefined) b.hsetnx(key, 'pvrn', randomTenDigits());

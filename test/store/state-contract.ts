@@ -83,6 +83,18 @@ export function stateStoreContract(t: Test, make: () => Promise<StateStore>): vo
     t.same(await store.hgetallMany([]), []);
   });
 
+  t.test('capped sorted-set admission', async (t) => {
+    const opts = { minScore: 100, cap: 2, ttlMs: 60_000 };
+    await store.batch().zadd(k('cap'), 50, 'old').exec();
+    t.equal(await store.zaddCapped(k('cap'), 200, 'a', opts), true, 'below the cap');
+    t.equal(await store.zaddCapped(k('cap'), 201, 'b', opts), true, 'the stale member does not count');
+    t.equal(await store.zaddCapped(k('cap'), 202, 'c', opts), false, 'at the cap');
+    t.equal(await store.zaddCapped(k('cap'), 203, 'a', opts), true, 'a member already in is re-admitted');
+    t.same(await store.zrangeByScore(k('cap'), -Infinity, Infinity), ['b', 'a']);
+    t.ok((await store.ttl(k('cap'))) > 0, 'TTL set');
+    t.equal(await store.zaddCapped(k('cap'), 300, 'd', { ...opts, cap: 0 }), true, 'cap 0: no cap');
+  });
+
   t.test('wrong type is an error, not a silent overwrite', async (t) => {
     await store.set(k('str'), 'v');
     await t.rejects(store.hset(k('str'), { a: '1' }));

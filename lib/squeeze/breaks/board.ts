@@ -82,7 +82,7 @@ export function adsForStream(b: LiveBreak, a: LiveAssignment, streamId: string):
 }
 
 /** Called when a stream's manifest carries squeezed segments with tracking points (DAI streams fire their own beacons). */
-export type SqueezedHook = (streamId: string, b: LiveBreak, a: LiveAssignment, points: TrackingPoint[]) => void;
+export type SqueezedHook = (streamId: string, b: LiveBreak, a: LiveAssignment, points: TrackingPoint[], flow: 'dai' | 'squeezeback') => void;
 
 /** What the board reads from the durable record: BreakRepo in the service, rows held in memory in tests. */
 export type BoardRows = Pick<BreakRepo, 'board'>;
@@ -141,7 +141,15 @@ export class BreakBoard extends Reloader implements BreakSource {
     return undefined;
   }
 
-  apply(text: string, eventId: number, streamId: string | undefined, isContent: (uri: string) => boolean): string | undefined {
+  renderKey(eventId: number, streamId: string): string {
+    const list = this.byEvent.get(eventId);
+    if (!list) return '';
+    let key = '';
+    for (const b of list) key += `${this.assignmentFor(b, streamId)?.key ?? '-'};`;
+    return key;
+  }
+
+  apply(text: string, eventId: number, streamId: string | undefined, isContent: (uri: string) => boolean, flow: 'dai' | 'squeezeback' = 'dai'): string | undefined {
     const list = this.byEvent.get(eventId);
     if (!list) return undefined;
     let out: string | undefined;
@@ -160,7 +168,7 @@ export class BreakBoard extends Reloader implements BreakSource {
         a.rendered.set(input, r);
       }
       out = r.text;
-      if (streamId !== undefined && this.onSqueezed && r.points.length) this.handOver(streamId, b, a, r.points);
+      if (streamId !== undefined && this.onSqueezed && r.points.length) this.handOver(streamId, b, a, r.points, flow);
     }
     return out;
   }
@@ -170,7 +178,7 @@ export class BreakBoard extends Reloader implements BreakSource {
     this.renderedChars = 0;
   }
 
-  private handOver(streamId: string, b: LiveBreak, a: LiveAssignment, points: TrackingPoint[]): void {
+  private handOver(streamId: string, b: LiveBreak, a: LiveAssignment, points: TrackingPoint[], flow: 'dai' | 'squeezeback'): void {
     const key = `${streamId}|${b.id}`;
     let done = this.fired.get(key);
     if (!done) {
@@ -181,7 +189,7 @@ export class BreakBoard extends Reloader implements BreakSource {
     const fresh = points.filter((p) => !done.has(`${p.ad}:${p.event}`));
     if (!fresh.length) return;
     for (const p of fresh) done.add(`${p.ad}:${p.event}`);
-    this.onSqueezed!(streamId, b, a, fresh);
+    this.onSqueezed!(streamId, b, a, fresh, flow);
   }
 
   protected async rebuild(): Promise<void> {

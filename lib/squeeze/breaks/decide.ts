@@ -17,7 +17,7 @@ export interface DecideInput {
   abid?: string | undefined;
   geo?: string | undefined;
   /** Everything of the request context but the stream's targeting. */
-  adRequest: Omit<AdRequestContext, 'targeting' | 'vprn' | 'pvrn' | 'breakId' | 'durationSec'>;
+  adRequest: Omit<AdRequestContext, 'targeting' | 'vprn' | 'pvrn' | 'breakId' | 'durationSec' | 'clientIp' | 'abid'>;
 }
 
 export interface StreamTargeting {
@@ -25,7 +25,11 @@ export interface StreamTargeting {
   targeting: Record<string, string>;
   vprn?: string | undefined;
   pvrn?: string | undefined;
+  clientIp?: string | undefined;
 }
+
+/** The targeting key whose value picks curated ads per stream when the break names no geo. */
+const GEO_KEY = 'geo_lang_loc';
 
 export interface Decision {
   assignments: Assignment[];
@@ -88,7 +92,13 @@ export class AdDecider {
   }
 
   private async ask(input: DecideInput, slau: string | undefined, s?: StreamTargeting): Promise<{ ads: DecidedAd[]; reason?: string | undefined }> {
-    const url = buildAdRequestUrl({ ...input.adRequest, breakId: input.breakId, durationSec: input.durationSec, slau, targeting: s?.targeting ?? {}, vprn: s?.vprn, pvrn: s?.pvrn });
+    const ctx: AdRequestContext = { ...input.adRequest, breakId: input.breakId, durationSec: input.durationSec, targeting: s?.targeting ?? {} };
+    if (slau) ctx.slau = slau;
+    if (s?.vprn) ctx.vprn = s.vprn;
+    if (s?.pvrn) ctx.pvrn = s.pvrn;
+    if (s?.clientIp) ctx.clientIp = s.clientIp;
+    if (input.abid) ctx.abid = input.abid;
+    const url = buildAdRequestUrl(ctx);
     if (!url) return { ads: [], reason: 'no ad server configured' };
     try {
       const r = await this.deps.resolve(url);
@@ -117,14 +127,38 @@ export class AdDecider {
    * Per-stream decisions from each stream's targeting (PUT on DAI streams). Every assignment is
    * named per stream: a PUT squeezes the streams it chose and no other stream of the event.
    */
-  async forStreams(input: DecideInput, streams: StreamTargeting[]): Promise<Decision> {
+  async forStreams(input: DecideInput, allStreams: StreamTargeting[]): Promise<Decision> {
     const configured = await this.deps.configuredAds(input.eventId);
     const curated = this.configured(input, configured, true);
     const slau = this.slau(input, configured);
-    if (curated.length) {
-      const a = assignment('curated', curated);
-      return { assignments: [a], defaultKey: undefined, streamAssignments: Object.fromEntries(streams.map((s) => [s.streamId, a.key])), streamTracking: {}, source: 'curated', reason: streams.length ? undefined : 'the event has no live streams' };
+    if (!allStreams.length || input.geo !== undefined || !allStreams.some((s) => s.targeting[GEO_KEY])) {
+      if (curated.length) {
+        const a = assignment('curated', curated);
+        return { assignments: [a], defaultKey: undefined, streamAssignments: Object.fromEntries(allStreams.map((s) => [s.streamId, a.key])), streamTracking: {}, source: 'curated', reason: allStreams.length ? undefined : 'the event has no live streams' };
+      }
     }
+    // Without a geo on the break, a stream's own geo_lang_loc picks its curated ads; the others ask the ad server.
+    const curatedByGeo = new Map<string, Assignment | undefined>();
+    const curatedFor = (s: StreamTargeting): Assignment | undefined => {
+      const geo = input.geo ?? s.targeting[GEO_KEY] ?? '';
+      if (!curatedByGeo.has(geo)) {
+        const ads = this.configured({ ...input, geo: geo || undefined }, configured, true);
+        curatedByGeo.set(geo, ads.length ? assignment('curated', ads) : undefined);
+      }
+      return curatedByGeo.get(geo);
+    };
+    const curatedAssignments: Record<string, string> = {};
+    const byKey = new Map<string, Assignment>();
+    const streams: StreamTargeting[] = [];
+    for (const s of allStreams) {
+      const a = curatedFor(s);
+      if (!a) streams.push(s);
+      else {
+        byKey.set(a.key, a);
+        curatedAssignments[s.streamId] = a.key;
+      }
+    }
+    if (allStreams.length && !streams.length) return { assignments: [...byKey.values()], defaultKey: undefined, streamAssignments: curatedAssignments, streamTracking: {}, source: 'curated', reason: undefined };
     const results = new Map<string, { ads: DecidedAd[]; reason?: string | undefined }>();
     // One timer for the whole batch; requests still running at the deadline are left to finish unseen.
     let expired = false;
@@ -141,8 +175,7 @@ export class AdDecider {
     await Promise.all(Array.from({ length: Math.min(this.deps.concurrency ?? 16, streams.length) }, worker));
     clearTimeout(timer);
 
-    const byKey = new Map<string, Assignment>();
-    const streamAssignments: Record<string, string> = {};
+    const streamAssignments: Record<string, string> = { ...curatedAssignments };
     const streamTracking: Record<string, Array<DecidedAd['tracking']>> = {};
     const reasons = new Set<string>();
     for (const s of streams) {
@@ -156,7 +189,7 @@ export class AdDecider {
       streamAssignments[s.streamId] = a.key;
       streamTracking[s.streamId] = r.ads.map((ad) => ad.tracking);
     }
-    const undecided = streams.length - Object.keys(streamAssignments).length;
+    const undecided = allStreams.length - Object.keys(streamAssignments).length;
     const reason = reasons.size ? [...reasons].join('; ') : undefined;
     if (undecided === 0 && byKey.size) return { assignments: [...byKey.values()], defaultKey: undefined, streamAssignments, streamTracking, source: 'vmap', reason };
     // Streams without a decision in time get the configured fallback (or no squeeze).

@@ -113,7 +113,7 @@ export class BreakService {
     };
     if (target === 'event') return this.deps.decider.forEvent(decideInput);
     const streams = await this.streamsOf(event.id, input.stream_ids, event.max_concurrent_streams);
-    return this.deps.decider.forStreams(decideInput, streams.map((x) => ({ streamId: x.stream_id, targeting: x.fw_params, vprn: x.vprn ?? undefined, pvrn: x.pvrn ?? undefined })));
+    return this.deps.decider.forStreams(decideInput, streams.map((x) => ({ streamId: x.stream_id, targeting: x.fw_params, vprn: x.vprn ?? undefined, pvrn: x.pvrn ?? undefined, clientIp: x.client_ip ?? undefined })));
   }
 
   private persist(id: string, event: EventConfig, input: BreakInput, target: 'event' | 'streams', window: StartWindow, decision: Decision, trigger: BreakTrigger): Promise<BreakRow> {
@@ -141,7 +141,7 @@ export class BreakService {
     });
   }
 
-  /** The DAI streams a PUT squeezes: the event's live streams or the named ones, at most `max_concurrent_streams` (0 = all). */
+  /** The streams a PUT squeezes (both flows: DAI and squeezeback streams share the registry): the event's live streams or the named ones, at most `max_concurrent_streams` (0 = all). */
   private async streamsOf(eventId: number, ids: string[] | undefined, max: number): Promise<Stream[]> {
     // A named stream of another event is not this break's to squeeze.
     const streams = ids ? (await this.deps.streams.load(ids)).filter((s) => s.event_id === eventId) : await this.deps.streams.streamsOf(eventId);

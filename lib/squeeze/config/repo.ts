@@ -25,6 +25,9 @@ export interface EventSettingsRow {
   windows_segs: number;
   live_edge_delay_segments: number;
   content_origin: string | null;
+  source_uri: string;
+  /** The event's, else its brand's (0 = unlimited). */
+  max_concurrent_streams: number;
 }
 
 const BRAND_KEYS = Object.keys(brandFields);
@@ -106,11 +109,13 @@ export class SqueezeConfigRepo {
   /** What the hot path needs of every event, for the in-memory cache. */
   async allEventSettings(): Promise<EventSettingsRow[]> {
     return this.sql<EventSettingsRow[]>`
-      select id, asset_id, caid,
-        coalesce((config->>'windows_segs')::int, 0) as windows_segs,
-        coalesce((config->>'live_edge_delay_segments')::int, 0) as live_edge_delay_segments,
-        config->>'content_origin' as content_origin
-      from squeeze_event_config`;
+      select e.id, e.asset_id, e.caid,
+        coalesce((e.config->>'windows_segs')::int, 0) as windows_segs,
+        coalesce((e.config->>'live_edge_delay_segments')::int, 0) as live_edge_delay_segments,
+        e.config->>'content_origin' as content_origin,
+        e.config->>'source_uri' as source_uri,
+        coalesce((e.config->>'max_concurrent_streams')::int, (b.config->>'max_concurrent_streams')::int, 0) as max_concurrent_streams
+      from squeeze_event_config e left join squeeze_brand_config b on b.brand_id = e.brand_config_id`;
   }
 }
 

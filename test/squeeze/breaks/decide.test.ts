@@ -82,7 +82,8 @@ t.test('forEvent: no curated match → the ad server', async (t) => {
   t.equal(d.reason, 'one wrapper failed', 'the resolver’s reason is kept');
   t.same(d.assignments, [{ key: assignmentKey([tracked, vastAd('v2', 15)]), source: 'vmap', ads: [tracked, vastAd('v2', 15)] }], 'the event decision keeps the tracking');
   t.equal(d.defaultKey, d.assignments[0]!.key);
-  t.same(urls, [buildAdRequestUrl({ ...inp.adRequest, breakId: 'brk-1', durationSec: 30, targeting: {} })], 'one request, built from the event context');
+  t.same(urls, [buildAdRequestUrl({ ...inp.adRequest, breakId: 'brk-1', durationSec: 30, targeting: {}, abid: 'cur-a' })], 'one request, built from the event context and the break’s abid');
+  t.ok(urls[0]!.endsWith(';abid=cur-a'), 'the abid as a key-value');
   t.match(globals(urls[0]!), { nw: '42', caid: 'caid-1', csid: 'asset-1', resp: 'vmap1' });
 
   const none = deps([], async () => ({ ads: [vastAd('v3', 30)] }));
@@ -240,6 +241,21 @@ t.test('forStreams: nothing decided', async (t) => {
   t.equal(d4.source, 'fallback', 'no streams: nothing to name');
   t.same(d4.streamAssignments, {});
   t.equal(d4.reason, '0 of 0 streams without an ad decision (no streams); configured fallback used');
+});
+
+t.test('forStreams: a stream’s own geo_lang_loc picks its curated ads; client IPs reach the ad request', async (t) => {
+  const ads = [cand(1, 'cur-us', 30, true, 'us-en'), cand(2, 'cur-fr', 30, true, 'fr-fr')];
+  const { decider, urls } = deps(ads, async () => ({ ads: [vastAd('v1', 30)] }));
+  const us = { streamId: 's-us', targeting: { geo_lang_loc: 'us-en' } };
+  const de = { streamId: 's-de', targeting: { geo_lang_loc: 'de-de' }, clientIp: '203.0.113.9' };
+  const d = await decider.forStreams(input(), [us, de]);
+  t.equal(d.source, 'vmap');
+  const usAds = d.assignments.find((a) => a.key === d.streamAssignments['s-us']);
+  t.equal(usAds?.source, 'curated');
+  t.equal(usAds?.ads[0]?.uri, ads[0]!.ad_uri, 'the US stream gets the US curated ad');
+  t.equal(d.assignments.find((a) => a.key === d.streamAssignments['s-de'])?.source, 'vmap', 'no curated ad for de-de: the ad server decides');
+  t.equal(urls.length, 1, 'one ad request: only the stream without curated ads');
+  t.equal(globals(urls[0]!)['vip'], '203.0.113.9', 'the stream’s client IP as vip');
 });
 
 t.test('forStreams: streams slower than the deadline are left undecided', async (t) => {

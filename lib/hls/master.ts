@@ -1,0 +1,40 @@
+/**
+ * Master playlist URI mapping (RFC 8216 §4.3.4): the URI line after each EXT-X-STREAM-INF and the
+ * URI attribute of EXT-X-MEDIA and EXT-X-I-FRAME-STREAM-INF go through `map`; every other line is
+ * kept (trimmed, blank lines dropped, LF endings). Pure string work.
+ */
+import { mapUriAttribute, tagName } from './lines.js';
+
+const URI_TAGS = new Set(['#EXT-X-MEDIA', '#EXT-X-I-FRAME-STREAM-INF']);
+
+export interface MappedMaster {
+  /** False when the text does not start with #EXTM3U or holds no variant (not a master playlist). */
+  valid: boolean;
+  text: string;
+}
+
+export function mapMasterUris(text: string, map: (uri: string) => string): MappedMaster {
+  const out: string[] = [];
+  let expectUri = false;
+  let variants = 0;
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    if (!line) continue;
+    if (out.length === 0) {
+      const header = line.charCodeAt(0) === 0xfeff ? line.slice(1) : line;
+      if (header !== '#EXTM3U' && !header.startsWith('#EXTM3U ')) return { valid: false, text: '' };
+      out.push(header);
+      continue;
+    }
+    if (line.charCodeAt(0) === 35 /* # */) {
+      const name = tagName(line);
+      if (name === '#EXT-X-STREAM-INF') expectUri = true;
+      out.push(URI_TAGS.has(name) ? mapUriAttribute(line, map) : line);
+      continue;
+    }
+    if (expectUri) variants++;
+    out.push(expectUri ? map(line) : line);
+    expectUri = false;
+  }
+  return { valid: variants > 0, text: out.length ? out.join('\n') + '\n' : '' };
+}

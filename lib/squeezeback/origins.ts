@@ -1,0 +1,34 @@
+/**
+ * One upstream pool per origin host of the squeezeback flow. Origins are named by event
+ * configurations (trusted operators' data), never by a request; every connection still passes the
+ * outbound policy's connector, like the break worker's reads of the same source.
+ */
+import { Upstream } from '../dai/upstream.js';
+import type { OutboundPolicy } from '../outbound/index.js';
+
+const MAX_ORIGINS = 256;
+
+export class OriginPools {
+  private readonly pools = new Map<string, Upstream>();
+
+  constructor(
+    private readonly policy: OutboundPolicy,
+    private readonly deadlineMs: number,
+  ) {}
+
+  /** The pool for an origin (`scheme://host[:port]`). */
+  get(origin: string): Upstream {
+    let u = this.pools.get(origin);
+    if (!u) {
+      if (this.pools.size >= MAX_ORIGINS) throw new Error(`more than ${MAX_ORIGINS} origins configured`);
+      u = new Upstream(origin, { deadlineMs: this.deadlineMs, connections: 64, connect: this.policy.connector(Math.min(2000, this.deadlineMs)) });
+      this.pools.set(origin, u);
+    }
+    return u;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.pools.values()].map((u) => u.close().catch(() => undefined)));
+    this.pools.clear();
+  }
+}
