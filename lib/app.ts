@@ -48,6 +48,11 @@ import { PlayerEndpoints } from './squeeze/breaks/player-endpoints.js';
 import { daiBeaconFiring } from './squeeze/breaks/dai-beacons.js';
 import { BeaconForwarder } from './beacons/forwarder.js';
 import { resolveAds } from './ads/resolve.js';
+import { StitchStore } from './stitch/store.js';
+import { StitchService } from './stitch/service.js';
+import { stitchRoutes } from './stitch/routes.js';
+import { StitchEndpoints } from './stitch/endpoints.js';
+import type { AdTagSettings } from './ads/ad-request.js';
 
 export interface Service {
   config: Config;
@@ -98,6 +103,7 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     log,
     readiness: { postgres: () => stores.sql`select 1`, state_store: () => stores.state.ping() },
   });
+  let baseUrl = config.publicBaseUrl;
   const stores = life.add('stores', await openStores(config, log), (s) => s.close());
 
   // Every outbound fetch goes through one policy: configured collaborators by name, the rest public only.
@@ -138,6 +144,27 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
   const owner = `${process.pid}-${randomUUID().slice(0, 8)}`;
   const transcoder = new TranscoderClient(config.transcoderUrl, outbound);
   const breakWorker = new BreakWorker({ repo: breakRepo, board, transcoder, fetchText, log, metrics }, { owner, leaseMs: config.breakLeaseMs, tickMs: config.breakTickMs });
+  // Server-side stitching: manifests capped at 8 MiB each (a 3-hour VOD playlist is a few hundred KiB).
+  const beaconSecret = config.beaconSecret || persistentSecret(config.dataDir, 'beacon-secret');
+  const manifests = new OutboundClient(policy, { timeoutMs: 10_000, maxResponseSize: 8 * 1024 * 1024 });
+  life.add('stitch manifest client', manifests, (m) => m.close());
+  const stitchStore = new StitchStore(stores.sql);
+  const stitch = new StitchService({
+    findAsset: (brand, assetId) => catalog.findAsset(brand, assetId),
+    adTag: async (brand) => {
+      const view = await squeezeConfig.getBrand(brand).catch(() => undefined);
+      return (view?.['ad_tag'] as AdTagSettings | undefined) ?? { params: {} };
+    },
+    resolve: (url) => resolveAds({ url }, fetchText, { log, streaming: true }),
+    fetchText: (url, signal) => manifests.text(url, signal),
+    store: stitchStore,
+    adServerUrl: config.adServerUrl,
+    publicBaseUrl: () => baseUrl,
+    stitchPath: config.stitchPath,
+    ttlSec: config.stitchTtlSec,
+    beaconSecret,
+    log,
+  });
   const puller = new FeedPuller(stores.sql, catalog, log, { policy, agent: policy.agent({ timeoutMs: 30_000, maxResponseSize: 200 * 1024 * 1024 }) });
 
   // The management API.
@@ -150,6 +177,7 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     streamRoutes(streams),
     catalogRoutes(catalog),
     feedConfigRoutes(feedConfigs, () => void puller.tick()),
+    stitchRoutes(config.stitchPath, stitch, brands),
   ]) {
     for (const route of routes) router.add(route);
   }
@@ -157,9 +185,10 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
   router.add({ method: 'GET', pattern: '/api/v1/openapi.json', public: true, summary: 'This document', handler: async () => ({ body: openapi, headers: { 'Content-Type': 'application/json' } }) });
   router.mount(http.app, '/api/v1');
   router.mount(http.app, '/mrssfeed');
+  router.mount(http.app, `/${config.stitchPath}/hls`);
+  router.mount(http.app, `/${config.stitchPath}/dash`);
 
   // The hot path and the player endpoints.
-  let baseUrl = config.publicBaseUrl;
   const upstream = life.add('DAI upstream', new Upstream(config.daiHost, { deadlineMs: config.upstreamDeadlineMs }), (u) => u.close());
   const manifestCache = life.add('manifest cache', new ManifestCache(), (c) => c.close());
   const events = parts.events ?? eventConfigs;
@@ -167,8 +196,9 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     { daiHost: config.daiHost, publicBaseUrl: config.publicBaseUrl, contentOrigin: config.contentOrigin, accessLogSampleRate: config.accessLogSampleRate },
     { upstream, cache: manifestCache, events, streams, breaks: board, metrics, log, inFlight: http.inFlight },
   ).mount(http.app);
-  new PlayerEndpoints({ board, streams, forwarder: beacons, beaconSecret: config.beaconSecret || persistentSecret(config.dataDir, 'beacon-secret'), publicBaseUrl: () => baseUrl, metrics, log }).mount(http.app);
+  new PlayerEndpoints({ board, streams, forwarder: beacons, beaconSecret, publicBaseUrl: () => baseUrl, metrics, log }).mount(http.app);
   new AdProxy(events, streams, metrics, log).mount(http.app);
+  new StitchEndpoints(config.stitchPath, stitchStore, log).mount(http.app);
   http.mountFallback();
 
   // Workers, then the listener: registered last, it is the first to stop (drained) on shutdown.

@@ -32,6 +32,8 @@ export const configSchema = {
     breakLeaseMs: { type: 'integer', minimum: 500, maximum: 600000 },
     breakTickMs: { type: 'integer', minimum: 50, maximum: 60000 },
     breakRetentionSec: { type: 'integer', minimum: 0, maximum: 86400 },
+    stitchPath: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9._-]+$', not: { enum: ['api', 'mrssfeed', 'dai', 'beacon', 'vast', 'squeezeback', 'healthz', 'readyz', 'metrics'] } },
+    stitchTtlSec: { type: 'integer', minimum: 60, maximum: 604800 },
   },
   $defs: {
     // A base URL: scheme and host, optional port and path, no query or fragment.
@@ -68,6 +70,8 @@ export interface Config {
   breakLeaseMs: number;
   breakTickMs: number;
   breakRetentionSec: number;
+  stitchPath: string;
+  stitchTtlSec: number;
 }
 
 /** Environment variable → config key. Every one is optional. */
@@ -100,4 +104,6 @@ export const envNames: Record<string, keyof Config> = {
   BREAK_LEASE_MS: 'breakLeaseMs',
   BREAK_TICK_MS: 'breakTickMs',
   BREAK_RETENTION_SEC: 'breakRetentionSec',
+  STITCH_PATH: 'stitchPath',
+  STITCH_TTL_SEC: 'stitchTtlSec',
 };
