@@ -22,7 +22,7 @@ import { StitchError } from './errors.js';
 import { breakType, planPods, type PlannedPod } from './plan.js';
 import { mediaPlaylistUris, parseMaster } from './hls/master.js';
 import { stitchHls, type HlsSource, type StitchedPod } from './hls/stitch.js';
-import { stitchDash, type DashPodInput } from './dash/stitch.js';
+import { parseIsoDuration, stitchDash, type DashPodInput } from './dash/stitch.js';
 import type { StitchSession, StitchStore } from './store.js';
 
 export type Protocol = 'hls' | 'dash';
@@ -124,7 +124,8 @@ export class StitchService {
       answer = { cache_url: `${this.cacheBase(id)}/master.m3u8`, breaks: this.breaks(result.pods, withMedia, result.contentDuration, req.streamId, Date.now() + ttlMs) };
     } else {
       const mpd = await this.fetch(rendition.url, 'content');
-      const pods = await this.decide(req, asset, asset.duration ?? 0, warnings);
+      const declared = /mediaPresentationDuration="([^"]+)"/.exec(mpd)?.[1];
+      const pods = await this.decide(req, asset, parseIsoDuration(declared) ?? asset.duration ?? 0, warnings);
       const withMedia = await this.adSources(pods, 'dash', warnings);
       const inputs: DashPodInput[] = withMedia.map((p) => ({ id: p.id, offsetSec: p.offsetSec, ads: p.ads.flatMap(({ ad, source }) => (source ? [{ id: adKey(ad), url: ad.streams!.dash!, mpd: source as string }] : [])) }));
       const result = guard(() => stitchDash({ url: rendition.url, mpd }, inputs));
