@@ -62,6 +62,11 @@ import { BrandKeyCache } from './squeezeback/brand-keys.js';
 import { OriginPools } from './squeezeback/origins.js';
 import { StreamIds } from './squeezeback/stream-ids.js';
 import { trustedProxies } from './squeezeback/client-ip.js';
+import { StitchStore } from './stitch/store.js';
+import { StitchService } from './stitch/service.js';
+import { stitchRoutes } from './stitch/routes.js';
+import { StitchEndpoints } from './stitch/endpoints.js';
+import type { AdTagSettings } from './ads/ad-request.js';
 
 export interface Service {
   config: Config;
@@ -117,6 +122,7 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     log,
     readiness: { postgres: () => stores.sql`select 1`, state_store: () => stores.state.ping() },
   });
+  let baseUrl = config.publicBaseUrl;
   const stores = life.add('stores', await openStores(config, log), (s) => s.close());
 
   // Every outbound fetch goes through one policy: configured collaborators by name, the rest public only.
@@ -178,6 +184,27 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     },
     { owner, ...INSPECTION },
   );
+  // Server-side stitching: manifests capped at 8 MiB each (a 3-hour VOD playlist is a few hundred KiB).
+  const beaconSecret = config.beaconSecret || persistentSecret(config.dataDir, 'beacon-secret');
+  const manifests = new OutboundClient(policy, { timeoutMs: 10_000, maxResponseSize: 8 * 1024 * 1024 });
+  life.add('stitch manifest client', manifests, (m) => m.close());
+  const stitchStore = new StitchStore(stores.sql);
+  const stitch = new StitchService({
+    findAsset: (brand, assetId) => catalog.findAsset(brand, assetId),
+    adTag: async (brand) => {
+      const view = await squeezeConfig.getBrand(brand).catch(() => undefined);
+      return (view?.['ad_tag'] as AdTagSettings | undefined) ?? { params: {} };
+    },
+    resolve: (url) => resolveAds({ url }, fetchText, { log, streaming: true }),
+    fetchText: (url, signal) => manifests.text(url, signal),
+    store: stitchStore,
+    adServerUrl: config.adServerUrl,
+    publicBaseUrl: () => baseUrl,
+    stitchPath: config.stitchPath,
+    ttlSec: config.stitchTtlSec,
+    beaconSecret,
+    log,
+  });
   const puller = new FeedPuller(stores.sql, catalog, log, { policy, agent: policy.agent({ timeoutMs: 30_000, maxResponseSize: 200 * 1024 * 1024 }) });
 
   // Per-client token buckets; counted across instances through Redis when there is one.
@@ -195,6 +222,7 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     catalogRoutes(catalog, () => brandKeys.changed()),
     feedConfigRoutes(feedConfigs, () => void puller.tick()),
     inspectionRoutes(new InspectionService(inspections, streams, { daiHost: config.daiHost, contentOrigin: config.contentOrigin })),
+    stitchRoutes(config.stitchPath, stitch, brands),
   ]) {
     for (const route of routes) router.add(route);
   }
@@ -202,9 +230,10 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
   router.add({ method: 'GET', pattern: '/api/v1/openapi.json', public: true, summary: 'This document', handler: async () => ({ body: openapi, headers: { 'Content-Type': 'application/json' } }) });
   router.mount(http.app, '/api/v1');
   router.mount(http.app, '/mrssfeed');
+  router.mount(http.app, `/${config.stitchPath}/hls`);
+  router.mount(http.app, `/${config.stitchPath}/dash`);
 
   // The hot path and the player endpoints.
-  let baseUrl = config.publicBaseUrl;
   const upstream = life.add('DAI upstream', new Upstream(config.daiHost, { deadlineMs: config.upstreamDeadlineMs }), (u) => u.close());
   const manifestCache = life.add('manifest cache', new ManifestCache(), (c) => c.close());
   const events = parts.events ?? eventConfigs;
@@ -212,13 +241,14 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     { daiHost: config.daiHost, publicBaseUrl: config.publicBaseUrl, contentOrigin: config.contentOrigin, accessLogSampleRate: config.accessLogSampleRate },
     { upstream, cache: manifestCache, events, streams, breaks: board, metrics, log, inFlight: http.inFlight },
   ).mount(http.app);
-  new PlayerEndpoints({ board, streams, forwarder: beacons, beaconSecret: config.beaconSecret || persistentSecret(config.dataDir, 'beacon-secret'), publicBaseUrl: () => baseUrl, metrics, log, limiter }).mount(http.app);
+  new PlayerEndpoints({ board, streams, forwarder: beacons, beaconSecret, publicBaseUrl: () => baseUrl, metrics, log, limiter }).mount(http.app);
   new AdProxy(events, streams, metrics, log, brands, limiter).mount(http.app);
   const origins = life.add('origin upstreams', new OriginPools(policy, config.upstreamDeadlineMs), (o) => o.close());
   new PlayerFlow(
     { contentOrigin: config.contentOrigin, trustedProxies: trustedProxies(config.trustedProxies), idleSec: config.streamIdleSec },
     { events, streams, ids: new StreamIds(stores.state, config.streamIdleSec * 1000), brands, brandKeys, breaks: board, cache: manifestCache, origins, metrics, log, limiter },
   ).mount(http.app);
+  new StitchEndpoints(config.stitchPath, stitchStore, log).mount(http.app);
   http.mountFallback();
 
   // Workers, then the listener: registered last, it is the first to stop (drained) on shutdown.

@@ -28,6 +28,12 @@ export interface AdRequestContext {
   clientIp?: string;
   /** The break's ad-break id, sent as a key-value unless the targeting names one. */
   abid?: string;
+  /**
+   * A VOD asset for server-side stitching: `vdur` carries its duration and the slots become a
+   * pre-roll, a mid-roll per cue point (`tpos` in seconds) and a post-roll, instead of the one
+   * mid-roll of a squeeze break.
+   */
+  vod?: { durationSec: number; cuePoints: number[] };
 }
 
 /** Parameters that are request-level signals, not key-values (FreeWheel and IAB privacy names). */
@@ -64,11 +70,11 @@ export function buildAdRequestUrl(ctx: AdRequestContext): string | undefined {
     if (GLOBAL_KEYS.has(k)) global.set(k, v);
     else kv.push(`${enc(k)}=${enc(v)}`);
   }
-  const slot = [`slid=sqz_${enc(ctx.breakId)}`, 'tpos=0', 'ptgt=a', `maxd=${Math.round(ctx.durationSec)}`, `mind=${Math.round(ctx.durationSec)}`];
-  if (ctx.slau) slot.push(`slau=${enc(ctx.slau)}`);
+  if (ctx.vod) global.set('vdur', String(Math.round(ctx.vod.durationSec)));
+  const slots = ctx.vod ? vodSlots(ctx.vod.cuePoints, ctx.slau) : [[`slid=sqz_${enc(ctx.breakId)}`, 'tpos=0', 'ptgt=a', `maxd=${Math.round(ctx.durationSec)}`, `mind=${Math.round(ctx.durationSec)}`, ...(ctx.slau ? [`slau=${enc(ctx.slau)}`] : [])]];
   const head = [...global].map(([k, v]) => `${enc(k)}=${enc(v)}`).join('&');
   const sep = base.includes('?') ? (base.endsWith('?') || base.endsWith('&') ? '' : '&') : '?';
-  let url = `${base}${sep}${head};${slot.join('&')};`;
+  let url = `${base}${sep}${head};${slots.map((s) => s.join('&')).join(';')};`;
   let first = true;
   for (const pair of kv) {
     const add = first ? pair : `&${pair}`;
@@ -77,4 +83,11 @@ export function buildAdRequestUrl(ctx: AdRequestContext): string | undefined {
     first = false;
   }
   return url;
+}
+
+/** FreeWheel temporal slots of a VOD asset: `tpcl` PREROLL, MIDROLL at each cue point, POSTROLL. */
+function vodSlots(cuePoints: number[], slau: string | undefined): string[][] {
+  const extra = slau ? [`slau=${enc(slau)}`] : [];
+  const mids = cuePoints.filter((c) => c > 0).slice(0, 100);
+  return [['slid=pre', 'tpcl=PREROLL', 'ptgt=a', ...extra], ...mids.map((c, i) => [`slid=mid${i + 1}`, 'tpcl=MIDROLL', `tpos=${Math.round(c * 1000) / 1000}`, 'ptgt=a', ...extra]), ['slid=post', 'tpcl=POSTROLL', 'ptgt=a', ...extra]];
 }

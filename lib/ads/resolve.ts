@@ -44,6 +44,11 @@ export interface ResolveOptions {
   log?: ResolveLog;
   /** Which VMAP breaks to fill from; default: linear breaks with an ad source. */
   pickBreak?: (b: VmapBreak) => boolean;
+  /**
+   * Server-side stitching: also accept linear creatives whose only media are streaming renditions
+   * (HLS `application/x-mpegURL`, DASH `application/dash+xml`), exposed in `DecidedAd.streams`.
+   */
+  streaming?: boolean;
 }
 
 export interface ResolvedAds {
@@ -142,6 +147,22 @@ export function pickMediaFile(files: VastMediaFile[], maxBitrateKbps: number = R
   return tier.sort((a, b) => a.bitrate! - b.bitrate!)[0];
 }
 
+const HLS_TYPES = /^(application\/(x-mpegurl|vnd\.apple\.mpegurl)|audio\/mpegurl)$/i;
+const DASH_TYPES = /^application\/dash\+xml$/i;
+
+/** The streaming media files of a creative (VAST 4.1 §3.9.1.1 `delivery="streaming"`; the type decides, since servers often omit delivery). */
+export function streamingMedia(files: VastMediaFile[]): { hls?: string; dash?: string } {
+  const out: { hls?: string; dash?: string } = {};
+  for (const f of files) {
+    if (!isHttpUrl(f.uri) || f.apiFramework?.toUpperCase() === 'VPAID') continue;
+    const type = f.type ?? '';
+    const path = f.uri.split('?')[0]!.toLowerCase();
+    if (!out.hls && (HLS_TYPES.test(type) || (!type && path.endsWith('.m3u8')))) out.hls = f.uri;
+    else if (!out.dash && (DASH_TYPES.test(type) || (!type && path.endsWith('.mpd')))) out.dash = f.uri;
+  }
+  return out;
+}
+
 /** Pod ads (with `sequence`) in sequence order, then stand-alone ads in document order (VAST 4.1 ad pods). */
 function playOrder(ads: VastAd[]): VastAd[] {
   const pod = ads.filter((a) => a.sequence !== undefined).sort((a, b) => a.sequence! - b.sequence!);
@@ -152,6 +173,10 @@ function playOrder(ads: VastAd[]): VastAd[] {
 function single(ads: VastAd[]): VastAd[] {
   if (ads.length <= 1) return ads;
   return [ads.find((a) => a.sequence === undefined) ?? ads[0]!];
+}
+
+function breakRef(b: VmapBreak, index: number): NonNullable<DecidedAd['adBreak']> {
+  return b.breakId ? { index, timeOffset: b.timeOffset, breakId: b.breakId } : { index, timeOffset: b.timeOffset };
 }
 
 class Resolver {
@@ -240,7 +265,7 @@ class Resolver {
     const breaks = parseVmap(doc).breaks.filter((b) => hasSource(b) && pick(b));
     if (!breaks.length) throw new ChainFailure('no linear ad break in the VMAP', CONTENT, chain.base);
     const perBreak = await Promise.all(
-      breaks.map((b) =>
+      breaks.map((b, i) =>
         this.guard(async () => {
           const src = b.adSource!;
           const c: Chain = { ...chain, follow: src.followRedirects !== false, allowMultiple: src.allowMultipleAds };
@@ -249,7 +274,7 @@ class Resolver {
             return this.vast(vast, c, true);
           }
           return this.follow(src.adTagUri!, c);
-        }),
+        }).then((ads) => ads.map((ad) => ({ ...ad, adBreak: breakRef(b, i) }))),
       ),
     );
     return perBreak.flat();
@@ -297,16 +322,20 @@ class Resolver {
     const inline = ad.inline!;
     if (!inline.linears.length) throw new ChainFailure('no linear ads', CONTENT, undefined, `ad ${ad.id}`);
     const out: DecidedAd[] = [];
-    let why = 'no progressive video media file';
+    let why = this.o.streaming ? 'no progressive or streaming video media file' : 'no progressive video media file';
     for (const lin of inline.linears) {
-      const media = pickMediaFile(lin.mediaFiles, this.o.maxBitrateKbps);
+      const progressive = pickMediaFile(lin.mediaFiles, this.o.maxBitrateKbps);
+      const streams = this.o.streaming ? streamingMedia(lin.mediaFiles) : {};
+      const media = progressive ?? (streams.hls ?? streams.dash ? { uri: (streams.hls ?? streams.dash)! } : undefined);
       if (!media) continue;
       if (!(lin.durationSec > 0)) {
         why = 'linear ad without a duration';
         continue;
       }
       // Impressions count once per ad, so only its first playable creative carries them.
-      out.push(this.toDecided(ad, lin, media, wrappers, out.length === 0));
+      const decided = this.toDecided(ad, lin, media, wrappers, out.length === 0);
+      if (streams.hls || streams.dash) decided.streams = streams;
+      out.push(decided);
     }
     if (!out.length) throw new ChainFailure(why, CONTENT, undefined, `ad ${ad.id}`);
     return out;

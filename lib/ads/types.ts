@@ -24,6 +24,10 @@ export interface DecidedAd {
   width?: number;
   height?: number;
   bitrate?: number;
+  /** Streaming renditions (`application/x-mpegURL`, `application/dash+xml`) when resolved with `streaming: true` (server-side stitching). */
+  streams?: { hls?: string; dash?: string };
+  /** The VMAP break the ad came from (its position in the document, `timeOffset`, `breakId`); absent for a plain VAST answer. */
+  adBreak?: { index: number; timeOffset: string; breakId?: string };
 }
 
 export interface AdDecision {

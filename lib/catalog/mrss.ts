@@ -24,6 +24,8 @@ export interface Rendition {
 
 export interface CatalogItem {
   guid: string;
+  /** `dfpvideo:contentId` when the item has one besides its guid (the stitching flow finds an asset by either). */
+  content_id?: string;
   title: string;
   description: string;
   published: string | null;
@@ -117,6 +119,7 @@ function finish(d: Draft, channel: ChannelDefaults): CatalogItem | undefined {
   const duration = d.duration ?? renditions.find((r) => r.duration !== undefined)?.duration ?? null;
   const item: Omit<CatalogItem, 'content_hash'> = {
     guid: guid.slice(0, 512),
+    ...(d.contentId && d.contentId.trim() !== guid ? { content_id: d.contentId.trim().slice(0, 512) } : {}),
     title: (d.title ?? d.mediaTitle ?? '').trim(),
     description: (d.description ?? d.mediaDescription ?? '').trim(),
     published: d.published ?? null,

@@ -2,7 +2,17 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Sql } from '../store/index.js';
 import { notFound } from '../errors/index.js';
-import type { CatalogItem } from './mrss.js';
+import type { CatalogItem, Rendition } from './mrss.js';
+
+/** What the stitching flow reads of an item. */
+export interface AssetRecord {
+  guid: string;
+  content_id: string | null;
+  title: string;
+  duration: number | null;
+  renditions: Rendition[];
+  cue_points: number[];
+}
 
 export interface UpsertCounts {
   inserted: number;
@@ -54,6 +64,7 @@ export class CatalogRepo {
         const rows = unique.slice(i, i + CHUNK).map((it) => ({
           brand_name: brandName,
           guid: it.guid,
+          content_id: it.content_id ?? null,
           title: it.title,
           description: it.description,
           published_at: it.published,
@@ -67,7 +78,7 @@ export class CatalogRepo {
         const changed = await sql<{ inserted: boolean }[]>`
           insert into catalog_item ${sql(rows)}
           on conflict (brand_name, guid) do update set
-            title = excluded.title, description = excluded.description, published_at = excluded.published_at,
+            content_id = excluded.content_id, title = excluded.title, description = excluded.description, published_at = excluded.published_at,
             duration = excluded.duration, renditions = excluded.renditions, thumbnails = excluded.thumbnails,
             cue_points = excluded.cue_points, extras = excluded.extras, content_hash = excluded.content_hash, updated_at = now()
           where catalog_item.content_hash is distinct from excluded.content_hash
@@ -94,6 +105,16 @@ export class CatalogRepo {
       this.sql<{ total: number }[]>`select count(*)::int as total from catalog_item ${where}`,
     ]);
     return { results, total_results: count?.total ?? 0 };
+  }
+
+  /** The brand's item whose guid or content id is `assetId` (the guid wins when both match different items). */
+  async findAsset(brandName: string, assetId: string): Promise<AssetRecord> {
+    const [row] = await this.sql<AssetRecord[]>`select guid, content_id, title, duration, renditions, cue_points from catalog_item
+      where brand_name = ${brandName} and (guid = ${assetId} or content_id = ${assetId}) order by (guid = ${assetId}) desc limit 1`;
+    if (!row) throw notFound(`no catalog item ${assetId} for brand ${brandName}`);
+    // upsert writes these as JSON text into jsonb: they may read back as strings.
+    const json = <T>(v: unknown): T => (typeof v === 'string' ? (JSON.parse(v) as T) : (v as T));
+    return { ...row, renditions: json<Rendition[]>(row.renditions), cue_points: json<number[]>(row.cue_points) };
   }
 
   async get(brandName: string, guid: string): Promise<unknown> {

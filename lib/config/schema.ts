@@ -39,6 +39,8 @@ export const configSchema = {
     },
     id3ResultTtlSec: { type: 'integer', minimum: 0, maximum: 2592000 },
     trustedProxies: { type: 'string', maxLength: 4096 },
+    stitchPath: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9._-]+$', not: { enum: ['api', 'mrssfeed', 'dai', 'beacon', 'vast', 'squeezeback', 'healthz', 'readyz', 'metrics'] } },
+    stitchTtlSec: { type: 'integer', minimum: 60, maximum: 604800 },
   },
   $defs: {
     // A token bucket per client IP: `rate` requests a second, `burst` at once; rate 0 = no limit.
@@ -82,6 +84,8 @@ export interface Config {
   id3ResultTtlSec: number;
   /** Proxies whose X-Forwarded-For names the client (comma-separated IPs or CIDR ranges). */
   trustedProxies: string;
+  stitchPath: string;
+  stitchTtlSec: number;
 }
 
 /** Environment variable → config key. Every one is optional. */
@@ -117,4 +121,6 @@ export const envNames: Record<string, keyof Config> = {
   RATE_LIMITS: 'rateLimits',
   ID3_RESULT_TTL_SEC: 'id3ResultTtlSec',
   TRUSTED_PROXIES: 'trustedProxies',
+  STITCH_PATH: 'stitchPath',
+  STITCH_TTL_SEC: 'stitchTtlSec',
 };

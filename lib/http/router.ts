@@ -43,6 +43,8 @@ export interface Route {
   /** Skip the router's authenticator (the route authenticates itself, e.g. with an API key). */
   public?: boolean;
   summary?: string;
+  /** The client's token bucket this route draws from (default `api`). */
+  rateRule?: string;
   /** Schemas for the OpenAPI document (the same objects the validators compile). */
   schema?: { body?: object; query?: object; response?: object; status?: number };
   handler: (req: RequestInfo, body: unknown) => Promise<Reply>;
@@ -160,9 +162,9 @@ export class Router {
     let bodyPromise: Promise<Buffer> | undefined;
     let route: Route;
     try {
-      const allowed = this.opts.limiter?.take('api', info.remoteAddress);
-      if (allowed && !allowed.ok) throw rateLimited(allowed.retryAfterSec);
       const m = this.match(method, path);
+      const allowed = this.opts.limiter?.take(m.route?.rateRule ?? 'api', info.remoteAddress);
+      if (allowed && !allowed.ok) throw rateLimited(allowed.retryAfterSec);
       if (!m.route) {
         if (m.allowed.length) throw new HttpError('method-not-allowed', `${method} is not allowed here`, undefined, { Allow: [...new Set(m.allowed)].join(', ') });
         throw notFound(`no route for ${path}`);

@@ -15,6 +15,9 @@ export type AdServerMode = 'ok' | 'error' | 'slow' | 'garbage' | 'empty' | 'wrap
 export interface SimAd {
   id: string;
   durationSec: number;
+  /** Streaming media files (server-side stitching): an HLS master and a DASH MPD URL. */
+  hls?: string;
+  dash?: string;
 }
 
 export interface AdServerSimOptions {
@@ -22,6 +25,8 @@ export interface AdServerSimOptions {
   mode?: AdServerMode;
   slowMs?: number;
   ads?: SimAd[];
+  /** VMAP break timeOffsets, each break carrying the whole pod; default one pre-roll (`start`). */
+  breaks?: string[];
 }
 
 export interface AdRequest {
@@ -56,6 +61,7 @@ export class AdServerSim extends HttpSim {
   mode: AdServerMode;
   slowMs: number;
   ads: SimAd[];
+  breaks: string[];
   /** Status for /track answers (e.g. 404 to test that 4xx is not retried). */
   trackStatus = 200;
   /** The next N /track hits answer 500 (to test retries); counts down. */
@@ -67,6 +73,7 @@ export class AdServerSim extends HttpSim {
     super(opts.port);
     this.mode = opts.mode ?? 'ok';
     this.slowMs = opts.slowMs ?? 10_000;
+    this.breaks = opts.breaks ?? ['start'];
     this.ads = opts.ads ?? [
       { id: 'ad-1', durationSec: 15 },
       { id: 'ad-2', durationSec: 10 },
@@ -123,14 +130,15 @@ export class AdServerSim extends HttpSim {
       this.mode === 'wrapper'
         ? `<vmap:AdTagURI templateType="vast3">${cdata(`${this.url}/vast/wrapper?s=${encodeURIComponent(stream)}`)}</vmap:AdTagURI>`
         : `<vmap:VASTAdData>\n${this.vastBody(stream)}\n      </vmap:VASTAdData>`;
-    return `${head}>
-  <vmap:AdBreak timeOffset="start" breakType="linear" breakId="preroll">
-    <vmap:AdSource id="pod-1" allowMultipleAds="true" followRedirects="true">
+    const breakId = (offset: string, i: number) => (offset === 'start' ? 'preroll' : offset === 'end' ? 'postroll' : `midroll-${i}`);
+    const breaks = this.breaks.map(
+      (offset, i) => `  <vmap:AdBreak timeOffset="${xmlAttr(offset)}" breakType="linear" breakId="${breakId(offset, i)}">
+    <vmap:AdSource id="pod-${i + 1}" allowMultipleAds="true" followRedirects="true">
       ${source}
     </vmap:AdSource>
-  </vmap:AdBreak>
-</vmap:VMAP>
-`;
+  </vmap:AdBreak>`,
+    );
+    return `${head}>\n${breaks.join('\n')}\n</vmap:VMAP>\n`;
   }
 
   inlineVast(stream: string): string {
@@ -181,7 +189,7 @@ ${TRACKED.map((ev) => `              <Tracking event="${ev}">${cdata(this.trackU
               <ClickThrough id="click-${id}">${cdata(`https://advertiser.example.com/${encodeURIComponent(ad.id)}`)}</ClickThrough>
             </VideoClicks>
             <MediaFiles>
-              <MediaFile id="mf-${id}" delivery="progressive" type="video/mp4" width="1280" height="720" bitrate="2000">${cdata(`${this.url}/creatives/${encodeURIComponent(ad.id)}.mp4`)}</MediaFile>
+              <MediaFile id="mf-${id}" delivery="progressive" type="video/mp4" width="1280" height="720" bitrate="2000">${cdata(`${this.url}/creatives/${encodeURIComponent(ad.id)}.mp4`)}</MediaFile>${ad.hls ? `\n              <MediaFile id="hls-${id}" delivery="streaming" type="application/x-mpegURL" width="1280" height="720">${cdata(ad.hls)}</MediaFile>` : ''}${ad.dash ? `\n              <MediaFile id="dash-${id}" delivery="streaming" type="application/dash+xml" width="1280" height="720">${cdata(ad.dash)}</MediaFile>` : ''}
             </MediaFiles>
           </Linear>
         </Creative>

@@ -1,0 +1,62 @@
+/**
+ * `GET|HEAD /{STITCH_PATH}/cache/{id}/{file}`: the stitched manifests, served like the hot path
+ * (docs/design.md §4): from the in-process cache without a database round trip, else from
+ * Postgres once (another instance stitched it); 404 problem once the session expired. And
+ * `/{STITCH_PATH}/filler.vtt`, the empty WebVTT cue file that fills subtitle playlists during ads.
+ */
+import type { HttpRequest, HttpResponse, TemplatedApp } from '../http/uws.js';
+import { Exchange } from '../http/exchange.js';
+import { problem, problemResponse, type ProblemCode } from '../http/problem.js';
+import type { Logger } from '../log/index.js';
+import type { StitchSession, StitchStore } from './store.js';
+
+const ID = /^[A-Za-z0-9_-]{16,64}$/;
+const FILE = /^[A-Za-z0-9_-]{1,32}\.(m3u8|mpd)$/;
+const TYPES: Record<string, string> = { m3u8: 'application/vnd.apple.mpegurl', mpd: 'application/dash+xml' };
+const FILLER = 'WEBVTT\n\n';
+
+function sendProblem(ex: Exchange, code: ProblemCode, detail: string): void {
+  const p = problemResponse(problem(code, detail));
+  ex.send(p.status, p.headers, p.body);
+}
+
+export class StitchEndpoints {
+  constructor(
+    private readonly stitchPath: string,
+    private readonly store: StitchStore,
+    private readonly log: Logger,
+  ) {}
+
+  mount(app: TemplatedApp): void {
+    const cache = (res: HttpResponse, req: HttpRequest) => this.serve(res, req);
+    app.get(`/${this.stitchPath}/cache/*`, cache);
+    app.head(`/${this.stitchPath}/cache/*`, cache);
+    const filler = (res: HttpResponse, req: HttpRequest) => void new Exchange(res, req.getMethod() === 'head').send(200, { 'Content-Type': 'text/vtt', 'Cache-Control': 'public, max-age=86400' }, FILLER);
+    app.get(`/${this.stitchPath}/filler.vtt`, filler);
+    app.head(`/${this.stitchPath}/filler.vtt`, filler);
+  }
+
+  private serve(res: HttpResponse, req: HttpRequest): void {
+    const ex = new Exchange(res, req.getMethod() === 'head');
+    const parts = req.getUrl().slice(this.stitchPath.length + 2).split('/'); // cache/{id}/{file}
+    const id = parts[1] ?? '';
+    const file = parts[2] ?? '';
+    if (parts.length !== 3 || !ID.test(id) || !FILE.test(file)) return sendProblem(ex, 'not-found', 'no such stitched manifest');
+    const hit = this.store.cached(id);
+    if (hit) return this.answer(ex, hit, file);
+    this.store.get(id).then(
+      (s) => (s ? this.answer(ex, s, file) : sendProblem(ex, 'not-found', 'no such stitched manifest (or it expired)')),
+      (err: Error) => {
+        this.log.warn({ err: err.message }, 'stitch cache: database lookup failed');
+        sendProblem(ex, 'unavailable', 'the stitched manifest cannot be read now');
+      },
+    );
+  }
+
+  private answer(ex: Exchange, s: StitchSession, file: string): void {
+    const body = Object.hasOwn(s.files, file) ? s.files[file] : undefined;
+    if (body === undefined) return sendProblem(ex, 'not-found', 'no such stitched manifest');
+    const maxAge = Math.max(0, Math.floor((s.expiresAt - Date.now()) / 1000));
+    ex.send(200, { 'Content-Type': TYPES[file.slice(file.lastIndexOf('.') + 1)]!, 'Cache-Control': `public, max-age=${Math.min(maxAge, 3600)}` }, body);
+  }
+}

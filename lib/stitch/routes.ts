@@ -1,0 +1,68 @@
+/**
+ * `POST /{STITCH_PATH}/{protocol}/stream/{stream_id}/asset/{asset_id}` (spec "Player-facing
+ * endpoints"): the brand from the brand-recognition rules applied to this request, then the
+ * stitching flow (./service.ts). Authentication of player-facing endpoints is not specified: public.
+ */
+import type { Route } from '../http/router.js';
+import { badRequest, HttpError, notFound } from '../http/problem.js';
+import { bodyValidator } from '../http/validate.js';
+import type { BrandCache } from '../brand/cache.js';
+import type { StitchService, Protocol } from './service.js';
+
+const ID = /^[A-Za-z0-9._:~-]{1,256}$/;
+export const STITCH_BODY_LIMIT = 16 * 1024;
+
+const stitchBody = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    targeting: {
+      type: 'object',
+      maxProperties: 50,
+      propertyNames: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.:-]+$' },
+      additionalProperties: { type: 'string', maxLength: 512 },
+    },
+    content_uri: { type: 'string', minLength: 1, maxLength: 2048, pattern: '^https?://' },
+  },
+} as const;
+
+const stitchAnswer = {
+  type: 'object',
+  required: ['cache_url', 'breaks'],
+  properties: { cache_url: { type: 'string' }, breaks: { type: 'array', items: { type: 'object' } }, warnings: { type: 'array', items: { type: 'string' } } },
+} as const;
+
+interface StitchBody {
+  targeting?: Record<string, string>;
+  content_uri?: string;
+}
+
+export function stitchRoutes(stitchPath: string, service: StitchService, brands: BrandCache): Route[] {
+  const validate = bodyValidator<StitchBody>(stitchBody);
+  return [
+    {
+      method: 'POST',
+      rateRule: 'stitch',
+      pattern: `/${stitchPath}/:protocol/stream/:stream_id/asset/:asset_id`,
+      public: true,
+      body: 'json',
+      maxBody: STITCH_BODY_LIMIT,
+      summary: 'Server-side stitching: stitch ad pods into a VOD asset of the recognised brand; answers {cache_url, breaks, warnings?}',
+      schema: { body: stitchBody, response: stitchAnswer },
+      handler: async (req, raw) => {
+        const protocol = req.params['protocol'];
+        if (protocol !== 'hls' && protocol !== 'dash') throw notFound(`protocol must be hls or dash`);
+        const streamId = req.params['stream_id']!;
+        const assetId = req.params['asset_id']!;
+        if (!ID.test(streamId)) throw badRequest('stream_id: 1–256 characters of A-Z a-z 0-9 . _ : ~ -');
+        if (!assetId || assetId.length > 512) throw badRequest('asset_id: 1–512 characters');
+        const body = raw === undefined ? {} : validate(raw);
+        const forwarded = req.headers['x-forwarded-host'] ?? req.headers['forwarded'] ?? req.headers['x-forwarded'];
+        const rule = brands.current.resolve({ headers: req.headers, query: req.query.toString(), ...(forwarded ? {} : { hostname: req.headers['host'] ?? '' }) });
+        if (!rule) throw new HttpError('bad-request', 'no brand-recognition rule matches this request');
+        const answer = await service.stitch({ protocol: protocol as Protocol, brand: rule.brand_name, streamId, assetId, targeting: body.targeting ?? {}, ...(body.content_uri ? { contentUri: body.content_uri } : {}) });
+        return { json: answer, headers: { 'Cache-Control': 'no-store' } };
+      },
+    },
+  ];
+}

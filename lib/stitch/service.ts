@@ -1,0 +1,295 @@
+/**
+ * The server-side stitching flow (spec "What the service does" 6; docs/design.md §11): the asset
+ * from the brand's catalog, an ad request with the content's duration and cue points, the VMAP's
+ * breaks as pods of ads with streaming media, everything fetched through the outbound policy,
+ * stitched by the pure stitchers, stored, and answered as `{cache_url, breaks, warnings}`.
+ *
+ * Failures: the ad server (down, slow, garbage) or an ad's manifests → the content without those
+ * ads and a warning; the content origin → 502; a content manifest over the caps or unusable → 422.
+ * A session is stored only once it is whole.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { HttpError } from '../http/problem.js';
+import type { Logger } from '../log/index.js';
+import type { AssetRecord } from '../catalog/repo.js';
+import type { Rendition } from '../catalog/mrss.js';
+import { buildAdRequestUrl, type AdTagSettings } from '../ads/ad-request.js';
+import { beaconUrl } from '../ads/beacon.js';
+import { TRACKING_EVENTS, type DecidedAd } from '../ads/types.js';
+import type { ResolvedAds, FetchText } from '../ads/resolve.js';
+import { OutboundError } from '../outbound/client.js';
+import { StitchError } from './errors.js';
+import { breakType, planPods, type PlannedPod } from './plan.js';
+import { mediaPlaylistUris, parseMaster } from './hls/master.js';
+import { stitchHls, type HlsSource, type StitchedPod } from './hls/stitch.js';
+import { parseIsoDuration, stitchDash, type DashPodInput } from './dash/stitch.js';
+import type { StitchSession, StitchStore } from './store.js';
+
+export type Protocol = 'hls' | 'dash';
+
+/** A placed pod with each ad's fetched manifests (none when they could not be had). */
+interface PodMedia {
+  id: string;
+  offsetSec: number;
+  ads: Array<{ ad: DecidedAd; source?: HlsSource | string }>;
+}
+
+export interface StitchRequest {
+  protocol: Protocol;
+  brand: string;
+  streamId: string;
+  assetId: string;
+  targeting: Record<string, string>;
+  contentUri?: string;
+}
+
+export interface TrackingOut {
+  event: string;
+  offset: number;
+  urls: string[];
+}
+
+export interface BreakOut {
+  id: string;
+  type: 'pre' | 'mid' | 'post';
+  start: number;
+  duration: number;
+  content_offset: number;
+  ads: Array<{ id: string; creative_id: string | null; sequence: number; start: number; duration: number; title?: string; ad_system?: string; tracking: TrackingOut[] }>;
+}
+
+export interface StitchAnswer {
+  cache_url: string;
+  breaks: BreakOut[];
+  warnings?: string[];
+}
+
+export interface StitchServiceDeps {
+  findAsset(brand: string, assetId: string): Promise<AssetRecord>;
+  /** The brand's ad-tag settings (its squeeze brand config's `ad_tag`), empty when it has none. */
+  adTag(brand: string): Promise<AdTagSettings>;
+  resolve(url: string): Promise<ResolvedAds>;
+  /** Manifest fetches (content and ads), size-capped: OutboundError on failure. */
+  fetchText: FetchText;
+  store: StitchStore;
+  adServerUrl: string;
+  publicBaseUrl: () => string;
+  stitchPath: string;
+  ttlSec: number;
+  beaconSecret: string;
+  log: Logger;
+}
+
+const FETCH_MS = 10_000;
+const MAX_PLAYLISTS = 64;
+const BEACON_GRACE_SEC = 3600;
+
+const round = (n: number) => Math.round(n * 1000) / 1000;
+
+export class StitchService {
+  constructor(private readonly deps: StitchServiceDeps) {}
+
+  cacheBase(id: string): string {
+    return `${this.deps.publicBaseUrl().replace(/\/+$/, '')}/${this.deps.stitchPath}/cache/${id}`;
+  }
+
+  async stitch(req: StitchRequest): Promise<StitchAnswer> {
+    const asset = await this.deps.findAsset(req.brand, req.assetId);
+    // Keyed by the item's guid: asked by guid or by content id, it is the same asset.
+    const key = createHash('sha256').update(JSON.stringify([req.protocol, req.brand, req.streamId, asset.guid])).digest('base64url');
+    const live = await this.deps.store.byKey(key);
+    if (live) return live.response as StitchAnswer;
+
+    const rendition = pickRendition(asset.renditions, req.protocol, req.contentUri);
+    const id = randomBytes(16).toString('base64url');
+    const warnings: string[] = [];
+    const ttlMs = this.deps.ttlSec * 1000;
+
+    let answer: StitchAnswer;
+    let files: Record<string, string>;
+    if (req.protocol === 'hls') {
+      const content = await this.contentHls(rendition.url);
+      const durationSec = contentDuration(content, asset);
+      const pods = await this.decide(req, asset, durationSec, warnings);
+      const withMedia = await this.adSources(pods, 'hls', warnings);
+      const result = guard(() =>
+        stitchHls(
+          content,
+          withMedia.map((p) => ({ id: p.id, offsetSec: p.offsetSec, ads: p.ads.flatMap(({ ad, source }) => (source ? [{ id: adKey(ad), source: source as HlsSource }] : [])) })),
+          { fillerUri: `${this.deps.publicBaseUrl().replace(/\/+$/, '')}/${this.deps.stitchPath}/filler.vtt` },
+        ),
+      );
+      for (const s of result.skipped) warnings.push(`ad ${s.adId} of break ${s.podId} left out: ${s.reason}`);
+      files = { 'master.m3u8': result.master, ...Object.fromEntries(result.playlists) };
+      answer = { cache_url: `${this.cacheBase(id)}/master.m3u8`, breaks: this.breaks(result.pods, withMedia, result.contentDuration, req.streamId, Date.now() + ttlMs) };
+    } else {
+      const mpd = await this.fetch(rendition.url, 'content');
+      const declared = /mediaPresentationDuration="([^"]+)"/.exec(mpd)?.[1];
+      const pods = await this.decide(req, asset, parseIsoDuration(declared) ?? asset.duration ?? 0, warnings);
+      const withMedia = await this.adSources(pods, 'dash', warnings);
+      const inputs: DashPodInput[] = withMedia.map((p) => ({ id: p.id, offsetSec: p.offsetSec, ads: p.ads.flatMap(({ ad, source }) => (source ? [{ id: adKey(ad), url: ad.streams!.dash!, mpd: source as string }] : [])) }));
+      const result = guard(() => stitchDash({ url: rendition.url, mpd }, inputs));
+      for (const s of result.skipped) warnings.push(`ad ${s.adId} of break ${s.podId} left out: ${s.reason}`);
+      files = { 'manifest.mpd': result.mpd };
+      answer = { cache_url: `${this.cacheBase(id)}/manifest.mpd`, breaks: this.breaks(result.pods, withMedia, result.contentDuration, req.streamId, Date.now() + ttlMs) };
+    }
+    if (warnings.length) answer.warnings = warnings;
+    const session: StitchSession = { id, key, protocol: req.protocol, files, response: answer, expiresAt: Date.now() + ttlMs };
+    return (await this.deps.store.put(session)).response as StitchAnswer;
+  }
+
+  /** The ad request and its answer as placed pods; any ad-server failure is a warning and no pods. */
+  private async decide(req: StitchRequest, asset: AssetRecord, durationSec: number, warnings: string[]): Promise<PlannedPod[]> {
+    const adTag = await this.deps.adTag(req.brand).catch((err: Error) => {
+      this.deps.log.warn({ err: err.message, brand: req.brand }, 'stitch: brand ad-tag settings unavailable; ad request without them');
+      return { params: {} };
+    });
+    const url = buildAdRequestUrl({
+      adServerUrl: this.deps.adServerUrl,
+      adTag,
+      assetId: asset.guid,
+      breakId: req.streamId,
+      durationSec,
+      targeting: { ...req.targeting, stream_id: req.streamId },
+      vod: { durationSec, cuePoints: asset.cue_points },
+    });
+    if (!url) {
+      warnings.push('no ad server configured (AD_SERVER_URL): the content is served without ads');
+      return [];
+    }
+    const decided = await this.deps.resolve(url);
+    if (!decided.ads.length) {
+      warnings.push(`no ads: ${decided.reason ?? 'the ad server returned none'}`);
+      return [];
+    }
+    if (decided.reason) warnings.push(`some ads were not resolved: ${decided.reason}`);
+    const planned = planPods(decided.ads, durationSec, asset.cue_points);
+    warnings.push(...planned.warnings);
+    return planned.pods;
+  }
+
+  /** Fetches each ad's streaming manifests (once per URL); an ad without them is reported and left out. */
+  private async adSources(pods: PlannedPod[], protocol: Protocol, warnings: string[]): Promise<PodMedia[]> {
+    const cache = new Map<string, Promise<HlsSource | string | undefined>>();
+    const load = (url: string) => {
+      let p = cache.get(url);
+      if (!p) {
+        p = (protocol === 'hls' ? this.adHls(url) : this.fetch(url, 'ad')).catch((err: Error) => {
+          warnings.push(`ad manifest ${url.slice(0, 200)} unavailable: ${err.message}`);
+          return undefined;
+        });
+        cache.set(url, p);
+      }
+      return p;
+    };
+    return Promise.all(
+      pods.map(async (pod) => ({
+        ...pod,
+        ads: await Promise.all(
+          pod.ads.map(async (ad) => {
+            const url = protocol === 'hls' ? ad.streams?.hls : ad.streams?.dash;
+            if (!url) {
+              warnings.push(`ad ${adKey(ad)} of break ${pod.id} has no ${protocol === 'hls' ? 'HLS (application/x-mpegURL)' : 'DASH (application/dash+xml)'} media file: left out`);
+              return { ad };
+            }
+            const source = await load(url);
+            return source === undefined ? { ad } : { ad, source };
+          }),
+        ),
+      })),
+    );
+  }
+
+  private async contentHls(url: string): Promise<HlsSource> {
+    const master = await this.fetch(url, 'content');
+    const uris = guard(() => mediaPlaylistUris(parseMaster(url, master))).filter((u) => u !== url);
+    if (uris.length > MAX_PLAYLISTS) throw new HttpError('unprocessable', `the content names more than ${MAX_PLAYLISTS} media playlists`);
+    const texts = await Promise.all(uris.map((u) => this.fetch(u, 'content')));
+    return { url, master, playlists: new Map(uris.map((u, i) => [u, texts[i]!])) };
+  }
+
+  private async adHls(url: string): Promise<HlsSource> {
+    const master = await this.fetch(url, 'ad');
+    const uris = mediaPlaylistUris(parseMaster(url, master)).filter((u) => u !== url);
+    if (uris.length > MAX_PLAYLISTS) throw new StitchError('too-large', `more than ${MAX_PLAYLISTS} media playlists`);
+    const texts = await Promise.all(uris.map((u) => this.fetch(u, 'ad')));
+    return { url, master, playlists: new Map(uris.map((u, i) => [u, texts[i]!])) };
+  }
+
+  /** A content fetch failure is the origin's (502) or the manifest's size (422); an ad's is rethrown for a warning. */
+  private async fetch(url: string, whose: 'content' | 'ad'): Promise<string> {
+    try {
+      return await this.deps.fetchText(url, AbortSignal.timeout(FETCH_MS));
+    } catch (err) {
+      if (whose === 'ad') throw err;
+      if (err instanceof OutboundError && err.code === 'too-large') throw new HttpError('unprocessable', `the content manifest ${url} is larger than the cap`);
+      if (err instanceof OutboundError && err.code === 'refused') throw new HttpError('upstream-failed', `the content URL is not allowed: ${(err as Error).message}`);
+      throw new HttpError('upstream-failed', `the content origin failed for ${url}: ${(err as Error).message}`);
+    }
+  }
+
+  /** `breaks[]` on the stitched timeline, every tracking URL signed through /beacon. */
+  private breaks(pods: StitchedPod[], planned: PodMedia[], contentSec: number, streamId: string, expiresMs: number): BreakOut[] {
+    const adsByKey = new Map(planned.flatMap((p) => p.ads.map(({ ad }) => [`${p.id}\u0000${adKey(ad)}`, ad] as const)));
+    const base = this.deps.publicBaseUrl();
+    const expires = Math.floor(expiresMs / 1000) + BEACON_GRACE_SEC;
+    return pods.map((pod) => {
+      const id = pod.ids.join('+');
+      return {
+        id,
+        type: breakType(pod.contentOffset, contentSec),
+        start: round(pod.start),
+        duration: round(pod.duration),
+        content_offset: round(pod.contentOffset),
+        ads: pod.ads.map((a, i) => {
+          const ad = pod.ids.map((pid) => adsByKey.get(`${pid}\u0000${a.id}`)).find((x) => x !== undefined)!;
+          const out: BreakOut['ads'][number] = { id: ad.adId, creative_id: ad.creativeId ?? null, sequence: i + 1, start: round(a.start), duration: round(a.duration), tracking: [] };
+          if (ad.title) out.title = ad.title;
+          if (ad.adSystem) out.ad_system = ad.adSystem;
+          const at: Record<string, number> = { impression: 0, start: 0, firstQuartile: 0.25, midpoint: 0.5, thirdQuartile: 0.75, complete: 1 };
+          for (const event of TRACKING_EVENTS) {
+            const urls = ad.tracking[event];
+            if (!urls?.length) continue;
+            out.tracking.push({ event, offset: round(a.start + at[event]! * a.duration), urls: urls.map((url) => beaconUrl(base, this.deps.beaconSecret, { url, streamId, event, breakId: id, expires })) });
+          }
+          return out;
+        }),
+      };
+    });
+  }
+}
+
+/** An ad's identity within a pod (ad id and creative: one VAST ad may carry several linear creatives). */
+function adKey(ad: DecidedAd): string {
+  return ad.creativeId ? `${ad.adId}/${ad.creativeId}` : ad.adId;
+}
+
+function pickRendition(renditions: Rendition[], protocol: Protocol, contentUri: string | undefined): Rendition {
+  const candidates = renditions.filter((r) => r.kind === protocol);
+  if (contentUri !== undefined) {
+    const chosen = candidates.find((r) => r.url === contentUri);
+    if (!chosen) throw new HttpError('bad-request', `content_uri is not one of the asset's ${protocol.toUpperCase()} renditions`);
+    return chosen;
+  }
+  if (!candidates[0]) throw new HttpError('unprocessable', `the asset has no ${protocol.toUpperCase()} rendition`);
+  return candidates[0];
+}
+
+/** The video duration of the content (first variant), the catalog's when the playlist cannot say. */
+function contentDuration(content: HlsSource, asset: AssetRecord): number {
+  const master = guard(() => parseMaster(content.url, content.master));
+  const text = content.playlists.get(master.variants[0]!.uri) ?? content.master;
+  let d = 0;
+  for (const m of text.matchAll(/^#EXTINF:([0-9.]+)/gm)) d += Number(m[1]);
+  return d > 0 ? d : (asset.duration ?? 0);
+}
+
+/** Stitcher errors about the content are the asset's fault: 422. */
+function guard<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof StitchError) throw new HttpError('unprocessable', `the content cannot be stitched: ${err.message}`);
+    throw err;
+  }
+}

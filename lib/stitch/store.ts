@@ -1,0 +1,105 @@
+/**
+ * Stitched sessions: Postgres (so any instance serves a cache_url another handed out) behind an
+ * in-process cache (so a hit costs no database round trip). A session is all its files and the
+ * POST answer; it expires after STITCH_TTL_SEC, after which its URLs answer 404.
+ */
+import type { Sql } from '../store/index.js';
+
+export interface StitchSession {
+  id: string;
+  key: string;
+  protocol: 'hls' | 'dash';
+  files: Record<string, string>;
+  response: unknown;
+  expiresAt: number;
+}
+
+interface Row {
+  id: string;
+  key: string;
+  protocol: 'hls' | 'dash';
+  files: Record<string, string>;
+  response: unknown;
+  expires_at: Date;
+}
+
+const toSession = (r: Row): StitchSession => ({ id: r.id, key: r.key, protocol: r.protocol, files: r.files, response: r.response, expiresAt: r.expires_at.getTime() });
+
+function sizeOf(s: StitchSession): number {
+  let n = 0;
+  for (const name in s.files) n += s.files[name]!.length;
+  return n;
+}
+
+export class StitchStore {
+  private readonly byId = new Map<string, StitchSession>();
+  private bytes = 0;
+
+  constructor(
+    private readonly sql: Sql,
+    /** Characters of manifest text kept in process (oldest sessions leave first). */
+    private readonly maxChars = 256 * 1024 * 1024,
+  ) {}
+
+  /** From memory only: the hot path's lookup. */
+  cached(id: string): StitchSession | undefined {
+    const s = this.byId.get(id);
+    if (s && s.expiresAt <= Date.now()) {
+      this.forget(s);
+      return undefined;
+    }
+    return s;
+  }
+
+  async get(id: string): Promise<StitchSession | undefined> {
+    const hit = this.cached(id);
+    if (hit) return hit;
+    const [row] = await this.sql<Row[]>`select id, key, protocol, files, response, expires_at from stitch_session where id = ${id} and expires_at > now()`;
+    return row ? this.remember(toSession(row)) : undefined;
+  }
+
+  /** The live session of a request key, if any. */
+  async byKey(key: string): Promise<StitchSession | undefined> {
+    for (const s of this.byId.values()) if (s.key === key && s.expiresAt > Date.now()) return s;
+    const [row] = await this.sql<Row[]>`select id, key, protocol, files, response, expires_at from stitch_session where key = ${key} and expires_at > now()`;
+    return row ? this.remember(toSession(row)) : undefined;
+  }
+
+  /**
+   * Stores a session unless a live one with the same key exists (two instances stitched the same
+   * request at once): the one stored first is returned, so both answer the same cache_url.
+   */
+  async put(s: StitchSession): Promise<StitchSession> {
+    const [row] = await this.sql<Row[]>`
+      insert into stitch_session (id, key, protocol, files, response, expires_at)
+      values (${s.id}, ${s.key}, ${s.protocol}, ${this.sql.json(s.files)}, ${this.sql.json(s.response as never)}, ${new Date(s.expiresAt)})
+      on conflict (key) do update set id = excluded.id, protocol = excluded.protocol, files = excluded.files, response = excluded.response,
+        created_at = now(), expires_at = excluded.expires_at
+      where stitch_session.expires_at <= now()
+      returning id, key, protocol, files, response, expires_at`;
+    // Expired sessions are deleted a while after expiry, a few at a time, by whoever writes.
+    void this.sql`delete from stitch_session where id in (select id from stitch_session where expires_at < now() - interval '1 hour' limit 100)`.catch(() => undefined);
+    if (row) return this.remember(toSession(row));
+    const winner = await this.byKey(s.key);
+    return winner ?? this.remember(s);
+  }
+
+  private remember(s: StitchSession): StitchSession {
+    const old = this.byId.get(s.id);
+    if (old) this.forget(old);
+    this.byId.set(s.id, s);
+    this.bytes += sizeOf(s);
+    for (const victim of this.byId.values()) {
+      if (this.bytes <= this.maxChars || victim === s) break;
+      this.forget(victim);
+    }
+    return s;
+  }
+
+  private forget(s: StitchSession): void {
+    if (this.byId.get(s.id) === s) {
+      this.byId.delete(s.id);
+      this.bytes -= sizeOf(s);
+    }
+  }
+}
