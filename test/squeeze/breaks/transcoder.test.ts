@@ -28,7 +28,7 @@ const job = (key: string, over: Partial<SqueezeJob> = {}): SqueezeJob => ({
   sqz_ratios: { content_box: 0.6, ad_box: 0.5 },
   positions: { content_box: { x: 0.02, y: 0.05 }, ad_box: { x: 0.5, y: 0.25 } },
   animation: { phase: 'hold', in_sec: 2, out_sec: 2 },
-  frames: {},
+  frames: { content_box: { enabled: false, thickness_px: 4, color: 'white@0.8' }, ad_box: { enabled: false, thickness_px: 4, color: 'white@0.8' } },
   ad_offset_sec: 6,
   duration_sec: 6,
   id3: { owner: 'com.example.sqz', value: 'brk-1' },
