@@ -51,8 +51,50 @@ async function main(): Promise<void> {
   try {
     const clock = await label('%{pts\\:hms}', 'h-th-40');
     await Promise.all([
-      ffmpeg(['-f', 'lavfi', '-i', `testsrc=s=1280x720:r=30:d=6${clock}`, '-f', 'lavfi', '-i', 'sine=f=440:d=6:sample_rate=48000', '-ac', '2', '-c:v', 'libx264', '-preset', 'veryfast', '-c:a', 'aac', '-output_ts_offset', '3600', '-f', 'mpegts', path.join(dir, 'content.ts')]),
-      ffmpeg(['-f', 'lavfi', '-i', `testsrc2=s=1280x720:r=30:d=12${await label('AD', '40')}`, '-f', 'lavfi', '-i', 'sine=f=880:d=12:sample_rate=48000', '-ac', '2', '-c:v', 'libx264', '-preset', 'veryfast', '-c:a', 'aac', '-f', 'mp4', path.join(dir, 'ad.mp4')]),
+      ffmpeg([
+        '-f',
+        'lavfi',
+        '-i',
+        `testsrc=s=1280x720:r=30:d=6${clock}`,
+        '-f',
+        'lavfi',
+        '-i',
+        'sine=f=440:d=6:sample_rate=48000',
+        '-ac',
+        '2',
+        '-c:v',
+        'libx264',
+        '-preset',
+        'veryfast',
+        '-c:a',
+        'aac',
+        '-output_ts_offset',
+        '3600',
+        '-f',
+        'mpegts',
+        path.join(dir, 'content.ts'),
+      ]),
+      ffmpeg([
+        '-f',
+        'lavfi',
+        '-i',
+        `testsrc2=s=1280x720:r=30:d=12${await label('AD', '40')}`,
+        '-f',
+        'lavfi',
+        '-i',
+        'sine=f=880:d=12:sample_rate=48000',
+        '-ac',
+        '2',
+        '-c:v',
+        'libx264',
+        '-preset',
+        'veryfast',
+        '-c:a',
+        'aac',
+        '-f',
+        'mp4',
+        path.join(dir, 'ad.mp4'),
+      ]),
       ffmpeg(['-f', 'lavfi', '-i', 'gradients=s=1280x720:c0=0x0b1d3a:c1=0x4a1040:x0=0:y0=0:x1=1280:y1=720:nb_colors=2', '-frames:v', '1', '-update', '1', path.join(dir, 'background.png')]),
     ]);
     // One core: the compositions run under taskset when it exists, with one encoder/filter thread.
@@ -64,7 +106,14 @@ async function main(): Promise<void> {
       await chmod(ffmpegPath, 0o755);
     }
     const tx = await startTranscoder(
-      loadTranscoderConfig({ TRANSCODER_PORT: '0', TRANSCODER_DATA_DIR: path.join(dir, 'data'), FFMPEG_PATH: ffmpegPath, FFPROBE_PATH: FFMPEG.replace(/ffmpeg$/, 'ffprobe'), TRANSCODER_THREADS: '1', TRANSCODER_CONCURRENCY: '1' }),
+      loadTranscoderConfig({
+        TRANSCODER_PORT: '0',
+        TRANSCODER_DATA_DIR: path.join(dir, 'data'),
+        FFMPEG_PATH: ffmpegPath,
+        FFPROBE_PATH: FFMPEG.replace(/ffmpeg$/, 'ffprobe'),
+        TRANSCODER_THREADS: '1',
+        TRANSCODER_CONCURRENCY: '1',
+      }),
       createLogger('silent'),
     );
     try {

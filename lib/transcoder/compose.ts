@@ -53,7 +53,12 @@ export function progressExpr(phase: Composition['phase'], inSec: number, outSec:
 /** The segment's geometry in pixels. */
 export function layoutBoxes(comp: Composition, width: number, height: number) {
   const lbar = comp.layout === 'lbar';
-  const content = { w: even(width * comp.ratios.content), h: even(height * comp.ratios.content), x: lbar ? 0 : Math.round(width * comp.positions.content.x), y: lbar ? 0 : Math.round(height * comp.positions.content.y) };
+  const content = {
+    w: even(width * comp.ratios.content),
+    h: even(height * comp.ratios.content),
+    x: lbar ? 0 : Math.round(width * comp.positions.content.x),
+    y: lbar ? 0 : Math.round(height * comp.positions.content.y),
+  };
   const ad = lbar ? { w: width, h: height, x: 0, y: 0 } : { w: even(width * comp.ratios.ad), h: -2, x: Math.round(width * comp.positions.ad.x), y: Math.round(height * comp.positions.ad.y) };
   return { content, ad };
 }

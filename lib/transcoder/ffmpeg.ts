@@ -72,7 +72,11 @@ const seconds = (s: string | undefined) => (s !== undefined && Number.isFinite(N
 
 /** The streams of a media file, as far as composing needs them; start PTS in 90 kHz units. */
 export async function probe(ffprobe: string, file: string, timeoutMs: number): Promise<MediaInfo> {
-  const json = await run(ffprobe, ['-v', 'error', '-show_entries', 'stream=codec_type,width,height,r_frame_rate,start_time,duration,sample_rate,channels:format=duration', '-of', 'json', file], timeoutMs);
+  const json = await run(
+    ffprobe,
+    ['-v', 'error', '-show_entries', 'stream=codec_type,width,height,r_frame_rate,start_time,duration,sample_rate,channels:format=duration', '-of', 'json', file],
+    timeoutMs,
+  );
   let parsed: { streams?: ProbeStream[]; format?: { duration?: string } };
   try {
     parsed = JSON.parse(json.toString('utf8')) as typeof parsed;

@@ -105,7 +105,7 @@ function rewritePmt(section: Buffer): { section: Buffer; pid: number } {
   const info = section.subarray(12, 12 + infoLength);
   const streams = section.subarray(12 + infoLength, end);
   const used = new Set<number>([((section[8]! & 0x1f) << 8) | section[9]!]);
-  for (let i = 0; i + 5 <= streams.length; ) {
+  for (let i = 0; i + 5 <= streams.length;) {
     if (streams[i] === METADATA_STREAM_TYPE) throw new TsRewriteError('the segment already has a metadata stream');
     used.add(((streams[i + 1]! & 0x1f) << 8) | streams[i + 2]!);
     i += 5 + (((streams[i + 3]! & 0x0f) << 8) | streams[i + 4]!);

@@ -71,7 +71,8 @@ export function validateSqueezeJob(body: unknown): FieldError[] {
   const id3 = j['id3'];
   if (id3 !== undefined) {
     const o = id3 as Record<string, unknown> | null;
-    if (typeof o !== 'object' || o === null || typeof o['owner'] !== 'string' || !o['owner'] || o['owner'].length > 255 || typeof o['value'] !== 'string' || o['value'].length > 4096) errors.push({ path: 'id3', message: 'must be {owner, value} strings (owner 1–255, value ≤ 4096 characters)' });
+    if (typeof o !== 'object' || o === null || typeof o['owner'] !== 'string' || !o['owner'] || o['owner'].length > 255 || typeof o['value'] !== 'string' || o['value'].length > 4096)
+      errors.push({ path: 'id3', message: 'must be {owner, value} strings (owner 1–255, value ≤ 4096 characters)' });
   }
   if (!layoutFields(j)) for (const e of layoutFields.errors ?? []) errors.push({ path: dotted(e), message: e.message ?? 'is invalid' });
   return errors;

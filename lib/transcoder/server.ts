@@ -120,7 +120,12 @@ export function createTranscoderServer(transcoder: Transcoder, opts: TranscoderS
     const pathname = (req.url ?? '/').split('?')[0]!;
     if (req.method === 'OPTIONS') {
       req.resume();
-      const preflight = { ...cors(req.headers.origin), 'Access-Control-Allow-Methods': 'GET, HEAD, POST, OPTIONS', 'Access-Control-Allow-Headers': 'Content-Type, Range', 'Access-Control-Max-Age': '86400' };
+      const preflight = {
+        ...cors(req.headers.origin),
+        'Access-Control-Allow-Methods': 'GET, HEAD, POST, OPTIONS',
+        'Access-Control-Allow-Headers': 'Content-Type, Range',
+        'Access-Control-Max-Age': '86400',
+      };
       return send(res, 204, preflight);
     }
     if (pathname === '/v3/squeeze') {

@@ -47,13 +47,24 @@ export interface Probe {
 }
 
 export async function ffprobe(file: string): Promise<Probe> {
-  const { stdout } = await exec(FFPROBE, ['-v', 'error', '-show_entries', 'stream=codec_type,codec_name,width,height,start_pts,start_time,duration,r_frame_rate:format=duration,start_time', '-of', 'json', file]);
+  const { stdout } = await exec(FFPROBE, [
+    '-v',
+    'error',
+    '-show_entries',
+    'stream=codec_type,codec_name,width,height,start_pts,start_time,duration,r_frame_rate:format=duration,start_time',
+    '-of',
+    'json',
+    file,
+  ]);
   return JSON.parse(stdout) as Probe;
 }
 
 /** The frame shown at `sec` after the segment's start, as rgb24 bytes (width × height × 3). */
 export async function rgbFrameAt(file: string, sec: number): Promise<Buffer> {
-  const { stdout } = await promisify(execFile)(FFMPEG, ['-hide_banner', '-loglevel', 'error', '-i', file, '-ss', String(sec), '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'], { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 });
+  const { stdout } = await promisify(execFile)(FFMPEG, ['-hide_banner', '-loglevel', 'error', '-i', file, '-ss', String(sec), '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'], {
+    encoding: 'buffer',
+    maxBuffer: 64 * 1024 * 1024,
+  });
   return stdout;
 }
 

@@ -36,7 +36,10 @@ t.test('ok: a valid job answers the output URI, which then serves MPEG-TS', asyn
   t.equal(out.headers['content-type'], 'video/mp2t');
   const bytes = Buffer.from(await out.body.arrayBuffer());
   t.equal(bytes[0], 0x47, 'TS sync byte');
-  const minimal = await call(sim.url, 'POST', '/v3/squeeze', { json: { content_uri: 'http://o/a.ts', ad_uri: 'http://a/b.mp4', layout: 'lbar', output_key: 'k 1' }, headers: { 'content-type': 'application/json; charset=utf-8' } });
+  const minimal = await call(sim.url, 'POST', '/v3/squeeze', {
+    json: { content_uri: 'http://o/a.ts', ad_uri: 'http://a/b.mp4', layout: 'lbar', output_key: 'k 1' },
+    headers: { 'content-type': 'application/json; charset=utf-8' },
+  });
   t.equal(minimal.status, 200, 'optional fields are optional');
   t.equal(minimal.body.output_uri, `${sim.url}/out/k%201.ts`);
   const o2 = await request(minimal.body.output_uri);

@@ -32,10 +32,14 @@ t.test('injectTimedId3: a real segment gains a metadata stream extractTags reads
     t.ok(out.length > ts.length, 'packets were added');
     const r = extractTags(out);
     t.equal(r.container, 'ts');
-    t.match(r.tags, [
-      { frame: 'TXXX', description: 'com.acme.vtg', value: 'brk-1', metadata: { timescale: 90000, presentation_time: 8_589_934_000 } },
-      { frame: 'PRIV', description: 'com.acme.vtg', value: 'brk-1', metadata: { timescale: 90000, presentation_time: 8_589_934_000 } },
-    ], `${f}: the tag at its PTS`);
+    t.match(
+      r.tags,
+      [
+        { frame: 'TXXX', description: 'com.acme.vtg', value: 'brk-1', metadata: { timescale: 90000, presentation_time: 8_589_934_000 } },
+        { frame: 'PRIV', description: 'com.acme.vtg', value: 'brk-1', metadata: { timescale: 90000, presentation_time: 8_589_934_000 } },
+      ],
+      `${f}: the tag at its PTS`,
+    );
     t.equal(r.tags.length, 2);
   }
   t.equal(read, files.length);

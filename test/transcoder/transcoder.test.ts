@@ -34,8 +34,49 @@ async function start(t: Test, env: Record<string, string> = {}): Promise<Running
 
 /** A 2 s content segment starting at PTS 1000 s, a 4 s ad, a background; realistic and solid-colour kinds. */
 async function makeInputs(dir: string): Promise<void> {
-  const content = (src: string, name: string) => ffmpeg(['-f', 'lavfi', '-i', `${src}${src.includes('=') ? ':' : '='}s=${W}x${H}:r=${FPS}:d=2`, '-f', 'lavfi', '-i', 'sine=f=440:d=2:sample_rate=48000', '-ac', '2', '-c:v', 'libx264', '-preset', 'veryfast', '-c:a', 'aac', '-output_ts_offset', '1000', '-f', 'mpegts', path.join(dir, name)]);
-  const ad = (src: string, name: string) => ffmpeg(['-f', 'lavfi', '-i', `${src}${src.includes('=') ? ':' : '='}s=1280x720:r=30:d=4`, '-f', 'lavfi', '-i', 'sine=f=880:d=4:sample_rate=44100', '-c:v', 'libx264', '-preset', 'veryfast', '-c:a', 'aac', '-shortest', path.join(dir, name)]);
+  const content = (src: string, name: string) =>
+    ffmpeg([
+      '-f',
+      'lavfi',
+      '-i',
+      `${src}${src.includes('=') ? ':' : '='}s=${W}x${H}:r=${FPS}:d=2`,
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=f=440:d=2:sample_rate=48000',
+      '-ac',
+      '2',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'veryfast',
+      '-c:a',
+      'aac',
+      '-output_ts_offset',
+      '1000',
+      '-f',
+      'mpegts',
+      path.join(dir, name),
+    ]);
+  const ad = (src: string, name: string) =>
+    ffmpeg([
+      '-f',
+      'lavfi',
+      '-i',
+      `${src}${src.includes('=') ? ':' : '='}s=1280x720:r=30:d=4`,
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=f=880:d=4:sample_rate=44100',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'veryfast',
+      '-c:a',
+      'aac',
+      '-shortest',
+      path.join(dir, name),
+    ]);
   await Promise.all([
     content('testsrc', 'content.ts'),
     content('color=c=blue', 'blue.ts'),
@@ -106,10 +147,14 @@ if (needFfmpeg(t)) {
       t.equal(v.start_pts, content.start_pts, `${c.name}: video starts at the content's PTS`);
       t.ok(Math.abs(Number(v.duration) - Number(content.duration)) <= 1 / FPS + 1e-6, `${c.name}: duration ${v.duration} within a frame of ${content.duration}`);
       const tags = extractTags(await readFile(file)).tags;
-      t.match(tags, [
-        { frame: 'TXXX', description: 'com.acme.vtg', value: 'brk-7', metadata: { timescale: 90000, presentation_time: content.start_pts } },
-        { frame: 'PRIV', description: 'com.acme.vtg', value: 'brk-7' },
-      ], `${c.name}: the ID3 tag at the segment start`);
+      t.match(
+        tags,
+        [
+          { frame: 'TXXX', description: 'com.acme.vtg', value: 'brk-7', metadata: { timescale: 90000, presentation_time: content.start_pts } },
+          { frame: 'PRIV', description: 'com.acme.vtg', value: 'brk-7' },
+        ],
+        `${c.name}: the ID3 tag at the segment start`,
+      );
       checked++;
     }
     t.equal(checked, cases.length);
@@ -234,7 +279,11 @@ t.test('bad jobs and paths: problems, never a crash (no ffmpeg needed)', async (
   t.equal(bad.status, 400);
   t.match(bad.headers['content-type'], /application\/problem\+json/);
   t.match(bad.body, { status: 400, type: 'urn:squeezeback:problem:validation' });
-  for (const field of ['content_uri', 'ad_uri', 'layout', 'output_key']) t.ok(bad.body.errors.some((e: { path: string }) => e.path === field), field);
+  for (const field of ['content_uri', 'ad_uri', 'layout', 'output_key'])
+    t.ok(
+      bad.body.errors.some((e: { path: string }) => e.path === field),
+      field,
+    );
   t.equal((await call(tx.url, 'POST', '/v3/squeeze', { body: '{', headers: { 'content-type': 'application/json' } })).status, 400, 'not JSON');
   t.equal((await call(tx.url, 'POST', '/v3/squeeze', { body: '{}', headers: { 'content-type': 'text/plain' } })).status, 415);
   t.equal((await call(tx.url, 'POST', '/v3/squeeze', { body: JSON.stringify({ pad: 'x'.repeat(1024 * 1024 + 10) }), headers: { 'content-type': 'application/json' } })).status, 413);
