@@ -7,6 +7,8 @@
 import type http from 'node:http';
 import { HttpSim } from './http-sim.js';
 import type { SqueezeJob } from '../squeeze/breaks/transcoder.js';
+import type { FieldError } from '../errors/index.js';
+import { validateSqueezeJob } from '../transcoder/job.js';
 
 export type TranscoderMode = 'ok' | 'error' | 'slow' | 'flaky';
 
@@ -17,63 +19,12 @@ export interface TranscoderSimOptions {
   slowMs?: number;
 }
 
-/** The contract's job (lib/squeeze/breaks/transcoder.ts); the simulator checks what arrives against it. */
+/** The contract's job (lib/squeeze/breaks/transcoder.ts); the simulator checks what arrives with the transcoder's own validation. */
 export type { SqueezeJob };
-
-interface FieldError {
-  path: string;
-  message: string;
-}
 
 const MAX_BODY = 1024 * 1024;
 /** One MPEG-TS packet: sync byte, a null-PID header, stuffing. */
 const TS_PACKET = Buffer.concat([Buffer.from([0x47, 0x1f, 0xff, 0x10]), Buffer.alloc(184, 0xff)]);
-
-function isHttpUrl(v: unknown): boolean {
-  if (typeof v !== 'string') return false;
-  try {
-    const u = new URL(v);
-    return u.protocol === 'http:' || u.protocol === 'https:';
-  } catch {
-    return false;
-  }
-}
-
-const isNonNegative = (v: unknown) => typeof v === 'number' && Number.isFinite(v) && v >= 0;
-
-/** Field errors of a squeeze job; empty when it is acceptable. */
-export function validateSqueezeJob(body: unknown): FieldError[] {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return [{ path: '', message: 'must be a JSON object' }];
-  const j = body as Record<string, unknown>;
-  const errors: FieldError[] = [];
-  for (const f of ['content_uri', 'ad_uri'] as const) {
-    if (j[f] === undefined) errors.push({ path: f, message: 'is required' });
-    else if (!isHttpUrl(j[f])) errors.push({ path: f, message: 'must be an http(s) URL' });
-  }
-  if (j['background_uri'] !== undefined && j['background_uri'] !== null && !isHttpUrl(j['background_uri'])) errors.push({ path: 'background_uri', message: 'must be an http(s) URL' });
-  if (j['layout'] === undefined) errors.push({ path: 'layout', message: 'is required' });
-  else if (j['layout'] !== 'dualbox' && j['layout'] !== 'lbar') errors.push({ path: 'layout', message: 'must be dualbox or lbar' });
-  const key = j['output_key'];
-  if (key === undefined) errors.push({ path: 'output_key', message: 'is required' });
-  // eslint-disable-next-line no-control-regex
-  else if (typeof key !== 'string' || key.length === 0 || key.length > 1024 || /[\u0000-\u001f\u007f]/.test(key)) errors.push({ path: 'output_key', message: 'must be a non-empty string without control characters' });
-  for (const f of ['ad_offset_sec', 'duration_sec'] as const) if (j[f] !== undefined && !isNonNegative(j[f])) errors.push({ path: f, message: 'must be a non-negative number' });
-  const a = j['animation'];
-  if (a !== undefined) {
-    if (typeof a !== 'object' || a === null) errors.push({ path: 'animation', message: 'must be an object' });
-    else {
-      const anim = a as Record<string, unknown>;
-      if (anim['phase'] !== 'in' && anim['phase'] !== 'hold' && anim['phase'] !== 'out') errors.push({ path: 'animation.phase', message: 'must be in, hold or out' });
-      for (const f of ['in_sec', 'out_sec']) if (anim[f] !== undefined && !isNonNegative(anim[f])) errors.push({ path: `animation.${f}`, message: 'must be a non-negative number' });
-    }
-  }
-  const id3 = j['id3'];
-  if (id3 !== undefined) {
-    const o = id3 as Record<string, unknown> | null;
-    if (typeof o !== 'object' || o === null || typeof o['owner'] !== 'string' || !o['owner'] || typeof o['value'] !== 'string') errors.push({ path: 'id3', message: 'must be {owner, value} strings' });
-  }
-  return errors;
-}
 
 /** `a/b c` → `a/b%20c`: path segments encoded, slashes kept. */
 const keyPath = (key: string) => key.split('/').map(encodeURIComponent).join('/');

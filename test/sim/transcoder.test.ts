@@ -8,10 +8,10 @@ const job = (over: Record<string, unknown> = {}) => ({
   ad_uri: 'https://ads.example.com/creatives/ad-1.mp4',
   background_uri: 'https://cdn.example.com/brand/bg.png',
   layout: 'dualbox',
-  sqz_ratios: [0.7, 0.3],
-  positions: { content: [0, 0], ad: [0.7, 0.2] },
+  sqz_ratios: { content_box: 0.7, ad_box: 0.3 },
+  positions: { content_box: { x: 0, y: 0 }, ad_box: { x: 0.7, y: 0.2 } },
   animation: { phase: 'in', in_sec: 1, out_sec: 1 },
-  frames: 150,
+  frames: { content_box: { enabled: true, thickness_px: 4, color: 'white@0.8' } },
   ad_offset_sec: 0,
   duration_sec: 6,
   id3: { owner: 'com.brand.vtg', value: 'break-1' },
@@ -36,7 +36,10 @@ t.test('ok: a valid job answers the output URI, which then serves MPEG-TS', asyn
   t.equal(out.headers['content-type'], 'video/mp2t');
   const bytes = Buffer.from(await out.body.arrayBuffer());
   t.equal(bytes[0], 0x47, 'TS sync byte');
-  const minimal = await call(sim.url, 'POST', '/v3/squeeze', { json: { content_uri: 'http://o/a.ts', ad_uri: 'http://a/b.mp4', layout: 'lbar', output_key: 'k 1' }, headers: { 'content-type': 'application/json; charset=utf-8' } });
+  const minimal = await call(sim.url, 'POST', '/v3/squeeze', {
+    json: { content_uri: 'http://o/a.ts', ad_uri: 'http://a/b.mp4', layout: 'lbar', output_key: 'k 1' },
+    headers: { 'content-type': 'application/json; charset=utf-8' },
+  });
   t.equal(minimal.status, 200, 'optional fields are optional');
   t.equal(minimal.body.output_uri, `${sim.url}/out/k%201.ts`);
   const o2 = await request(minimal.body.output_uri);
@@ -68,6 +71,15 @@ t.test('validation: 400 problem, 415, 413, 404, 405', async (t) => {
     ['duration_sec', -1],
     ['animation', { phase: 'sideways' }],
     ['id3', { owner: 7 }],
+    ['output_key', 'a/../b'],
+    ['output_key', './b'],
+    ['output_key', 'a//b'],
+    ['sqz_ratios', [0.7, 0.3]],
+    ['sqz_ratios', { content_box: 2 }],
+    ['positions', { ad_box: { x: -0.1 } }],
+    ['frames', { ad_box: { color: 'red:x=1' } }],
+    ['frames', 150],
+    ['audio', 'both'],
   ] as const) {
     const r = await call(sim.url, 'POST', '/v3/squeeze', { json: job({ [field]: value }) });
     t.equal(r.status, 400, `${field}=${JSON.stringify(value)}`);

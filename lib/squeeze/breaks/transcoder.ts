@@ -4,20 +4,24 @@
  * many callers ask for it at once (the same inputs are composed once).
  */
 import { OutboundError, type OutboundClient } from '../../outbound/index.js';
+import type { SqueezeSettings } from '../config/types.js';
 
+/** The job; the transcoder (and its simulator) validate it with lib/transcoder/job.ts. */
 export interface SqueezeJob {
   content_uri: string;
   ad_uri: string;
   background_uri?: string;
   layout: 'dualbox' | 'lbar';
-  sqz_ratios: unknown;
-  positions: unknown;
+  sqz_ratios: SqueezeSettings['sqz_ratios'];
+  positions: SqueezeSettings['positions'];
   animation: { phase: 'in' | 'hold' | 'out'; in_sec: number; out_sec: number };
-  frames: unknown;
+  frames: SqueezeSettings['frames'];
   ad_offset_sec: number;
   duration_sec: number;
   id3: { owner: string; value: string };
   output_key: string;
+  /** Whose audio the squeezed segment carries: the ad's (default) or the content's. */
+  audio?: 'ad' | 'content';
 }
 
 export interface TranscoderOptions {
@@ -58,7 +62,8 @@ export class TranscoderClient {
     for (let i = 1; ; i++) {
       try {
         const res = await this.http.postJson<{ output_uri?: unknown }>(`${this.baseUrl}/v3/squeeze`, job, AbortSignal.timeout(this.opts.timeoutMs ?? 30_000));
-        if (typeof res.output_uri !== 'string' || !/^https?:\/\/\S+$/.test(res.output_uri) || /[\r\n]/.test(res.output_uri)) throw new OutboundError('failed', 'the transcoder answered without a usable output_uri');
+        if (typeof res.output_uri !== 'string' || !/^https?:\/\/\S+$/.test(res.output_uri) || /[\r\n]/.test(res.output_uri))
+          throw new OutboundError('failed', 'the transcoder answered without a usable output_uri');
         return res.output_uri;
       } catch (err) {
         const e = err as OutboundError;

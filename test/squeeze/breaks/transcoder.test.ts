@@ -28,7 +28,7 @@ const job = (key: string, over: Partial<SqueezeJob> = {}): SqueezeJob => ({
   sqz_ratios: { content_box: 0.6, ad_box: 0.5 },
   positions: { content_box: { x: 0.02, y: 0.05 }, ad_box: { x: 0.5, y: 0.25 } },
   animation: { phase: 'hold', in_sec: 2, out_sec: 2 },
-  frames: {},
+  frames: { content_box: { enabled: false, thickness_px: 4, color: 'white@0.8' }, ad_box: { enabled: false, thickness_px: 4, color: 'white@0.8' } },
   ad_offset_sec: 6,
   duration_sec: 6,
   id3: { owner: 'com.example.sqz', value: 'brk-1' },
@@ -85,7 +85,10 @@ t.test("'flaky' mode: retried, then succeeds", async (t) => {
   t.equal(sim.jobsByKey.get('f1'), 2, '503, then 200');
   t.equal(http.calls, 2);
   const many = await Promise.all(['f2', 'f3', 'f4'].map((k) => client.compose(job(k))));
-  t.same(many, ['f2', 'f3', 'f4'].map((k) => sim.outputUri(k)));
+  t.same(
+    many,
+    ['f2', 'f3', 'f4'].map((k) => sim.outputUri(k)),
+  );
   t.equal(sim.jobs.length, 8);
 });
 
@@ -171,12 +174,28 @@ t.test('the concurrency bound is respected', async (t) => {
   t.equal(sim.jobs.length, 2, 'only two jobs reached the transcoder during the first 150 ms');
   const uris = await all;
   const took = Date.now() - started;
-  t.same(uris, Array.from({ length: 6 }, (_, i) => sim.outputUri(`c${i}`)));
+  t.same(
+    uris,
+    Array.from({ length: 6 }, (_, i) => sim.outputUri(`c${i}`)),
+  );
   t.equal(http.maxOpen, 2, 'never more than two requests open');
   t.ok(took >= 3 * 150 - 10, `three rounds of 150 ms (${took} ms)`);
   // Two jobs start together on two connections, so within a round the arrival order is the network's.
-  const rounds = [0, 2, 4].map((i) => sim.jobs.slice(i, i + 2).map((j) => j.output_key).sort());
-  t.same(rounds, [['c0', 'c1'], ['c2', 'c3'], ['c4', 'c5']], 'first come, first served, round by round');
+  const rounds = [0, 2, 4].map((i) =>
+    sim.jobs
+      .slice(i, i + 2)
+      .map((j) => j.output_key)
+      .sort(),
+  );
+  t.same(
+    rounds,
+    [
+      ['c0', 'c1'],
+      ['c2', 'c3'],
+      ['c4', 'c5'],
+    ],
+    'first come, first served, round by round',
+  );
 
   // The default bound is 8.
   const { sim: sim8, http: http8 } = await setup(t, { delayMs: 60 });
@@ -190,7 +209,10 @@ t.test('slots are released after failures', async (t) => {
   const { sim, http } = await setup(t, { mode: 'error' });
   const client = new TranscoderClient(sim.url, http, { concurrency: 1, attempts: 1 });
   const results = await Promise.allSettled([client.compose(job('s1')), client.compose(job('s2')), client.compose(job('s3', { ad_uri: 'nope' }))]);
-  t.same(results.map((r) => r.status), ['rejected', 'rejected', 'rejected']);
+  t.same(
+    results.map((r) => r.status),
+    ['rejected', 'rejected', 'rejected'],
+  );
   sim.mode = 'ok';
   t.equal(await client.compose(job('s4')), sim.outputUri('s4'), 'the single slot is free again');
   t.equal(http.maxOpen, 1);
