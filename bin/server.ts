@@ -1,8 +1,13 @@
-/** Entry point of `npm start`: load and validate config, start the service, stop cleanly on SIGTERM/SIGINT. */
+/**
+ * Entry point of `npm start`: load and validate config, start the service, stop cleanly on
+ * SIGTERM/SIGINT. With WORKERS > 1 this process supervises that many workers (lib/supervisor.ts).
+ */
+import { fileURLToPath } from 'node:url';
 import { loadConfig, ConfigError } from '../lib/config/index.js';
 import { createLogger } from '../lib/log/index.js';
 import { startService, type Service } from '../lib/app.js';
 import { UwsLoadError } from '../lib/http/uws.js';
+import { clusterProblem, supervise, workerCount } from '../lib/supervisor.js';
 
 /** After the drain (SHUTDOWN_GRACE_MS), the parts get this long to stop before the process exits anyway. */
 const STOP_PARTS_MS = 5000;
@@ -18,7 +23,24 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const log = createLogger(config.logLevel);
+  let workers: number;
+  try {
+    workers = workerCount(process.env['WORKERS']);
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n`);
+    process.exit(2);
+  }
+  const problem = clusterProblem(config, workers);
+  if (problem) {
+    process.stderr.write(`${problem}\n`);
+    process.exit(2);
+  }
+  const root = createLogger(config.logLevel);
+  const log = process.env['SQZ_WORKER'] ? root.child({ worker: Number(process.env['WORKER_ID']) }) : root;
+  if (workers > 1) {
+    await supervise(config, root.child({ role: 'supervisor' }), workers, fileURLToPath(import.meta.url), process.execArgv);
+    return;
+  }
   let service: Service | undefined;
   let stopping = false;
   const stop = (signal: string, code = 0) => {
