@@ -44,7 +44,8 @@ export async function supervise(config: Config, log: Logger, workers: number, sc
   if (!config.databaseUrl) {
     embedded = await startEmbeddedPostgres(config.dataDir, log);
     const c = embedded.connection;
-    env['DATABASE_URL'] = `postgres://${encodeURIComponent(c.user)}@${c.host}:${c.port}/${encodeURIComponent(c.database)}`;
+    // libpq's environment names the server (the embedded one listens on a Unix socket, which a URL cannot name).
+    Object.assign(env, { PGHOST: c.host, PGPORT: String(c.port), PGUSER: c.user, DATABASE_URL: `postgres:///${encodeURIComponent(c.database)}` });
   }
 
   const children = new Map<number, { child: ChildProcess; startedAt: number; delay: number }>();

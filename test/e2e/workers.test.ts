@@ -1,0 +1,92 @@
+/**
+ * `WORKERS=N npm start`: N processes on one port under a supervisor, one embedded Postgres for
+ * all, a worker killed with -9 started again while the others keep answering, SIGTERM stopping
+ * everything; and the refusal to run several workers without Redis.
+ */
+import t from 'tap';
+import { execFileSync, spawn } from 'node:child_process';
+import net from 'node:net';
+import path from 'node:path';
+import { call } from '../helpers/http.js';
+import { needServices, REDIS_URL, tempDir } from '../helpers/services.js';
+import { projectRoot } from '../../lib/paths.js';
+import { workerCount } from '../../lib/supervisor.js';
+
+const serverJs = path.join(projectRoot, 'dist', 'bin', 'server.js');
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = net.createServer().listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+t.test('WORKERS parsing', async (t) => {
+  t.equal(workerCount(undefined), 1);
+  t.equal(workerCount('3'), 3);
+  t.ok(workerCount('auto') >= 1);
+  t.throws(() => workerCount('0'));
+  t.throws(() => workerCount('two'));
+});
+
+t.test('several workers need Redis (exit 2 with the reason)', async (t) => {
+  execFileSync(process.execPath, [path.join(projectRoot, 'bin', 'ensure-build.js')], { stdio: 'inherit' });
+  const r = spawn(process.execPath, [serverJs], { env: { PATH: process.env['PATH'] ?? '', WORKERS: '2', PORT: '18999', DATA_DIR: tempDir(t) }, stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  r.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const code = await new Promise<number | null>((resolve) => r.on('exit', resolve));
+  t.equal(code, 2);
+  t.match(err, /WORKERS=2 needs REDIS_URL/);
+});
+
+t.test('two workers on one port; one killed -9 is started again; SIGTERM stops all', async (t) => {
+  if (!(await needServices(t, ['redis']))) return;
+  execFileSync(process.execPath, [path.join(projectRoot, 'bin', 'ensure-build.js')], { stdio: 'inherit' });
+  const port = await freePort();
+  const dataDir = tempDir(t);
+  const sup = spawn(process.execPath, [serverJs], {
+    env: { PATH: process.env['PATH'] ?? '', WORKERS: '2', PORT: String(port), DATA_DIR: dataDir, REDIS_URL, REDIS_KEY_PREFIX: `wk${port}:`, LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  t.teardown(() => void sup.kill('SIGKILL'));
+  const started: number[] = [];
+  let log = '';
+  sup.stdout!.on('data', (d: Buffer) => {
+    log += d.toString();
+    for (const m of d.toString().matchAll(/"pid":(\d+),"msg":"worker started"|"msg":"worker started".*?"pid":(\d+)/g)) started.push(Number(m[1] ?? m[2]));
+  });
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline && !(await call(`${base}/readyz`, 'GET', '').then((r) => r.status === 200, () => false))) await new Promise((r) => setTimeout(r, 200));
+  t.equal((await call(`${base}/readyz`, 'GET', '')).status, 200, 'ready: embedded Postgres shared, Redis');
+  t.equal(new Set(started).size, 2, 'two workers started');
+
+  const victim = started[0]!;
+  process.kill(victim, 'SIGKILL');
+  let failures = 0;
+  for (let i = 0; i < 30; i++) {
+    const ok = await call(`${base}/healthz`, 'GET', '').then((r) => r.status === 200, () => false);
+    if (!ok) failures++;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  t.equal(failures, 0, 'the port keeps answering while one worker is gone');
+  const until = Date.now() + 20_000;
+  while (Date.now() < until && new Set(started).size < 3) await new Promise((r) => setTimeout(r, 100));
+  t.equal(new Set(started).size, 3, 'the dead worker was started again');
+  t.match(log, /worker exited; starting it again/);
+
+  sup.kill('SIGTERM');
+  const code = await new Promise<number | null>((resolve) => sup.on('exit', resolve));
+  t.equal(code, 0, 'SIGTERM: every worker drained and the supervisor exited 0');
+  for (const pid of started) {
+    let alive = true;
+    try {
+      process.kill(pid, 0);
+    } catch {
+      alive = false;
+    }
+    t.notOk(alive, `worker ${pid} is gone`);
+  }
+});
