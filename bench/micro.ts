@@ -7,7 +7,12 @@ import type { MediaPlaylist as HlsParserMedia } from 'hls-parser/types.js';
 import { PlaylistRewriter, trimThenRewrite, type TrimOptions, type UriRules } from '../lib/hls/index.js';
 import { livePlaylist, defaultShape } from '../lib/sim/live-playlist.js';
 
-const rules: UriRules = { daiHost: 'https://dai.example.com', proxyBase: 'https://edge.example.net/dai/manifest', contentOrigin: 'https://origin.example.org', playlistUrl: 'https://dai.example.com/linear/hls/event/E/stream/S/variant/720p.m3u8' };
+const rules: UriRules = {
+  daiHost: 'https://dai.example.com',
+  proxyBase: 'https://edge.example.net/dai/manifest',
+  contentOrigin: 'https://origin.example.org',
+  playlistUrl: 'https://dai.example.com/linear/hls/event/E/stream/S/variant/720p.m3u8',
+};
 const trim = { windowSegments: 10, delaySegments: 2 };
 
 /** What the proxy does with a media playlist: trim (when a window or delay is set), then rewrite. */
@@ -80,7 +85,12 @@ export function runMicro(quick: boolean): MicroResult[] {
   ];
   return inputs.map(({ name, text, opts }) => {
     const bytes = Buffer.from(text);
-    const [a, b] = race((s) => ours(s, opts), (s) => typical(s, opts), bytes, quick ? 800 : 4000);
+    const [a, b] = race(
+      (s) => ours(s, opts),
+      (s) => typical(s, opts),
+      bytes,
+      quick ? 800 : 4000,
+    );
     return { name, bytes: bytes.length, ours: Math.round(a), typical: Math.round(b), ratio: +(a / b).toFixed(1) };
   });
 }

@@ -39,7 +39,12 @@ export function node(script: string, args: string[], cpu: string | undefined, no
 }
 
 /** The service runs with the Node flags `npm start` gives it (package.json), so the bench measures what users run. */
-export const SERVICE_FLAGS = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.match(/node((?: --[\w-]+(?:=\S+)?)*) /)?.[1]?.trim().split(' ').filter(Boolean) ?? [];
+export const SERVICE_FLAGS =
+  (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start
+    .match(/node((?: --[\w-]+(?:=\S+)?)*) /)?.[1]
+    ?.trim()
+    .split(' ')
+    .filter(Boolean) ?? [];
 
 export function freePort(): Promise<number> {
   return new Promise((resolve) => {

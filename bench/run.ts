@@ -60,7 +60,15 @@ http {
   const child = SERVER_CPU ? spawn('taskset', ['-c', SERVER_CPU, 'nginx', '-c', conf, '-p', work], { stdio: 'ignore' }) : spawn('nginx', ['-c', conf, '-p', work], { stdio: 'ignore' });
   const ready = (async () => {
     for (let i = 0; i < 50; i++) {
-      const ok = await new Promise<boolean>((r) => net.connect(port, '127.0.0.1').once('connect', function (this: net.Socket) { this.destroy(); r(true); }).once('error', () => r(false)));
+      const ok = await new Promise<boolean>((r) =>
+        net
+          .connect(port, '127.0.0.1')
+          .once('connect', function (this: net.Socket) {
+            this.destroy();
+            r(true);
+          })
+          .once('error', () => r(false)),
+      );
       if (ok) return port;
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -109,7 +117,9 @@ async function measure(label: string, start: () => Promise<Target | undefined>, 
       const cpuUsPerReq = res.rps > 0 ? Math.round((cpu * 1e6) / (res.rps * spec.seconds)) : 0;
       const row = { target: runLabel ?? label, scenario: `${r.kind}/${r.scenario}`, rssMiB: rssMiB(t.child.pid!), cpuPct: Math.round((cpu / spec.seconds) * 100), cpuUsPerReq, ...res };
       rows.push(row);
-      process.stdout.write(`${row.target.padEnd(26)} ${row.scenario.padEnd(18)} ${String(row.rps).padStart(8)} req/s  p50 ${String(row.p50ms).padStart(6)} ms  p99 ${String(row.p99ms).padStart(7)} ms  cpu ${row.cpuPct}% ${row.cpuUsPerReq} µs/req  rss ${row.rssMiB} MiB${row.errors ? `  errors ${row.errors}` : ''}\n`);
+      process.stdout.write(
+        `${row.target.padEnd(26)} ${row.scenario.padEnd(18)} ${String(row.rps).padStart(8)} req/s  p50 ${String(row.p50ms).padStart(6)} ms  p99 ${String(row.p99ms).padStart(7)} ms  cpu ${row.cpuPct}% ${row.cpuUsPerReq} µs/req  rss ${row.rssMiB} MiB${row.errors ? `  errors ${row.errors}` : ''}\n`,
+      );
     }
     await after?.(t, port);
   } finally {
@@ -140,7 +150,9 @@ async function main(): Promise<void> {
     await runSoak(at === -1 ? 5 : Number(process.argv[at + 1]) || 5, PREFIX, work);
     return;
   }
-  process.stdout.write(`bench: ${quick ? 'quick' : 'full'} run, ${seconds} s per measurement, ${connections} connections, load tool ${hasCommand('wrk') ? 'wrk' : 'autocannon'}, ${pinned ? 'server on CPU 0, load + simulator on CPU 1' : 'not pinned'}, service flags ${SERVICE_FLAGS.join(' ') || 'none'}\n`);
+  process.stdout.write(
+    `bench: ${quick ? 'quick' : 'full'} run, ${seconds} s per measurement, ${connections} connections, load tool ${hasCommand('wrk') ? 'wrk' : 'autocannon'}, ${pinned ? 'server on CPU 0, load + simulator on CPU 1' : 'not pinned'}, service flags ${SERVICE_FLAGS.join(' ') || 'none'}\n`,
+  );
   const { micro, scte35 } = await runMicroAlone();
   for (const m of micro) process.stdout.write(`micro ${m.name.padEnd(28)} ours ${m.ours} ops/s  hls-parser ${m.typical} ops/s  ×${m.ratio}  (${m.bytes} bytes)\n`);
   process.stdout.write(`micro scte35 decode            ${scte35.perSecond} cues/s (${scte35.distinct} distinct fixture cues, one core)\n`);
@@ -151,7 +163,13 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   let adproxyStreams = -1;
   try {
-    const both = (kind: 'variant' | 'dvr') => (quick ? [{ kind, scenario: 'distinct' as const }] : [{ kind, scenario: 'distinct' as const }, { kind, scenario: 'hot' as const }]);
+    const both = (kind: 'variant' | 'dvr') =>
+      quick
+        ? [{ kind, scenario: 'distinct' as const }]
+        : [
+            { kind, scenario: 'distinct' as const },
+            { kind, scenario: 'hot' as const },
+          ];
     rows.push(...(await measure('(a) raw uWS ceiling', async () => node('targets/ceiling.js', [simUrl], SERVER_CPU), [{ kind: 'variant', scenario: 'hot' }])));
     rows.push(
       ...(await measure(
@@ -217,7 +235,19 @@ async function main(): Promise<void> {
   for (const c of checks) process.stdout.write(`  ${c.name.padEnd(34)} ${c.value ?? 'n/a'}  (≥ ${c.target}) ${c.value === null ? 'SKIPPED' : c.value >= c.target ? 'ok' : 'BELOW'}\n`);
   process.stdout.write(`  distinct p99 of (b)                 ${p99} ms  (≤ 20) ${p99 !== undefined && p99 <= 20 ? 'ok' : 'BELOW'}\n`);
   process.stdout.write(`  ad proxy streams stored              ${adproxyStreams}  (= 10000) ${adproxyStreams === 10_000 ? 'ok' : 'WRONG'}\n`);
-  const summary = { quick, seconds, connections, pinned, tool: rows[0]?.tool, micro, scte35_cues_per_sec: scte35.perSecond, rows, ratios: Object.fromEntries(checks.map((c) => [c.name, c.value])), p99_distinct_ms: p99, adproxy_streams_stored: adproxyStreams };
+  const summary = {
+    quick,
+    seconds,
+    connections,
+    pinned,
+    tool: rows[0]?.tool,
+    micro,
+    scte35_cues_per_sec: scte35.perSecond,
+    rows,
+    ratios: Object.fromEntries(checks.map((c) => [c.name, c.value])),
+    p99_distinct_ms: p99,
+    adproxy_streams_stored: adproxyStreams,
+  };
   process.stdout.write(`${JSON.stringify(summary)}\n`);
   if (record) writeResults(summary, rows, checks, micro);
 }

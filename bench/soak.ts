@@ -34,7 +34,9 @@ export async function runSoak(minutes: number, prefix: string, work: string): Pr
         const r = await runLoad(spec, work);
         const slice = { sec: Math.round(elapsed()), rps: r.rps, p99ms: r.p99ms, rss: rssMiB(pid), errors: r.errors };
         slices.push(slice);
-        process.stdout.write(`  ${String(slice.sec).padStart(4)} s  ${String(slice.rps).padStart(7)} req/s  p99 ${String(slice.p99ms).padStart(6)} ms  rss ${slice.rss} MiB${slice.errors ? `  errors ${slice.errors}` : ''}\n`);
+        process.stdout.write(
+          `  ${String(slice.sec).padStart(4)} s  ${String(slice.rps).padStart(7)} req/s  p99 ${String(slice.p99ms).padStart(6)} ms  rss ${slice.rss} MiB${slice.errors ? `  errors ${slice.errors}` : ''}\n`,
+        );
       }
     } finally {
       clearInterval(timer);
@@ -53,5 +55,7 @@ export async function runSoak(minutes: number, prefix: string, work: string): Pr
   const pct = (x: number) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)} %`;
   process.stdout.write(`RSS median ${early} MiB (second fifth) -> ${late} MiB (last fifth): ${pct(drift)} (target within ±10 %) ${Math.abs(drift) <= 0.1 ? 'ok' : 'BELOW'}\n`);
   process.stdout.write(`RSS band after warm-up: ${Math.min(...after)}–${Math.max(...after)} MiB over ${after.length} readings; req/s second slice -> last: ${pct(rpsDrift)}\n`);
-  process.stdout.write(`${JSON.stringify({ soak: true, seconds: totalSec, rssEarlyMiB: early, rssLateMiB: late, rssDrift: +drift.toFixed(3), rssMinMiB: Math.min(...after), rssMaxMiB: Math.max(...after), rpsDrift: +rpsDrift.toFixed(3), slices })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ soak: true, seconds: totalSec, rssEarlyMiB: early, rssLateMiB: late, rssDrift: +drift.toFixed(3), rssMinMiB: Math.min(...after), rssMaxMiB: Math.max(...after), rpsDrift: +rpsDrift.toFixed(3), slices })}\n`,
+  );
 }

@@ -126,7 +126,11 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
   const stores = life.add('stores', await openStores(config, log), (s) => s.close());
 
   // Every outbound fetch goes through one policy: configured collaborators by name, the rest public only.
-  const policy = life.add('outbound policy', new OutboundPolicy({ allowPrivate: config.allowPrivateOutbound, trusted: [config.daiHost, config.contentOrigin, config.adServerUrl, config.transcoderUrl], log, metrics }), (p) => p.close());
+  const policy = life.add(
+    'outbound policy',
+    new OutboundPolicy({ allowPrivate: config.allowPrivateOutbound, trusted: [config.daiHost, config.contentOrigin, config.adServerUrl, config.transcoderUrl], log, metrics }),
+    (p) => p.close(),
+  );
   const outbound = new OutboundClient(policy, { timeoutMs: 30_000 });
   const fetchText = (url: string, signal: AbortSignal) => outbound.text(url, signal);
 
@@ -150,8 +154,11 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
   await board.start();
 
   // Beacons: signed for players, forwarded once; DAI streams' beacons fired by the service.
-  if (!config.beaconSecret && config.redisUrl) log.warn('BEACON_SECRET is not set: each instance signs beacons with its own generated secret, so a beacon URL handed out by one instance is refused by the others');
-  const beacons = life.add('beacon forwarder', new BeaconForwarder({ claim: (key) => stores.state.setIfAbsent(key, '1', BEACON_TTL_MS), policy, dedupTtlMs: BEACON_TTL_MS, metrics, log }), (b) => b.close());
+  if (!config.beaconSecret && config.redisUrl)
+    log.warn('BEACON_SECRET is not set: each instance signs beacons with its own generated secret, so a beacon URL handed out by one instance is refused by the others');
+  const beacons = life.add('beacon forwarder', new BeaconForwarder({ claim: (key) => stores.state.setIfAbsent(key, '1', BEACON_TTL_MS), policy, dedupTtlMs: BEACON_TTL_MS, metrics, log }), (b) =>
+    b.close(),
+  );
   board.onSqueezed = daiBeaconFiring(beacons);
 
   // Squeeze breaks: decide ads, start breaks, and the worker that has their segments composed.
@@ -178,7 +185,12 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     {
       repo: inspections,
       inspect: (source, signal) =>
-        inspect(source, { fetchText: (url, s) => media.text(url, s), fetchBytes: (url, s) => media.bytes(url, s), isAdUri: (uri) => daiOrigin !== undefined && uri.startsWith(`${daiOrigin}/`) }, DEFAULT_LIMITS, signal),
+        inspect(
+          source,
+          { fetchText: (url, s) => media.text(url, s), fetchBytes: (url, s) => media.bytes(url, s), isAdUri: (uri) => daiOrigin !== undefined && uri.startsWith(`${daiOrigin}/`) },
+          DEFAULT_LIMITS,
+          signal,
+        ),
       log,
       metrics,
     },
@@ -208,7 +220,11 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
   const puller = new FeedPuller(stores.sql, catalog, log, { policy, agent: policy.agent({ timeoutMs: 30_000, maxResponseSize: 200 * 1024 * 1024 }) });
 
   // Per-client token buckets; counted across instances through Redis when there is one.
-  const limiter = life.add('rate limiter', new RateLimiter({ rules: config.rateLimits, shared: stores.state.kind === 'redis' ? (increments) => stores.state.incrMany(increments) : undefined, keyPrefix: keys.prefix }), (l) => l.close());
+  const limiter = life.add(
+    'rate limiter',
+    new RateLimiter({ rules: config.rateLimits, shared: stores.state.kind === 'redis' ? (increments) => stores.state.incrMany(increments) : undefined, keyPrefix: keys.prefix }),
+    (l) => l.close(),
+  );
 
   // The management API.
   const router = new Router({ log, metrics, bodyLimit: config.bodyLimitBytes, authenticate: createAuthenticator(config), inFlight: http.inFlight, limiter });

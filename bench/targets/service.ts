@@ -73,7 +73,12 @@ async function activeBreak(s: Service): Promise<void> {
   const live = Math.floor((Date.now() - defaultShape.epochMs) / segMs);
   const start = defaultShape.epochMs + (live - 20) * segMs;
   const track = (ev: string) => [`${simUrl}/track?ev=${ev}`];
-  const ad = { adId: 'bench-ad', uri: 'https://cdn.example.com/bench.mp4', durationSec: 30, tracking: { impression: track('impression'), start: track('start'), firstQuartile: track('q1'), midpoint: track('mid'), thirdQuartile: track('q3'), complete: track('complete') } };
+  const ad = {
+    adId: 'bench-ad',
+    uri: 'https://cdn.example.com/bench.mp4',
+    durationSec: 30,
+    tracking: { impression: track('impression'), start: track('start'), firstQuartile: track('q1'), midpoint: track('mid'), thirdQuartile: track('q3'), complete: track('complete') },
+  };
   const key = assignmentKey([ad]);
   const streams = [...Array.from({ length: 1000 }, (_, i) => `s${i}:LOC`), 'hot:LOC'];
   const breaks = new BreakRepo(s.stores.sql);
@@ -105,7 +110,19 @@ async function activeBreak(s: Service): Promise<void> {
     const offset = (seq - live + 20) * defaultShape.segmentSec;
     // Tracking points as the worker plans them: each stream's first rendering hands them to the beacon forwarder.
     const { events } = placeOnTimeline([ad], offset, defaultShape.segmentSec);
-    rows.push({ break_id: id, assignment: key, content_path: `/content/720p/seg_${seq}.ts`, content_uri: `https://origin.example.org/content/720p/seg_${seq}.ts`, idx: seq - live + 20, start_time: new Date(defaultShape.epochMs + seq * segMs), duration: defaultShape.segmentSec, ad_index: 0, ad_offset: offset % 30, events, output_key: `bench/${seq}` });
+    rows.push({
+      break_id: id,
+      assignment: key,
+      content_path: `/content/720p/seg_${seq}.ts`,
+      content_uri: `https://origin.example.org/content/720p/seg_${seq}.ts`,
+      idx: seq - live + 20,
+      start_time: new Date(defaultShape.epochMs + seq * segMs),
+      duration: defaultShape.segmentSec,
+      ad_index: 0,
+      ad_offset: offset % 30,
+      events,
+      output_key: `bench/${seq}`,
+    });
   }
   await breaks.addSegments(rows);
   await s.stores.sql`update squeeze_break_segment set status = 'ready', output_uri = 'https://objects.example.com/sqz/' || output_key || '.ts' where break_id = ${id}`;

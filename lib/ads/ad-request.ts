@@ -37,7 +37,34 @@ export interface AdRequestContext {
 }
 
 /** Parameters that are request-level signals, not key-values (FreeWheel and IAB privacy names). */
-const GLOBAL_KEYS = new Set(['nw', 'prof', 'csid', 'caid', 'afid', 'sfid', 'vdur', 'vprn', 'pvrn', 'flag', 'metr', 'resp', 'ssnw', 'vip', 'vclr', '_fw_us_privacy', 'us_privacy', '_fw_gdpr', 'gdpr', '_fw_gdpr_consent', 'gdpr_consent', '_fw_coppa', 'coppa', '_fw_did', '_fw_is_lat', 'ltlg']);
+const GLOBAL_KEYS = new Set([
+  'nw',
+  'prof',
+  'csid',
+  'caid',
+  'afid',
+  'sfid',
+  'vdur',
+  'vprn',
+  'pvrn',
+  'flag',
+  'metr',
+  'resp',
+  'ssnw',
+  'vip',
+  'vclr',
+  '_fw_us_privacy',
+  'us_privacy',
+  '_fw_gdpr',
+  'gdpr',
+  '_fw_gdpr_consent',
+  'gdpr_consent',
+  '_fw_coppa',
+  'coppa',
+  '_fw_did',
+  '_fw_is_lat',
+  'ltlg',
+]);
 const MAX_URL = 8192;
 
 const enc = encodeURIComponent;
@@ -71,7 +98,9 @@ export function buildAdRequestUrl(ctx: AdRequestContext): string | undefined {
     else kv.push(`${enc(k)}=${enc(v)}`);
   }
   if (ctx.vod) global.set('vdur', String(Math.round(ctx.vod.durationSec)));
-  const slots = ctx.vod ? vodSlots(ctx.vod.cuePoints, ctx.slau) : [[`slid=sqz_${enc(ctx.breakId)}`, 'tpos=0', 'ptgt=a', `maxd=${Math.round(ctx.durationSec)}`, `mind=${Math.round(ctx.durationSec)}`, ...(ctx.slau ? [`slau=${enc(ctx.slau)}`] : [])]];
+  const slots = ctx.vod
+    ? vodSlots(ctx.vod.cuePoints, ctx.slau)
+    : [[`slid=sqz_${enc(ctx.breakId)}`, 'tpos=0', 'ptgt=a', `maxd=${Math.round(ctx.durationSec)}`, `mind=${Math.round(ctx.durationSec)}`, ...(ctx.slau ? [`slau=${enc(ctx.slau)}`] : [])]];
   const head = [...global].map(([k, v]) => `${enc(k)}=${enc(v)}`).join('&');
   const sep = base.includes('?') ? (base.endsWith('?') || base.endsWith('&') ? '' : '&') : '?';
   let url = `${base}${sep}${head};${slots.map((s) => s.join('&')).join(';')};`;
@@ -89,5 +118,9 @@ export function buildAdRequestUrl(ctx: AdRequestContext): string | undefined {
 function vodSlots(cuePoints: number[], slau: string | undefined): string[][] {
   const extra = slau ? [`slau=${enc(slau)}`] : [];
   const mids = cuePoints.filter((c) => c > 0).slice(0, 100);
-  return [['slid=pre', 'tpcl=PREROLL', 'ptgt=a', ...extra], ...mids.map((c, i) => [`slid=mid${i + 1}`, 'tpcl=MIDROLL', `tpos=${Math.round(c * 1000) / 1000}`, 'ptgt=a', ...extra]), ['slid=post', 'tpcl=POSTROLL', 'ptgt=a', ...extra]];
+  return [
+    ['slid=pre', 'tpcl=PREROLL', 'ptgt=a', ...extra],
+    ...mids.map((c, i) => [`slid=mid${i + 1}`, 'tpcl=MIDROLL', `tpos=${Math.round(c * 1000) / 1000}`, 'ptgt=a', ...extra]),
+    ['slid=post', 'tpcl=POSTROLL', 'ptgt=a', ...extra],
+  ];
 }

@@ -134,9 +134,7 @@ const PLAYER_CODE = /^(application\/(javascript|x-javascript|x-shockwave-flash)|
  * bitrate (largest), else the lowest above the ceiling. VPAID/Flash files are never picked.
  */
 export function pickMediaFile(files: VastMediaFile[], maxBitrateKbps: number = RESOLVE_DEFAULTS.maxBitrateKbps): VastMediaFile | undefined {
-  const usable = files.filter(
-    (f) => isHttpUrl(f.uri) && (f.delivery ?? 'progressive').toLowerCase() === 'progressive' && !PLAYER_CODE.test(f.type ?? '') && f.apiFramework?.toUpperCase() !== 'VPAID',
-  );
+  const usable = files.filter((f) => isHttpUrl(f.uri) && (f.delivery ?? 'progressive').toLowerCase() === 'progressive' && !PLAYER_CODE.test(f.type ?? '') && f.apiFramework?.toUpperCase() !== 'VPAID');
   const isMp4 = (f: VastMediaFile) => (f.type ? f.type.toLowerCase() === 'video/mp4' : /\.mp4(\?|$)/i.test(f.uri));
   const isVideo = (f: VastMediaFile) => (f.type ? f.type.toLowerCase().startsWith('video/') : true);
   const tier = usable.some(isMp4) ? usable.filter(isMp4) : usable.filter(isVideo);
@@ -191,7 +189,13 @@ class Resolver {
     private readonly total: AbortSignal,
   ) {
     const d = RESOLVE_DEFAULTS;
-    this.o = { ...opts, maxHops: opts.maxHops ?? d.maxHops, perRequestMs: opts.perRequestMs ?? d.perRequestMs, maxRequests: opts.maxRequests ?? d.maxRequests, maxBitrateKbps: opts.maxBitrateKbps ?? d.maxBitrateKbps };
+    this.o = {
+      ...opts,
+      maxHops: opts.maxHops ?? d.maxHops,
+      perRequestMs: opts.perRequestMs ?? d.perRequestMs,
+      maxRequests: opts.maxRequests ?? d.maxRequests,
+      maxBitrateKbps: opts.maxBitrateKbps ?? d.maxBitrateKbps,
+    };
   }
 
   fail(f: ChainFailure): void {
@@ -210,7 +214,10 @@ class Resolver {
     const signal = AbortSignal.any([this.total, perRequest]);
     let text: string;
     try {
-      text = await raceAbort(Promise.resolve().then(() => this.fetchText(url, signal)), signal);
+      text = await raceAbort(
+        Promise.resolve().then(() => this.fetchText(url, signal)),
+        signal,
+      );
     } catch (err) {
       const detail = err instanceof Error ? err.message : String(err);
       if (this.o.signal?.aborted) throw new ChainFailure('ad request cancelled', NETWORK, url, detail);
@@ -326,7 +333,7 @@ class Resolver {
     for (const lin of inline.linears) {
       const progressive = pickMediaFile(lin.mediaFiles, this.o.maxBitrateKbps);
       const streams = this.o.streaming ? streamingMedia(lin.mediaFiles) : {};
-      const media = progressive ?? (streams.hls ?? streams.dash ? { uri: (streams.hls ?? streams.dash)! } : undefined);
+      const media = progressive ?? ((streams.hls ?? streams.dash) ? { uri: (streams.hls ?? streams.dash)! } : undefined);
       if (!media) continue;
       if (!(lin.durationSec > 0)) {
         why = 'linear ad without a duration';

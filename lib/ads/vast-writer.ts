@@ -38,13 +38,25 @@ function attrs(pairs: Array<[string, string | number | undefined]>): string {
 function adXml(ad: DecidedAd, sequence: number): string {
   const out: string[] = [];
   const t = (depth: number, line: string) => out.push('  '.repeat(depth) + line);
-  t(1, `<Ad${attrs([['id', ad.adId], ['sequence', sequence]])}>`);
+  t(
+    1,
+    `<Ad${attrs([
+      ['id', ad.adId],
+      ['sequence', sequence],
+    ])}>`,
+  );
   t(2, '<InLine>');
   t(3, `<AdSystem>${escapeXml(ad.adSystem ?? 'squeezeback')}</AdSystem>`);
   t(3, `<AdTitle>${escapeXml(ad.title ?? ad.adId)}</AdTitle>`);
   for (const url of ad.tracking.impression ?? []) t(3, `<Impression>${cdata(url)}</Impression>`);
   t(3, '<Creatives>');
-  t(4, `<Creative${attrs([['id', ad.creativeId], ['sequence', 1]])}>`);
+  t(
+    4,
+    `<Creative${attrs([
+      ['id', ad.creativeId],
+      ['sequence', 1],
+    ])}>`,
+  );
   // VAST 4.0 requires UniversalAdId; "unknown" is its documented value when there is none (4.0 attributes, 4.1 text).
   t(5, '<UniversalAdId idRegistry="unknown" idValue="unknown">unknown</UniversalAdId>');
   t(5, '<Linear>');

@@ -36,7 +36,7 @@ const CDATA_SECTION_NODE = 4;
 
 /** True when a DOCTYPE comes before the root element (only the prolog is scanned: CDATA may quote one). */
 function doctypeInProlog(s: string): boolean {
-  for (let i = 0; ; ) {
+  for (let i = 0; ;) {
     const lt = s.indexOf('<', i);
     if (lt < 0) return false;
     if (s.startsWith('<?', lt)) {

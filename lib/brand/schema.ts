@@ -49,11 +49,29 @@ export const resolveInput = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    headers: { type: 'object', maxProperties: 200, additionalProperties: { anyOf: [{ type: 'string', maxLength: 16384 }, { type: 'array', maxItems: 50, items: { type: 'string', maxLength: 16384 } }] } },
+    headers: {
+      type: 'object',
+      maxProperties: 200,
+      additionalProperties: {
+        anyOf: [
+          { type: 'string', maxLength: 16384 },
+          { type: 'array', maxItems: 50, items: { type: 'string', maxLength: 16384 } },
+        ],
+      },
+    },
     query: {
       anyOf: [
         { type: 'string', maxLength: 16384 },
-        { type: 'object', maxProperties: 200, additionalProperties: { anyOf: [{ type: 'string', maxLength: 16384 }, { type: 'array', maxItems: 50, items: { type: 'string', maxLength: 16384 } }] } },
+        {
+          type: 'object',
+          maxProperties: 200,
+          additionalProperties: {
+            anyOf: [
+              { type: 'string', maxLength: 16384 },
+              { type: 'array', maxItems: 50, items: { type: 'string', maxLength: 16384 } },
+            ],
+          },
+        },
       ],
     },
     hostname: { type: 'string', maxLength: 1024 },

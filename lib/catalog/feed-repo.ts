@@ -27,7 +27,8 @@ export class FeedConfigRepo {
 
   /** The state of the feed's pulls. */
   async status(name: string) {
-    const [s] = await this.sql`select state, mode, pages, inserted, updated, unchanged, page_index, next_url as cursor, started_at, last_run_at, last_error, next_due_at from feed_run where feed_name = ${name}`;
+    const [s] = await this
+      .sql`select state, mode, pages, inserted, updated, unchanged, page_index, next_url as cursor, started_at, last_run_at, last_error, next_due_at from feed_run where feed_name = ${name}`;
     return s ?? null;
   }
 
@@ -62,4 +63,3 @@ export class FeedConfigRepo {
     return this.view(row);
   }
 }
-

@@ -53,7 +53,14 @@ export function feedConfigRoutes(repo: FeedConfigRepo, onPullRequested: () => vo
           return { status: 202, json: { feed_name: req.params['name'], status: 'queued' } };
         },
       },
-      { method: 'PUT', pattern: `${base}/:name`, body: 'json', summary: 'Replace a feed configuration', schema: { body: feedConfigSchema }, handler: async (req, body) => ({ json: await repo.replace(req.params['name']!, parse(body)) }) },
+      {
+        method: 'PUT',
+        pattern: `${base}/:name`,
+        body: 'json',
+        summary: 'Replace a feed configuration',
+        schema: { body: feedConfigSchema },
+        handler: async (req, body) => ({ json: await repo.replace(req.params['name']!, parse(body)) }),
+      },
       { method: 'DELETE', pattern: `${base}/:name`, summary: 'Delete a feed configuration; answers it', handler: async (req) => ({ json: await repo.remove(req.params['name']!) }) },
     );
   }

@@ -6,7 +6,12 @@ const paginationParams = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    limit: { anyOf: [{ type: 'integer', minimum: 1, maximum: 10000 }, { type: 'string', minLength: 1, maxLength: 64 }] },
+    limit: {
+      anyOf: [
+        { type: 'integer', minimum: 1, maximum: 10000 },
+        { type: 'string', minLength: 1, maxLength: 64 },
+      ],
+    },
     limit_param: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.\\-\\[\\]]+$' },
     offset_base: { type: 'integer', minimum: 0, maximum: 1000000000 },
     offset_multiplier: { type: 'integer', minimum: 0, maximum: 1000000 },
@@ -41,4 +46,3 @@ export const wrappedFeedConfigSchema = {
 } as const;
 
 export type FeedConfig = Record<string, unknown> & { brand_name: string; feed_name: string; feed_uri: string };
-

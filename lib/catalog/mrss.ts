@@ -186,7 +186,6 @@ export class MrssReader {
     if (!this.stack.length && !this.sawRoot) throw new MrssError('empty document');
   }
 
-
   private fail(message: string): void {
     this.failure ??= new MrssError(message);
   }
@@ -259,8 +258,7 @@ export class MrssReader {
     } else if (name === 'description' || name === 'summary') {
       if (p === 'media') d.mediaDescription ??= text;
       else d.description ??= text;
-    }
-    else if (name === 'pubDate' || name === 'published' || name === 'updated' || name === 'modified') {
+    } else if (name === 'pubDate' || name === 'published' || name === 'updated' || name === 'modified') {
       const t = Date.parse(text);
       if (!Number.isNaN(t) && !d.published) d.published = new Date(t).toISOString();
     } else if (name === 'duration' && text) {

@@ -161,11 +161,20 @@ export class FeedPuller {
       for (let page = 0; page < MAX_PAGES && !this.stopped; page++) {
         if (visited.has(url)) break; // loop guard
         visited.add(url);
-        const page_ = await this.pullPage(run.feed_name, c.brand_name, url, (count, nextLink) => {
-          if (!c.pagination_supported) return null;
-          if (byOffset) return count && (p.limit === undefined || count >= Number(p.limit)) ? offsetPageUrl(c, pageIndex + 1) : null;
-          return nextLink ?? null;
-        }, pageIndex + 1, page === 0 && run.state_was === 'idle' ? undefined : firstGuid, realtime ? 'realtime' : 'backfill', followsLinks ? c.feed_uri : undefined);
+        const page_ = await this.pullPage(
+          run.feed_name,
+          c.brand_name,
+          url,
+          (count, nextLink) => {
+            if (!c.pagination_supported) return null;
+            if (byOffset) return count && (p.limit === undefined || count >= Number(p.limit)) ? offsetPageUrl(c, pageIndex + 1) : null;
+            return nextLink ?? null;
+          },
+          pageIndex + 1,
+          page === 0 && run.state_was === 'idle' ? undefined : firstGuid,
+          realtime ? 'realtime' : 'backfill',
+          followsLinks ? c.feed_uri : undefined,
+        );
         this.pagesFetched++;
         if (!page_) return; // lease lost: another instance owns the run now
         if (page === 0 && run.state_was === 'idle') firstGuid = page_.firstGuid;
@@ -189,7 +198,16 @@ export class FeedPuller {
    * and, when the run follows next links (`feedUri` given), next_from_feed with it.
    * Undefined when the lease is no longer ours.
    */
-  private async pullPage(feed: string, brand: string, url: string, nextOf: (count: number, nextLink: string | undefined) => string | null, pageIndex: number, runFirstGuid: string | null | undefined, mode: string, feedUri: string | undefined): Promise<PageResult | undefined> {
+  private async pullPage(
+    feed: string,
+    brand: string,
+    url: string,
+    nextOf: (count: number, nextLink: string | undefined) => string | null,
+    pageIndex: number,
+    runFirstGuid: string | null | undefined,
+    mode: string,
+    feedUri: string | undefined,
+  ): Promise<PageResult | undefined> {
     this.opts.policy.assertUrl(url);
     return this.sql.begin(async (tx): Promise<PageResult | undefined> => {
       const t = tx as unknown as Sql;

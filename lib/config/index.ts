@@ -10,7 +10,6 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-
 function readDefaults(): Record<string, unknown> {
   return JSON.parse(readFileSync(path.join(projectRoot, 'config', 'default.json'), 'utf8')) as Record<string, unknown>;
 }

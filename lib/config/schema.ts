@@ -39,12 +39,23 @@ export const configSchema = {
     },
     id3ResultTtlSec: { type: 'integer', minimum: 0, maximum: 2592000 },
     trustedProxies: { type: 'string', maxLength: 4096 },
-    stitchPath: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9._-]+$', not: { enum: ['api', 'mrssfeed', 'dai', 'beacon', 'vast', 'squeezeback', 'healthz', 'readyz', 'metrics'] } },
+    stitchPath: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 64,
+      pattern: '^[A-Za-z0-9._-]+$',
+      not: { enum: ['api', 'mrssfeed', 'dai', 'beacon', 'vast', 'squeezeback', 'healthz', 'readyz', 'metrics'] },
+    },
     stitchTtlSec: { type: 'integer', minimum: 60, maximum: 604800 },
   },
   $defs: {
     // A token bucket per client IP: `rate` requests a second, `burst` at once; rate 0 = no limit.
-    rateRule: { type: 'object', additionalProperties: false, required: ['rate', 'burst'], properties: { rate: { type: 'number', minimum: 0, maximum: 1000000 }, burst: { type: 'integer', minimum: 1, maximum: 10000000 } } },
+    rateRule: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['rate', 'burst'],
+      properties: { rate: { type: 'number', minimum: 0, maximum: 1000000 }, burst: { type: 'integer', minimum: 1, maximum: 10000000 } },
+    },
     // A base URL: scheme and host, optional port and path, no query or fragment.
     baseUrl: { type: 'string', anyOf: [{ const: '' }, { pattern: '^https?://[^/?#\\s@]+(/[^?#\\s]*)?$' }] },
   },

@@ -42,7 +42,7 @@ export function targetingFrom(rawQuery: string): Map<string, string> {
   let prefixed: Map<string, string> | undefined;
   let count = 0;
   // application/x-www-form-urlencoded by hand: URLSearchParams costs more than the rest of the request.
-  for (let pos = 0; pos < query.length && count < MAX_PARAMS; ) {
+  for (let pos = 0; pos < query.length && count < MAX_PARAMS;) {
     let amp = query.indexOf('&', pos);
     if (amp === -1) amp = query.length;
     const eq = query.indexOf('=', pos);
@@ -130,7 +130,10 @@ export class AdProxy {
       clientIp,
     };
     if (assetKey) touch.assetKey = assetKey;
-    const brand = this.brands?.current.resolve({ query: Object.fromEntries(targeting), headers: { 'x-forwarded-host': req.getHeader('x-forwarded-host'), 'x-forwarded': req.getHeader('x-forwarded') } })?.brand_name;
+    const brand = this.brands?.current.resolve({
+      query: Object.fromEntries(targeting),
+      headers: { 'x-forwarded-host': req.getHeader('x-forwarded-host'), 'x-forwarded': req.getHeader('x-forwarded') },
+    })?.brand_name;
     if (brand !== undefined) touch.brand = brand;
     if (settings.eventId !== undefined) touch.eventId = settings.eventId;
     else {

@@ -133,7 +133,13 @@ export class ManifestFetch implements UpstreamSink {
     const out: Rendered =
       hls.kind !== 'media'
         ? { status: 200, headers: MASTER_HEADERS, body: this.bodies.store(text), freshMs: MASTER_FRESH_MS, staleMs: 2 * td * 1000 }
-        : { status: 200, headers: mediaHeaders(text.endsWith('#EXT-X-ENDLIST\n') ? 300 : Math.max(1, Math.floor(td / 2))), body: this.bodies.store(text), freshMs: Math.min(1000, (td * 1000) / 2), staleMs: 2 * td * 1000 };
+        : {
+            status: 200,
+            headers: mediaHeaders(text.endsWith('#EXT-X-ENDLIST\n') ? 300 : Math.max(1, Math.floor(td / 2))),
+            body: this.bodies.store(text),
+            freshMs: Math.min(1000, (td * 1000) / 2),
+            staleMs: 2 * td * 1000,
+          };
     if (this.opts.keepText) out.text = text;
     return out;
   }

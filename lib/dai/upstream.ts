@@ -42,7 +42,10 @@ export class Upstream {
   private readonly pool: Pool;
   readonly origin: string;
 
-  constructor(origin: string, private readonly opts: UpstreamOptions) {
+  constructor(
+    origin: string,
+    private readonly opts: UpstreamOptions,
+  ) {
     this.origin = new URL(origin).origin;
     this.pool = new Pool(this.origin, {
       connections: opts.connections ?? 256,

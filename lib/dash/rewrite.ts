@@ -39,7 +39,7 @@ function sections(xml: string): { xml: string; starts: number[]; ends: number[] 
   if (sectionsOf?.xml === xml) return sectionsOf;
   const starts: number[] = [];
   const ends: number[] = [];
-  for (let i = xml.indexOf('<!'); i !== -1; ) {
+  for (let i = xml.indexOf('<!'); i !== -1;) {
     const end = xml.startsWith('<!--', i) ? '-->' : xml.startsWith('<![CDATA[', i) ? ']]>' : undefined;
     if (end === undefined) {
       i = xml.indexOf('<!', i + 2);

@@ -488,7 +488,11 @@ function scanMpd(s: string): Scanned | undefined {
       if (x.startNumberAt >= 0 && !Number.isNaN(x.startNumber)) outer.dependents.push(x);
     } else {
       const d = inherited(x, (y) => y.duration);
-      if (d > 0) wallClock(d, inherited(x, (y) => y.timescale));
+      if (d > 0)
+        wallClock(
+          d,
+          inherited(x, (y) => y.timescale),
+        );
     }
   };
   while (tag.next()) {

@@ -41,7 +41,10 @@ export function applyBreakToMedia(p: MediaPlaylist, window: BreakWindow, squeeze
       const elapsed = (t - window.startMs) / 1000;
       // The break's first segment in this playlist opens it with CUE-OUT, unless the break began
       // before the playlist's first segment (then the player joins it: CUE-OUT-CONT).
-      const cue = !previousInBreak && (elapsed < 0.001 || i > 0) ? `#EXT-X-CUE-OUT:${num(window.durationSec)}` : `#EXT-X-CUE-OUT-CONT:ElapsedTime=${num(Math.max(0, elapsed))},Duration=${num(window.durationSec)}`;
+      const cue =
+        !previousInBreak && (elapsed < 0.001 || i > 0)
+          ? `#EXT-X-CUE-OUT:${num(window.durationSec)}`
+          : `#EXT-X-CUE-OUT-CONT:ElapsedTime=${num(Math.max(0, elapsed))},Duration=${num(window.durationSec)}`;
       const replacement = isContent(s.uri) ? squeezedUri(s.uri) : undefined;
       if (isContent(s.uri) && replacement === undefined) notReady++;
       if (replacement !== undefined) squeezed.push(s.uri);
@@ -90,7 +93,12 @@ function headerTagAt(text: string, start: number, end: number): boolean {
  * for the rare playlist whose header tags stand after the first segment's tags it defers to that
  * line-based form.
  */
-export function applyBreakText(text: string, window: BreakWindow, squeezedUri: (contentUri: string) => string | undefined, isContent: (uri: string) => boolean = () => true): { text: string; notReady: number; squeezed: string[] } {
+export function applyBreakText(
+  text: string,
+  window: BreakWindow,
+  squeezedUri: (contentUri: string) => string | undefined,
+  isContent: (uri: string) => boolean = () => true,
+): { text: string; notReady: number; squeezed: string[] } {
   // Plain concatenation (V8 ropes) beats collecting pieces for a join at this size.
   let out = '';
   const squeezed: string[] = [];
@@ -103,7 +111,7 @@ export function applyBreakText(text: string, window: BreakWindow, squeezedUri: (
   let duration = 0;
   let next: number | undefined;
   let previousInBreak = false;
-  for (let ls = 0; ls < text.length; ) {
+  for (let ls = 0; ls < text.length;) {
     let le = text.indexOf('\n', ls);
     if (le === -1) le = text.length;
     if (text.charCodeAt(ls) === 35) {
@@ -128,7 +136,10 @@ export function applyBreakText(text: string, window: BreakWindow, squeezedUri: (
       const inBreak = t !== undefined && t >= window.startMs - 1 && t < window.endMs - 1;
       if (inBreak) {
         const elapsed = (t - window.startMs) / 1000;
-        const cue = !previousInBreak && (elapsed < 0.001 || segments > 0) ? `#EXT-X-CUE-OUT:${durationText}` : `#EXT-X-CUE-OUT-CONT:ElapsedTime=${elapsed > 0 && !Number.isInteger(elapsed) ? num(elapsed) : Math.max(0, elapsed)},Duration=${durationText}`;
+        const cue =
+          !previousInBreak && (elapsed < 0.001 || segments > 0)
+            ? `#EXT-X-CUE-OUT:${durationText}`
+            : `#EXT-X-CUE-OUT-CONT:ElapsedTime=${elapsed > 0 && !Number.isInteger(elapsed) ? num(elapsed) : Math.max(0, elapsed)},Duration=${durationText}`;
         const uri = text.slice(ls, le);
         const content = isContent(uri);
         const replacement = content ? squeezedUri(uri) : undefined;

@@ -179,8 +179,8 @@ export class PlaylistRewriter {
   private mayCarryUri(text: string, pos: number): boolean {
     if (text.charCodeAt(pos + 4) !== DASH) return false;
     const c = text.charCodeAt(pos + 7);
-    if (c === 80 /* P */) return text.charCodeAt(pos + 8) === 65 /* A */ || text.charCodeAt(pos + 9) === 69 /* E */;
-    return c === 77 /* M */ || c === 75 /* K */ || c === 73 /* I */;
+    if (c === 80 /* P */) return text.charCodeAt(pos + 8) === 65 /* A */ || text.charCodeAt(pos + 9) === 69; /* E */
+    return c === 77 /* M */ || c === 75 /* K */ || c === 73; /* I */
   }
 
   /** One whole line, already trimmed and non-empty. */

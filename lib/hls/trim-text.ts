@@ -191,7 +191,7 @@ function scan(text: string, strict: boolean): Scan | null | 'reference' {
   };
   let pos = 0;
   // The header: its tags up to the first that is not a header tag.
-  for (; pos < len; ) {
+  for (; pos < len;) {
     let nl = text.indexOf('\n', pos);
     if (nl === -1) nl = len;
     const c0 = text.charCodeAt(pos);
@@ -337,7 +337,13 @@ function trimScanned(text: string, found: Scan, opts: TrimOptions): Trimmed | un
   if (start === 0 && delay === 0) return undefined;
 
   let tail = text.slice(ends[n - 1]!);
-  if (delay > 0 && tail) tail = joinLines(splitLines(tail).filter((l) => { const t = tagName(l); return t !== '#EXT-X-PART' && t !== '#EXT-X-PRELOAD-HINT'; }));
+  if (delay > 0 && tail)
+    tail = joinLines(
+      splitLines(tail).filter((l) => {
+        const t = tagName(l);
+        return t !== '#EXT-X-PART' && t !== '#EXT-X-PRELOAD-HINT';
+      }),
+    );
   const keptEnd = ends[remaining - 1]!;
   if (start === 0) return { header: text.slice(0, headerEnd), added: '', from: headerEnd, to: keptEnd, first: 0, last: remaining, tail };
 

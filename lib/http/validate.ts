@@ -14,7 +14,8 @@ function toFieldErrors(errors: ErrorObject[] | null | undefined): FieldError[] {
       let path = e.instancePath || '/';
       if (e.keyword === 'required') path = `${e.instancePath}/${String(e.params['missingProperty'])}`;
       if (e.keyword === 'additionalProperties') path = `${e.instancePath}/${String(e.params['additionalProperty'])}`;
-      const message = e.keyword === 'additionalProperties' ? 'is not a known field' : e.keyword === 'enum' ? `must be one of ${(e.params['allowedValues'] as unknown[]).join(', ')}` : (e.message ?? 'is invalid');
+      const message =
+        e.keyword === 'additionalProperties' ? 'is not a known field' : e.keyword === 'enum' ? `must be one of ${(e.params['allowedValues'] as unknown[]).join(', ')}` : (e.message ?? 'is invalid');
       return { path, message };
     });
 }

@@ -22,7 +22,7 @@ export interface Box {
 /** The boxes laid one after another in `buf[from, to)`; stops at the first impossible header. */
 export function boxes(buf: Buffer, from = 0, to = buf.length): Box[] {
   const out: Box[] = [];
-  for (let p = from; p + 8 <= to; ) {
+  for (let p = from; p + 8 <= to;) {
     let size = buf.readUInt32BE(p);
     let header = 8;
     if (size === 1) {
@@ -69,7 +69,16 @@ export function parseEmsg(buf: Buffer, start: number, end: number): Emsg | undef
     if (!value) return undefined;
     p = value[1];
     if (p + 16 > end) return undefined;
-    return { version, schemeIdUri: scheme[0], value: value[0], timescale: buf.readUInt32BE(p), time: buf.readUInt32BE(p + 4), eventDuration: buf.readUInt32BE(p + 8), id: buf.readUInt32BE(p + 12), messageData: buf.subarray(p + 16, end) };
+    return {
+      version,
+      schemeIdUri: scheme[0],
+      value: value[0],
+      timescale: buf.readUInt32BE(p),
+      time: buf.readUInt32BE(p + 4),
+      eventDuration: buf.readUInt32BE(p + 8),
+      id: buf.readUInt32BE(p + 12),
+      messageData: buf.subarray(p + 16, end),
+    };
   }
   if (version === 1) {
     if (p + 20 > end) return undefined;

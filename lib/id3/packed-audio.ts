@@ -18,7 +18,7 @@ const ADTS_RATES = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 1600
 export function transportStreamTimestamp(tag: Id3Tag): number | undefined {
   for (const f of tag.frames) {
     if (f.id === 'PRIV' && f.description === TS_TIMESTAMP_OWNER && f.data && f.data.length >= 8) {
-      return f.data.readUInt8(3) % 2 * 2 ** 32 + f.data.readUInt32BE(4);
+      return (f.data.readUInt8(3) % 2) * 2 ** 32 + f.data.readUInt32BE(4);
     }
   }
   return undefined;
@@ -39,7 +39,7 @@ export function packedAudioTags(buf: Buffer): Id3TagResult[] {
   let ticks = 0; // 90 kHz ticks of audio since `base`
   let held: Id3Tag[] = []; // tags met before any timestamp: they take the first one found
   const emit = (tags: Id3Tag[], at = (base ?? 0) + ticks) => out.push(...tagResults(tags, { timescale: PTS_TIMESCALE, presentation_time: Math.round(at) }));
-  for (let p = 0; p < buf.length; ) {
+  for (let p = 0; p < buf.length;) {
     const len = id3TagLength(buf, p);
     if (len) {
       const tag = parseId3Tag(buf, p)!;

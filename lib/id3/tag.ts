@@ -59,7 +59,7 @@ export function decodeFrame(id: string, body: Buffer): Id3Frame {
   }
   if (id[0] === 'T' && encOk) {
     const values: string[] = [];
-    for (let p = 1; p < body.length; ) {
+    for (let p = 1; p < body.length;) {
       const end = terminatorAt(body, p, body.length, enc);
       values.push(decodeText(body, p, end, enc));
       p = end + terminatorLength(enc);
@@ -83,7 +83,7 @@ export function decodeFrame(id: string, body: Buffer): Id3Frame {
 /** Frames of a v2.2 body: id(3) size(3), no flags. */
 function framesV22(body: Buffer): Id3Frame[] {
   const out: Id3Frame[] = [];
-  for (let p = 0; p + 6 <= body.length; ) {
+  for (let p = 0; p + 6 <= body.length;) {
     if (body[p] === 0) break; // padding
     const id = body.toString('latin1', p, p + 3);
     if (!VALID_ID3.test(id)) break;
@@ -103,7 +103,7 @@ function framesV22(body: Buffer): Id3Frame[] {
  */
 function framesV23(body: Buffer, version: number, unsyncAll: boolean): Id3Frame[] {
   const out: Id3Frame[] = [];
-  for (let p = 0; p + HEADER <= body.length; ) {
+  for (let p = 0; p + HEADER <= body.length;) {
     if (body[p] === 0) break; // padding
     const id = body.toString('latin1', p, p + 4);
     if (!VALID_ID4.test(id)) break;
@@ -159,7 +159,7 @@ export function parseId3Tag(buf: Buffer, at = 0): Id3Tag | undefined {
 export function parseId3Tags(buf: Buffer, at = 0): Id3Tag[] {
   const out: Id3Tag[] = [];
   try {
-    for (let p = at; ; ) {
+    for (let p = at; ;) {
       const len = id3TagLength(buf, p);
       if (!len) break;
       out.push(parseId3Tag(buf, p)!);

@@ -8,7 +8,21 @@
  * cap, deadline) leave the segments not reached with an error saying so, and the outcome's
  * `error` says what was cut.
  */
-import { dashAdPod, dashPeriod, dashRendition, dashSegment, extractTags, hlsAdPod, hlsPlaylist, hlsRendition, hlsSegment, mpdEventTags, segmentIndexAt, type AdPod, type Id3TagResult } from '../id3/index.js';
+import {
+  dashAdPod,
+  dashPeriod,
+  dashRendition,
+  dashSegment,
+  extractTags,
+  hlsAdPod,
+  hlsPlaylist,
+  hlsRendition,
+  hlsSegment,
+  mpdEventTags,
+  segmentIndexAt,
+  type AdPod,
+  type Id3TagResult,
+} from '../id3/index.js';
 import { findHlsPods, isMasterPlaylist, masterRenditions, type HlsPod } from './hls-pods.js';
 import { findDashPods } from './dash-pods.js';
 
@@ -110,7 +124,11 @@ async function planHls(source: InspectSource, text: string, deps: InspectDeps, s
         .filter((r) => r.pods[k])
         .map((r) => {
           const { pod, slots } = r.pods[k]!;
-          return hlsRendition(r.name, pod.segments.map((s, i) => hlsSegment(s.uri, s.sequence, slots[i]!.tags, slots[i]!.error)), r.bandwidth);
+          return hlsRendition(
+            r.name,
+            pod.segments.map((s, i) => hlsSegment(s.uri, s.sequence, slots[i]!.tags, slots[i]!.error)),
+            r.bandwidth,
+          );
         });
       out.push(hlsAdPod(k, first.pod.startSec, [hlsPlaylist(playlist, rendtions)]));
     }

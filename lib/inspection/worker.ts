@@ -90,16 +90,19 @@ export class InspectionWorker {
   private run(job: InspectionRow): void {
     const abort = new AbortController();
     let lost = false;
-    const renew = setInterval(() => {
-      this.deps.repo.renew(job, this.opts.owner, this.opts.leaseMs).then(
-        (ours) => {
-          if (ours) return;
-          lost = true;
-          abort.abort(new Error('the lease was lost'));
-        },
-        () => undefined, // a failed renewal is retried on the next beat; the lease may still hold
-      );
-    }, Math.max(100, Math.floor(this.opts.leaseMs / 3)));
+    const renew = setInterval(
+      () => {
+        this.deps.repo.renew(job, this.opts.owner, this.opts.leaseMs).then(
+          (ours) => {
+            if (ours) return;
+            lost = true;
+            abort.abort(new Error('the lease was lost'));
+          },
+          () => undefined, // a failed renewal is retried on the next beat; the lease may still hold
+        );
+      },
+      Math.max(100, Math.floor(this.opts.leaseMs / 3)),
+    );
     const done = this.execute(job, abort.signal)
       .then(async (outcome) => {
         if (lost || this.stopped) return void this.results.lost.inc();
@@ -125,7 +128,8 @@ export class InspectionWorker {
       return { status: 'complete', ad_pods: out.ad_pods, error: out.error };
     } catch (err) {
       const e = err as Error;
-      const reason = signal.aborted && !lease.aborted ? `the job reached its time limit (${this.opts.jobTimeoutMs / 1000} s) while reading the manifests` : `the manifest could not be inspected: ${e.message}`;
+      const reason =
+        signal.aborted && !lease.aborted ? `the job reached its time limit (${this.opts.jobTimeoutMs / 1000} s) while reading the manifests` : `the manifest could not be inspected: ${e.message}`;
       return { status: 'failed', ad_pods: null, error: reason.slice(0, 500) };
     }
   }

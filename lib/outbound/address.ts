@@ -40,7 +40,7 @@ function parseV4(ip: string): number {
 function v4Label(addr: number): string | null {
   for (const [base, bits, label] of V4_RANGES) {
     const mask = bits === 0 ? 0 : (~0 << (32 - bits)) >>> 0;
-    if (((addr & mask) >>> 0) === base) return label;
+    if ((addr & mask) >>> 0 === base) return label;
   }
   return null;
 }

@@ -81,7 +81,8 @@ function classify(err: unknown): OutboundError {
   if (err instanceof OutboundError) return err;
   const e = err as { code?: string; name?: string; message?: string; cause?: { code?: string } };
   const code = e.code ?? e.cause?.code;
-  if (e.name === 'TimeoutError' || e.name === 'AbortError' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return new OutboundError('timeout', 'timed out');
+  if (e.name === 'TimeoutError' || e.name === 'AbortError' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT')
+    return new OutboundError('timeout', 'timed out');
   if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') return new OutboundError('too-large', 'the answer is too large');
   if (code === 'OUTBOUND_REFUSED') return new OutboundError('refused', e.message ?? 'refused');
   return new OutboundError('failed', e.message ?? 'request failed');

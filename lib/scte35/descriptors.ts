@@ -12,7 +12,9 @@ const hex = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byt
 /** §10.3.3.1 segmentation_descriptor(), after identifier. */
 function segmentation(r: BitReader, base: { splice_descriptor_tag: number; descriptor_length: number; identifier: string }): SegmentationDescriptor {
   const d: SegmentationDescriptor = {
-    splice_descriptor_tag: base.splice_descriptor_tag, descriptor_length: base.descriptor_length, identifier: base.identifier,
+    splice_descriptor_tag: base.splice_descriptor_tag,
+    descriptor_length: base.descriptor_length,
+    identifier: base.identifier,
     name: 'segmentation_descriptor',
     segmentation_event_id: r.bits(32),
     segmentation_event_cancel_indicator: r.flag(),
@@ -74,12 +76,28 @@ function descriptor(r: BitReader, tag: number, length: number, identifier: numbe
         const dtmf_count = r.bits(3);
         r.skip(5);
         const chars = r.bytesOf(dtmf_count);
-        return { splice_descriptor_tag: base.splice_descriptor_tag, descriptor_length: base.descriptor_length, identifier: base.identifier, name: 'DTMF_descriptor', preroll, dtmf_count, dtmf_chars: Buffer.from(chars).toString('latin1') };
+        return {
+          splice_descriptor_tag: base.splice_descriptor_tag,
+          descriptor_length: base.descriptor_length,
+          identifier: base.identifier,
+          name: 'DTMF_descriptor',
+          preroll,
+          dtmf_count,
+          dtmf_chars: Buffer.from(chars).toString('latin1'),
+        };
       }
       case 0x02:
         return segmentation(r, base);
       case 0x03: // §10.3.4
-        return { splice_descriptor_tag: base.splice_descriptor_tag, descriptor_length: base.descriptor_length, identifier: base.identifier, name: 'time_descriptor', TAI_seconds: r.bits(48), TAI_ns: r.bits(32), UTC_offset: r.bits(16) };
+        return {
+          splice_descriptor_tag: base.splice_descriptor_tag,
+          descriptor_length: base.descriptor_length,
+          identifier: base.identifier,
+          name: 'time_descriptor',
+          TAI_seconds: r.bits(48),
+          TAI_ns: r.bits(32),
+          UTC_offset: r.bits(16),
+        };
       case 0x04: {
         // §10.3.5
         const audio_count = r.bits(4);

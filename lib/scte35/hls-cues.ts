@@ -13,16 +13,7 @@ import type { SpliceInfoSection } from './types.js';
 
 export type { CueKind } from './classify.js';
 
-export type CueDialect =
-  | 'cue-out'
-  | 'cue-out-cont'
-  | 'cue-in'
-  | 'oatcls'
-  | 'daterange'
-  | 'adobe-cue'
-  | 'splicepoint'
-  | 'elemental'
-  | 'ext-scte35';
+export type CueDialect = 'cue-out' | 'cue-out-cont' | 'cue-in' | 'oatcls' | 'daterange' | 'adobe-cue' | 'splicepoint' | 'elemental' | 'ext-scte35';
 
 export interface HlsCue {
   kind: CueKind;

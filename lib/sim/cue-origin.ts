@@ -73,10 +73,7 @@ export class CueOriginSim extends HttpSim {
     }
     const [, channel, kind] = m as unknown as [string, string, string];
     this.reads.set(`${channel}/${kind}`, (this.reads.get(`${channel}/${kind}`) ?? 0) + 1);
-    const body =
-      kind === 'master'
-        ? ['#EXTM3U', '#EXT-X-STREAM-INF:BANDWIDTH=2500000,RESOLUTION=1280x720', `/${channel}/media.m3u8`, ''].join('\n')
-        : this.media(channel);
+    const body = kind === 'master' ? ['#EXTM3U', '#EXT-X-STREAM-INF:BANDWIDTH=2500000,RESOLUTION=1280x720', `/${channel}/media.m3u8`, ''].join('\n') : this.media(channel);
     res.writeHead(200, { 'Content-Type': 'application/vnd.apple.mpegurl' }).end(body);
   }
 }

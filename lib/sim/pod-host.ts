@@ -75,7 +75,17 @@ export class PodHostSim extends HttpSim {
       const kind = path.includes('/audio/') ? 'aac' : path.includes('/subs/') ? 'vtt' : 'ts';
       return send(200, 'application/vnd.apple.mpegurl', this.media(path.slice(path.lastIndexOf('/') + 1, -'.m3u8'.length), kind));
     }
-    const body = path.includes('missing') ? undefined : path.endsWith('.ts') ? this.opts.ts : path.endsWith('.aac') ? this.opts.aac : path.endsWith('.m4s') ? this.opts.mp4 : path.endsWith('.vtt') ? 'WEBVTT\n\n00:00.000 --> 00:06.000\nad\n' : undefined;
+    const body = path.includes('missing')
+      ? undefined
+      : path.endsWith('.ts')
+        ? this.opts.ts
+        : path.endsWith('.aac')
+          ? this.opts.aac
+          : path.endsWith('.m4s')
+            ? this.opts.mp4
+            : path.endsWith('.vtt')
+              ? 'WEBVTT\n\n00:00.000 --> 00:06.000\nad\n'
+              : undefined;
     this.segmentRequests.set(path, (this.segmentRequests.get(path) ?? 0) + 1);
     const answer = () => (body === undefined ? send(404, 'text/plain', 'not found') : send(200, 'application/octet-stream', body));
     if (this.held) this.held.push(answer);
@@ -119,7 +129,18 @@ export class PodHostSim extends HttpSim {
 
   /** Segments under the pod's own path (`/ad_break_id/{id}/ad_0.ts`), so a test can count one pod's fetches. */
   private podManifest(id: string): string {
-    return ['#EXTM3U', '#EXT-X-VERSION:3', `#EXT-X-TARGETDURATION:${SEG_SEC}`, '#EXT-X-PLAYLIST-TYPE:VOD', '#EXTINF:6.000,', `${id}/ad_0.ts`, '#EXTINF:6.000,', `${id}/ad_1.ts`, '#EXT-X-ENDLIST', ''].join('\n');
+    return [
+      '#EXTM3U',
+      '#EXT-X-VERSION:3',
+      `#EXT-X-TARGETDURATION:${SEG_SEC}`,
+      '#EXT-X-PLAYLIST-TYPE:VOD',
+      '#EXTINF:6.000,',
+      `${id}/ad_0.ts`,
+      '#EXTINF:6.000,',
+      `${id}/ad_1.ts`,
+      '#EXT-X-ENDLIST',
+      '',
+    ].join('\n');
   }
 
   private mpd(): string {

@@ -45,7 +45,18 @@ export function timeSignal(ptsSec: number, segs: Segmentation[]): Buffer {
   const descriptors = segs
     .map((s) => {
       const duration = s.durationSec === undefined ? '' : u8(0) + u32(ticks(s.durationSec));
-      const body = u32(0x43554549) + u32(s.eventId) + '7f' + (s.durationSec === undefined ? 'bf' : 'ff') + duration + '00' + '00' + u8(s.typeId) + '01' + '01' + (s.typeId === 0x34 || s.typeId === 0x36 ? '0000' : '');
+      const body =
+        u32(0x43554549) +
+        u32(s.eventId) +
+        '7f' +
+        (s.durationSec === undefined ? 'bf' : 'ff') +
+        duration +
+        '00' +
+        '00' +
+        u8(s.typeId) +
+        '01' +
+        '01' +
+        (s.typeId === 0x34 || s.typeId === 0x36 ? '0000' : '');
       return '02' + u8(body.length / 2) + body;
     })
     .join('');

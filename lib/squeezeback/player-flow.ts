@@ -213,7 +213,16 @@ export class PlayerFlow {
         (done) => this.deps.origins.get(src.origin).get(src.master.pathname + src.master.search, UPSTREAM_HEADERS, new MasterFetch(src, done)),
         (err, h) => {
           if (h && h.value.status === 200 && h.value.text !== undefined) resolve(h.value.text);
-          else if (h) reject(new HttpError(h.value.status >= 500 ? 'upstream-failed' : 'upstream-client-error', `the origin answered ${h.value.status} for the event's master`, undefined, undefined, h.value.status >= 500 ? 502 : h.value.status));
+          else if (h)
+            reject(
+              new HttpError(
+                h.value.status >= 500 ? 'upstream-failed' : 'upstream-client-error',
+                `the origin answered ${h.value.status} for the event's master`,
+                undefined,
+                undefined,
+                h.value.status >= 500 ? 502 : h.value.status,
+              ),
+            );
           else reject(err);
         },
       ),
@@ -235,7 +244,9 @@ export class PlayerFlow {
     if (hit) return this.answer(ex, hit.value, hit.ageSec);
     const fetchBase = (done: (err: unknown, value?: Rendered) => void) => {
       const rules: UriRules = { daiHost: src.origin, proxyBase: '', contentOrigin: src.contentPrefix.slice(0, -1), playlistUrl: src.origin + path };
-      this.deps.origins.get(src.origin).get(path, UPSTREAM_HEADERS, new ManifestFetch({ kind: 'media' }, settings, rules, undefined, this.bodies, done, { upstreamName: 'the origin', keepText: true }));
+      this.deps.origins
+        .get(src.origin)
+        .get(path, UPSTREAM_HEADERS, new ManifestFetch({ kind: 'media' }, settings, rules, undefined, this.bodies, done, { upstreamName: 'the origin', keepText: true }));
     };
     const load = !renderKey
       ? fetchBase

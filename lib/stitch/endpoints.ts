@@ -31,14 +31,18 @@ export class StitchEndpoints {
     const cache = (res: HttpResponse, req: HttpRequest) => this.serve(res, req);
     app.get(`/${this.stitchPath}/cache/*`, cache);
     app.head(`/${this.stitchPath}/cache/*`, cache);
-    const filler = (res: HttpResponse, req: HttpRequest) => void new Exchange(res, req.getMethod() === 'head').send(200, { 'Content-Type': 'text/vtt', 'Cache-Control': 'public, max-age=86400' }, FILLER);
+    const filler = (res: HttpResponse, req: HttpRequest) =>
+      void new Exchange(res, req.getMethod() === 'head').send(200, { 'Content-Type': 'text/vtt', 'Cache-Control': 'public, max-age=86400' }, FILLER);
     app.get(`/${this.stitchPath}/filler.vtt`, filler);
     app.head(`/${this.stitchPath}/filler.vtt`, filler);
   }
 
   private serve(res: HttpResponse, req: HttpRequest): void {
     const ex = new Exchange(res, req.getMethod() === 'head');
-    const parts = req.getUrl().slice(this.stitchPath.length + 2).split('/'); // cache/{id}/{file}
+    const parts = req
+      .getUrl()
+      .slice(this.stitchPath.length + 2)
+      .split('/'); // cache/{id}/{file}
     const id = parts[1] ?? '';
     const file = parts[2] ?? '';
     if (parts.length !== 3 || !ID.test(id) || !FILE.test(file)) return sendProblem(ex, 'not-found', 'no such stitched manifest');

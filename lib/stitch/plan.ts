@@ -14,7 +14,7 @@ export function breakOffset(timeOffset: string, contentSec: number, cuePoints: n
   if (t === 'start') return 0;
   if (t === 'end') return contentSec;
   const pct = /^(\d+(?:\.\d+)?)%$/.exec(t);
-  if (pct) return Math.min(100, Number(pct[1])) * contentSec / 100;
+  if (pct) return (Math.min(100, Number(pct[1])) * contentSec) / 100;
   const pos = /^#(\d+)$/.exec(t);
   if (pos) {
     const opportunities = [...new Set([0, ...cuePoints.filter((c) => c > 0 && c < contentSec), contentSec])];

@@ -60,7 +60,14 @@ export function stitchRoutes(stitchPath: string, service: StitchService, brands:
         const forwarded = req.headers['x-forwarded-host'] ?? req.headers['forwarded'] ?? req.headers['x-forwarded'];
         const rule = brands.current.resolve({ headers: req.headers, query: req.query.toString(), ...(forwarded ? {} : { hostname: req.headers['host'] ?? '' }) });
         if (!rule) throw new HttpError('bad-request', 'no brand-recognition rule matches this request');
-        const answer = await service.stitch({ protocol: protocol as Protocol, brand: rule.brand_name, streamId, assetId, targeting: body.targeting ?? {}, ...(body.content_uri ? { contentUri: body.content_uri } : {}) });
+        const answer = await service.stitch({
+          protocol: protocol as Protocol,
+          brand: rule.brand_name,
+          streamId,
+          assetId,
+          targeting: body.targeting ?? {},
+          ...(body.content_uri ? { contentUri: body.content_uri } : {}),
+        });
         return { json: answer, headers: { 'Cache-Control': 'no-store' } };
       },
     },

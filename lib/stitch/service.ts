@@ -96,7 +96,9 @@ export class StitchService {
   async stitch(req: StitchRequest): Promise<StitchAnswer> {
     const asset = await this.deps.findAsset(req.brand, req.assetId);
     // Keyed by the item's guid: asked by guid or by content id, it is the same asset.
-    const key = createHash('sha256').update(JSON.stringify([req.protocol, req.brand, req.streamId, asset.guid])).digest('base64url');
+    const key = createHash('sha256')
+      .update(JSON.stringify([req.protocol, req.brand, req.streamId, asset.guid]))
+      .digest('base64url');
     const live = await this.deps.store.byKey(key);
     if (live) return live.response as StitchAnswer;
 
@@ -127,7 +129,11 @@ export class StitchService {
       const declared = /mediaPresentationDuration="([^"]+)"/.exec(mpd)?.[1];
       const pods = await this.decide(req, asset, parseIsoDuration(declared) ?? asset.duration ?? 0, warnings);
       const withMedia = await this.adSources(pods, 'dash', warnings);
-      const inputs: DashPodInput[] = withMedia.map((p) => ({ id: p.id, offsetSec: p.offsetSec, ads: p.ads.flatMap(({ ad, source }) => (source ? [{ id: adKey(ad), url: ad.streams!.dash!, mpd: source as string }] : [])) }));
+      const inputs: DashPodInput[] = withMedia.map((p) => ({
+        id: p.id,
+        offsetSec: p.offsetSec,
+        ads: p.ads.flatMap(({ ad, source }) => (source ? [{ id: adKey(ad), url: ad.streams!.dash!, mpd: source as string }] : [])),
+      }));
       const result = guard(() => stitchDash({ url: rendition.url, mpd }, inputs));
       for (const s of result.skipped) warnings.push(`ad ${s.adId} of break ${s.podId} left out: ${s.reason}`);
       files = { 'manifest.mpd': result.mpd };
@@ -250,7 +256,11 @@ export class StitchService {
           for (const event of TRACKING_EVENTS) {
             const urls = ad.tracking[event];
             if (!urls?.length) continue;
-            out.tracking.push({ event, offset: round(a.start + at[event]! * a.duration), urls: urls.map((url) => beaconUrl(base, this.deps.beaconSecret, { url, streamId, event, breakId: id, expires })) });
+            out.tracking.push({
+              event,
+              offset: round(a.start + at[event]! * a.duration),
+              urls: urls.map((url) => beaconUrl(base, this.deps.beaconSecret, { url, streamId, event, breakId: id, expires })),
+            });
           }
           return out;
         }),

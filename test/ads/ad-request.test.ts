@@ -79,18 +79,26 @@ t.test('privacy parameters move from targeting to the global section', async (t)
   );
   const global = Object.fromEntries(p.global);
   t.match(global, { us_privacy: '1YNN', gdpr: '1', gdpr_consent: 'CPXxRfAPXxRfAAfKABENB-CgAAAAAAAAAAYgAAAAAAAA', _fw_us_privacy: '1YN-', _fw_coppa: '0' });
-  t.same(p.kv, [
-    ['genre', 'sport'],
-    ['team', 'a;b'],
-  ], 'only the other targeting stays key-values');
-  for (const k of ['us_privacy', 'gdpr', 'gdpr_consent', '_fw_us_privacy']) t.notOk(p.kv.some(([key]) => key === k), `${k} not a key-value`);
+  t.same(
+    p.kv,
+    [
+      ['genre', 'sport'],
+      ['team', 'a;b'],
+    ],
+    'only the other targeting stays key-values',
+  );
+  for (const k of ['us_privacy', 'gdpr', 'gdpr_consent', '_fw_us_privacy'])
+    t.notOk(
+      p.kv.some(([key]) => key === k),
+      `${k} not a key-value`,
+    );
   // Targeting overrides the same signal from ad_tag params (the stream knows its consent).
   const o = Object.fromEntries(parse(buildAdRequestUrl(ctx({ adTag: { params: { us_privacy: '1---' } }, targeting: { us_privacy: '1YYY' } }))!).global);
   t.equal(o['us_privacy'], '1YYY');
 });
 
 t.test('hostile and unicode targeting is URL-encoded', async (t) => {
-  const targeting = { 'k&;=?#': 'v&;=?#/ %+', 'näme': '東京 🎬', plain: 'x', '': 'empty-key', e: '' };
+  const targeting = { 'k&;=?#': 'v&;=?#/ %+', näme: '東京 🎬', plain: 'x', '': 'empty-key', e: '' };
   const url = buildAdRequestUrl(ctx({ targeting, breakId: 'b;1&x=y', slau: 'a;b&c' }))!;
   t.notMatch(url.slice(url.indexOf('?') + 1), /[#?]/, 'no raw ? or # in the query');
   t.notMatch(url, /[^\x21-\x7e]/, 'ASCII only, no spaces');
@@ -111,19 +119,30 @@ t.test('ad_tag.params and event override params', async (t) => {
     }),
   )!;
   const p = parse(url);
-  t.same(p.global.slice(0, 6), [
-    ['nw', '1'],
-    ['prof', 'event'],
-    ['afid', 'a'],
-    ['vip', 'true'],
-    ['odd key', 'v&w'],
-    ['ssnw', '99'],
-  ], 'override wins, new keys added, types stringified');
-  t.notOk(p.global.some(([k]) => k === 'gone' || k === 'skip' || k === 'other'), 'null/undefined params and non-params overrides left out');
+  t.same(
+    p.global.slice(0, 6),
+    [
+      ['nw', '1'],
+      ['prof', 'event'],
+      ['afid', 'a'],
+      ['vip', 'true'],
+      ['odd key', 'v&w'],
+      ['ssnw', '99'],
+    ],
+    'override wins, new keys added, types stringified',
+  );
+  t.notOk(
+    p.global.some(([k]) => k === 'gone' || k === 'skip' || k === 'other'),
+    'null/undefined params and non-params overrides left out',
+  );
   t.match(url, /odd%20key=v%26w/);
   t.same(p.kv, []);
   t.ok(url.endsWith(';'), 'an empty key-value section still ends with its separator');
-  t.same(parse(buildAdRequestUrl(ctx({ override: {} }))!).global.map(([k]) => k), ['caid', 'csid', 'resp'], 'an override without params');
+  t.same(
+    parse(buildAdRequestUrl(ctx({ override: {} }))!).global.map(([k]) => k),
+    ['caid', 'csid', 'resp'],
+    'an override without params',
+  );
 });
 
 t.test('template URL: placeholders filled and encoded; it replaces AD_SERVER_URL', async (t) => {
@@ -196,5 +215,9 @@ t.test('8 KiB cap: one oversized key-value does not cut the slot section', async
   const p = parse(url);
   t.notOk(url.includes('x'.repeat(100)), 'the oversized value is dropped');
   t.equal(p.sections, 3, 'global;slot;kv kept');
-  t.same(p.slot.map(([k]) => k), ['slid', 'tpos', 'ptgt', 'maxd', 'mind'], 'slot params kept (mind included)');
+  t.same(
+    p.slot.map(([k]) => k),
+    ['slid', 'tpos', 'ptgt', 'maxd', 'mind'],
+    'slot params kept (mind included)',
+  );
 });

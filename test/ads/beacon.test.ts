@@ -60,7 +60,10 @@ t.test('forged and malformed signatures', async (t) => {
 t.test('missing and duplicated parameters', async (t) => {
   const q = signed();
   for (const name of ['u', 's', 'e', 'sig']) {
-    const without = q.split('&').filter((p) => !p.startsWith(`${name}=`)).join('&');
+    const without = q
+      .split('&')
+      .filter((p) => !p.startsWith(`${name}=`))
+      .join('&');
     t.match(verifyBeacon(without, secret), { ok: false, reason: /missing/ }, `without ${name}`);
     t.match(verifyBeacon(replace(q, name, ''), secret), { ok: false, reason: /missing/ }, `empty ${name}`);
     t.match(verifyBeacon(`${q}&${param(q, name)}`, secret), { ok: false, reason: /duplicated/ }, `${name} twice`);

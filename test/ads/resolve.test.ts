@@ -190,7 +190,12 @@ t.test('the vast-client-js wrapper fixtures over HTTP (relative tag URIs)', asyn
     'http://example.com/wrapperB-impression1',
     'http://example.com/wrapperB-impression2',
   ]);
-  t.same(a.ads[0]!.tracking.start, ['http://example.com/linear-start', 'http://example.com/wrapperA-linear-start1', 'http://example.com/wrapperA-linear-start2', 'http://example.com/wrapperB-linear-start']);
+  t.same(a.ads[0]!.tracking.start, [
+    'http://example.com/linear-start',
+    'http://example.com/wrapperA-linear-start1',
+    'http://example.com/wrapperA-linear-start2',
+    'http://example.com/wrapperB-linear-start',
+  ]);
   t.same(a.ads[0]!.tracking.complete, ['http://example.com/linear-complete', 'http://example.com/wrapperA-linear-complete', 'http://example.com/wrapperB-linear-complete']);
   t.ok(
     a.warnings.some((w) => w.obj.reason === 'no progressive video media file'),
@@ -308,18 +313,15 @@ t.test('bad answers: garbage, HTML, DOCTYPE, oversize, HTTP 500, no ads, connect
 });
 
 t.test('a VMAP whose breaks partly fail returns what resolved', async (t) => {
-  routes.set(
-    '/mixed/vmap.xml',
-    {
-      body: vmapXml(
-        tagBreak('a', `${base}/garbage.xml`) +
-          tagBreak('b', `${base}/chain/inline.xml`) +
-          tagBreak('c', `${base}/loop/a.xml`) +
-          `<vmap:AdBreak timeOffset="00:10:00" breakType="nonlinear"><vmap:AdSource><vmap:AdTagURI>${base}/chain/inline.xml</vmap:AdTagURI></vmap:AdSource></vmap:AdBreak>` +
-          `<vmap:AdBreak timeOffset="end" breakType="linear"><vmap:AdSource><vmap:VASTAdData>${inlineXml('post')}</vmap:VASTAdData></vmap:AdSource></vmap:AdBreak>`,
-      ),
-    },
-  );
+  routes.set('/mixed/vmap.xml', {
+    body: vmapXml(
+      tagBreak('a', `${base}/garbage.xml`) +
+        tagBreak('b', `${base}/chain/inline.xml`) +
+        tagBreak('c', `${base}/loop/a.xml`) +
+        `<vmap:AdBreak timeOffset="00:10:00" breakType="nonlinear"><vmap:AdSource><vmap:AdTagURI>${base}/chain/inline.xml</vmap:AdTagURI></vmap:AdSource></vmap:AdBreak>` +
+        `<vmap:AdBreak timeOffset="end" breakType="linear"><vmap:AdSource><vmap:VASTAdData>${inlineXml('post')}</vmap:VASTAdData></vmap:AdSource></vmap:AdBreak>`,
+    ),
+  });
   const r = await resolveUrl(`${base}/mixed/vmap.xml`);
   t.equal(r.reason, undefined);
   t.same(
@@ -402,8 +404,16 @@ t.test('text input, base URL, bad start', async (t) => {
 t.test('media file choice', async (t) => {
   const f = (uri: string, extra: object = {}) => ({ uri: `http://cdn.example/${uri}`, delivery: 'progressive', ...extra });
   t.equal(pickMediaFile([f('a.webm', { type: 'video/webm', bitrate: 900 }), f('b.mp4', { type: 'video/mp4', bitrate: 300 })])!.uri, 'http://cdn.example/b.mp4', 'mp4 before other video');
-  t.equal(pickMediaFile([f('a.webm', { type: 'video/webm' }), f('x.js', { type: 'application/javascript', apiFramework: 'VPAID' })])!.uri, 'http://cdn.example/a.webm', 'any progressive video when no mp4');
-  t.equal(pickMediaFile([f('hi.mp4', { type: 'video/mp4', bitrate: 9000 }), f('hier.mp4', { type: 'video/mp4', bitrate: 12000 })])!.uri, 'http://cdn.example/hi.mp4', 'all above the ceiling: the lowest');
+  t.equal(
+    pickMediaFile([f('a.webm', { type: 'video/webm' }), f('x.js', { type: 'application/javascript', apiFramework: 'VPAID' })])!.uri,
+    'http://cdn.example/a.webm',
+    'any progressive video when no mp4',
+  );
+  t.equal(
+    pickMediaFile([f('hi.mp4', { type: 'video/mp4', bitrate: 9000 }), f('hier.mp4', { type: 'video/mp4', bitrate: 12000 })])!.uri,
+    'http://cdn.example/hi.mp4',
+    'all above the ceiling: the lowest',
+  );
   t.equal(pickMediaFile([f('n.mp4', { type: 'video/mp4', height: 360 }), f('m.mp4', { type: 'video/mp4', height: 1080 })])!.uri, 'http://cdn.example/m.mp4', 'no bitrates: the largest');
   t.equal(pickMediaFile([f('k.mp4', {})])!.uri, 'http://cdn.example/k.mp4', 'type from the extension');
   t.equal(pickMediaFile([{ uri: 'http://cdn.example/s.m3u8', delivery: 'streaming', type: 'application/x-mpegURL' }]), undefined);

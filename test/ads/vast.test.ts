@@ -127,7 +127,9 @@ t.test('wrappers: tag URI, impressions, tracking of every linear creative, VAST 
 });
 
 t.test('VAST 1 wrapper tracking directly under Wrapper', async (t) => {
-  const doc = parseVast('<VAST version="2.0"><Ad id="w"><Wrapper><VASTAdTagURI>http://x/v</VASTAdTagURI><TrackingEvents><Tracking event="start">http://x/s</Tracking></TrackingEvents></Wrapper></Ad></VAST>');
+  const doc = parseVast(
+    '<VAST version="2.0"><Ad id="w"><Wrapper><VASTAdTagURI>http://x/v</VASTAdTagURI><TrackingEvents><Tracking event="start">http://x/s</Tracking></TrackingEvents></Wrapper></Ad></VAST>',
+  );
   t.same(doc.ads[0]!.wrapper!.tracking, { start: ['http://x/s'] });
 });
 

@@ -33,36 +33,97 @@ t.test('a small document parses; a leading BOM is stripped', async (t) => {
 t.test('size cap counts UTF-8 bytes', async (t) => {
   t.equal(XML_MAX_BYTES, 2 * 1024 * 1024);
   const body = '<a>' + 'é'.repeat(600) + '</a>'; // 607 UTF-16 units, 1207 bytes
-  t.equal(code(() => parseXml(body, { maxBytes: 1000 })), 'too-large');
-  t.equal(code(() => parseXml(body, { maxBytes: 1207 })), undefined);
-  t.equal(code(() => parseXml('<a>' + 'x'.repeat(XML_MAX_BYTES) + '</a>')), 'too-large', 'default cap');
+  t.equal(
+    code(() => parseXml(body, { maxBytes: 1000 })),
+    'too-large',
+  );
+  t.equal(
+    code(() => parseXml(body, { maxBytes: 1207 })),
+    undefined,
+  );
+  t.equal(
+    code(() => parseXml('<a>' + 'x'.repeat(XML_MAX_BYTES) + '</a>')),
+    'too-large',
+    'default cap',
+  );
 });
 
 t.test('DOCTYPE refused before parsing, in any case and after a prolog', async (t) => {
   const started = process.hrtime.bigint();
-  t.equal(code(() => parseXml(BILLION_LAUGHS)), 'doctype', 'billion laughs');
+  t.equal(
+    code(() => parseXml(BILLION_LAUGHS)),
+    'doctype',
+    'billion laughs',
+  );
   t.ok(Number(process.hrtime.bigint() - started) / 1e6 < 100, 'no entity was expanded');
-  t.equal(code(() => parseXml('<!doctype vast><VAST/>')), 'doctype');
-  t.equal(code(() => parseXml('<?xml version="1.0"?>\n<!-- c --><?pi x?>\n  <!DocType VAST SYSTEM "http://evil/x.dtd"><VAST/>')), 'doctype');
-  t.equal(code(() => parseXml('<!DOCTYPE x [<!ENTITY xxe SYSTEM "file:///etc/passwd">]><VAST>&xxe;</VAST>')), 'doctype', 'XXE');
-  t.equal(code(() => parseXml('<VAST/><!DOCTYPE x>')), 'malformed', 'after the root: xmldom refuses it');
+  t.equal(
+    code(() => parseXml('<!doctype vast><VAST/>')),
+    'doctype',
+  );
+  t.equal(
+    code(() => parseXml('<?xml version="1.0"?>\n<!-- c --><?pi x?>\n  <!DocType VAST SYSTEM "http://evil/x.dtd"><VAST/>')),
+    'doctype',
+  );
+  t.equal(
+    code(() => parseXml('<!DOCTYPE x [<!ENTITY xxe SYSTEM "file:///etc/passwd">]><VAST>&xxe;</VAST>')),
+    'doctype',
+    'XXE',
+  );
+  t.equal(
+    code(() => parseXml('<VAST/><!DOCTYPE x>')),
+    'malformed',
+    'after the root: xmldom refuses it',
+  );
   const quoted = parseXml('<VAST><Ad><HTMLResource><![CDATA[<!DOCTYPE html><p>hi</p>]]></HTMLResource></Ad></VAST>');
   t.equal(textOf(elementsAt(quoted.documentElement!, 'Ad', 'HTMLResource')[0]), '<!DOCTYPE html><p>hi</p>', 'a DOCTYPE quoted in CDATA is content');
 });
 
 t.test('malformed input is an AdXmlError, never a crash', async (t) => {
-  for (const bad of ['', '   ', '{ vast: null }', '<VAST><Ad></VAST>', '<VAST>&nope;</VAST>', '<VAST/><VAST/>', '<VAST/> trailing', '<VAST a="1" a="2"/>', '<<<>>>', '<VAST><![CDATA[x</VAST>', '\u0000<VAST/>']) {
-    t.equal(code(() => parseXml(bad)), 'malformed', JSON.stringify(bad));
+  for (const bad of [
+    '',
+    '   ',
+    '{ vast: null }',
+    '<VAST><Ad></VAST>',
+    '<VAST>&nope;</VAST>',
+    '<VAST/><VAST/>',
+    '<VAST/> trailing',
+    '<VAST a="1" a="2"/>',
+    '<<<>>>',
+    '<VAST><![CDATA[x</VAST>',
+    '\u0000<VAST/>',
+  ]) {
+    t.equal(
+      code(() => parseXml(bad)),
+      'malformed',
+      JSON.stringify(bad),
+    );
   }
-  t.equal(code(() => parseXml(42 as unknown as string)), 'malformed', 'not a string');
+  t.equal(
+    code(() => parseXml(42 as unknown as string)),
+    'malformed',
+    'not a string',
+  );
 });
 
 t.test('depth cap', async (t) => {
   const nest = (n: number) => '<a>'.repeat(n) + '</a>'.repeat(n);
-  t.equal(code(() => parseXml(nest(64))), undefined);
-  t.equal(code(() => parseXml(nest(65))), 'too-large');
-  t.equal(code(() => parseXml(nest(10), { maxDepth: 5 })), 'too-large');
-  t.match(code(() => parseXml(nest(50_000))), /^(too-large|malformed)$/, 'very deep input fails cleanly');
+  t.equal(
+    code(() => parseXml(nest(64))),
+    undefined,
+  );
+  t.equal(
+    code(() => parseXml(nest(65))),
+    'too-large',
+  );
+  t.equal(
+    code(() => parseXml(nest(10), { maxDepth: 5 })),
+    'too-large',
+  );
+  t.match(
+    code(() => parseXml(nest(50_000))),
+    /^(too-large|malformed)$/,
+    'very deep input fails cleanly',
+  );
 });
 
 t.test('undeclared prefixes are tolerated and names match by local name', async (t) => {
@@ -91,6 +152,12 @@ t.test('text helpers read text and CDATA, trimmed, without comments or child tex
 
 t.test('boolean and integer attributes', async (t) => {
   const el = parseXml('<a t="True" o="1" f="false" z="0" x="maybe" n="849" d="1000.4" neg="-3"/>').documentElement!;
-  t.same(['t', 'o', 'f', 'z', 'x', 'none'].map((n) => boolAttr(el, n)), [true, true, false, false, undefined, undefined]);
-  t.same(['n', 'd', 'neg', 'none'].map((n) => intAttr(el, n)), [849, 1000, undefined, undefined]);
+  t.same(
+    ['t', 'o', 'f', 'z', 'x', 'none'].map((n) => boolAttr(el, n)),
+    [true, true, false, false, undefined, undefined],
+  );
+  t.same(
+    ['n', 'd', 'neg', 'none'].map((n) => intAttr(el, n)),
+    [849, 1000, undefined, undefined],
+  );
 });

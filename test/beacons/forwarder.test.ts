@@ -51,7 +51,13 @@ t.test('the same beacon 5× → one hit; other streams and events are distinct',
   await fw.idle();
   t.equal(sim.hitCount('start'), 2);
   t.equal(sim.hitCount('start', 'ad-1'), 2);
-  t.same(sim.hits.filter((h) => h.ev === 'start').map((h) => h.s).sort(), ['st-1', 'st-2']);
+  t.same(
+    sim.hits
+      .filter((h) => h.ev === 'start')
+      .map((h) => h.s)
+      .sort(),
+    ['st-1', 'st-2'],
+  );
   t.equal(sim.hitCount('midpoint'), 1);
   t.match(fw.stats, { sent: 3, duplicates: 7 });
 });

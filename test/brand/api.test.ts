@@ -56,7 +56,10 @@ t.test('brand-recognition CRUD, validation and resolve', async (t) => {
     t.ok(Array.isArray(all.body));
     t.equal(all.headers['x-total-count'], '3');
     const acme = await api('GET', '?name_prefix=acme');
-    t.same(acme.body.map((r: { brand_name: string }) => r.brand_name), ['acme', 'acme-kids']);
+    t.same(
+      acme.body.map((r: { brand_name: string }) => r.brand_name),
+      ['acme', 'acme-kids'],
+    );
     t.equal((await api('GET', '?name_prefix=ACME')).body.length, 0, 'prefix is case-sensitive');
     const page1 = await api('GET', '?page=1&page_size=2');
     t.equal(page1.body.length, 1);

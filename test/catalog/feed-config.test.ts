@@ -8,12 +8,26 @@ t.test('global-config', async (t) => {
   const service = await startTestService(t, { databaseUrl: await freshSchemaUrl(t) });
   const jwt = await token(service);
   const api = (method: string, path: string, json?: unknown) => call(service.url, method, `/api/v1/${path}`, { token: jwt, json });
-  const flat = { brand_name: 'acme', feed_name: 'acme-vod', feed_uri: 'https://feeds.example.com/acme.rss', pagination_supported: true, pull_frequency_sec: 300, pagination_params: { limit: 100, limit_param: 'limit', offset_base: 0, offset_multiplier: 100, offset_param: 'offset', stop_when_caughtup: true } };
+  const flat = {
+    brand_name: 'acme',
+    feed_name: 'acme-vod',
+    feed_uri: 'https://feeds.example.com/acme.rss',
+    pagination_supported: true,
+    pull_frequency_sec: 300,
+    pagination_params: { limit: 100, limit_param: 'limit', offset_base: 0, offset_multiplier: 100, offset_param: 'offset', stop_when_caughtup: true },
+  };
 
   const created = await api('POST', 'global-config', flat);
   t.equal(created.status, 201);
   t.match(created.body, { ID: Number, feed_name: 'acme-vod', pagination_params: { next_from_feed: 'https://feeds.example.com/acme.rss', limit: 100 } });
-  const wrappedBody = { name: 'beta-feed', jsonb_value: { brand_name: 'beta', feed_uri: 'https://feeds.example.com/beta.rss', pagination_params: { limit: '50', limit_param: 'max-results', offset_param: 'start-index', offset_base: 1, offset_multiplier: 50 } } };
+  const wrappedBody = {
+    name: 'beta-feed',
+    jsonb_value: {
+      brand_name: 'beta',
+      feed_uri: 'https://feeds.example.com/beta.rss',
+      pagination_params: { limit: '50', limit_param: 'max-results', offset_param: 'start-index', offset_base: 1, offset_multiplier: 50 },
+    },
+  };
   const w = await api('POST', 'global', wrappedBody);
   t.equal(w.status, 201, 'wrapped, on the /global path');
   t.match(w.body, { feed_name: 'beta-feed', pagination_supported: false, pull_frequency_sec: 0, pagination_params: { limit: '50' } });
@@ -26,7 +40,8 @@ t.test('global-config', async (t) => {
     { ...flat, feed_name: 'x3', brand_name: 'x3', pagination_params: { limit: true } },
     { brand_name: 'x4', feed_name: 'x4', feed_uri: 'https://f.example/x' },
     { ...flat, feed_name: 'x5', brand_name: 'x5', pagination_params: { offset_param: 'o' } },
-  ]) t.equal((await api('POST', 'global-config', bad)).status, 400, JSON.stringify(bad).slice(0, 80));
+  ])
+    t.equal((await api('POST', 'global-config', bad)).status, 400, JSON.stringify(bad).slice(0, 80));
 
   // The spec's wrapper: `name` names the configuration, jsonb_value.feed_name the feed; they may differ.
   const named = await api('POST', 'global-config', { name: 'gamma config', jsonb_value: { ...flat, brand_name: 'gamma', feed_name: 'gamma-feed' } });

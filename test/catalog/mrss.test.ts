@@ -48,18 +48,34 @@ t.test('vendor cue points, guid fallbacks, undeclared prefixes, BOM', async (t) 
   const { items, nextLink } = parseMrss(xml);
   t.equal(nextLink, 'https://feeds.example.com/p2');
   t.equal(items.length, 2, 'an item without guid, contentId or link is skipped');
-  t.match(items[0], { guid: 'c-1', title: 'One', published: '2026-11-02T10:00:00.000Z', duration: 120, cue_points: [30, 90.5], renditions: [{ kind: 'hls', bitrate: 3000, width: 1280, height: 720 }] });
+  t.match(items[0], {
+    guid: 'c-1',
+    title: 'One',
+    published: '2026-11-02T10:00:00.000Z',
+    duration: 120,
+    cue_points: [30, 90.5],
+    renditions: [{ kind: 'hls', bitrate: 3000, width: 1280, height: 720 }],
+  });
   t.same(items[1]!.cue_points, [1.5, 10.5, 60]);
-  t.same(items[1]!.renditions.map((r) => r.kind), ['dash', 'mp4']);
+  t.same(
+    items[1]!.renditions.map((r) => r.kind),
+    ['dash', 'mp4'],
+  );
 });
 
 t.test('channel-level media elements are the last fallback', async (t) => {
   const { items } = parseMrss(`<rss xmlns:media="http://search.yahoo.com/mrss/"><channel><media:thumbnail url="https://img.example.com/ch.jpg"/><media:content url="https://cdn.example.com/ch.m3u8"/>
 <item><guid>a</guid></item><item><guid>b</guid><media:thumbnail url="https://img.example.com/b.jpg"/><media:group><media:content url="https://cdn.example.com/b.mpd"/></media:group></item></channel></rss>`);
   t.same(items[0]!.thumbnails, ['https://img.example.com/ch.jpg']);
-  t.same(items[0]!.renditions.map((r) => r.url), ['https://cdn.example.com/ch.m3u8']);
+  t.same(
+    items[0]!.renditions.map((r) => r.url),
+    ['https://cdn.example.com/ch.m3u8'],
+  );
   t.same(items[1]!.thumbnails, ['https://img.example.com/b.jpg']);
-  t.same(items[1]!.renditions.map((r) => r.kind), ['dash']);
+  t.same(
+    items[1]!.renditions.map((r) => r.kind),
+    ['dash'],
+  );
 });
 
 t.test('hostile and malformed input is rejected cleanly', async (t) => {

@@ -26,7 +26,13 @@ t.test('feed pulls', async (t) => {
   const idle = async (name: string) => (await api('GET', `global-config/${name}`)).body.status?.state === 'idle' && (await api('GET', `global-config/${name}`)).body.status?.last_run_at !== null;
 
   t.test('next links, 3 pages, backfill', async (t) => {
-    const r = await api('POST', 'global-config', { brand_name: 'nl', feed_name: 'nl-feed', feed_uri: `${sim.url}/next.rss?page=0`, pagination_supported: true, pagination_params: { stop_when_caughtup: false } });
+    const r = await api('POST', 'global-config', {
+      brand_name: 'nl',
+      feed_name: 'nl-feed',
+      feed_uri: `${sim.url}/next.rss?page=0`,
+      pagination_supported: true,
+      pagination_params: { stop_when_caughtup: false },
+    });
     t.equal(r.status, 201);
     t.ok(await until(() => idle('nl-feed')), 'the pull ran on creation');
     t.equal(await count('nl'), 30, 'every item once');
@@ -67,10 +73,19 @@ t.test('feed pulls', async (t) => {
 
   t.test('offset/limit, 3 pages; an on-demand pull in real-time mode stops when caught up', async (t) => {
     sim.requests.length = 0;
-    await api('POST', 'global-config', { brand_name: 'off', feed_name: 'off-feed', feed_uri: `${sim.url}/offset.rss`, pagination_supported: true, pagination_params: { limit: 12, limit_param: 'limit', offset_param: 'offset', offset_base: 0, offset_multiplier: 12, stop_when_caughtup: true } });
+    await api('POST', 'global-config', {
+      brand_name: 'off',
+      feed_name: 'off-feed',
+      feed_uri: `${sim.url}/offset.rss`,
+      pagination_supported: true,
+      pagination_params: { limit: 12, limit_param: 'limit', offset_param: 'offset', offset_base: 0, offset_multiplier: 12, stop_when_caughtup: true },
+    });
     t.ok(await until(() => idle('off-feed')));
     t.equal(await count('off'), 30);
-    t.same(sim.requests.filter((u) => u.startsWith('/offset.rss')), ['/offset.rss?offset=0&limit=12', '/offset.rss?offset=12&limit=12', '/offset.rss?offset=24&limit=12']);
+    t.same(
+      sim.requests.filter((u) => u.startsWith('/offset.rss')),
+      ['/offset.rss?offset=0&limit=12', '/offset.rss?offset=12&limit=12', '/offset.rss?offset=24&limit=12'],
+    );
     sim.add(3);
     sim.requests.length = 0;
     const pull = await api('POST', 'global-config/off-feed/pull');
@@ -88,7 +103,13 @@ t.test('feed pulls', async (t) => {
 
   t.test('the other two combinations: next links in real-time mode, offset/limit in backfill', async (t) => {
     await api('POST', 'global-config', { brand_name: 'nlrt', feed_name: 'nlrt', feed_uri: `${sim.url}/next.rss?page=0`, pagination_supported: true, pagination_params: { stop_when_caughtup: true } });
-    await api('POST', 'global-config', { brand_name: 'offbf', feed_name: 'offbf', feed_uri: `${sim.url}/offset.rss`, pagination_supported: true, pagination_params: { limit: 12, limit_param: 'limit', offset_param: 'offset', offset_multiplier: 12, stop_when_caughtup: false, update_offset_base: true } });
+    await api('POST', 'global-config', {
+      brand_name: 'offbf',
+      feed_name: 'offbf',
+      feed_uri: `${sim.url}/offset.rss`,
+      pagination_supported: true,
+      pagination_params: { limit: 12, limit_param: 'limit', offset_param: 'offset', offset_multiplier: 12, stop_when_caughtup: false, update_offset_base: true },
+    });
     t.ok(await until(async () => (await idle('nlrt')) && (await idle('offbf'))));
     t.equal(await count('nlrt'), sim.items.length);
     t.equal(await count('offbf'), sim.items.length);
@@ -110,7 +131,11 @@ t.test('feed pulls', async (t) => {
     await sql`update feed_run set state = 'running', lease_owner = 'dead-instance', lease_until = now() - interval '1 second', page_index = 1, next_url = ${`${sim.url}/next.rss?page=1`}, pages = 1, inserted = 10 where feed_name = 'rs-feed'`;
     sim.requests.length = 0;
     t.ok(await until(() => idle('rs-feed')), 'taken over once the lease lapsed');
-    t.same(sim.requests, Array.from({ length: pages - 1 }, (_, i) => `/next.rss?page=${i + 1}`), 'resumed at the second page');
+    t.same(
+      sim.requests,
+      Array.from({ length: pages - 1 }, (_, i) => `/next.rss?page=${i + 1}`),
+      'resumed at the second page',
+    );
     t.equal(await count('rs'), n);
     t.match((await api('GET', 'global-config/rs-feed')).body.status, { pages, inserted: n });
   });
@@ -121,7 +146,11 @@ t.test('feed pulls', async (t) => {
     const b = await startTestService(t, { databaseUrl, allowPrivateOutbound: true });
     const tok = await token(a);
     sim.requests.length = 0;
-    for (const n of [1, 2, 3]) await call(a.url, 'POST', '/api/v1/global-config', { token: tok, json: { brand_name: `two${n}`, feed_name: `two${n}`, feed_uri: `${sim.url}/next.rss?page=0`, pagination_supported: true, pagination_params: {} } });
+    for (const n of [1, 2, 3])
+      await call(a.url, 'POST', '/api/v1/global-config', {
+        token: tok,
+        json: { brand_name: `two${n}`, feed_name: `two${n}`, feed_uri: `${sim.url}/next.rss?page=0`, pagination_supported: true, pagination_params: {} },
+      });
     const done = async () => {
       for (const n of [1, 2, 3]) if ((await call(b.url, 'GET', `/api/v1/global-config/two${n}`, { token: tok })).body.status?.last_run_at == null) return false;
       return true;
@@ -147,7 +176,8 @@ t.test('feed pulls', async (t) => {
 t.test('a 50 MB pulled feed is ingested with the heap growing by less than 150 MB', async (t) => {
   if (!(await needServices(t, ['postgres']))) return;
   const ITEMS = 48_000;
-  const item = (i: number) => `<item><guid>big-${i}</guid><title>Item ${i}</title><description>${'lorem ipsum '.repeat(80)}</description><media:content url="https://cdn.example.com/${i}.m3u8" type="application/x-mpegURL"/></item>\n`;
+  const item = (i: number) =>
+    `<item><guid>big-${i}</guid><title>Item ${i}</title><description>${'lorem ipsum '.repeat(80)}</description><media:content url="https://cdn.example.com/${i}.m3u8" type="application/x-mpegURL"/></item>\n`;
   let sent = 0;
   const server = http.createServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'application/rss+xml' });
@@ -171,7 +201,10 @@ t.test('a 50 MB pulled feed is ingested with the heap growing by less than 150 M
   const base = process.memoryUsage().heapUsed;
   let peak = base;
   const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().heapUsed)), 5);
-  await call(service.url, 'POST', '/api/v1/global-config', { token: jwt, json: { brand_name: 'big', feed_name: 'big', feed_uri: `http://127.0.0.1:${(server.address() as { port: number }).port}/feed.rss`, pagination_params: {} } });
+  await call(service.url, 'POST', '/api/v1/global-config', {
+    token: jwt,
+    json: { brand_name: 'big', feed_name: 'big', feed_uri: `http://127.0.0.1:${(server.address() as { port: number }).port}/feed.rss`, pagination_params: {} },
+  });
   const done = await until(async () => (await call(service.url, 'GET', '/api/v1/global-config/big', { token: jwt })).body.status?.last_run_at != null, 120_000);
   clearInterval(sampler);
   t.ok(done, 'the run finished');
@@ -188,8 +221,14 @@ t.test('a real feed (the Guardian fixture, 55 items) served paged both ways', as
   t.equal(sim.items.length, 55);
   const service = await startTestService(t, { databaseUrl: await freshSchemaUrl(t), allowPrivateOutbound: true });
   const jwt = await token(service);
-  await call(service.url, 'POST', '/api/v1/global-config', { token: jwt, json: { brand_name: 'gn', feed_name: 'gn', feed_uri: `${sim.url}/next.rss?page=0`, pagination_supported: true, pagination_params: {} } });
-  await call(service.url, 'POST', '/api/v1/global-config', { token: jwt, json: { brand_name: 'go', feed_name: 'go', feed_uri: `${sim.url}/offset.rss`, pagination_supported: true, pagination_params: { limit: 20, limit_param: 'limit', offset_param: 'offset' } } });
+  await call(service.url, 'POST', '/api/v1/global-config', {
+    token: jwt,
+    json: { brand_name: 'gn', feed_name: 'gn', feed_uri: `${sim.url}/next.rss?page=0`, pagination_supported: true, pagination_params: {} },
+  });
+  await call(service.url, 'POST', '/api/v1/global-config', {
+    token: jwt,
+    json: { brand_name: 'go', feed_name: 'go', feed_uri: `${sim.url}/offset.rss`, pagination_supported: true, pagination_params: { limit: 20, limit_param: 'limit', offset_param: 'offset' } },
+  });
   const total = async (b: string) => (await call(service.url, 'GET', `/api/v1/catalog?brand_name=${b}&page_size=1`, { token: jwt })).body.total_results;
   t.ok(await until(async () => (await total('gn')) === 55 && (await total('go')) === 55, 15_000), 'both ways: all 55 items');
 });

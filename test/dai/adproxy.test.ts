@@ -56,7 +56,10 @@ t.test('GET /dai/adproxy', async (t) => {
     s = await stream('m1:LOC');
     t.match(JSON.parse(s['fw_params']!), { sb: '1' });
     t.equal(s['client_ip'], '127.0.0.1', 'invalid X-Device-Ip: the socket address');
-    await Promise.all([call(service.url, 'GET', '/dai/adproxy?stream_id=r1:LOC&asset_key=AK1&ge=m'), call(service.url, 'GET', '/dai/manifest/linear/hls/pa/event/AK1/stream/r1:LOC/variant/720p.m3u8')]);
+    await Promise.all([
+      call(service.url, 'GET', '/dai/adproxy?stream_id=r1:LOC&asset_key=AK1&ge=m'),
+      call(service.url, 'GET', '/dai/manifest/linear/hls/pa/event/AK1/stream/r1:LOC/variant/720p.m3u8'),
+    ]);
     s = await stream('r1:LOC');
     t.equal(s['event_id'], String(eventId));
     t.match(JSON.parse(s['fw_params']!), { ge: 'm' });

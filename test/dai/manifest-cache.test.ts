@@ -23,7 +23,10 @@ t.test('collapsing, freshness, stale on failure, eviction', async (t) => {
   const slow = () => new Promise<Rendered>((r) => setTimeout(() => r(ok(`v${++loads}`, 50, 10_000)), 20));
   const all = await Promise.all([load('a', slow), load('a', slow), load('a', slow)]);
   t.equal(loads, 1, 'one load for three concurrent callers');
-  t.same(all.map((h) => h.value.body.toString()), ['v1', 'v1', 'v1']);
+  t.same(
+    all.map((h) => h.value.body.toString()),
+    ['v1', 'v1', 'v1'],
+  );
   t.equal(cache.fresh('a')?.value.body.toString(), 'v1');
   await new Promise((r) => setTimeout(r, 60));
   t.equal(cache.fresh('a'), undefined, 'no longer fresh');
@@ -32,7 +35,10 @@ t.test('collapsing, freshness, stale on failure, eviction', async (t) => {
   t.type(stale.ageSec, 'number');
   const thrown = await load('a', async () => Promise.reject(new Error('down')));
   t.equal(thrown.value.body.toString(), 'v1', 'so does a thrown load');
-  await t.rejects(load('never', async () => Promise.reject(new Error('down'))), /down/);
+  await t.rejects(
+    load('never', async () => Promise.reject(new Error('down'))),
+    /down/,
+  );
   t.equal((await load('b', async () => fail())).value.status, 502, 'no stale entry: the failure');
   await load('c', async () => ok('c'));
   await load('d', async () => ok('d'));
@@ -44,11 +50,25 @@ t.test('a loader that throws synchronously, or calls back twice, settles every w
   const cache = new ManifestCache();
   t.teardown(() => cache.close());
   const seen: string[] = [];
-  cache.load('k', () => { throw new Error('boom'); }, (err) => seen.push((err as Error).message));
+  cache.load(
+    'k',
+    () => {
+      throw new Error('boom');
+    },
+    (err) => seen.push((err as Error).message),
+  );
   t.same(seen, ['boom']);
   let later: ((err: unknown, v?: Rendered) => void) | undefined;
-  cache.load('twice', (done) => (later = done), (_e, hit) => seen.push(`first ${hit?.value.body}`));
-  cache.load('twice', () => t.fail('joined, not loaded again'), (_e, hit) => seen.push(`second ${hit?.value.body}`));
+  cache.load(
+    'twice',
+    (done) => (later = done),
+    (_e, hit) => seen.push(`first ${hit?.value.body}`),
+  );
+  cache.load(
+    'twice',
+    () => t.fail('joined, not loaded again'),
+    (_e, hit) => seen.push(`second ${hit?.value.body}`),
+  );
   later!(undefined, ok('x'));
   later!(undefined, ok('y'));
   t.same(seen, ['boom', 'first x', 'second x']);

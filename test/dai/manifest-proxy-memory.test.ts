@@ -105,7 +105,10 @@ t.test('manifest proxy on the memory state store', async (t) => {
   const board = new BreakBoard({ board: async () => rows }, state, log, metrics, 3_600_000);
   await board.start();
   const http = new HttpServer({ host: '127.0.0.1', port: 0, allowUwsFallback: false, metrics, log, readiness: { state_store: () => state.ping() } });
-  new ManifestProxy({ daiHost: sim.url, publicBaseUrl: EDGE, contentOrigin: ORIGIN, accessLogSampleRate: 0 }, { upstream, cache, events, streams, breaks: board, metrics, log, inFlight: http.inFlight }).mount(http.app);
+  new ManifestProxy(
+    { daiHost: sim.url, publicBaseUrl: EDGE, contentOrigin: ORIGIN, accessLogSampleRate: 0 },
+    { upstream, cache, events, streams, breaks: board, metrics, log, inFlight: http.inFlight },
+  ).mount(http.app);
   http.mountFallback();
   const { url } = await http.listen();
   t.teardown(async () => {
@@ -133,7 +136,10 @@ t.test('manifest proxy on the memory state store', async (t) => {
     const out = reparse(r.text);
     t.equal(out.segments.length, defaultShape.windowSegments);
     t.ok(out.segments.every((s) => s.uri.startsWith(`${ORIGIN}/content/`) || s.uri.startsWith(`${sim.url}/linear/pod/`)));
-    t.ok(out.segments.some((s) => s.uri.startsWith(`${sim.url}/linear/pod/`)), 'DAI ads kept');
+    t.ok(
+      out.segments.some((s) => s.uri.startsWith(`${sim.url}/linear/pod/`)),
+      'DAI ads kept',
+    );
   });
 
   t.test('the stream is registered in the memory state store', async (t) => {
@@ -168,7 +174,10 @@ t.test('manifest proxy on the memory state store', async (t) => {
     t.equal(textPathStats.breakReference - before.breakReference, 0, 'no fallback for the break');
     const out = reparse(r.text);
     t.equal(out.segments.length, 10, 'WindowsSegs 10');
-    const contentSeqs = out.segments.map((s) => /\/seg_(\d+)\.ts$/.exec(s.uri)).filter((m) => m !== null).map((m) => Number(m[1]));
+    const contentSeqs = out.segments
+      .map((s) => /\/seg_(\d+)\.ts$/.exec(s.uri))
+      .filter((m) => m !== null)
+      .map((m) => Number(m[1]));
     t.ok(contentSeqs.length > 0 && Math.max(...contentSeqs) <= live - 1, 'the live-edge delay held segments back (the edge may move on by one)');
     t.match(r.text, /#EXT-X-CUE-OUT:60\n/, 'the break opens with CUE-OUT');
     const squeezed = out.segments.filter((s) => s.uri.startsWith('https://objects.example.com/sqz/'));

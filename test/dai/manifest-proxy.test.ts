@@ -40,8 +40,14 @@ t.test('DAI manifest proxy', async (t) => {
     const out = reparse(r.text);
     t.equal(out.segments.length, upstream.segments.length, 'DVR window unchanged with WindowsSegs 0');
     t.equal(out.mediaSequence, upstream.mediaSequence);
-    t.ok(out.segments.every((s) => s.uri.startsWith('https://origin.example.org/content/') || s.uri.startsWith(`${sim.url}/linear/pod/`)), 'content → origin, ads stay on the DAI host');
-    t.ok(out.segments.some((s) => s.uri.startsWith(`${sim.url}/linear/pod/`)), 'the window carries DAI ads');
+    t.ok(
+      out.segments.every((s) => s.uri.startsWith('https://origin.example.org/content/') || s.uri.startsWith(`${sim.url}/linear/pod/`)),
+      'content → origin, ads stay on the DAI host',
+    );
+    t.ok(
+      out.segments.some((s) => s.uri.startsWith(`${sim.url}/linear/pod/`)),
+      'the window carries DAI ads',
+    );
     t.match(r.headers['cache-control'], /max-age=3/);
   });
 
@@ -150,7 +156,11 @@ t.test('live window and live-edge delay from the event settings (rule 7), trimme
   if (!(await needServices(t, ['postgres']))) return;
   const sim = await new DaiHostSim().start();
   t.teardown(() => sim.stop());
-  const events = { generation: 0, forAssetKey: (k: string | undefined) => (k === 'WIN' ? { eventId: 7, windowSegs: 10, liveEdgeDelaySegments: 2 } : k === 'DELAY' ? { eventId: 8, windowSegs: 0, liveEdgeDelaySegments: 3 } : { windowSegs: 0, liveEdgeDelaySegments: 0 }) };
+  const events = {
+    generation: 0,
+    forAssetKey: (k: string | undefined) =>
+      k === 'WIN' ? { eventId: 7, windowSegs: 10, liveEdgeDelaySegments: 2 } : k === 'DELAY' ? { eventId: 8, windowSegs: 0, liveEdgeDelaySegments: 3 } : { windowSegs: 0, liveEdgeDelaySegments: 0 },
+  };
   const service = await startTestService(t, { databaseUrl: await freshSchemaUrl(t), daiHost: sim.url, contentOrigin: 'https://origin.example.org' }, { events });
   const path = (key: string) => `/linear/hls/pa/event/${key}/stream/${key.toLowerCase()}1:LOC/variant/720p.m3u8`;
   const win = await call(service.url, 'GET', `/dai/manifest${path('WIN')}`);
@@ -158,9 +168,16 @@ t.test('live window and live-edge delay from the event settings (rule 7), trimme
   const out = reparse(win.text);
   t.equal(out.segments.length, 10);
   const n = upstream.segments.length;
-  t.same(out.segments.map((s) => s.uri.split('/').pop()), upstream.segments.slice(n - 12, n - 2).map((s) => s.uri.split('/').pop()), 'segments n-12 … n-3');
+  t.same(
+    out.segments.map((s) => s.uri.split('/').pop()),
+    upstream.segments.slice(n - 12, n - 2).map((s) => s.uri.split('/').pop()),
+    'segments n-12 … n-3',
+  );
   t.equal(out.mediaSequence, upstream.mediaSequence! + n - 12);
-  t.ok(out.segments.every((s) => !s.uri.startsWith('/')), 'kept segments rewritten');
+  t.ok(
+    out.segments.every((s) => !s.uri.startsWith('/')),
+    'kept segments rewritten',
+  );
   const delay = reparse((await call(service.url, 'GET', `/dai/manifest${path('DELAY')}`)).text);
   t.equal(delay.segments.length, upstream.segments.length - 3);
   t.equal(delay.mediaSequence, upstream.mediaSequence);

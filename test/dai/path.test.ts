@@ -4,7 +4,12 @@ import { HttpError } from '../../lib/http/problem.js';
 
 t.test('stream id, asset key and kind', async (t) => {
   const m = parseManifestPath('/dai/manifest/linear/hls/pa/event/EVKEY123/stream/6e1d2c3b-aaaa-bbbb-cccc-1234567890ab:LOC/master.m3u8', 'a=1');
-  t.same(m, { upstreamPath: '/linear/hls/pa/event/EVKEY123/stream/6e1d2c3b-aaaa-bbbb-cccc-1234567890ab:LOC/master.m3u8?a=1', kind: 'master', streamId: '6e1d2c3b-aaaa-bbbb-cccc-1234567890ab:LOC', assetKey: 'EVKEY123' });
+  t.same(m, {
+    upstreamPath: '/linear/hls/pa/event/EVKEY123/stream/6e1d2c3b-aaaa-bbbb-cccc-1234567890ab:LOC/master.m3u8?a=1',
+    kind: 'master',
+    streamId: '6e1d2c3b-aaaa-bbbb-cccc-1234567890ab:LOC',
+    assetKey: 'EVKEY123',
+  });
   const enc = parseManifestPath('/dai/manifest/linear/hls/event/K/streams/abc%3ALOC/variant/720p.m3u8', '');
   t.equal(enc.streamId, 'abc:LOC', 'encoded colon');
   t.equal(enc.kind, 'media');

@@ -94,7 +94,10 @@ t.test('Upstream', async (t) => {
   t.test('a response over the size cap is an error', async (t) => {
     const out = await fetchVia(upstream, '/big');
     t.equal(out.err?.code, 'too-large');
-    t.same(out.calls.filter((c) => c !== 'start'), ['error']);
+    t.same(
+      out.calls.filter((c) => c !== 'start'),
+      ['error'],
+    );
   });
 
   t.test('a refused connection is a failure, not a hang', async (t) => {

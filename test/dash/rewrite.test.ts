@@ -2,7 +2,12 @@ import t from 'tap';
 import { rewriteMpd } from '../../lib/dash/index.js';
 import { fixture, fixtureFiles } from '../helpers/fixtures.js';
 
-const rules = { daiHost: 'https://dai.example.com', proxyBase: 'https://edge.example.net/dai/manifest', contentOrigin: 'https://origin.example.org', playlistUrl: 'https://dai.example.com/linear/dash/event/E/stream/S:LOC/manifest.mpd?a=1&b=2' };
+const rules = {
+  daiHost: 'https://dai.example.com',
+  proxyBase: 'https://edge.example.net/dai/manifest',
+  contentOrigin: 'https://origin.example.org',
+  playlistUrl: 'https://dai.example.com/linear/dash/event/E/stream/S:LOC/manifest.mpd?a=1&b=2',
+};
 
 t.test('Location and PatchLocation on the DAI host point back at the service', async (t) => {
   const src = `<?xml version="1.0"?>
@@ -61,13 +66,19 @@ t.test('prefixed MPD: the closing </mpd:BaseURL> is not an element', async (t) =
   const src = '<mpd:MPD xmlns:mpd="urn:mpeg:dash:schema:mpd:2011"><mpd:BaseURL>https://cdn.example.com/x/</mpd:BaseURL>\n<mpd:Period id="p0"><mpd:AdaptationSet/></mpd:Period></mpd:MPD>';
   t.equal(rewriteMpd(src, rules).text, src);
   const loc = '<mpd:MPD xmlns:mpd="urn:mpeg:dash:schema:mpd:2011"><mpd:Location>https://dai.example.com/m.mpd</mpd:Location> <mpd:Period/></mpd:MPD>';
-  t.equal(rewriteMpd(loc, rules).text, '<mpd:MPD xmlns:mpd="urn:mpeg:dash:schema:mpd:2011"><BaseURL>https://dai.example.com/linear/dash/event/E/stream/S:LOC/</BaseURL><mpd:Location>https://edge.example.net/dai/manifest/m.mpd</mpd:Location> <mpd:Period/></mpd:MPD>');
+  t.equal(
+    rewriteMpd(loc, rules).text,
+    '<mpd:MPD xmlns:mpd="urn:mpeg:dash:schema:mpd:2011"><BaseURL>https://dai.example.com/linear/dash/event/E/stream/S:LOC/</BaseURL><mpd:Location>https://edge.example.net/dai/manifest/m.mpd</mpd:Location> <mpd:Period/></mpd:MPD>',
+  );
 });
 
 // Found by test/fuzz/dash.test.ts: without a Period the BaseURL was appended after the root element.
 t.test('an MPD without a Period stays well-formed', async (t) => {
   t.equal(rewriteMpd('<MPD type="static"></MPD>', rules).text, '<MPD type="static"><BaseURL>https://dai.example.com/linear/dash/event/E/stream/S:LOC/</BaseURL></MPD>');
-  t.equal(rewriteMpd('<mpd:MPD xmlns:mpd="urn:x"><mpd:UTCTiming value="x"/></mpd:MPD >', rules).text, '<mpd:MPD xmlns:mpd="urn:x"><mpd:UTCTiming value="x"/><BaseURL>https://dai.example.com/linear/dash/event/E/stream/S:LOC/</BaseURL></mpd:MPD >');
+  t.equal(
+    rewriteMpd('<mpd:MPD xmlns:mpd="urn:x"><mpd:UTCTiming value="x"/></mpd:MPD >', rules).text,
+    '<mpd:MPD xmlns:mpd="urn:x"><mpd:UTCTiming value="x"/><BaseURL>https://dai.example.com/linear/dash/event/E/stream/S:LOC/</BaseURL></mpd:MPD >',
+  );
   t.equal(rewriteMpd('<MPD type="static"/>', rules).text, '<MPD type="static"/>');
 });
 
@@ -75,8 +86,14 @@ t.test('an MPD without a Period stays well-formed', async (t) => {
 t.test('a BaseURL or Location in CDATA is mapped inside it; other markup in the text is left alone', async (t) => {
   const abs = '<MPD><BaseURL><![CDATA[https://cdn.example.com/x/?a=1&b=2]]></BaseURL><Period/></MPD>';
   t.equal(rewriteMpd(abs, rules).text, abs);
-  t.equal(rewriteMpd('<MPD><BaseURL> <![CDATA[media/]]> </BaseURL><Period/></MPD>', rules).text, '<MPD><BaseURL><![CDATA[https://dai.example.com/linear/dash/event/E/stream/S:LOC/media/]]></BaseURL><Period/></MPD>');
-  t.equal(rewriteMpd('<MPD><Location><![CDATA[https://dai.example.com/m.mpd]]></Location><BaseURL>a/<!-- c --></BaseURL><Period/></MPD>', rules).text, '<MPD><Location><![CDATA[https://edge.example.net/dai/manifest/m.mpd]]></Location><BaseURL>a/<!-- c --></BaseURL><Period/></MPD>');
+  t.equal(
+    rewriteMpd('<MPD><BaseURL> <![CDATA[media/]]> </BaseURL><Period/></MPD>', rules).text,
+    '<MPD><BaseURL><![CDATA[https://dai.example.com/linear/dash/event/E/stream/S:LOC/media/]]></BaseURL><Period/></MPD>',
+  );
+  t.equal(
+    rewriteMpd('<MPD><Location><![CDATA[https://dai.example.com/m.mpd]]></Location><BaseURL>a/<!-- c --></BaseURL><Period/></MPD>', rules).text,
+    '<MPD><Location><![CDATA[https://edge.example.net/dai/manifest/m.mpd]]></Location><BaseURL>a/<!-- c --></BaseURL><Period/></MPD>',
+  );
 });
 
 // Found by test/fuzz/dash.test.ts (a mutated MPD): markup quoted in CDATA is text, as in a comment.

@@ -108,7 +108,10 @@ function hlsRule(durs: number[], window: number, delay: number): [number, number
   return [st, rem];
 }
 
-const names = (root: Element) => all(root).map((e) => e.localName).filter((n) => n !== 'S' && n !== 'PatchLocation');
+const names = (root: Element) =>
+  all(root)
+    .map((e) => e.localName)
+    .filter((n) => n !== 'S' && n !== 'PatchLocation');
 
 /** Checks one trim; returns the number of failures (so loops report without flooding). */
 function check(t: Test, src: string, window: number, delay: number, label: string): number {
@@ -142,14 +145,29 @@ function check(t: Test, src: string, window: number, delay: number, label: strin
       continue;
     }
     if (tl === ref.tl) {
-      const [st, rem] = hlsRule(tl.segs.map((s) => s.d), window, delay);
+      const [st, rem] = hlsRule(
+        tl.segs.map((s) => s.d),
+        window,
+        delay,
+      );
       if (first !== st || kept.length !== rem - st) fail(`reference timeline ${i}: kept [${first}, ${first + kept.length}), HLS rule [${st}, ${rem})`);
     }
   }
   return fails;
 }
 
-const combos = [[0, 0], [0, 1], [0, 3], [1, 0], [3, 1], [5, 2], [10, 2], [10, 0], [29, 1], [100, 5]] as const;
+const combos = [
+  [0, 0],
+  [0, 1],
+  [0, 3],
+  [1, 0],
+  [3, 1],
+  [5, 2],
+  [10, 2],
+  [10, 0],
+  [29, 1],
+  [100, 5],
+] as const;
 
 function mpd(periods: string, attrs = ''): string {
   return `<?xml version="1.0"?>\n<MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="dynamic" availabilityStartTime="1970-01-01T00:00:00Z" timeShiftBufferDepth="PT5M"${attrs}>\n${periods}\n</MPD>\n`;
@@ -240,7 +258,10 @@ t.test('r="-1": split up to the next t; open-ended at the end is a wall-clock ti
 });
 
 t.test('@duration templates: suggestedPresentationDelay grows, timeShiftBufferDepth lowered', async (t) => {
-  const src = mpd(period('  <AdaptationSet><SegmentTemplate media="$Number$.m4s" duration="4000" timescale="1000" startNumber="1"/><Representation id="v" bandwidth="1"/></AdaptationSet>'), ' suggestedPresentationDelay="PT6S"');
+  const src = mpd(
+    period('  <AdaptationSet><SegmentTemplate media="$Number$.m4s" duration="4000" timescale="1000" startNumber="1"/><Representation id="v" bandwidth="1"/></AdaptationSet>'),
+    ' suggestedPresentationDelay="PT6S"',
+  );
   const out = trimMpdWindow(src, { windowSegments: 5, delaySegments: 2 }).text;
   t.match(out, /suggestedPresentationDelay="PT14S"/);
   t.match(out, /timeShiftBufferDepth="PT28S"/);
@@ -255,7 +276,13 @@ t.test('other bytes kept: prefixes, comments, explicit </S>, big 10 MHz times ex
 <mpd:S t="17111111111111111" d="20000000" r="9"></mpd:S>
 </mpd:SegmentTimeline></mpd:SegmentTemplate></mpd:AdaptationSet></mpd:Period></mpd:MPD>`;
   const out = trimMpdWindow(src, { windowSegments: 3, delaySegments: 1 }).text;
-  t.equal(out, src.replace('t="17111111111111111" d="20000000" r="9"', 't="17111111231111111" d="20000000" r="2"').replace('media="$Time$.mp4"', 'media="$Time$.mp4" startNumber="7"').replace('type="dynamic"', 'type="dynamic" timeShiftBufferDepth="PT8S"'));
+  t.equal(
+    out,
+    src
+      .replace('t="17111111111111111" d="20000000" r="9"', 't="17111111231111111" d="20000000" r="2"')
+      .replace('media="$Time$.mp4"', 'media="$Time$.mp4" startNumber="7"')
+      .replace('type="dynamic"', 'type="dynamic" timeShiftBufferDepth="PT8S"'),
+  );
 });
 
 t.test('multi-Period: only the last Period is trimmed; PatchLocation removed once anything changed', async (t) => {
@@ -290,7 +317,10 @@ t.test('every dynamic DASH fixture', async (t) => {
   t.equal(fails, 0);
 });
 
-const timelineArb = fc.array(fc.record({ gap: fc.option(fc.integer({ min: 0, max: 500 }), { nil: undefined }), d: fc.integer({ min: 1, max: 1000 }), r: fc.integer({ min: -1, max: 20 }) }), { minLength: 1, maxLength: 30 });
+const timelineArb = fc.array(fc.record({ gap: fc.option(fc.integer({ min: 0, max: 500 }), { nil: undefined }), d: fc.integer({ min: 1, max: 1000 }), r: fc.integer({ min: -1, max: 20 }) }), {
+  minLength: 1,
+  maxLength: 30,
+});
 
 /** S elements from random runs; r=-1 only where the next S states t (otherwise open-ended). */
 function sElements(input: { gap: number | undefined; d: number; r: number }[], t0: number): string {

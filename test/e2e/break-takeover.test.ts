@@ -91,7 +91,11 @@ t.test('kill -9 the worker-owning instance mid-break: the other finishes it', as
     return row?.lease_owner && ready!.n > 0 ? row.lease_owner : undefined;
   }, 20_000);
   t.ok(owner, 'a lease owner with a first ready segment');
-  if (!owner) t.comment(JSON.stringify(await sql`select status, lease_owner, lease_until, start_time, end_time, now() from squeeze_break`), JSON.stringify(await sql`select status, count(*)::int from squeeze_break_segment group by status`));
+  if (!owner)
+    t.comment(
+      JSON.stringify(await sql`select status, lease_owner, lease_until, start_time, end_time, now() from squeeze_break`),
+      JSON.stringify(await sql`select status, count(*)::int from squeeze_break_segment group by status`),
+    );
   const pid = Number(owner!.split('-')[0]);
   const dying = instances.find((i) => i.child.pid === pid);
   t.ok(dying, 'the owner is one of the two instances');
@@ -105,7 +109,10 @@ t.test('kill -9 the worker-owning instance mid-break: the other finishes it', as
     return g.body?.status === 'completed' && g.body;
   }, 40_000);
   t.ok(done, 'the survivor completed the break');
-  t.ok(done?.segments.every((s: { status: string }) => s.status === 'ready'), 'every planned segment composed');
+  t.ok(
+    done?.segments.every((s: { status: string }) => s.status === 'ready'),
+    'every planned segment composed',
+  );
   const [late] = await sql<{ n: number }[]>`select count(*)::int as n from squeeze_break_segment where break_id = ${id} and status = 'ready' and updated_at > ${new Date(killedAt)}`;
   t.ok(late!.n > 0, `segments composed after the kill (${late!.n})`);
   const manifest = await call(survivor.base, 'GET', '/dai/manifest/linear/hls/event/KILL/stream/V1/variant/720p.m3u8');

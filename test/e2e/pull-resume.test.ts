@@ -53,7 +53,10 @@ t.test('kill -9 mid-backfill, restart, resume', async (t) => {
   t.teardown(() => sql.end());
 
   const first = await start();
-  const created = await call(base, 'POST', '/api/v1/global-config', { token: tok, json: { brand_name: 'kill', feed_name: 'kill-feed', feed_uri: `${sim.url}/next.rss?page=0`, pagination_supported: true, pagination_params: {} } });
+  const created = await call(base, 'POST', '/api/v1/global-config', {
+    token: tok,
+    json: { brand_name: 'kill', feed_name: 'kill-feed', feed_uri: `${sim.url}/next.rss?page=0`, pagination_supported: true, pagination_params: {} },
+  });
   t.equal(created.status, 201);
   t.ok(await until(async () => (await sql`select pages from feed_run where feed_name = 'kill-feed'`)[0]?.['pages'] >= 2, 20_000), 'two pages committed');
   first.kill('SIGKILL');

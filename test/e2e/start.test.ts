@@ -34,7 +34,10 @@ async function startServer(env: Record<string, string>): Promise<{ child: ChildP
   const child = spawn(process.execPath, [serverJs], { env: { PATH: process.env['PATH'] ?? '', ...env, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'ignore', 'inherit'] });
   const url = `http://127.0.0.1:${env['PORT']}/healthz`;
   while (Date.now() - started < 15_000) {
-    const ok = await call(url, 'GET', '').then((r) => r.status === 200, () => false);
+    const ok = await call(url, 'GET', '').then(
+      (r) => r.status === 200,
+      () => false,
+    );
     if (ok) return { child, ms: Date.now() - started };
     if (child.exitCode !== null) break;
     await new Promise((r) => setTimeout(r, 100));
@@ -53,7 +56,9 @@ t.test('npm start on embedded defaults: restart after kill -9, SIGTERM stops eve
   const first = await startServer(env);
   t.ok(first.ms < 15_000, `healthy after ${first.ms} ms (first start, initdb included)`);
   t.teardown(() => void first.child.kill('SIGKILL'));
-  const tok = execFileSync(process.execPath, [tokenJs], { env: { PATH: process.env['PATH'] ?? '', DATA_DIR: dataDir } }).toString().trim();
+  const tok = execFileSync(process.execPath, [tokenJs], { env: { PATH: process.env['PATH'] ?? '', DATA_DIR: dataDir } })
+    .toString()
+    .trim();
   t.match(tok, /^[\w-]+\.[\w-]+\.[\w-]+$/, 'the CLI mints a token from the generated secret');
   const created = await call(base, 'POST', '/api/v1/brand-recognition', { token: tok, json: { brand_name: 'survivor', match_type: 'hostname', match_value: '*.survivor.tv' } });
   t.equal(created.status, 201);

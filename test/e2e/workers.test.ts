@@ -59,7 +59,14 @@ t.test('two workers on one port; one killed -9 is started again; SIGTERM stops a
   });
   const base = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline && !(await call(`${base}/readyz`, 'GET', '').then((r) => r.status === 200, () => false))) await new Promise((r) => setTimeout(r, 200));
+  while (
+    Date.now() < deadline &&
+    !(await call(`${base}/readyz`, 'GET', '').then(
+      (r) => r.status === 200,
+      () => false,
+    ))
+  )
+    await new Promise((r) => setTimeout(r, 200));
   t.equal((await call(`${base}/readyz`, 'GET', '')).status, 200, 'ready: embedded Postgres shared, Redis');
   t.equal(new Set(started).size, 2, 'two workers started');
 
@@ -69,7 +76,10 @@ t.test('two workers on one port; one killed -9 is started again; SIGTERM stops a
   await new Promise((r) => setTimeout(r, 300));
   let failures = 0;
   for (let i = 0; i < 30; i++) {
-    const ok = await call(`${base}/healthz`, 'GET', '').then((r) => r.status === 200, () => false);
+    const ok = await call(`${base}/healthz`, 'GET', '').then(
+      (r) => r.status === 200,
+      () => false,
+    );
     if (!ok) failures++;
     await new Promise((r) => setTimeout(r, 50));
   }

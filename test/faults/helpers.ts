@@ -89,10 +89,15 @@ export async function privateRedis(t: Test): Promise<{ url: string; kill(): Prom
   let child: ChildProcess | undefined;
   const start = async () => {
     child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    const up = await until(() => new Promise<boolean>((resolve) => {
-      const s = net.connect(port, '127.0.0.1', () => (s.destroy(), resolve(true)));
-      s.on('error', () => resolve(false));
-    }), 5000, 50);
+    const up = await until(
+      () =>
+        new Promise<boolean>((resolve) => {
+          const s = net.connect(port, '127.0.0.1', () => (s.destroy(), resolve(true)));
+          s.on('error', () => resolve(false));
+        }),
+      5000,
+      50,
+    );
     if (!up) throw new Error('redis-server did not start');
   };
   const kill = async () => {

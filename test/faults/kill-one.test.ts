@@ -53,7 +53,10 @@ t.test('kill -9 one of two processes: the survivor serves and takes over the fee
   const sql = postgres(databaseUrl, { max: 1, onnotice: () => undefined });
   t.teardown(() => sql.end());
 
-  const created = await call(instances[0]!.base, 'POST', '/api/v1/global-config', { token: tok, json: { brand_name: 'kill-one', feed_name: 'kill-one', feed_uri: `${feed.url}/next.rss?page=0`, pagination_supported: true, pagination_params: {} } });
+  const created = await call(instances[0]!.base, 'POST', '/api/v1/global-config', {
+    token: tok,
+    json: { brand_name: 'kill-one', feed_name: 'kill-one', feed_uri: `${feed.url}/next.rss?page=0`, pagination_supported: true, pagination_params: {} },
+  });
   t.equal(created.status, 201);
   const owner = await until(async () => {
     const [run] = await sql<{ lease_owner: string | null; pages: number }[]>`select lease_owner, pages from feed_run where feed_name = 'kill-one'`;
@@ -79,16 +82,25 @@ t.test('kill -9 one of two processes: the survivor serves and takes over the fee
   const api = await timedGet(`${survivor.base}/api/v1/brand-recognition`, { authorization: `Bearer ${tok}` });
   t.equal(api.status, 200, `the survivor's management API answers (${api.ms} ms)`);
   // The dead owner's lease (30 s) lapses; the survivor claims the run and finishes it.
-  const done = await until(async () => {
-    const [run] = await sql<{ state: string; lease_owner: string | null; last_error: string | null }[]>`select state, lease_owner, last_error from feed_run where feed_name = 'kill-one'`;
-    return run?.state === 'idle' && !run.last_error;
-  }, 45_000, 250);
+  const done = await until(
+    async () => {
+      const [run] = await sql<{ state: string; lease_owner: string | null; last_error: string | null }[]>`select state, lease_owner, last_error from feed_run where feed_name = 'kill-one'`;
+      return run?.state === 'idle' && !run.last_error;
+    },
+    45_000,
+    250,
+  );
   t.ok(done, `the survivor finished the pull ${Math.round((Date.now() - killedAt) / 1000)} s after the kill`);
-  const [{ n, distinct }] = (await sql`select count(*)::int as n, count(distinct guid)::int as distinct from catalog_item where brand_name = 'kill-one'`) as unknown as [{ n: number; distinct: number }];
+  const [{ n, distinct }] = (await sql`select count(*)::int as n, count(distinct guid)::int as distinct from catalog_item where brand_name = 'kill-one'`) as unknown as [
+    { n: number; distinct: number },
+  ];
   t.equal(n, 40, 'every item stored');
   t.equal(distinct, 40, 'exactly once');
   await load.stop();
   t.comment(`survivor manifests: ${describe(load.results)}`);
   t.ok(load.results.length > 20 && load.results.every((r) => r.status === 200), 'the survivor served every manifest throughout');
-  t.ok(load.results.every((r) => r.ms < 1000), 'none waited past the deadline');
+  t.ok(
+    load.results.every((r) => r.ms < 1000),
+    'none waited past the deadline',
+  );
 });

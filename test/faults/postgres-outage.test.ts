@@ -41,7 +41,10 @@ t.test('Postgres stopped and restarted under load', async (t) => {
   await sleep(1500);
   const duringOutage = load.results.filter((r) => r.at >= stoppedAt);
   t.ok(duringOutage.length > 10, `manifests requested during the outage: ${describe(duringOutage)}`);
-  t.ok(duringOutage.every((r) => r.status === 200), 'every manifest served (200) while Postgres was down');
+  t.ok(
+    duringOutage.every((r) => r.status === 200),
+    'every manifest served (200) while Postgres was down',
+  );
 
   await pg.start();
   const restartedAt = Date.now();
@@ -52,6 +55,12 @@ t.test('Postgres stopped and restarted under load', async (t) => {
   await load.stop();
 
   t.comment(`all manifests: ${describe(load.results)}`);
-  t.ok(load.results.every((r) => r.status === 200), 'no manifest failed at any point');
-  t.ok(load.results.every((r) => r.ms < DEADLINE_MS), `no manifest waited past the ${DEADLINE_MS} ms deadline`);
+  t.ok(
+    load.results.every((r) => r.status === 200),
+    'no manifest failed at any point',
+  );
+  t.ok(
+    load.results.every((r) => r.ms < DEADLINE_MS),
+    `no manifest waited past the ${DEADLINE_MS} ms deadline`,
+  );
 });

@@ -18,7 +18,13 @@ t.test('Redis stopped and restarted under load', async (t) => {
   const redis = await privateRedis(t);
   const sim = await new DaiHostSim().start();
   t.teardown(() => sim.stop());
-  const service = await startTestService(t, { databaseUrl: await freshSchemaUrl(t), redisUrl: redis.url, daiHost: sim.url, contentOrigin: 'https://origin.example.org', upstreamDeadlineMs: DEADLINE_MS });
+  const service = await startTestService(t, {
+    databaseUrl: await freshSchemaUrl(t),
+    redisUrl: redis.url,
+    daiHost: sim.url,
+    contentOrigin: 'https://origin.example.org',
+    upstreamDeadlineMs: DEADLINE_MS,
+  });
   const auth = { authorization: `Bearer ${await token(service)}` };
   const streamApi = () => timedGet(`${service.url}/api/v1/streams/${encodeURIComponent(STREAM)}`, auth);
 
@@ -43,7 +49,10 @@ t.test('Redis stopped and restarted under load', async (t) => {
   await sleep(1500);
   const duringOutage = load.results.filter((r) => r.at >= killedAt);
   t.ok(duringOutage.length > 10, `manifests requested during the outage: ${describe(duringOutage)}`);
-  t.ok(duringOutage.every((r) => r.status === 200), 'every manifest served (200) while Redis was down');
+  t.ok(
+    duringOutage.every((r) => r.status === 200),
+    'every manifest served (200) while Redis was down',
+  );
 
   const restartedAt = Date.now();
   await redis.start();
@@ -55,6 +64,12 @@ t.test('Redis stopped and restarted under load', async (t) => {
   await load.stop();
 
   t.comment(`all manifests: ${describe(load.results)}`);
-  t.ok(load.results.every((r) => r.status === 200), 'no manifest failed at any point');
-  t.ok(load.results.every((r) => r.ms < DEADLINE_MS), `no manifest waited past the ${DEADLINE_MS} ms deadline`);
+  t.ok(
+    load.results.every((r) => r.status === 200),
+    'no manifest failed at any point',
+  );
+  t.ok(
+    load.results.every((r) => r.ms < DEADLINE_MS),
+    `no manifest waited past the ${DEADLINE_MS} ms deadline`,
+  );
 });

@@ -109,7 +109,11 @@ t.test('the ad server failing: the break still starts, on the fallback ads', asy
     const ev = await api('PUT', 'squeeze-event-config', { asset_id: `ADS-${mode}`, source_uri: `${sim.url}/source/master.m3u8`, brand_config_id: 'faults' });
     t.equal(ev.status, 200);
     t.equal((await api('PUT', 'squeeze-configured-ad', { event_id: ev.body.id, abid: 'fb', ad_uri: `${ads.url}/creatives/fallback.mp4`, duration: 10, is_curated: false })).status, 200);
-    const started = await timedRequest('POST', `${service.url}/api/v1/squeeze-ad-break`, { headers: { authorization: `Bearer ${tok}` }, json: { event_id: ev.body.id, break_duration: 10 }, timeoutMs: 15_000 });
+    const started = await timedRequest('POST', `${service.url}/api/v1/squeeze-ad-break`, {
+      headers: { authorization: `Bearer ${tok}` },
+      json: { event_id: ev.body.id, break_duration: 10 },
+      timeoutMs: 15_000,
+    });
     const body = started.body ? JSON.parse(started.body) : {};
     t.equal(started.status, 200, `${mode}: the break is created`);
     t.not(body.status, 'failed', `${mode}: and is not failed (${body.status})`);

@@ -9,7 +9,20 @@ import { isDeepStrictEqual } from 'node:util';
 import t from 'tap';
 import fc from 'fast-check';
 import type { Element } from '@xmldom/xmldom';
-import { AdXmlError, localNameOf, parseVast, parseVmap, parseXml, resolveAds, formatVastDuration, type VastDocument, type VastLinear, type VastMediaFile, type VmapBreak, type VmapDocument } from '../../lib/ads/index.js';
+import {
+  AdXmlError,
+  localNameOf,
+  parseVast,
+  parseVmap,
+  parseXml,
+  resolveAds,
+  formatVastDuration,
+  type VastDocument,
+  type VastLinear,
+  type VastMediaFile,
+  type VmapBreak,
+  type VmapDocument,
+} from '../../lib/ads/index.js';
 import { doctypeDoc, encodeText, fixtureTexts, httpUrl, mutated, outcome, paramsFor, textEncoding, xmlEscape, xmlText } from './common.js';
 
 const vastFixtures = fixtureTexts('vast', ['.xml']).map((f) => f.text);
@@ -66,10 +79,25 @@ const tracking = fc.array(fc.tuple(events, httpUrl), { maxLength: 5 }).map((pair
   return out;
 });
 const mediaFile: fc.Arbitrary<VastMediaFile> = fc
-  .record({ uri: httpUrl, type: fc.option(fc.constantFrom('video/mp4', 'application/x-mpegURL', 'video/webm'), { nil: undefined }), width: fc.option(fc.nat({ max: 4000 }), { nil: undefined }), height: fc.option(fc.nat({ max: 3000 }), { nil: undefined }), bitrate: fc.option(fc.nat({ max: 50000 }), { nil: undefined }), delivery: fc.option(fc.constantFrom('progressive', 'streaming'), { nil: undefined }) })
+  .record({
+    uri: httpUrl,
+    type: fc.option(fc.constantFrom('video/mp4', 'application/x-mpegURL', 'video/webm'), { nil: undefined }),
+    width: fc.option(fc.nat({ max: 4000 }), { nil: undefined }),
+    height: fc.option(fc.nat({ max: 3000 }), { nil: undefined }),
+    bitrate: fc.option(fc.nat({ max: 50000 }), { nil: undefined }),
+    delivery: fc.option(fc.constantFrom('progressive', 'streaming'), { nil: undefined }),
+  })
   .map((f) => JSON.parse(JSON.stringify(f)) as VastMediaFile);
 const linear = fc
-  .record({ creativeId: fc.option(xmlText(12), { nil: undefined }), sequence: fc.option(fc.nat({ max: 9 }), { nil: undefined }), ms: fc.nat({ max: 3 * 3600_000 }), mediaFiles: fc.array(mediaFile, { maxLength: 3 }), tracking, clickThrough: fc.option(httpUrl, { nil: undefined }), clickTrackings: fc.array(httpUrl, { maxLength: 2 }) })
+  .record({
+    creativeId: fc.option(xmlText(12), { nil: undefined }),
+    sequence: fc.option(fc.nat({ max: 9 }), { nil: undefined }),
+    ms: fc.nat({ max: 3 * 3600_000 }),
+    mediaFiles: fc.array(mediaFile, { maxLength: 3 }),
+    tracking,
+    clickThrough: fc.option(httpUrl, { nil: undefined }),
+    clickTrackings: fc.array(httpUrl, { maxLength: 2 }),
+  })
   .map(({ ms, ...l }) => ({ ...JSON.parse(JSON.stringify(l)), durationSec: ms / 1000, clickTrackings: l.clickTrackings }) as VastLinear);
 const bool = fc.option(fc.boolean(), { nil: undefined });
 const ad = fc.record({
@@ -103,7 +131,9 @@ function renderLinear(w: Writer, l: VastLinear, i: number, inWrapper: boolean): 
     .flatMap(([e, us]) => us.map((u) => w.el('Tracking', w.text(u), { event: e })))
     .join('');
   const clicks = w.el('VideoClicks', (l.clickThrough && !inWrapper ? w.el('ClickThrough', w.text(l.clickThrough)) : '') + l.clickTrackings.map((u) => w.el('ClickTracking', w.text(u))).join(''));
-  const files = inWrapper ? '' : w.el('MediaFiles', l.mediaFiles.map((f) => w.el('MediaFile', w.text(f.uri), { type: f.type, width: f.width, height: f.height, bitrate: f.bitrate, delivery: f.delivery })).join(''));
+  const files = inWrapper
+    ? ''
+    : w.el('MediaFiles', l.mediaFiles.map((f) => w.el('MediaFile', w.text(f.uri), { type: f.type, width: f.width, height: f.height, bitrate: f.bitrate, delivery: f.delivery })).join(''));
   const body = (inWrapper ? '' : w.el('Duration', duration(w, l.durationSec, i))) + w.el('TrackingEvents', tr) + files + clicks;
   return w.el('Creative', w.el('Linear', body), { id: l.creativeId, sequence: l.sequence });
 }
@@ -111,10 +141,17 @@ function renderLinear(w: Writer, l: VastLinear, i: number, inWrapper: boolean): 
 function renderVast(v: GenVast, s: Style): string {
   const w = new Writer(s);
   const ads = v.ads.map((a: GenAd, i) => {
-    const common = (a.adSystem ? w.el('AdSystem', w.text(a.adSystem), { version: '1' }) : '') + a.impressions.map((u) => w.el('Impression', w.text(u), { id: `i${i}` })).join('') + a.errors.map((u) => w.el('Error', w.text(u))).join('');
+    const common =
+      (a.adSystem ? w.el('AdSystem', w.text(a.adSystem), { version: '1' }) : '') +
+      a.impressions.map((u) => w.el('Impression', w.text(u), { id: `i${i}` })).join('') +
+      a.errors.map((u) => w.el('Error', w.text(u))).join('');
     const creatives = w.el('Creatives', a.linears.map((l, j) => renderLinear(w, l, j, a.wrapper)).join(''));
     const inner = a.wrapper
-      ? w.el('Wrapper', common + w.el('VASTAdTagURI', w.text(a.tagUri)) + creatives, { followAdditionalWrappers: boolText(a.follow, a.boolForm), allowMultipleAds: boolText(a.multiple, a.boolForm), fallbackOnNoAd: boolText(a.fallback, a.boolForm) })
+      ? w.el('Wrapper', common + w.el('VASTAdTagURI', w.text(a.tagUri)) + creatives, {
+          followAdditionalWrappers: boolText(a.follow, a.boolForm),
+          allowMultipleAds: boolText(a.multiple, a.boolForm),
+          fallbackOnNoAd: boolText(a.fallback, a.boolForm),
+        })
       : w.el('InLine', common + (a.title ? w.el('AdTitle', w.text(a.title)) : '') + creatives);
     return w.el('Ad', inner, { id: a.id, sequence: a.sequence });
   });
@@ -132,7 +169,20 @@ function expectedVast(v: GenVast): VastDocument {
       if (!a.wrapper) return { ...head, inline: strip({ impressions: a.impressions, errors: a.errors, linears: a.linears, adSystem: a.adSystem, title: a.title }) };
       const trackingAll: Record<string, string[]> = {};
       for (const l of a.linears) for (const [e, us] of Object.entries(l.tracking)) (trackingAll[e] ??= []).push(...us);
-      return { ...head, wrapper: strip({ vastAdTagUri: a.tagUri, adSystem: a.adSystem, impressions: a.impressions, errors: a.errors, tracking: trackingAll, clickTrackings: a.linears.flatMap((l) => l.clickTrackings), followAdditionalWrappers: a.follow, allowMultipleAds: a.multiple, fallbackOnNoAd: a.fallback }) };
+      return {
+        ...head,
+        wrapper: strip({
+          vastAdTagUri: a.tagUri,
+          adSystem: a.adSystem,
+          impressions: a.impressions,
+          errors: a.errors,
+          tracking: trackingAll,
+          clickTrackings: a.linears.flatMap((l) => l.clickTrackings),
+          followAdditionalWrappers: a.follow,
+          allowMultipleAds: a.multiple,
+          fallbackOnNoAd: a.fallback,
+        }),
+      };
     }),
   };
 }
@@ -142,7 +192,16 @@ function normaliseVast(d: VastDocument): unknown {
   return JSON.parse(JSON.stringify(d, (k, v: unknown) => (k === 'durationSec' && typeof v === 'number' ? Math.round(v * 1000) : v)));
 }
 
-const sortKeys = (o: unknown): unknown => (Array.isArray(o) ? o.map(sortKeys) : o && typeof o === 'object' ? Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, sortKeys(v)])) : o);
+const sortKeys = (o: unknown): unknown =>
+  Array.isArray(o)
+    ? o.map(sortKeys)
+    : o && typeof o === 'object'
+      ? Object.fromEntries(
+          Object.entries(o)
+            .sort(([a], [b]) => a.localeCompare(b))
+            .map(([k, v]) => [k, sortKeys(v)]),
+        )
+      : o;
 
 t.test('generated VAST documents read back with the generated values', async () => {
   fc.assert(
@@ -157,13 +216,29 @@ t.test('generated VAST documents read back with the generated values', async () 
 });
 
 // VMAP.
-const timeOffset = fc.oneof(fc.constantFrom('start', 'end', '', '0%', '100%', '#1', '#12'), fc.nat({ max: 36_000_000 }).map((ms) => formatVastDuration(ms / 1000)), fc.nat({ max: 100 }).map((p) => `${p}%`), fc.nat({ max: 99 }).map((h) => `${String(h).padStart(2, '0')}:00:00`));
+const timeOffset = fc.oneof(
+  fc.constantFrom('start', 'end', '', '0%', '100%', '#1', '#12'),
+  fc.nat({ max: 36_000_000 }).map((ms) => formatVastDuration(ms / 1000)),
+  fc.nat({ max: 100 }).map((p) => `${p}%`),
+  fc.nat({ max: 99 }).map((h) => `${String(h).padStart(2, '0')}:00:00`),
+);
 const adBreak = fc.record({
   breakId: fc.option(xmlText(10), { nil: undefined }),
   breakType: fc.constantFrom('linear', 'nonlinear', 'display', 'linear,nonlinear', ''),
   timeOffset,
   repeatAfter: fc.option(fc.constantFrom('00:05:00', '00:00:30.500'), { nil: undefined }),
-  source: fc.option(fc.record({ id: fc.option(xmlText(8), { nil: undefined }), multiple: bool, follow: bool, kind: fc.constantFrom('tag', 'inline', 'cdata'), tag: httpUrl, templateType: fc.option(fc.constantFrom('vast3', 'vast4'), { nil: undefined }), inline: vast }), { nil: undefined }),
+  source: fc.option(
+    fc.record({
+      id: fc.option(xmlText(8), { nil: undefined }),
+      multiple: bool,
+      follow: bool,
+      kind: fc.constantFrom('tag', 'inline', 'cdata'),
+      tag: httpUrl,
+      templateType: fc.option(fc.constantFrom('vast3', 'vast4'), { nil: undefined }),
+      inline: vast,
+    }),
+    { nil: undefined },
+  ),
   tracking: fc.array(fc.tuple(fc.constantFrom('breakStart', 'breakEnd', 'error'), httpUrl), { maxLength: 4 }),
 });
 const vmap = fc.record({ breaks: fc.array(adBreak, { maxLength: 4 }), vastStyle: style });
@@ -228,7 +303,10 @@ t.test('generated VMAP documents read back: breaks, every time offset form, ad s
 
 const adInput = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 200 }),
-  fc.string({ unit: fc.constantFrom('<', '>', '/', 'VAST', 'VMAP', 'vmap:', 'Ad', 'InLine', 'Wrapper', ' ', '"', '=', 'x', '&', ';', '<![CDATA[', ']]>', '<!--', '-->', '<?', '?>', '<!DOCTYPE'), maxLength: 60 }),
+  fc.string({
+    unit: fc.constantFrom('<', '>', '/', 'VAST', 'VMAP', 'vmap:', 'Ad', 'InLine', 'Wrapper', ' ', '"', '=', 'x', '&', ';', '<![CDATA[', ']]>', '<!--', '-->', '<?', '?>', '<!DOCTYPE'),
+    maxLength: 60,
+  }),
   mutated(fc.constantFrom(...vastFixtures, ...vmapFixtures)),
   mutated(fc.tuple(vast, style).map(([v, s]) => renderVast(v, s))),
 );

@@ -19,10 +19,62 @@ export function fixtureTexts(folder: string, exts: string[]): Array<{ name: stri
 }
 
 /** Characters that break line- and XML-based readers in interesting ways. */
-const junkChar = fc.constantFrom('\n', '\r', '\r\n', ' ', '\t', '#', '"', "'", '<', '>', '&', ';', ':', ',', '=', '/', '?', '\0', '\u00a0', '\ufeff', '\u2028', 'é', '😀', '\ud800', ']]>', '<!--', '-->', '<![CDATA[', '&amp;', '&#x0;', '&lt;', '&bogus;', '#EXT-X-', '#EXTINF:', 'URI="', '</', '/>', '\\', '../', './', '//', '?', '%');
-const junk = fc.oneof(fc.string({ unit: 'binary', maxLength: 8 }), fc.array(junkChar, { minLength: 1, maxLength: 4 }).map((a) => a.join('')));
+const junkChar = fc.constantFrom(
+  '\n',
+  '\r',
+  '\r\n',
+  ' ',
+  '\t',
+  '#',
+  '"',
+  "'",
+  '<',
+  '>',
+  '&',
+  ';',
+  ':',
+  ',',
+  '=',
+  '/',
+  '?',
+  '\0',
+  '\u00a0',
+  '\ufeff',
+  '\u2028',
+  'é',
+  '😀',
+  '\ud800',
+  ']]>',
+  '<!--',
+  '-->',
+  '<![CDATA[',
+  '&amp;',
+  '&#x0;',
+  '&lt;',
+  '&bogus;',
+  '#EXT-X-',
+  '#EXTINF:',
+  'URI="',
+  '</',
+  '/>',
+  '\\',
+  '../',
+  './',
+  '//',
+  '?',
+  '%',
+);
+const junk = fc.oneof(
+  fc.string({ unit: 'binary', maxLength: 8 }),
+  fc.array(junkChar, { minLength: 1, maxLength: 4 }).map((a) => a.join('')),
+);
 
-type Edit = { kind: 'flip'; at: number; ch: string } | { kind: 'insert'; at: number; text: string } | { kind: 'delete'; at: number; len: number } | { kind: 'truncate'; at: number } | { kind: 'dup'; at: number; len: number };
+type Edit =
+  | { kind: 'flip'; at: number; ch: string }
+  | { kind: 'insert'; at: number; text: string }
+  | { kind: 'delete'; at: number; len: number }
+  | { kind: 'truncate'; at: number }
+  | { kind: 'dup'; at: number; len: number };
 
 const edit: fc.Arbitrary<Edit> = fc.oneof(
   fc.record({ kind: fc.constant('flip' as const), at: fc.nat(), ch: fc.oneof(junkChar, fc.string({ unit: 'binary', minLength: 1, maxLength: 1 })) }),
@@ -103,13 +155,21 @@ export function encodeText(s: string, how: 'escape' | 'numeric' | 'cdata' | 'cda
 /** Text an XML 1.0 document may carry: no control characters or lone surrogates; no leading/trailing whitespace (readers trim). */
 export const xmlText = (maxLength = 30) =>
   fc
-    .string({ unit: fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...'abcXYZ019 -_./?=&<>"\'#%:;,'.split('')) }, { weight: 1, arbitrary: fc.constantFrom('é', 'ß', '中', '😀', '\u00a0x', ']]>', '&amp;') }), maxLength })
+    .string({
+      unit: fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...'abcXYZ019 -_./?=&<>"\'#%:;,'.split('')) }, { weight: 1, arbitrary: fc.constantFrom('é', 'ß', '中', '😀', '\u00a0x', ']]>', '&amp;') }),
+      maxLength,
+    })
     .map((s) => s.trim())
     .filter((s) => s.length > 0 && !/^\u00a0|\u00a0$/.test(s));
 
 /** An http(s) URL with a query (ampersands exercise escaping). */
 export const httpUrl = fc
-  .record({ scheme: fc.constantFrom('http', 'https'), host: fc.constantFrom('ads.example.com', 'cdn.example.net', 'tr.example.org', 'x.test'), path: fc.array(fc.constantFrom('a', 'b', 'vast', 'v1', 'é', '%20', 'x.mp4'), { maxLength: 4 }), q: fc.array(fc.tuple(fc.constantFrom('a', 'cb', 'id'), fc.constantFrom('1', '[CACHEBUSTING]', 'x y', '%2F')), { maxLength: 3 }) })
+  .record({
+    scheme: fc.constantFrom('http', 'https'),
+    host: fc.constantFrom('ads.example.com', 'cdn.example.net', 'tr.example.org', 'x.test'),
+    path: fc.array(fc.constantFrom('a', 'b', 'vast', 'v1', 'é', '%20', 'x.mp4'), { maxLength: 4 }),
+    q: fc.array(fc.tuple(fc.constantFrom('a', 'cb', 'id'), fc.constantFrom('1', '[CACHEBUSTING]', 'x y', '%2F')), { maxLength: 3 }),
+  })
   .map(({ scheme, host, path, q }) => `${scheme}://${host}/${path.join('/')}${q.length ? '?' + q.map(([k, v]) => `${k}=${v}`).join('&') : ''}`);
 
 /** DOCTYPE variants: billion laughs, external entities, parameter entities, odd case, after a prolog. */

@@ -11,7 +11,12 @@ import { rewriteMpd } from '../../lib/dash/index.js';
 import { UriRewriter } from '../../lib/hls/uris.js';
 import { fixtureTexts, mutated, paramsFor, xmlEscape } from './common.js';
 
-const rules = { daiHost: 'https://dai.example.com', proxyBase: 'https://edge.example.net/dai/manifest', contentOrigin: 'https://origin.example.org', playlistUrl: 'https://dai.example.com/linear/dash/event/EV1/stream/s1:LOC/manifest.mpd?tok=1&x=2' };
+const rules = {
+  daiHost: 'https://dai.example.com',
+  proxyBase: 'https://edge.example.net/dai/manifest',
+  contentOrigin: 'https://origin.example.org',
+  playlistUrl: 'https://dai.example.com/linear/dash/event/EV1/stream/s1:LOC/manifest.mpd?tok=1&x=2',
+};
 const uris = new UriRewriter(rules);
 const fixtures = fixtureTexts('dash', ['.mpd']).map((f) => f.text);
 
@@ -114,7 +119,9 @@ const urlText = fc.constantFrom(
   '//cdn.other.net/pr/',
   'https://dai.example.com/seg/?t=a&b',
 );
-const encodedUrl = fc.tuple(urlText, fc.constantFrom('', ' ', '\n  ', '\t'), fc.constantFrom('escape', 'numeric', 'cdata')).map(([u, pad, how]) => `${pad}${how === 'cdata' ? `<![CDATA[${u}]]>` : xmlEscape(u, how === 'numeric')}${pad}`);
+const encodedUrl = fc
+  .tuple(urlText, fc.constantFrom('', ' ', '\n  ', '\t'), fc.constantFrom('escape', 'numeric', 'cdata'))
+  .map(([u, pad, how]) => `${pad}${how === 'cdata' ? `<![CDATA[${u}]]>` : xmlEscape(u, how === 'numeric')}${pad}`);
 const genMpd = fc
   .record({
     decl: fc.constantFrom('', '<?xml version="1.0" encoding="UTF-8"?>\n', '<?xml version="1.0"?><!-- generated -->\n'),
@@ -145,7 +152,12 @@ const genMpd = fc
     r.periods.forEach((per, i) => {
       s += `  <${p}Period id="p${i}" start="PT${i * 30}S">`;
       if (per.base) s += el('BaseURL', per.base);
-      for (let a = 0; a < per.sets; a++) s += el('AdaptationSet', `<${p}SegmentTemplate media="seg_$Number$.m4s?a=1&amp;b=2" initialization="init.mp4" startNumber="1"/>` + el('Representation', '', ` id="r${a}" bandwidth="${1000 * (a + 1)}"`), ` id="${a}" mimeType="video/mp4"`);
+      for (let a = 0; a < per.sets; a++)
+        s += el(
+          'AdaptationSet',
+          `<${p}SegmentTemplate media="seg_$Number$.m4s?a=1&amp;b=2" initialization="init.mp4" startNumber="1"/>` + el('Representation', '', ` id="r${a}" bandwidth="${1000 * (a + 1)}"`),
+          ` id="${a}" mimeType="video/mp4"`,
+        );
       s += `</${p}Period>\n`;
     });
     if (r.utc) s += `  <${p}UTCTiming schemeIdUri="urn:mpeg:dash:utc:http-iso:2014" value="https://time.example.com/?iso"/>\n`;
@@ -155,7 +167,12 @@ const genMpd = fc
   });
 
 t.test('no exception escapes rewriteMpd, on any input', async () => {
-  const anyText = fc.oneof(fc.string({ unit: 'binary', maxLength: 200 }), fc.string({ unit: fc.constantFrom('<', '>', '/', 'MPD', 'Period', 'BaseURL', 'Location', 'PatchLocation', ' ', 'x', ':', '"', '</'), maxLength: 60 }), mutated(fc.constantFrom(...fixtures)), mutated(genMpd));
+  const anyText = fc.oneof(
+    fc.string({ unit: 'binary', maxLength: 200 }),
+    fc.string({ unit: fc.constantFrom('<', '>', '/', 'MPD', 'Period', 'BaseURL', 'Location', 'PatchLocation', ' ', 'x', ':', '"', '</'), maxLength: 60 }),
+    mutated(fc.constantFrom(...fixtures)),
+    mutated(genMpd),
+  );
   fc.assert(
     fc.property(anyText, (xml) => {
       const r = rewriteMpd(xml, rules);

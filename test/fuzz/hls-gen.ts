@@ -2,7 +2,12 @@
 import fc from 'fast-check';
 
 export const DAI = 'https://dai.example.com';
-export const rules = { daiHost: DAI, proxyBase: 'https://edge.example.net/dai/manifest', contentOrigin: 'https://origin.example.org', playlistUrl: `${DAI}/linear/hls/event/EV1/stream/s1:LOC/variant/720p.m3u8?tok=1` };
+export const rules = {
+  daiHost: DAI,
+  proxyBase: 'https://edge.example.net/dai/manifest',
+  contentOrigin: 'https://origin.example.org',
+  playlistUrl: `${DAI}/linear/hls/event/EV1/stream/s1:LOC/variant/720p.m3u8?tok=1`,
+};
 
 export type UriKind = 'root' | 'relative' | 'dot' | 'parent' | 'dai' | 'other' | 'protocol-relative' | 'unicode';
 
@@ -80,36 +85,75 @@ export const genSegment = (i: number): fc.Arbitrary<GenSegment> =>
     .record({
       uriKind,
       query: fc.constantFrom('', '', '?a=1', '?a=1&b=%20x'),
-      duration: fc.oneof(fc.constantFrom(6, 6, 2, 4.004, 5.005, 10), fc.integer({ min: 1, max: 10000 }).map((n) => n / 1000)),
+      duration: fc.oneof(
+        fc.constantFrom(6, 6, 2, 4.004, 5.005, 10),
+        fc.integer({ min: 1, max: 10000 }).map((n) => n / 1000),
+      ),
       discontinuity: fc.boolean(),
       pdt: fc.boolean(),
-      key: fc.option(fc.constantFrom('#EXT-X-KEY:METHOD=AES-128,URI="/keys/k1",IV=0x0123456789ABCDEF0123456789ABCDEF', '#EXT-X-KEY:METHOD=AES-128,URI="https://keys.other.net/k2"', '#EXT-X-KEY:METHOD=NONE', '#EXT-X-KEY:METHOD=SAMPLE-AES,URI="skd://x",KEYFORMAT="com.apple.streamingkeydelivery",KEYFORMATVERSIONS="1"', '#EXT-X-KEY:METHOD=AES-128,URI="k3.key"'), { freq: 5, nil: undefined }),
+      key: fc.option(
+        fc.constantFrom(
+          '#EXT-X-KEY:METHOD=AES-128,URI="/keys/k1",IV=0x0123456789ABCDEF0123456789ABCDEF',
+          '#EXT-X-KEY:METHOD=AES-128,URI="https://keys.other.net/k2"',
+          '#EXT-X-KEY:METHOD=NONE',
+          '#EXT-X-KEY:METHOD=SAMPLE-AES,URI="skd://x",KEYFORMAT="com.apple.streamingkeydelivery",KEYFORMATVERSIONS="1"',
+          '#EXT-X-KEY:METHOD=AES-128,URI="k3.key"',
+        ),
+        { freq: 5, nil: undefined },
+      ),
       map: fc.option(fc.constantFrom('#EXT-X-MAP:URI="/init.mp4"', '#EXT-X-MAP:URI="init2.mp4",BYTERANGE="720@0"', `#EXT-X-MAP:URI="${DAI}/ad/init.mp4"`), { freq: 6, nil: undefined }),
       byterange: fc.option(fc.constantFrom('#EXT-X-BYTERANGE:1000@0', '#EXT-X-BYTERANGE:2000', '#EXT-X-BYTERANGE:512@4096'), { freq: 8, nil: undefined }),
       before: fc.array(tagNoise, { maxLength: 2 }),
       after: fc.array(tagNoise, { maxLength: 1 }),
     })
-    .map((r) => ({ uri: uriOf(r.uriKind, i, r.query), uriKind: r.uriKind, duration: r.duration, discontinuity: r.discontinuity, pdt: r.pdt, ...(r.key && { key: r.key }), ...(r.map && { map: r.map }), ...(r.byterange && { byterange: r.byterange }), before: r.before, after: r.after }));
+    .map((r) => ({
+      uri: uriOf(r.uriKind, i, r.query),
+      uriKind: r.uriKind,
+      duration: r.duration,
+      discontinuity: r.discontinuity,
+      pdt: r.pdt,
+      ...(r.key && { key: r.key }),
+      ...(r.map && { map: r.map }),
+      ...(r.byterange && { byterange: r.byterange }),
+      before: r.before,
+      after: r.after,
+    }));
 
 export const genMedia = (opts: { minSegments?: number; maxSegments?: number; live?: boolean } = {}): fc.Arbitrary<GenMedia> =>
   fc.integer({ min: opts.minSegments ?? 0, max: opts.maxSegments ?? 40 }).chain((n) =>
-    fc.record({
-      version: fc.constantFrom(3, 4, 6, 7),
-      mediaSequence: fc.option(fc.oneof(fc.nat({ max: 1000 }), fc.integer({ min: 2 ** 31, max: 2 ** 40 })), { freq: 6, nil: undefined }),
-      discontinuitySequence: fc.option(fc.nat({ max: 50 }), { freq: 2, nil: undefined }),
-      type: opts.live ? fc.constantFrom<GenMedia['type']>('', '', '', 'EVENT') : fc.constantFrom<GenMedia['type']>('', '', 'EVENT', 'VOD'),
-      endList: opts.live ? fc.constant(false) : fc.boolean(),
-      independent: fc.boolean(),
-      startMs: fc.integer({ min: Date.UTC(2020, 0, 1), max: Date.UTC(2030, 0, 1) }),
-      allPdt: fc.boolean(),
-      noDisc: fc.boolean(),
-      segments: fc.tuple(...Array.from({ length: n }, (_, i) => genSegment(i))),
-      tail: fc.array(fc.constantFrom('#EXT-X-PART:DURATION=1.0,URI="/part1.mp4"', '#EXT-X-PRELOAD-HINT:TYPE=PART,URI="/part2.mp4"', '#EXT-X-RENDITION-REPORT:URI="/r.m3u8",LAST-MSN=1', '# trailing comment'), { maxLength: 3 }),
-    }).map((r) => {
-      const segments = (r.segments as GenSegment[]).map((s) => ({ ...s, pdt: r.allPdt || s.pdt, discontinuity: !r.noDisc && s.discontinuity }));
-      const targetDuration = Math.max(1, ...segments.map((s) => Math.round(s.duration)));
-      return { version: r.version, targetDuration, mediaSequence: r.mediaSequence, discontinuitySequence: r.discontinuitySequence, type: r.type, endList: r.endList, independent: r.independent, startMs: r.startMs, segments, tail: r.tail };
-    }),
+    fc
+      .record({
+        version: fc.constantFrom(3, 4, 6, 7),
+        mediaSequence: fc.option(fc.oneof(fc.nat({ max: 1000 }), fc.integer({ min: 2 ** 31, max: 2 ** 40 })), { freq: 6, nil: undefined }),
+        discontinuitySequence: fc.option(fc.nat({ max: 50 }), { freq: 2, nil: undefined }),
+        type: opts.live ? fc.constantFrom<GenMedia['type']>('', '', '', 'EVENT') : fc.constantFrom<GenMedia['type']>('', '', 'EVENT', 'VOD'),
+        endList: opts.live ? fc.constant(false) : fc.boolean(),
+        independent: fc.boolean(),
+        startMs: fc.integer({ min: Date.UTC(2020, 0, 1), max: Date.UTC(2030, 0, 1) }),
+        allPdt: fc.boolean(),
+        noDisc: fc.boolean(),
+        segments: fc.tuple(...Array.from({ length: n }, (_, i) => genSegment(i))),
+        tail: fc.array(
+          fc.constantFrom('#EXT-X-PART:DURATION=1.0,URI="/part1.mp4"', '#EXT-X-PRELOAD-HINT:TYPE=PART,URI="/part2.mp4"', '#EXT-X-RENDITION-REPORT:URI="/r.m3u8",LAST-MSN=1', '# trailing comment'),
+          { maxLength: 3 },
+        ),
+      })
+      .map((r) => {
+        const segments = (r.segments as GenSegment[]).map((s) => ({ ...s, pdt: r.allPdt || s.pdt, discontinuity: !r.noDisc && s.discontinuity }));
+        const targetDuration = Math.max(1, ...segments.map((s) => Math.round(s.duration)));
+        return {
+          version: r.version,
+          targetDuration,
+          mediaSequence: r.mediaSequence,
+          discontinuitySequence: r.discontinuitySequence,
+          type: r.type,
+          endList: r.endList,
+          independent: r.independent,
+          startMs: r.startMs,
+          segments,
+          tail: r.tail,
+        };
+      }),
   );
 
 /** The model's lines, LF-free. */
@@ -148,7 +192,10 @@ export interface Layout {
 
 export const layout: fc.Arbitrary<Layout> = fc.record({
   crlf: fc.boolean(),
-  noise: fc.oneof(fc.constant([0]).map((a) => [...a]), fc.array(fc.oneof({ weight: 8, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 4 }) }), { minLength: 1, maxLength: 30 })),
+  noise: fc.oneof(
+    fc.constant([0]).map((a) => [...a]),
+    fc.array(fc.oneof({ weight: 8, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 4 }) }), { minLength: 1, maxLength: 30 }),
+  ),
   bom: fc.boolean(),
   finalNewline: fc.boolean(),
 });
@@ -201,7 +248,10 @@ function masterUriOf(kind: string, name: string): string {
 
 export const genMaster: fc.Arbitrary<GenMaster> = fc
   .record({
-    variants: fc.array(fc.record({ kind: masterUri, bw: fc.integer({ min: 1, max: 20_000_000 }), res: fc.constantFrom('', ',RESOLUTION=1280x720', ',RESOLUTION=640x360,FRAME-RATE=29.970'), audio: fc.boolean() }), { minLength: 1, maxLength: 8 }),
+    variants: fc.array(
+      fc.record({ kind: masterUri, bw: fc.integer({ min: 1, max: 20_000_000 }), res: fc.constantFrom('', ',RESOLUTION=1280x720', ',RESOLUTION=640x360,FRAME-RATE=29.970'), audio: fc.boolean() }),
+      { minLength: 1, maxLength: 8 },
+    ),
     media: fc.array(fc.record({ kind: masterUri, type: fc.constantFrom('AUDIO', 'SUBTITLES'), withUri: fc.boolean() }), { maxLength: 4 }),
     iframes: fc.array(masterUri, { maxLength: 3 }),
     session: fc.boolean(),

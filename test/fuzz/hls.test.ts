@@ -6,7 +6,25 @@
 import t from 'tap';
 import fc from 'fast-check';
 import * as HLS from 'hls-parser';
-import { PlaylistRewriter, UriRewriter, isAbsolute, attribute, mapUriAttribute, tagName, tagValue, rewritePlaylist, splitLines, joinLines, trimText, trimThenRewrite, trimLiveWindow, parseMedia, applyBreak, applyBreakText, type TrimOptions } from '../../lib/hls/index.js';
+import {
+  PlaylistRewriter,
+  UriRewriter,
+  isAbsolute,
+  attribute,
+  mapUriAttribute,
+  tagName,
+  tagValue,
+  rewritePlaylist,
+  splitLines,
+  joinLines,
+  trimText,
+  trimThenRewrite,
+  trimLiveWindow,
+  parseMedia,
+  applyBreak,
+  applyBreakText,
+  type TrimOptions,
+} from '../../lib/hls/index.js';
 import { reparse } from '../hls/reparse.js';
 import { cuts, fixtureTexts, mutated, paramsFor, splitAt } from './common.js';
 import { DAI, genMaster, genMedia, layout, mediaLines, render, rules, type GenMedia, type GenSegment } from './hls-gen.js';
@@ -14,17 +32,52 @@ import { DAI, genMaster, genMedia, layout, mediaLines, render, rules, type GenMe
 HLS.setOptions({ strictMode: false, silent: true });
 
 const fixtures = fixtureTexts('hls', ['.m3u8']).map((f) => f.text);
-const trimOpts: fc.Arbitrary<TrimOptions> = fc.record({ windowSegments: fc.oneof(fc.integer({ min: 0, max: 45 }), fc.constantFrom(-1, 1e9)), delaySegments: fc.oneof(fc.integer({ min: 0, max: 8 }), fc.constantFrom(-3, 1e9)) });
+const trimOpts: fc.Arbitrary<TrimOptions> = fc.record({
+  windowSegments: fc.oneof(fc.integer({ min: 0, max: 45 }), fc.constantFrom(-1, 1e9)),
+  delaySegments: fc.oneof(fc.integer({ min: 0, max: 8 }), fc.constantFrom(-3, 1e9)),
+});
 const generatedRaw = fc.tuple(genMedia(), layout).map(([m, l]) => render(mediaLines(m), l));
 /** Anything: random text, mutated fixtures, mutated generated playlists. */
 const anyInput = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 300 }),
-  fc.string({ unit: fc.constantFrom('#', 'EXT', '-X-', 'INF:', ':', ',', '\n', '\r', ' ', '/', 'a', '1', '.', '"', 'URI="', '#EXTM3U\n', '#EXTINF:6,\n', '#EXT-X-MEDIA-SEQUENCE:', '#EXT-X-TARGETDURATION:6\n', '#EXT-X-DISCONTINUITY\n', '#EXT-X-PROGRAM-DATE-TIME:', '\\', '../', './', '//', '?'), maxLength: 80 }),
+  fc.string({
+    unit: fc.constantFrom(
+      '#',
+      'EXT',
+      '-X-',
+      'INF:',
+      ':',
+      ',',
+      '\n',
+      '\r',
+      ' ',
+      '/',
+      'a',
+      '1',
+      '.',
+      '"',
+      'URI="',
+      '#EXTM3U\n',
+      '#EXTINF:6,\n',
+      '#EXT-X-MEDIA-SEQUENCE:',
+      '#EXT-X-TARGETDURATION:6\n',
+      '#EXT-X-DISCONTINUITY\n',
+      '#EXT-X-PROGRAM-DATE-TIME:',
+      '\\',
+      '../',
+      './',
+      '//',
+      '?',
+    ),
+    maxLength: 80,
+  }),
   mutated(fc.constantFrom(...fixtures)),
   mutated(generatedRaw),
   generatedRaw,
 );
-const breakWindow = fc.record({ startMs: fc.integer({ min: Date.UTC(2020, 0, 1), max: Date.UTC(2030, 0, 1) }), len: fc.integer({ min: 0, max: 600_000 }) }).map(({ startMs, len }) => ({ startMs, endMs: startMs + len, durationSec: len / 1000 }));
+const breakWindow = fc
+  .record({ startMs: fc.integer({ min: Date.UTC(2020, 0, 1), max: Date.UTC(2030, 0, 1) }), len: fc.integer({ min: 0, max: 600_000 }) })
+  .map(({ startMs, len }) => ({ startMs, endMs: startMs + len, durationSec: len / 1000 }));
 /** A break window near the playlist's first program date-time (so that it covers some of its segments). */
 const breakNear = fc.record({ offset: fc.integer({ min: -60_000, max: 240_000 }), len: fc.integer({ min: 0, max: 120_000 }), exact: fc.boolean() });
 function windowNear(text: string, b: { offset: number; len: number; exact: boolean }) {
@@ -85,7 +138,8 @@ t.test('fast text trim equals the line-based reference; text break substitution 
       if (fast !== ref) throw new Error(`trimText differs from reference:\n--- fast\n${fast}\n--- reference\n${ref}`);
       const b = applyBreak(splitLines(fast), win, squeezed);
       const bt = applyBreakText(fast, win, squeezed);
-      if (bt.text !== joinLines(b.lines) || bt.notReady !== b.notReady || bt.squeezed.join() !== b.squeezed.join()) throw new Error(`applyBreakText differs from applyBreak:\n${bt.text}\n---\n${joinLines(b.lines)}`);
+      if (bt.text !== joinLines(b.lines) || bt.notReady !== b.notReady || bt.squeezed.join() !== b.squeezed.join())
+        throw new Error(`applyBreakText differs from applyBreak:\n${bt.text}\n---\n${joinLines(b.lines)}`);
       return true;
     }),
     paramsFor(1),
@@ -168,7 +222,13 @@ t.test('trimmed live playlists: still parse (m3u8-parser, hls-parser), keep the 
       if (h.isMasterPlaylist) throw new Error('hls-parser: master');
       const media = h as HLS.types.MediaPlaylist;
       // A tail of partial segments (EXT-X-PART) is a segment without URI to hls-parser.
-      if (media.segments.filter((s) => s.uri).map((s) => s.uri).join('\n') !== want.join('\n')) throw new Error(`hls-parser segments differ\n${out}`);
+      if (
+        media.segments
+          .filter((s) => s.uri)
+          .map((s) => s.uri)
+          .join('\n') !== want.join('\n')
+      )
+        throw new Error(`hls-parser segments differ\n${out}`);
       if (media.mediaSequenceBase !== undefined && media.mediaSequenceBase !== ms) throw new Error(`hls-parser media sequence ${media.mediaSequenceBase}`);
 
       // Absolute URIs of other hosts (segments, keys) are never changed.
@@ -177,7 +237,7 @@ t.test('trimmed live playlists: still parse (m3u8-parser, hls-parser), keep the 
         if (u && /^https?:\/\//.test(u) && !u.startsWith(rules.contentOrigin) && !u.startsWith(DAI) && !raw.includes(u)) throw new Error(`absolute URI changed: ${u}`);
       }
       // Program date-time of the first kept segment is right when the model tags any dropped one.
-      if (start > 0 && (m.segments.slice(0, start + 1).some((s) => s.pdt)) && !m.segments.slice(0, start + 1).some((s) => s.byterange)) {
+      if (start > 0 && m.segments.slice(0, start + 1).some((s) => s.pdt) && !m.segments.slice(0, start + 1).some((s) => s.byterange)) {
         const pdt = parsed.segments[0]!.dateTimeString;
         const t0 = m.startMs + m.segments.slice(0, start).reduce((a, s) => a + s.duration * 1000, 0);
         if (pdt === undefined || Math.abs(Date.parse(pdt) - t0) > 1) throw new Error(`PDT at the new head ${pdt}, expected ${new Date(t0).toISOString()}\n${out}`);
@@ -210,7 +270,13 @@ t.test('master playlists: still parse, every variant kept, DAI-host and root-rel
 });
 
 t.test('tag-line helpers and URI rules: no exception on any line; identity URI mapping keeps the line', async () => {
-  const line = fc.oneof(fc.string({ unit: 'binary', maxLength: 120 }), fc.string({ unit: fc.constantFrom('#EXT-X-KEY:', 'URI="', 'SERVER-URI="', '"', ',', '=', ':', '/', '../', './', '//', 'https://', 'dai.example.com', ' ', 'é', '%', '?', '#', 'a'), maxLength: 30 }));
+  const line = fc.oneof(
+    fc.string({ unit: 'binary', maxLength: 120 }),
+    fc.string({
+      unit: fc.constantFrom('#EXT-X-KEY:', 'URI="', 'SERVER-URI="', '"', ',', '=', ':', '/', '../', './', '//', 'https://', 'dai.example.com', ' ', 'é', '%', '?', '#', 'a'),
+      maxLength: 30,
+    }),
+  );
   const uris = new UriRewriter(rules);
   fc.assert(
     fc.property(line, (l) => {

@@ -28,7 +28,10 @@ const item = fc.record({
   guid: xmlText(40),
   title: fc.option(xmlText(), { nil: undefined }),
   description: fc.option(xmlText(60), { nil: undefined }),
-  published: fc.option(fc.integer({ min: Date.UTC(2000, 0, 1), max: Date.UTC(2035, 0, 1) }).map((ms) => Math.floor(ms / 1000) * 1000), { nil: undefined }),
+  published: fc.option(
+    fc.integer({ min: Date.UTC(2000, 0, 1), max: Date.UTC(2035, 0, 1) }).map((ms) => Math.floor(ms / 1000) * 1000),
+    { nil: undefined },
+  ),
   duration: fc.option(fc.nat({ max: 36000 }), { nil: undefined }),
   direct: fc.array(rendition, { maxLength: 3 }),
   group: fc.array(rendition, { maxLength: 3 }),
@@ -91,14 +94,16 @@ function renderFeed(f: GenFeed): string {
   return `${f.decl}<rss version="2.0"${ns}><channel><title>Feed &amp; more</title>${next}${thumb}\n${items.join('\n')}</channel></rss>\n`;
 }
 
-const kindOf = (url: string, type: string) => (type.includes('mpegURL') || url.endsWith('.m3u8') ? 'hls' : type.includes('dash') || url.endsWith('.mpd') ? 'dash' : type.includes('mp4') || url.endsWith('.mp4') ? 'mp4' : 'other');
+const kindOf = (url: string, type: string) =>
+  type.includes('mpegURL') || url.endsWith('.m3u8') ? 'hls' : type.includes('dash') || url.endsWith('.mpd') ? 'dash' : type.includes('mp4') || url.endsWith('.mp4') ? 'mp4' : 'other';
 
 function expectedItems(f: GenFeed): Array<Omit<CatalogItem, 'content_hash' | 'extras'>> {
   const channelThumbs = f.channelThumb ? [f.channelThumb] : [];
   return f.items
     .filter((i) => i.key !== 'none')
     .map((i) => {
-      const rend = (r: GenRendition) => JSON.parse(JSON.stringify({ url: r.url, type: r.type ?? '', kind: kindOf(r.url, r.type ?? ''), bitrate: r.bitrate, width: r.width, height: r.height, duration: r.duration }));
+      const rend = (r: GenRendition) =>
+        JSON.parse(JSON.stringify({ url: r.url, type: r.type ?? '', kind: kindOf(r.url, r.type ?? ''), bitrate: r.bitrate, width: r.width, height: r.height, duration: r.duration }));
       const renditions = (i.direct.length ? i.direct : i.group).map(rend);
       return {
         guid: i.guid.slice(0, 512),
@@ -149,7 +154,14 @@ function read(chunks: string[], limits?: MrssLimits): { items: CatalogItem[]; sk
   return reader.nextLink ? { items, skipped: reader.skipped, nextLink: reader.nextLink } : { items, skipped: reader.skipped };
 }
 
-const anyFeed = fc.oneof(feed.map(renderFeed), fc.constantFrom(...fixtures), mutated(fc.constantFrom(...fixtures)), mutated(feed.map(renderFeed)), fc.string({ unit: 'binary', maxLength: 200 }), doctypeDoc);
+const anyFeed = fc.oneof(
+  feed.map(renderFeed),
+  fc.constantFrom(...fixtures),
+  mutated(fc.constantFrom(...fixtures)),
+  mutated(feed.map(renderFeed)),
+  fc.string({ unit: 'binary', maxLength: 200 }),
+  doctypeDoc,
+);
 const limits = fc.option(fc.record({ maxItems: fc.integer({ min: 0, max: 8 }), maxItemChars: fc.integer({ min: 0, max: 2000 }), maxDepth: fc.integer({ min: 1, max: 10 }) }), { nil: undefined });
 
 t.test('streamed in random chunks, the reader gives what the whole document gives (items and hashes, or MrssError)', async () => {

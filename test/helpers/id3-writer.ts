@@ -75,7 +75,7 @@ export function tsTimestamp(pts: number): Buffer {
 
 export function pes(payload: Buffer, o: { pts?: number; aligned?: boolean; streamId?: number } = {}): Buffer {
   const hasPts = o.pts !== undefined;
-  const header = Buffer.from([0, 0, 1, o.streamId ?? 0xbd, 0, 0, 0x80 | (o.aligned ?? hasPts ? 0x04 : 0), hasPts ? 0x80 : 0, hasPts ? 5 : 0]);
+  const header = Buffer.from([0, 0, 1, o.streamId ?? 0xbd, 0, 0, 0x80 | ((o.aligned ?? hasPts) ? 0x04 : 0), hasPts ? 0x80 : 0, hasPts ? 5 : 0]);
   header.writeUInt16BE(3 + (hasPts ? 5 : 0) + payload.length, 4);
   if (!hasPts) return Buffer.concat([header, payload]);
   const p = o.pts!;

@@ -79,7 +79,10 @@ export function tempDir(t: Test): string {
 export const UNLIMITED = Object.fromEntries(['api', 'beacon', 'vast', 'adproxy', 'stream', 'stitch'].map((k) => [k, { rate: 1e6, burst: 1e6 }]));
 
 export function testConfig(t: Test, overrides: Partial<Config> = {}): Config {
-  return loadConfig({}, { port: 0, rateLimits: UNLIMITED, jwtSecret: JWT_SECRET, redisKeyPrefix: REDIS_KEY_PREFIX, logLevel: process.env['TEST_LOG_LEVEL'] ?? 'silent', dataDir: tempDir(t), ...overrides });
+  return loadConfig(
+    {},
+    { port: 0, rateLimits: UNLIMITED, jwtSecret: JWT_SECRET, redisKeyPrefix: REDIS_KEY_PREFIX, logLevel: process.env['TEST_LOG_LEVEL'] ?? 'silent', dataDir: tempDir(t), ...overrides },
+  );
 }
 
 /** Starts the real service on a free port against the given stores; stopped when t ends. */

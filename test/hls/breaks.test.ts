@@ -39,15 +39,24 @@ t.test('a break that began before the window head starts with cue-out-cont; an o
   const { lines } = applyBreak(media(), window, squeezedUri);
   t.notOk(lines.some((l) => l.startsWith('#EXT-X-CUE-OUT:')));
   t.notOk(lines.includes('#EXT-X-CUE-IN'));
-  t.equal(lines.find((l) => l.startsWith('#EXT-X-CUE-OUT-CONT')), '#EXT-X-CUE-OUT-CONT:ElapsedTime=66,Duration=600');
+  t.equal(
+    lines.find((l) => l.startsWith('#EXT-X-CUE-OUT-CONT')),
+    '#EXT-X-CUE-OUT-CONT:ElapsedTime=66,Duration=600',
+  );
 });
 
 t.test('absolute DAI ad segments are never squeezed', async (t) => {
   const withAds = splitLines(rewritePlaylist(livePlaylist('ev', now, { ...shape, adEvery: 20, adSegments: 3 }), rules).text);
   const window = { startMs: at(971), endMs: at(1001), durationSec: 180 };
   const { lines } = applyBreak(withAds, window, squeezedUri, (u) => u.startsWith('https://origin.example.org/'));
-  t.ok(lines.some((l) => l.startsWith('https://dai.example.com/linear/pod/')), 'ads kept');
-  t.notOk(lines.some((l) => l.startsWith('https://origin.example.org/content/')), 'every content segment squeezed');
+  t.ok(
+    lines.some((l) => l.startsWith('https://dai.example.com/linear/pod/')),
+    'ads kept',
+  );
+  t.notOk(
+    lines.some((l) => l.startsWith('https://origin.example.org/content/')),
+    'every content segment squeezed',
+  );
 });
 
 t.test('trim then break (the variant rewrite order)', async (t) => {
@@ -77,7 +86,9 @@ t.test('the text form equals the line-based form on every fixture and live shape
     if (toReference) referenced++;
     const before = textPathSnapshot();
     let calls = 0;
-    const times = parseMedia(lines).segments.map((s) => s.pdt).filter((x): x is number => x !== undefined);
+    const times = parseMedia(lines)
+      .segments.map((s) => s.pdt)
+      .filter((x): x is number => x !== undefined);
     const base = times[0] ?? Date.UTC(2026, 0, 1);
     const starts = [base - 10_000, ...times, ...times.map((x) => x + 1500), base + 3_600_000];
     for (const startMs of starts) {
@@ -112,7 +123,11 @@ t.test('a window that starts between segment boundaries still opens with CUE-OUT
     const lines = splitLines(text);
     const out = lines.indexOf('#EXT-X-CUE-OUT:30');
     t.ok(out > 0, 'CUE-OUT present');
-    t.equal(lines.slice(out).find((l) => !l.startsWith('#')), 'https://objects.example.com/sqz/ev/seg_991.ts', 'on the first segment inside the window');
+    t.equal(
+      lines.slice(out).find((l) => !l.startsWith('#')),
+      'https://objects.example.com/sqz/ev/seg_991.ts',
+      'on the first segment inside the window',
+    );
     t.equal(lines.filter((l) => l.startsWith('#EXT-X-CUE-OUT-CONT')).length, 4);
   }
 });

@@ -12,7 +12,10 @@ const rules: UriRules = {
 };
 
 const rewrite = (text: string) => rewritePlaylist(text, rules).text;
-const linesOf = (text: string) => { const r = rewritePlaylist(text, rules); return { ...r, lines: splitLines(r.text) }; };
+const linesOf = (text: string) => {
+  const r = rewritePlaylist(text, rules);
+  return { ...r, lines: splitLines(r.text) };
+};
 
 t.test('master: DAI-host variant and rendition URIs go through the proxy, query kept', async (t) => {
   const src = masterPlaylist('https://dai.example.com', '/linear/hls/event/EV1/stream/s1:LOC', 'a=1&b=2');
@@ -28,8 +31,12 @@ t.test('master: DAI-host variant and rendition URIs go through the proxy, query 
 });
 
 t.test('master: other hosts and relative URIs', async (t) => {
-  const src = '#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\nhttps://other.example.com/a.m3u8\n#EXT-X-STREAM-INF:BANDWIDTH=2\n/root/b.m3u8\n#EXT-X-STREAM-INF:BANDWIDTH=3\nrel/c.m3u8\n#EXT-X-STREAM-INF:BANDWIDTH=4\nHTTPS://DAI.EXAMPLE.COM/d.m3u8\n';
-  t.equal(rewrite(src), '#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\nhttps://other.example.com/a.m3u8\n#EXT-X-STREAM-INF:BANDWIDTH=2\nhttps://edge.example.net/dai/manifest/root/b.m3u8\n#EXT-X-STREAM-INF:BANDWIDTH=3\nrel/c.m3u8\n#EXT-X-STREAM-INF:BANDWIDTH=4\nhttps://edge.example.net/dai/manifest/d.m3u8\n');
+  const src =
+    '#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\nhttps://other.example.com/a.m3u8\n#EXT-X-STREAM-INF:BANDWIDTH=2\n/root/b.m3u8\n#EXT-X-STREAM-INF:BANDWIDTH=3\nrel/c.m3u8\n#EXT-X-STREAM-INF:BANDWIDTH=4\nHTTPS://DAI.EXAMPLE.COM/d.m3u8\n';
+  t.equal(
+    rewrite(src),
+    '#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\nhttps://other.example.com/a.m3u8\n#EXT-X-STREAM-INF:BANDWIDTH=2\nhttps://edge.example.net/dai/manifest/root/b.m3u8\n#EXT-X-STREAM-INF:BANDWIDTH=3\nrel/c.m3u8\n#EXT-X-STREAM-INF:BANDWIDTH=4\nhttps://edge.example.net/dai/manifest/d.m3u8\n',
+  );
 });
 
 t.test('media: root-relative → origin, absolute DAI ads untouched, document-relative resolved upstream', async (t) => {
@@ -51,13 +58,16 @@ t.test('media: root-relative → origin, absolute DAI ads untouched, document-re
   ].join('\n');
   const { kind, lines } = linesOf(src);
   t.equal(kind, 'media');
-  t.same(lines.filter((l) => !l.startsWith('#')), [
-    'https://origin.example.org/content/seg1.ts',
-    'https://dai.example.com/ads/ad1.ts',
-    'https://dai.example.com/linear/hls/event/EV1/stream/s1:LOC/variant/seg3.ts',
-    'https://dai.example.com/linear/hls/event/EV1/stream/s1:LOC/up/seg4.ts',
-    '//cdn.example.com/seg5.ts',
-  ]);
+  t.same(
+    lines.filter((l) => !l.startsWith('#')),
+    [
+      'https://origin.example.org/content/seg1.ts',
+      'https://dai.example.com/ads/ad1.ts',
+      'https://dai.example.com/linear/hls/event/EV1/stream/s1:LOC/variant/seg3.ts',
+      'https://dai.example.com/linear/hls/event/EV1/stream/s1:LOC/up/seg4.ts',
+      '//cdn.example.com/seg5.ts',
+    ],
+  );
   t.ok(lines.includes('#EXT-X-MAP:URI="https://origin.example.org/init.mp4"'));
   t.ok(lines.includes('#EXT-X-KEY:METHOD=AES-128,URI="https://origin.example.org/keys/k1",IV=0x1'));
 });

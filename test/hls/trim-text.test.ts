@@ -6,7 +6,18 @@ import { fixture, fixtureFiles } from '../helpers/fixtures.js';
 import { kindInHeader, lateHeaderTag, normalised, trimNeedsReference } from './text-path-shapes.js';
 
 const rules = { daiHost: 'https://dai.example.com', proxyBase: 'https://edge/dai/manifest', contentOrigin: 'https://origin.example.org', playlistUrl: 'https://dai.example.com/a/b.m3u8' };
-const combos = [[0, 0], [0, 1], [0, 3], [1, 0], [3, 1], [5, 2], [10, 2], [10, 0], [29, 1], [100, 5]] as const;
+const combos = [
+  [0, 0],
+  [0, 1],
+  [0, 3],
+  [1, 0],
+  [3, 1],
+  [5, 2],
+  [10, 2],
+  [10, 0],
+  [29, 1],
+  [100, 5],
+] as const;
 
 function same(t: Test, text: string, label: string): number {
   let bad = 0;
@@ -70,26 +81,74 @@ t.test('live DAI-shaped playlists at many moments, with cue state at every head'
 const seg = (i: number, extra: string[] = []) => [...extra, '#EXTINF:6.0,', `/s${i}.ts`];
 const build = (header: string[], body: string[][]) => joinLines(['#EXTM3U', ...header, ...body.flat()]);
 const cases: Record<string, string> = {
-  'no media sequence': build(['#EXT-X-TARGETDURATION:6'], Array.from({ length: 20 }, (_, i) => seg(i, i === 4 ? ['#EXT-X-DISCONTINUITY'] : []))),
-  'disc sequence before media sequence': build(['#EXT-X-TARGETDURATION:6', '#EXT-X-DISCONTINUITY-SEQUENCE:7', '#EXT-X-MEDIA-SEQUENCE:3'], Array.from({ length: 20 }, (_, i) => seg(i, i % 5 === 0 ? ['#EXT-X-DISCONTINUITY'] : []))),
-  'keys with formats and NONE': build(['#EXT-X-TARGETDURATION:6'], Array.from({ length: 20 }, (_, i) => seg(i, i === 1 ? ['#EXT-X-KEY:METHOD=AES-128,URI="/k1"', '#EXT-X-KEY:METHOD=SAMPLE-AES,URI="skd://x",KEYFORMAT="com.apple.streamingkeydelivery"'] : i === 5 ? ['#EXT-X-KEY:METHOD=NONE'] : []))),
-  'cue out without duration': build(['#EXT-X-TARGETDURATION:6'], Array.from({ length: 20 }, (_, i) => seg(i, i === 3 ? ['#EXT-X-CUE-OUT'] : []))),
-  'cue out attribute form': build(['#EXT-X-TARGETDURATION:6'], Array.from({ length: 20 }, (_, i) => seg(i, i === 3 ? ['#EXT-X-CUE-OUT:DURATION=120'] : []))),
-  'cont slash form': build(['#EXT-X-TARGETDURATION:6'], Array.from({ length: 20 }, (_, i) => seg(i, i === 3 ? ['#EXT-X-CUE-OUT-CONT:6/60'] : []))),
-  'bare cont': build(['#EXT-X-TARGETDURATION:6'], Array.from({ length: 20 }, (_, i) => seg(i, i === 2 ? ['#EXT-X-CUE-OUT:60'] : i === 3 ? ['#EXT-X-CUE-OUT-CONT'] : []))),
-  'pdt after extinf': joinLines(['#EXTM3U', '#EXT-X-TARGETDURATION:6', ...Array.from({ length: 20 }, (_, i) => ['#EXTINF:6.0,', `#EXT-X-PROGRAM-DATE-TIME:${new Date(Date.UTC(2026, 0, 1) + i * 6000).toISOString()}`, `/s${i}.ts`]).flat()]),
+  'no media sequence': build(
+    ['#EXT-X-TARGETDURATION:6'],
+    Array.from({ length: 20 }, (_, i) => seg(i, i === 4 ? ['#EXT-X-DISCONTINUITY'] : [])),
+  ),
+  'disc sequence before media sequence': build(
+    ['#EXT-X-TARGETDURATION:6', '#EXT-X-DISCONTINUITY-SEQUENCE:7', '#EXT-X-MEDIA-SEQUENCE:3'],
+    Array.from({ length: 20 }, (_, i) => seg(i, i % 5 === 0 ? ['#EXT-X-DISCONTINUITY'] : [])),
+  ),
+  'keys with formats and NONE': build(
+    ['#EXT-X-TARGETDURATION:6'],
+    Array.from({ length: 20 }, (_, i) =>
+      seg(i, i === 1 ? ['#EXT-X-KEY:METHOD=AES-128,URI="/k1"', '#EXT-X-KEY:METHOD=SAMPLE-AES,URI="skd://x",KEYFORMAT="com.apple.streamingkeydelivery"'] : i === 5 ? ['#EXT-X-KEY:METHOD=NONE'] : []),
+    ),
+  ),
+  'cue out without duration': build(
+    ['#EXT-X-TARGETDURATION:6'],
+    Array.from({ length: 20 }, (_, i) => seg(i, i === 3 ? ['#EXT-X-CUE-OUT'] : [])),
+  ),
+  'cue out attribute form': build(
+    ['#EXT-X-TARGETDURATION:6'],
+    Array.from({ length: 20 }, (_, i) => seg(i, i === 3 ? ['#EXT-X-CUE-OUT:DURATION=120'] : [])),
+  ),
+  'cont slash form': build(
+    ['#EXT-X-TARGETDURATION:6'],
+    Array.from({ length: 20 }, (_, i) => seg(i, i === 3 ? ['#EXT-X-CUE-OUT-CONT:6/60'] : [])),
+  ),
+  'bare cont': build(
+    ['#EXT-X-TARGETDURATION:6'],
+    Array.from({ length: 20 }, (_, i) => seg(i, i === 2 ? ['#EXT-X-CUE-OUT:60'] : i === 3 ? ['#EXT-X-CUE-OUT-CONT'] : [])),
+  ),
+  'pdt after extinf': joinLines([
+    '#EXTM3U',
+    '#EXT-X-TARGETDURATION:6',
+    ...Array.from({ length: 20 }, (_, i) => ['#EXTINF:6.0,', `#EXT-X-PROGRAM-DATE-TIME:${new Date(Date.UTC(2026, 0, 1) + i * 6000).toISOString()}`, `/s${i}.ts`]).flat(),
+  ]),
   // Tags that share their first letters with PDT and cue tags: the scan only marks them as candidates.
-  'look-alike tags': build(['#EXT-X-TARGETDURATION:6'], Array.from({ length: 20 }, (_, i) => seg(i, i === 2 ? ['#EXT-X-CUE-OUT:30', '#EXT-X-PROGRAM-DATE-TIME:2026-01-01T00:00:00.000Z'] : i === 9 ? ['#EXT-X-PROXIED:YES', '#EXT-X-CUSTOM-CUE:1'] : []))),
-  'no tag that decides the kind in the header': build(['#EXT-X-VERSION:3'], Array.from({ length: 20 }, (_, i) => seg(i))),
-  'a master tag in the first segment': build(['#EXT-X-VERSION:3'], Array.from({ length: 20 }, (_, i) => seg(i, i === 0 ? ['#EXT-X-SESSION-DATA:DATA-ID="x",VALUE="y"'] : []))),
+  'look-alike tags': build(
+    ['#EXT-X-TARGETDURATION:6'],
+    Array.from({ length: 20 }, (_, i) => seg(i, i === 2 ? ['#EXT-X-CUE-OUT:30', '#EXT-X-PROGRAM-DATE-TIME:2026-01-01T00:00:00.000Z'] : i === 9 ? ['#EXT-X-PROXIED:YES', '#EXT-X-CUSTOM-CUE:1'] : [])),
+  ),
+  'no tag that decides the kind in the header': build(
+    ['#EXT-X-VERSION:3'],
+    Array.from({ length: 20 }, (_, i) => seg(i)),
+  ),
+  'a master tag in the first segment': build(
+    ['#EXT-X-VERSION:3'],
+    Array.from({ length: 20 }, (_, i) => seg(i, i === 0 ? ['#EXT-X-SESSION-DATA:DATA-ID="x",VALUE="y"'] : [])),
+  ),
   // Found by test/fuzz: with two EXTINF tags in a segment the last one counts (the reference overwrites); the fast path took the first.
-  'two EXTINF in a segment': build(['#EXT-X-TARGETDURATION:10'], Array.from({ length: 20 }, (_, i) => ['#EXTINF:10,', '#EXTINF:1,', `/s${i}.ts`])),
+  'two EXTINF in a segment': build(
+    ['#EXT-X-TARGETDURATION:10'],
+    Array.from({ length: 20 }, (_, i) => ['#EXTINF:10,', '#EXTINF:1,', `/s${i}.ts`]),
+  ),
   // Found by test/fuzz: durations that add up to exactly 30 s one way and to 29.999… the other (float addition order).
-  'window at exactly three target durations': build(['#EXT-X-TARGETDURATION:10'], [10, 9.995, 4.004, 0.001, 6, 6, 0.001, 0.001].map((d, i) => [`#EXTINF:${d},`, `/s${i}.ts`])),
+  'window at exactly three target durations': build(
+    ['#EXT-X-TARGETDURATION:10'],
+    [10, 9.995, 4.004, 0.001, 6, 6, 0.001, 0.001].map((d, i) => [`#EXTINF:${d},`, `/s${i}.ts`]),
+  ),
   // Found by test/fuzz: tags whose names only start like ENDLIST, SKIP or a cue tag are other tags to the reference.
   'look-alike ENDLIST': build(['#EXT-X-TARGETDURATION:6'], [...Array.from({ length: 20 }, (_, i) => seg(i)), ['#EXT-X-ENDLIST\u0000']]),
-  'look-alike SKIP and CUE-IN': build(['#EXT-X-TARGETDURATION:6'], Array.from({ length: 20 }, (_, i) => seg(i, i === 2 ? ['#EXT-X-CUE-OUT:120'] : i === 5 ? ['#EXT-X-CUE-INX', '#EXT-X-SKIPPED'] : []))),
-  'll-hls tail': build(['#EXT-X-TARGETDURATION:4', '#EXT-X-PART-INF:PART-TARGET=1', '#EXT-X-MEDIA-SEQUENCE:10'], [...Array.from({ length: 20 }, (_, i) => seg(i)), ['#EXT-X-PART:DURATION=1,URI="/p1.mp4"', '#EXT-X-PRELOAD-HINT:TYPE=PART,URI="/p2.mp4"', '#EXT-X-RENDITION-REPORT:URI="/r.m3u8"']]),
+  'look-alike SKIP and CUE-IN': build(
+    ['#EXT-X-TARGETDURATION:6'],
+    Array.from({ length: 20 }, (_, i) => seg(i, i === 2 ? ['#EXT-X-CUE-OUT:120'] : i === 5 ? ['#EXT-X-CUE-INX', '#EXT-X-SKIPPED'] : [])),
+  ),
+  'll-hls tail': build(
+    ['#EXT-X-TARGETDURATION:4', '#EXT-X-PART-INF:PART-TARGET=1', '#EXT-X-MEDIA-SEQUENCE:10'],
+    [...Array.from({ length: 20 }, (_, i) => seg(i)), ['#EXT-X-PART:DURATION=1,URI="/p1.mp4"', '#EXT-X-PRELOAD-HINT:TYPE=PART,URI="/p2.mp4"', '#EXT-X-RENDITION-REPORT:URI="/r.m3u8"']],
+  ),
 };
 
 t.test('synthetic corner cases', async (t) => {

@@ -15,7 +15,10 @@ function plain(n: number, extra: (i: number) => string[] = () => [], header: str
 
 t.test('30 segments, WindowsSegs 10, delay 2 → segments 19–28', async (t) => {
   const out = trimLiveWindow(plain(30), { windowSegments: 10, delaySegments: 2 });
-  t.same(uris(out), Array.from({ length: 10 }, (_, i) => `seg${19 + i}.ts`));
+  t.same(
+    uris(out),
+    Array.from({ length: 10 }, (_, i) => `seg${19 + i}.ts`),
+  );
   const parsed = reparse(joinLines(out));
   t.equal(parsed.mediaSequence, 118, 'media sequence advanced by the 18 dropped');
   t.equal(parsed.segments.length, 10);
@@ -24,7 +27,10 @@ t.test('30 segments, WindowsSegs 10, delay 2 → segments 19–28', async (t) =>
 t.test('WindowsSegs 0: only the last LiveEdgeDelaySegments are removed', async (t) => {
   const src = plain(30);
   const out = trimLiveWindow(src, { windowSegments: 0, delaySegments: 3 });
-  t.same(uris(out), Array.from({ length: 27 }, (_, i) => `seg${1 + i}.ts`));
+  t.same(
+    uris(out),
+    Array.from({ length: 27 }, (_, i) => `seg${1 + i}.ts`),
+  );
   t.equal(reparse(joinLines(out)).mediaSequence, 100, 'head untouched');
   t.same(out, src.slice(0, src.length - 6), 'pure string trimming of the tail');
   t.same(trimLiveWindow(src, { windowSegments: 0, delaySegments: 0 }), src, 'no-op');
@@ -72,7 +78,10 @@ t.test('a break in progress at the new head is still signalled', async (t) => {
   const out = trimLiveWindow(noCont, { windowSegments: 10, delaySegments: 0 });
   t.equal(out[out.indexOf('#EXT-X-MEDIA-SEQUENCE:110') + 1], '#EXT-X-CUE-OUT-CONT:ElapsedTime=18,Duration=30');
   const after = trimLiveWindow(noCont, { windowSegments: 5, delaySegments: 0 });
-  t.notOk(after.some((l) => l.startsWith('#EXT-X-CUE')), 'break over before the head: nothing added');
+  t.notOk(
+    after.some((l) => l.startsWith('#EXT-X-CUE')),
+    'break over before the head: nothing added',
+  );
 });
 
 t.test('live DAI-shaped playlists stay valid for every window and delay', async (t) => {
@@ -81,7 +90,13 @@ t.test('live DAI-shaped playlists stay valid for every window and delay', async 
     const now = shape.epochMs + (1000 + step * 7) * 6000 + 1234;
     const src = lines(livePlaylist('s', now, shape));
     const full = reparse(joinLines(src));
-    for (const [w, d] of [[10, 2], [5, 0], [0, 3], [30, 4], [59, 1]] as const) {
+    for (const [w, d] of [
+      [10, 2],
+      [5, 0],
+      [0, 3],
+      [30, 4],
+      [59, 1],
+    ] as const) {
       const out = reparse(joinLines(trimLiveWindow(src, { windowSegments: w, delaySegments: d })));
       const remaining = full.segments.length - d;
       const kept = w > 0 && w < remaining ? w : remaining;
@@ -92,7 +107,8 @@ t.test('live DAI-shaped playlists stay valid for every window and delay', async 
       const discBefore = (segs: typeof full.segments, k: number) => segs.slice(0, k + 1).filter((s) => s.discontinuity).length;
       const firstUri = out.segments[0]!.uri;
       const k = full.segments.findIndex((s) => s.uri === firstUri);
-      if ((out.discontinuitySequence ?? 0) + discBefore(out.segments, 0) !== (full.discontinuitySequence ?? 0) + discBefore(full.segments, k)) t.fail(`w=${w} d=${d} step=${step}: discontinuity numbering changed`);
+      if ((out.discontinuitySequence ?? 0) + discBefore(out.segments, 0) !== (full.discontinuitySequence ?? 0) + discBefore(full.segments, k))
+        t.fail(`w=${w} d=${d} step=${step}: discontinuity numbering changed`);
       if (out.segments[0]!.dateTimeString !== full.segments[k]!.dateTimeString) t.fail('program date-time of the head');
     }
   }
@@ -119,7 +135,8 @@ t.test('every HLS media fixture trims to a playlist the independent parser accep
     if (after.segments.length > before.segments.length) t.fail(`${f}: grew`);
     if (new Set(before.segments.map((s) => s.uri)).size !== before.segments.length) continue; // byte-range playlists: covered below
     const firstIndex = before.segments.findIndex((s) => s.uri === after.segments[0]?.uri);
-    if (after.segments.length && (after.mediaSequence ?? 0) !== (before.mediaSequence ?? 0) + firstIndex) t.fail(`${f}: media sequence ${after.mediaSequence} vs ${(before.mediaSequence ?? 0) + firstIndex}`);
+    if (after.segments.length && (after.mediaSequence ?? 0) !== (before.mediaSequence ?? 0) + firstIndex)
+      t.fail(`${f}: media sequence ${after.mediaSequence} vs ${(before.mediaSequence ?? 0) + firstIndex}`);
   }
   t.ok(trimmed > 5, `${trimmed} live fixtures trimmed`);
 });
@@ -129,5 +146,8 @@ t.test('a byte range that continued a dropped segment is made explicit', async (
   for (let i = 0; i < 10; i++) src.push('#EXTINF:4,', i === 0 ? '#EXT-X-BYTERANGE:100@0' : '#EXT-X-BYTERANGE:100', 'all.ts');
   const out = trimLiveWindow(src, { windowSegments: 4, delaySegments: 0 });
   t.equal(out.filter((l) => l === 'all.ts').length, 4);
-  t.equal(out.find((l) => l.startsWith('#EXT-X-BYTERANGE')), '#EXT-X-BYTERANGE:100@600');
+  t.equal(
+    out.find((l) => l.startsWith('#EXT-X-BYTERANGE')),
+    '#EXT-X-BYTERANGE:100@600',
+  );
 });

@@ -22,11 +22,17 @@ t.test('HTTP core', async (t) => {
     t.equal((await list(`Bearer ${unsecured}`)).status, 401, 'alg none');
     const wrongKey = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setExpirationTime('1h').sign(new TextEncoder().encode('another-secret-another-secret-another'));
     t.equal((await list(`Bearer ${wrongKey}`)).status, 401, 'wrong signature');
-    const expired = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setExpirationTime(Math.floor(Date.now() / 1000) - 120).sign(secret);
+    const expired = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256' })
+      .setExpirationTime(Math.floor(Date.now() / 1000) - 120)
+      .sign(secret);
     const e = await list(`Bearer ${expired}`);
     t.equal(e.status, 401, 'expired');
     t.match(e.body.detail, /expired/);
-    const skewed = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setExpirationTime(Math.floor(Date.now() / 1000) - 10).sign(secret);
+    const skewed = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256' })
+      .setExpirationTime(Math.floor(Date.now() / 1000) - 10)
+      .sign(secret);
     t.equal((await list(`Bearer ${skewed}`)).status, 200, 'within 30 s skew');
     const noExp = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).sign(secret);
     t.equal((await list(`Bearer ${noExp}`)).status, 401, 'exp required');
@@ -58,7 +64,11 @@ t.test('HTTP core', async (t) => {
     const r = await call(service.url, 'POST', PATH, { token: tok, body: 'brand_name=x', headers: { 'content-type': 'text/plain' } });
     t.equal(r.status, 415);
     t.equal(r.headers['content-type'], 'application/problem+json');
-    const withCharset = await call(service.url, 'POST', PATH, { token: tok, body: JSON.stringify({ brand_name: 'cs', match_type: 'hostname', match_value: 'cs.tv' }), headers: { 'content-type': 'application/json; charset=utf-8' } });
+    const withCharset = await call(service.url, 'POST', PATH, {
+      token: tok,
+      body: JSON.stringify({ brand_name: 'cs', match_type: 'hostname', match_value: 'cs.tv' }),
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+    });
     t.equal(withCharset.status, 201, 'parameters on the media type are fine');
   });
 

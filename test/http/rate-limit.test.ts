@@ -10,7 +10,11 @@ import { DaiHostSim } from '../../lib/sim/dai-host.js';
 t.test('a bucket: burst at once, then the rate; a rule that is not configured never limits', async (t) => {
   let now = 1_000_000;
   const rl = new RateLimiter({ rules: { api: { rate: 2, burst: 3 } }, now: () => now });
-  t.same([1, 2, 3].map(() => rl.take('api', 'a').ok), [true, true, true], 'the burst');
+  t.same(
+    [1, 2, 3].map(() => rl.take('api', 'a').ok),
+    [true, true, true],
+    'the burst',
+  );
   const refused = rl.take('api', 'a');
   t.same(refused, { ok: false, retryAfterSec: 1 });
   t.ok(rl.take('api', 'b').ok, 'another client has its own bucket');
@@ -25,7 +29,10 @@ t.test('a bucket: burst at once, then the rate; a rule that is not configured ne
   t.notOk(r.ok, 'a cost of 10 empties a bucket of 10');
   t.ok(!r.ok && r.retryAfterSec >= 10, 'and says how long to wait');
   const off = new RateLimiter({ rules: { api: { rate: 0, burst: 1 } } });
-  t.ok([1, 2, 3, 4].every(() => off.take('api', 'z').ok), 'rate 0 = no limit');
+  t.ok(
+    [1, 2, 3, 4].every(() => off.take('api', 'z').ok),
+    'rate 0 = no limit',
+  );
 });
 
 t.test('instances count together through the shared counters', async (t) => {
@@ -67,13 +74,21 @@ t.test('over HTTP: 429 problem with Retry-After on /api/v1, /beacon, /vast, /dai
 
   const api = [];
   for (let i = 0; i < 21; i++) api.push(await call(service.url, 'GET', '/api/v1/brand-recognition', { token: jwt }));
-  t.same(api.slice(0, 20).map((r) => r.status), Array(20).fill(200), 'the burst passes');
+  t.same(
+    api.slice(0, 20).map((r) => r.status),
+    Array(20).fill(200),
+    'the burst passes',
+  );
   t.equal(api[20]!.status, 429);
   t.equal(api[20]!.headers['content-type'], 'application/problem+json');
   t.match(api[20]!.body, { type: 'urn:squeezeback:problem:rate-limited', status: 429 });
   t.ok(Number(api[20]!.headers['retry-after']) >= 1, 'Retry-After in seconds');
 
-  for (const [path, label] of [['/beacon?u=x', 'beacon'], ['/vast?stream_id=s1', 'vast'], ['/dai/adproxy?stream_id=s1&asset_key=K', 'adproxy']] as const) {
+  for (const [path, label] of [
+    ['/beacon?u=x', 'beacon'],
+    ['/vast?stream_id=s1', 'vast'],
+    ['/dai/adproxy?stream_id=s1&asset_key=K', 'adproxy'],
+  ] as const) {
     const statuses = [];
     for (let i = 0; i < 4; i++) statuses.push((await call(service.url, 'GET', path)).status);
     t.equal(statuses[3], 429, `${label}: the fourth within the second is refused`);
@@ -83,7 +98,10 @@ t.test('over HTTP: 429 problem with Retry-After on /api/v1, /beacon, /vast, /dai
   t.equal(viewer.status, 200, 'the ad proxy counts per viewer (X-Device-Ip), not per DAI server');
 
   const manifests = await Promise.all(Array.from({ length: 60 }, (_, i) => call(service.url, 'GET', `/dai/manifest/linear/hls/pa/event/E/stream/m${i}:LOC/variant/720p.m3u8`)));
-  t.ok(manifests.every((r) => r.status === 200), 'the manifest hot path is never limited');
+  t.ok(
+    manifests.every((r) => r.status === 200),
+    'the manifest hot path is never limited',
+  );
 });
 
 t.test('a failed authentication costs ten requests', async (t) => {

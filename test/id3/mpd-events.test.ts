@@ -30,7 +30,10 @@ t.test('DAI-style ad Period events and base64 ID3 events', async (t) => {
       <Event presentationTime="270000" contentEncoding="base64">AAEC</Event>
     </EventStream></Period></MPD>`;
   const events = mpdEvents(mpd);
-  t.same(events.map((e) => e.periodId), ['dai_pod-0001065804-ad-1', 'dai_pod-0001065804-ad-1', 'dai_pod-0001065804-ad-1']);
+  t.same(
+    events.map((e) => e.periodId),
+    ['dai_pod-0001065804-ad-1', 'dai_pod-0001065804-ad-1', 'dai_pod-0001065804-ad-1'],
+  );
   t.same(mpdEventTags(events[0]!), [{ value: 'google_5555', metadata: { timescale: 1000, presentation_time: 2000 } }]);
   t.same(mpdEventTags(events[1]!), [{ frame: 'TXXX', description: '', value: 'google_1234', metadata: { timescale: 90000, presentation_time: 180000 } }]);
   t.same(mpdEventTags(events[2]!), [{ value: 'AAEC', data: 'AAEC', metadata: { timescale: 90000, presentation_time: 270000 } }]);

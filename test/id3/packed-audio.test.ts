@@ -21,14 +21,26 @@ t.test('leading timestamp tag, then a tag after three ADTS frames', async (t) =>
   t.equal(r.container, 'packed-audio');
   t.same(
     r.tags.map((x) => [x.frame, x.value, x.metadata.presentation_time]),
-    [['PRIV', 'com.apple.streaming.transportStreamTimestamp', 891380], ['TIT2', 'later', 891380 + 3 * 1920]],
+    [
+      ['PRIV', 'com.apple.streaming.transportStreamTimestamp', 891380],
+      ['TIT2', 'later', 891380 + 3 * 1920],
+    ],
     'the timestamp keeps the low 33 bits only',
   );
 });
 
 t.test('tags before the timestamp take it; no timestamp at all means time 0', async (t) => {
   const buf = Buffer.concat([id3([text('TIT2', 'first')]), id3([tsTimestamp(5000)]), adts(50)]);
-  t.same(packedAudioTags(buf).map((x) => [x.value, x.metadata.presentation_time]), [['first', 5000], ['com.apple.streaming.transportStreamTimestamp', 5000]]);
-  t.same(packedAudioTags(Buffer.concat([id3([text('TIT2', 'x')]), adts(50)])).map((x) => x.metadata.presentation_time), [0]);
+  t.same(
+    packedAudioTags(buf).map((x) => [x.value, x.metadata.presentation_time]),
+    [
+      ['first', 5000],
+      ['com.apple.streaming.transportStreamTimestamp', 5000],
+    ],
+  );
+  t.same(
+    packedAudioTags(Buffer.concat([id3([text('TIT2', 'x')]), adts(50)])).map((x) => x.metadata.presentation_time),
+    [0],
+  );
   t.same(packedAudioTags(Buffer.concat([adts(50), adts(50)])), [], 'no tags in plain ADTS');
 });

@@ -9,7 +9,9 @@ t.test('DASH form exactly as the spec writes it (rendtions spelling kept)', asyn
   t.same(JSON.parse(JSON.stringify(pod)), {
     break: 0,
     start_time_sec: 12.5,
-    dash: [{ name: 'dai_pod-1-ad-1', rendtions: [{ name: 'video=2000000', segments: [{ name: 'seg-1.m4s', tags: [{ value: 'google_777', metadata: { timescale: 1000, presentation_time: 120 } }] }] }] }],
+    dash: [
+      { name: 'dai_pod-1-ad-1', rendtions: [{ name: 'video=2000000', segments: [{ name: 'seg-1.m4s', tags: [{ value: 'google_777', metadata: { timescale: 1000, presentation_time: 120 } }] }] }] },
+    ],
   });
   t.same(Object.keys(pod.dash[0]!.rendtions[0]!.segments[0]!.tags[0]!), ['value', 'metadata'], 'no optional keys when absent');
 });

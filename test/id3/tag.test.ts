@@ -5,7 +5,13 @@ import { frame, id3, priv, syncsafe, text, txxx, u32 } from '../helpers/id3-writ
 const at0 = { timescale: 90000, presentation_time: 0 };
 
 t.test('TXXX in every encoding: latin1, UTF-16 with BOM (both byte orders), UTF-16BE, UTF-8', async (t) => {
-  const cases: [number, 'le' | 'be'][] = [[0, 'le'], [1, 'le'], [1, 'be'], [2, 'be'], [3, 'le']];
+  const cases: [number, 'le' | 'be'][] = [
+    [0, 'le'],
+    [1, 'le'],
+    [1, 'be'],
+    [2, 'be'],
+    [3, 'le'],
+  ];
   for (const [enc, order] of cases) {
     const desc = enc === 0 ? 'café' : 'café ✓';
     const value = enc === 0 ? 'Größe' : 'Größe 日本';
@@ -17,9 +23,7 @@ t.test('TXXX in every encoding: latin1, UTF-16 with BOM (both byte orders), UTF-
 t.test('text frames, several values, URL frames, PRIV, binary frames', async (t) => {
   const body = Buffer.concat([Buffer.from([3]), Buffer.from('a\0b\0', 'utf8')]);
   const wxxx = frame('WXXX', Buffer.concat([Buffer.from([1, 0xff, 0xfe]), Buffer.from('d', 'utf16le'), Buffer.alloc(2), Buffer.from('https://x.test/a', 'latin1')]));
-  const tag = parseId3Tag(
-    id3([frame('TPE1', body), frame('WOAR', Buffer.from('https://a.test/\0')), wxxx, priv('owner.test', Buffer.from('ad-123')), frame('GEOB', Buffer.from([1, 2, 3]))]),
-  )!;
+  const tag = parseId3Tag(id3([frame('TPE1', body), frame('WOAR', Buffer.from('https://a.test/\0')), wxxx, priv('owner.test', Buffer.from('ad-123')), frame('GEOB', Buffer.from([1, 2, 3]))]))!;
   t.same(tag.frames[0], { id: 'TPE1', value: 'a/b' });
   t.same(tag.frames[1], { id: 'WOAR', value: 'https://a.test/' });
   t.same(tag.frames[2], { id: 'WXXX', description: 'd', value: 'https://x.test/a' });
@@ -36,7 +40,10 @@ t.test('v2.3 frame sizes are plain 32-bit: a 300-byte frame (where a syncsafe re
   const long = 'x'.repeat(300);
   const tag = parseId3Tag(id3([txxx('big', long, 0, 3), text('TIT2', 'after', 0, 3)], { version: 3 }))!;
   t.equal(tag.version, 3);
-  t.same(tag.frames, [{ id: 'TXXX', description: 'big', value: long }, { id: 'TIT2', value: 'after' }]);
+  t.same(tag.frames, [
+    { id: 'TXXX', description: 'big', value: long },
+    { id: 'TIT2', value: 'after' },
+  ]);
   // v2.4 with the same length is syncsafe
   t.same(parseId3Tag(id3([txxx('big', long, 0, 4), text('TIT2', 'after', 0, 4)]))!.frames.length, 2);
   // v2.4 written with plain sizes (a known writer bug): a size byte with its top bit set reads plain
@@ -60,7 +67,11 @@ t.test('extended headers (v2.3 and v2.4 forms) and the v2.4 footer', async (t) =
   const withFooter = id3([text('TIT2', 'f')], { flags: 0x10, footer: true });
   t.equal(id3TagLength(withFooter), withFooter.length, 'footer counted in the tag length');
   const two = parseId3Tags(Buffer.concat([withFooter, id3([text('TIT2', 'g')])]));
-  t.same(two.map((x) => x.frames[0]?.value), ['f', 'g'], 'the next tag starts after the footer');
+  t.same(
+    two.map((x) => x.frames[0]?.value),
+    ['f', 'g'],
+    'the next tag starts after the footer',
+  );
 });
 
 t.test('unsynchronisation: v2.3 whole tag, v2.4 per frame', async (t) => {

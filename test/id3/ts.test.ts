@@ -7,12 +7,18 @@ const values = (buf: Buffer) => tsTimedMetadata(buf).map((x) => [x.frame, x.valu
 t.test('two tags in one PES: both, at that PES PTS', async (t) => {
   const seg = tsSegment([pes(Buffer.concat([id3([text('TIT2', 'first')]), id3([txxx('k', 'second')])]), { pts: 900000 })]);
   t.equal(extractTags(seg).container, 'ts');
-  t.same(values(seg), [['TIT2', 'first', 900000], ['TXXX', 'second', 900000]]);
+  t.same(values(seg), [
+    ['TIT2', 'first', 900000],
+    ['TXXX', 'second', 900000],
+  ]);
 });
 
 t.test('PES after PES: each tag at its own PTS; stream_id 0xBD or 0xFC alike', async (t) => {
   const seg = tsSegment([pes(id3([text('TIT2', 'a')]), { pts: 1000 }), pes(id3([text('TIT2', 'b')]), { pts: 181000, streamId: 0xfc })]);
-  t.same(values(seg), [['TIT2', 'a', 1000], ['TIT2', 'b', 181000]]);
+  t.same(values(seg), [
+    ['TIT2', 'a', 1000],
+    ['TIT2', 'b', 181000],
+  ]);
 });
 
 t.test('a tag over 64 KiB spans two PES packets; the continuation has no PTS and alignment 0', async (t) => {
@@ -32,7 +38,10 @@ t.test('33-bit PTS: the top bit is read, and a wrap inside the segment stays mon
   const max = 2 ** 33 - 1;
   t.same(values(tsSegment([pes(id3([text('TIT2', 'x')]), { pts: max })])), [['TIT2', 'x', max]]);
   const seg = tsSegment([pes(id3([text('TIT2', 'before')]), { pts: 2 ** 33 - 900 }), pes(id3([text('TIT2', 'after')]), { pts: 100 })]);
-  t.same(values(seg), [['TIT2', 'before', 2 ** 33 - 900], ['TIT2', 'after', 2 ** 33 + 100]]);
+  t.same(values(seg), [
+    ['TIT2', 'before', 2 ** 33 - 900],
+    ['TIT2', 'after', 2 ** 33 + 100],
+  ]);
 });
 
 t.test('a leading offset before the first sync byte, and a PES before the PMT', async (t) => {

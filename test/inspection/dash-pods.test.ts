@@ -15,12 +15,18 @@ t.test('ad Periods: by id token or by the Google DAI EventStream', async (t) => 
 t.test('Google DAI MPD (telenet fixture): two pods, each a mid-roll Period, every Representation with its timeline', async (t) => {
   const pods = findDashPods(fixture('dash-mpd-rs/telenet-mid-ad-rolls.mpd'), 'https://dai.google.com/x/manifest.mpd');
   t.equal(pods.length, 2);
-  t.same(pods.map((p) => p.periods.map((q) => q.name)), [['mid-roll-1-ad-1'], ['mid-roll-2-ad-1']]);
+  t.same(
+    pods.map((p) => p.periods.map((q) => q.name)),
+    [['mid-roll-1-ad-1'], ['mid-roll-2-ad-1']],
+  );
   t.equal(pods[0]!.startSec, 14 * 60 + 14.16);
   t.equal(pods[1]!.startSec, 14 * 60 + 14.16 + 31.36 + 10 * 60 + 5.48);
   const r = pods[0]!.periods[0]!.renditions;
   t.equal(r.length, 5, 'audio and four video Representations');
-  t.same(r.map((x) => x.segments.length), [4, 7, 7, 7, 7]);
+  t.same(
+    r.map((x) => x.segments.length),
+    [4, 7, 7, 7, 7],
+  );
   const first = r[1]!.segments[0]!;
   t.match(first.url, /^https:\/\/dai\.google\.com\/segments\/redirect\/c\/1\.mp4\?orig=/, 'BaseURL of the Period, $Number$ from startNumber 1');
   t.equal(r[1]!.segments[6]!.startSec, (6 * 450000) / 90000 - 0, 'timeline times in seconds');
@@ -29,17 +35,35 @@ t.test('Google DAI MPD (telenet fixture): two pods, each a mid-roll Period, ever
 t.test('templates: $Number%05d$, $Time$, r=-1 to the Period end, @duration; SegmentList; the segment cap', async (t) => {
   const mpd = (body: string) => `<MPD xmlns="urn:mpeg:dash:schema:mpd:2011" mediaPresentationDuration="PT20S"><Period id="ad-1" start="PT0S" duration="PT10S">${body}</Period></MPD>`;
   const one = (body: string, limit?: number) => findDashPods(mpd(body), 'http://h.example/m/x.mpd', limit ? { limit } : {})[0]!.periods[0]!.renditions[0]!.segments;
-  t.same(one('<AdaptationSet><SegmentTemplate timescale="10" media="s_$RepresentationID$_$Number%05d$_$Time$_$$.m4s"><SegmentTimeline><S t="5" d="40" r="-1"/></SegmentTimeline></SegmentTemplate><Representation id="a"/></AdaptationSet>').map((s) => [s.name, s.startSec]), [
-    ['s_a_00001_5_$.m4s', 0.5],
-    ['s_a_00002_45_$.m4s', 4.5],
-    ['s_a_00003_85_$.m4s', 8.5],
-  ]);
-  t.same(one('<AdaptationSet><SegmentTemplate timescale="1000" duration="4000" startNumber="7" media="$Number$.ts"/><Representation id="a"/></AdaptationSet>').map((s) => s.url), ['http://h.example/m/7.ts', 'http://h.example/m/8.ts', 'http://h.example/m/9.ts']);
-  t.same(one('<AdaptationSet><Representation id="a"><SegmentList duration="5" timescale="1"><SegmentURL media="x1.mp4"/><SegmentURL media="/y/x2.mp4"/></SegmentList></Representation></AdaptationSet>').map((s) => [s.url, s.startSec]), [
-    ['http://h.example/m/x1.mp4', 0],
-    ['http://h.example/y/x2.mp4', 5],
-  ]);
-  t.equal(one('<AdaptationSet><SegmentTemplate timescale="1" media="$Number$.m4s"><SegmentTimeline><S d="1" r="1000000000"/></SegmentTimeline></SegmentTemplate><Representation id="a"/></AdaptationSet>', 50).length, 50, 'a huge r is capped');
+  t.same(
+    one(
+      '<AdaptationSet><SegmentTemplate timescale="10" media="s_$RepresentationID$_$Number%05d$_$Time$_$$.m4s"><SegmentTimeline><S t="5" d="40" r="-1"/></SegmentTimeline></SegmentTemplate><Representation id="a"/></AdaptationSet>',
+    ).map((s) => [s.name, s.startSec]),
+    [
+      ['s_a_00001_5_$.m4s', 0.5],
+      ['s_a_00002_45_$.m4s', 4.5],
+      ['s_a_00003_85_$.m4s', 8.5],
+    ],
+  );
+  t.same(
+    one('<AdaptationSet><SegmentTemplate timescale="1000" duration="4000" startNumber="7" media="$Number$.ts"/><Representation id="a"/></AdaptationSet>').map((s) => s.url),
+    ['http://h.example/m/7.ts', 'http://h.example/m/8.ts', 'http://h.example/m/9.ts'],
+  );
+  t.same(
+    one('<AdaptationSet><Representation id="a"><SegmentList duration="5" timescale="1"><SegmentURL media="x1.mp4"/><SegmentURL media="/y/x2.mp4"/></SegmentList></Representation></AdaptationSet>').map(
+      (s) => [s.url, s.startSec],
+    ),
+    [
+      ['http://h.example/m/x1.mp4', 0],
+      ['http://h.example/y/x2.mp4', 5],
+    ],
+  );
+  t.equal(
+    one('<AdaptationSet><SegmentTemplate timescale="1" media="$Number$.m4s"><SegmentTimeline><S d="1" r="1000000000"/></SegmentTimeline></SegmentTemplate><Representation id="a"/></AdaptationSet>', 50)
+      .length,
+    50,
+    'a huge r is capped',
+  );
 });
 
 t.test('every DASH fixture: no throw; content-only MPDs have no pods', async (t) => {

@@ -12,13 +12,19 @@ t.test('cue-out/cont/in with OATCLS: the two segments between cue-out and cue-in
   const pods = findHlsPods(fixture('grafov-m3u8/media-playlist-with-oatcls-scte35.m3u8'));
   t.same(uris(pods), [['media0.ts', 'media1.ts']]);
   t.equal(pods[0]!.startSec, 0, 'no PDT: offset on the playlist');
-  t.same(pods[0]!.segments.map((s) => s.sequence), [0, 1]);
+  t.same(
+    pods[0]!.segments.map((s) => s.sequence),
+    [0, 1],
+  );
 });
 
 t.test('MediaTailor: a 20.020 s cue-out ends at its cue-in, not at the rounded duration', async (t) => {
   const pods = findHlsPods(fixture('aws-mediatailor-docs/origin-media-cue-out-oatcls.m3u8'));
   t.equal(pods.length, 1);
-  t.same(pods[0]!.segments.map((s) => s.sequence), [8779960, 8779961, 8779962, 8779963, 8779964]);
+  t.same(
+    pods[0]!.segments.map((s) => s.sequence),
+    [8779960, 8779961, 8779962, 8779963, 8779964],
+  );
   t.equal(pods[0]!.startSec, 6.006 + 6.006 + 5.372);
 });
 
@@ -48,14 +54,31 @@ t.test('inline pods (no cue tags): runs of ad-host segments, discontinuities ins
   t.equal(cued.length, 3, 'three pods in the window');
   t.same(findHlsPods(inline, { isAdUri }), cued, 'the same pods, found by host');
   t.same(findHlsPods(inline), [], 'no ad-host rule: none');
-  const twoAds = ['#EXTM3U', '#EXTINF:6,', '/c0.ts', '#EXT-X-DISCONTINUITY', '#EXTINF:6,', 'https://dai.example.com/a/1.ts', '#EXT-X-DISCONTINUITY', '#EXTINF:6,', 'https://dai.example.com/b/1.ts', '#EXT-X-DISCONTINUITY', '#EXTINF:6,', '/c1.ts', ''].join('\n');
+  const twoAds = [
+    '#EXTM3U',
+    '#EXTINF:6,',
+    '/c0.ts',
+    '#EXT-X-DISCONTINUITY',
+    '#EXTINF:6,',
+    'https://dai.example.com/a/1.ts',
+    '#EXT-X-DISCONTINUITY',
+    '#EXTINF:6,',
+    'https://dai.example.com/b/1.ts',
+    '#EXT-X-DISCONTINUITY',
+    '#EXTINF:6,',
+    '/c1.ts',
+    '',
+  ].join('\n');
   t.same(uris(findHlsPods(twoAds, { isAdUri })), [['https://dai.example.com/a/1.ts', 'https://dai.example.com/b/1.ts']]);
 });
 
 t.test('a pod manifest: the whole playlist is one pod', async (t) => {
   const pods = findHlsPods(fixture('grafov-m3u8/media-playlist-with-oatcls-scte35.m3u8'), { wholePlaylist: true });
   t.equal(pods.length, 1);
-  t.same(pods[0]!.segments.map((s) => s.uri), ['media0.ts', 'media1.ts', 'media2.ts']);
+  t.same(
+    pods[0]!.segments.map((s) => s.uri),
+    ['media0.ts', 'media1.ts', 'media2.ts'],
+  );
 });
 
 t.test('every cue fixture: pods only where a cue-out is, never empty, never holding the segment after a cue-in', async (t) => {

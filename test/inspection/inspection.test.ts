@@ -82,20 +82,27 @@ if (await needServices(t)) {
         [`${sim.url}/ads/pod0/720p/ad_1.ts`, 103],
       ],
     );
-    t.same(v720.segments[0].tags.map((x: { frame: string; value: string; metadata: unknown }) => [x.frame, x.value, x.metadata]), [
-      ['TIT2', 'Sam sobie jade - ADM & Białas & White 2115 & Mata & Beteo & Lanek', { timescale: 90000, presentation_time: 8102069984 }],
-      ['TENC', 'Z/IPStream X/2 v1.24.12', { timescale: 90000, presentation_time: 8102069984 }],
-      ['TIT2', 'FUKAJ SWEEPER - Imanbek', { timescale: 90000, presentation_time: 8102192864 }],
-      ['TENC', 'Z/IPStream X/2 v1.24.12', { timescale: 90000, presentation_time: 8102192864 }],
-    ]);
+    t.same(
+      v720.segments[0].tags.map((x: { frame: string; value: string; metadata: unknown }) => [x.frame, x.value, x.metadata]),
+      [
+        ['TIT2', 'Sam sobie jade - ADM & Białas & White 2115 & Mata & Beteo & Lanek', { timescale: 90000, presentation_time: 8102069984 }],
+        ['TENC', 'Z/IPStream X/2 v1.24.12', { timescale: 90000, presentation_time: 8102069984 }],
+        ['TIT2', 'FUKAJ SWEEPER - Imanbek', { timescale: 90000, presentation_time: 8102192864 }],
+        ['TENC', 'Z/IPStream X/2 v1.24.12', { timescale: 90000, presentation_time: 8102192864 }],
+      ],
+    );
     const audio = pod0.hls[0].rendtions[2];
     t.same(audio.segments[0].tags[0].metadata, { timescale: 90000, presentation_time: 891380 }, 'packed audio: the transportStreamTimestamp');
     t.equal(audio.segments[0].tags[0].description, 'com.apple.streaming.transportStreamTimestamp');
     const subs = pod0.hls[0].rendtions[3];
-    t.same(subs.segments.map((s: { tags: unknown[]; error?: string }) => [s.tags.length, s.error]), [
-      [0, undefined],
-      [0, undefined],
-    ], 'WebVTT bytes: no tags, no error');
+    t.same(
+      subs.segments.map((s: { tags: unknown[]; error?: string }) => [s.tags.length, s.error]),
+      [
+        [0, undefined],
+        [0, undefined],
+      ],
+      'WebVTT bytes: no tags, no error',
+    );
     // Pod 1 (DATERANGE): its one segment answers 404: reported on the segment, the job completes.
     t.equal(pod1.hls[0].rendtions.length, 4);
     for (const r of pod1.hls[0].rendtions) {
@@ -122,8 +129,14 @@ if (await needServices(t)) {
     t.equal(pod.dash.length, 1);
     t.equal(pod.dash[0].name, 'dai_pod-0001-ad-1');
     const r = pod.dash[0].rendtions;
-    t.same(r.map((x: { name: string }) => x.name), ['ad720']);
-    t.same(r[0].segments.map((s: { name: string }) => s.name), ['ad720/seg_001.m4s', 'ad720/seg_002.m4s']);
+    t.same(
+      r.map((x: { name: string }) => x.name),
+      ['ad720'],
+    );
+    t.same(
+      r[0].segments.map((s: { name: string }) => s.name),
+      ['ad720/seg_001.m4s', 'ad720/seg_002.m4s'],
+    );
     const emsg = { value: " *** ID3 timed metadata from 'emsg' @ -- 00:00:10.0 *** ", metadata: { timescale: 90000, presentation_time: 1800000 } };
     t.match(r[0].segments[0].tags, [emsg, { value: 'google_ad_0001', metadata: { timescale: 1000, presentation_time: 0 } }]);
     t.equal(r[0].segments[0].tags.length, 2);
@@ -141,7 +154,10 @@ if (await needServices(t)) {
     t.equal(done.ad_pods.length, 1);
     t.equal(done.ad_pods[0].start_time_sec, 0);
     const segs = done.ad_pods[0].hls[0].rendtions[0].segments;
-    t.same(segs.map((s: { name: string }) => s.name), ['pod-77/ad_0.ts', 'pod-77/ad_1.ts']);
+    t.same(
+      segs.map((s: { name: string }) => s.name),
+      ['pod-77/ad_0.ts', 'pod-77/ad_1.ts'],
+    );
     t.equal(segs[1].tags.length, 4);
     t.equal(sim.segmentRequests.get('/ad_break_id/pod-77/ad_0.ts'), 1, 'the pod was inspected once');
     const [count] = await sql<{ n: number }[]>`select count(*)::int as n from id3_inspection where stream_id = 'p77'`;

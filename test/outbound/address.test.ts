@@ -49,8 +49,23 @@ const refused: Array<[string, string]> = [
 ];
 
 const allowed = [
-  '8.8.8.8', '1.1.1.1', '93.184.216.34', '11.0.0.2', '172.32.0.1', '172.15.255.255', '100.128.0.1', '192.169.0.1', '223.255.255.255', '9.255.255.255',
-  '2606:4700:4700::1111', '2a00:1450:4001:82b::200e', '2a00:5:0:1::2', '::ffff:8.8.8.8', '64:ff9b::8.8.8.8', '2002:808:808::1', '2001:4860:4860::8888',
+  '8.8.8.8',
+  '1.1.1.1',
+  '93.184.216.34',
+  '11.0.0.2',
+  '172.32.0.1',
+  '172.15.255.255',
+  '100.128.0.1',
+  '192.169.0.1',
+  '223.255.255.255',
+  '9.255.255.255',
+  '2606:4700:4700::1111',
+  '2a00:1450:4001:82b::200e',
+  '2a00:5:0:1::2',
+  '::ffff:8.8.8.8',
+  '64:ff9b::8.8.8.8',
+  '2002:808:808::1',
+  '2001:4860:4860::8888',
 ];
 
 t.test('special-purpose addresses are refused, with the range named', async (t) => {
@@ -65,9 +80,24 @@ t.test('global unicast addresses are allowed (IPv4 is not caught by an IPv4-mapp
 t.test('every spelling of an address is judged by the address (URL parsing normalises it)', async (t) => {
   const policy = new OutboundPolicy({ allowPrivate: false, trusted: [] });
   const spellings = [
-    'http://2130706433/', 'http://0x7f000001/', 'http://0177.0.0.1/', 'http://0x7f.0x0.0x0.0x1/', 'http://127.1/', 'http://0/', 'http://0.0.0.0:8080/',
-    'http://[::ffff:127.0.0.1]/', 'http://[0:0:0:0:0:ffff:7f00:1]/', 'http://0xa9fea9fe/latest/meta-data/', 'http://2852039166/', 'http://169.254.169.254./',
-    'http://[::ffff:a9fe:a9fe]/', 'http://[fd00::1]:80/', 'http://[::]/', 'http://%31%32%37.0.0.1/', 'http://127.0.0.1%2e/', 'https://10.0.0.1:8443/x',
+    'http://2130706433/',
+    'http://0x7f000001/',
+    'http://0177.0.0.1/',
+    'http://0x7f.0x0.0x0.0x1/',
+    'http://127.1/',
+    'http://0/',
+    'http://0.0.0.0:8080/',
+    'http://[::ffff:127.0.0.1]/',
+    'http://[0:0:0:0:0:ffff:7f00:1]/',
+    'http://0xa9fea9fe/latest/meta-data/',
+    'http://2852039166/',
+    'http://169.254.169.254./',
+    'http://[::ffff:a9fe:a9fe]/',
+    'http://[fd00::1]:80/',
+    'http://[::]/',
+    'http://%31%32%37.0.0.1/',
+    'http://127.0.0.1%2e/',
+    'https://10.0.0.1:8443/x',
   ];
   for (const url of spellings) t.throws(() => policy.assertUrl(url), OutboundRefused, url);
   for (const url of ['http://134744072/', 'http://0x08080808/', 'http://[::ffff:8.8.8.8]/', 'https://ads.example.com/vast', 'http://[2606:4700:4700::1111]:8080/']) {

@@ -21,7 +21,13 @@ async function server(t: Test, host: string, answer: (path: string, port: number
     res.writeHead(200, { 'content-type': 'application/xml' }).end(answer(req.url ?? '', (s.address() as AddressInfo).port));
   });
   await new Promise<void>((resolve) => s.listen(0, host, resolve));
-  t.teardown(() => new Promise<void>((resolve) => { s.closeAllConnections(); s.close(() => resolve()); }));
+  t.teardown(
+    () =>
+      new Promise<void>((resolve) => {
+        s.closeAllConnections();
+        s.close(() => resolve());
+      }),
+  );
   const port = (s.address() as AddressInfo).port;
   return { url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`, port, hits };
 }
@@ -90,10 +96,18 @@ t.test('names are resolved by the policy and judged by every address they resolv
   t.equal(inside.hits.length, 0);
   t.ok(calls >= 1, 'the policy resolver was the one asked');
 
-  const mixed: Lookup = (_host, _opts, cb) => cb(null, [{ address: '93.184.216.34', family: 4 }, { address: '10.0.0.5', family: 4 }]);
+  const mixed: Lookup = (_host, _opts, cb) =>
+    cb(null, [
+      { address: '93.184.216.34', family: 4 },
+      { address: '10.0.0.5', family: 4 },
+    ]);
   const strict = new OutboundPolicy({ allowPrivate: false, trusted: [], lookup: mixed });
   t.equal(await strict.allows('http://mixed.example/x'), false, 'one private answer among public ones refuses the name');
-  const pub: Lookup = (_host, _opts, cb) => cb(null, [{ address: '93.184.216.34', family: 4 }, { address: '2606:4700:4700::1111', family: 6 }]);
+  const pub: Lookup = (_host, _opts, cb) =>
+    cb(null, [
+      { address: '93.184.216.34', family: 4 },
+      { address: '2606:4700:4700::1111', family: 6 },
+    ]);
   t.equal(await new OutboundPolicy({ allowPrivate: false, trusted: [], lookup: pub }).allows('http://cdn.example/ad.mp4'), true, 'public answers pass');
   t.equal(await strict.allows('http://8.8.8.8/ad.mp4'), true, 'a public literal passes');
   t.equal(await strict.allows('http://169.254.169.254/latest'), false, 'cloud metadata does not');

@@ -120,7 +120,20 @@ t.test('splice_schedule: program mode with break duration', async (t) => {
   t.match(s.splice_command, {
     name: 'splice_schedule',
     splice_count: 1,
-    events: [{ splice_event_id: 1, out_of_network_indicator: true, program_splice_flag: true, utc_splice_time: 1388145600, break_auto_return: true, break_duration_ticks: 2700000, break_duration: 30, unique_program_id: 1, avail_num: 1, avails_expected: 1 }],
+    events: [
+      {
+        splice_event_id: 1,
+        out_of_network_indicator: true,
+        program_splice_flag: true,
+        utc_splice_time: 1388145600,
+        break_auto_return: true,
+        break_duration_ticks: 2700000,
+        break_duration: 30,
+        unique_program_id: 1,
+        avail_num: 1,
+        avails_expected: 1,
+      },
+    ],
   });
   t.equal((s.splice_command as { events: { utc_splice_time_iso: string }[] }).events[0]!.utc_splice_time_iso, '2024-01-01T12:00:00.000Z');
 });
@@ -172,8 +185,7 @@ t.test('descriptors: avail, DTMF, time, audio, segmentation with MID, components
   const audio = '04' + '0a' + cuei + '10' + '01' + Buffer.from('eng').toString('hex') + '05';
   const uuid = '00112233445566778899aabbccddeeff';
   const eidr = '147b' + '0e4f2a3b4c5d6e7f8091';
-  const mid =
-    '03' + '0c' + Buffer.from('ABCD01234567').toString('hex') + '0f' + '05' + Buffer.from('urn:x').toString('hex') + '10' + '10' + uuid + '0a' + '0c' + eidr;
+  const mid = '03' + '0c' + Buffer.from('ABCD01234567').toString('hex') + '0f' + '05' + Buffer.from('urn:x').toString('hex') + '10' + '10' + uuid + '0a' + '0c' + eidr;
   const segBody = cuei + u32(0x63) + '7f' + '5a' + '01' + '01' + 'fe' + '00015f90' + '0200000005' + '0d' + (mid.length / 2).toString(16).padStart(2, '0') + mid + '36' + '01' + '02' + '03' + '04';
   const segd = '02' + (segBody.length / 2).toString(16).padStart(2, '0') + segBody;
   const unknown = '99' + '06' + Buffer.from('ABCD').toString('hex') + 'beef';
@@ -221,7 +233,9 @@ t.test('ATSC, ISAN and cancelled segmentation descriptors', async (t) => {
   const b1 = cuei + u32(1) + '7f' + 'bf' + '0b' + '08' + atsc + '10' + '01' + '01';
   const b2 = cuei + u32(2) + '7f' + 'bf' + '06' + '0c' + '0000000123450000abcd0001' + '30' + '00' + '00';
   const b3 = cuei + u32(3) + 'ff';
-  const loop = ['02' + (b1.length / 2).toString(16).padStart(2, '0') + b1, '02' + (b2.length / 2).toString(16).padStart(2, '0') + b2, '02' + (b3.length / 2).toString(16).padStart(2, '0') + b3].join('');
+  const loop = ['02' + (b1.length / 2).toString(16).padStart(2, '0') + b1, '02' + (b2.length / 2).toString(16).padStart(2, '0') + b2, '02' + (b3.length / 2).toString(16).padStart(2, '0') + b3].join(
+    '',
+  );
   const s = decodeSplice(section(header(5, 0x06) + spliceTimeHex(0) + (loop.length / 2).toString(16).padStart(4, '0') + loop));
   t.same(seg(s.splice_descriptors[0]).segmentation_upid, { TSID: 1, end_of_day: 0, unique_for: 0, content_id: 'id-7' });
   t.equal(seg(s.splice_descriptors[1]).segmentation_upid, '0000-0001-2345-0000-ABCD-0001');
@@ -231,7 +245,15 @@ t.test('ATSC, ISAN and cancelled segmentation descriptors', async (t) => {
 t.test('encrypted packet: clear header decoded, the command reported as encrypted', async (t) => {
   const body = '00' + '82' + '00000000' + '05' + 'fff' + '005' + 'aabbccddee112233' + '0000';
   const s = decodeSplice(section(body));
-  t.match(s, { encrypted_packet: true, encryption_algorithm: 1, cw_index: 5, splice_command_type: null, splice_command: { name: 'encrypted', encrypted_bytes_hex: 'aabbccddee1122330000' }, descriptor_loop_length: null, splice_descriptors: [] });
+  t.match(s, {
+    encrypted_packet: true,
+    encryption_algorithm: 1,
+    cw_index: 5,
+    splice_command_type: null,
+    splice_command: { name: 'encrypted', encrypted_bytes_hex: 'aabbccddee1122330000' },
+    descriptor_loop_length: null,
+    splice_descriptors: [],
+  });
 });
 
 t.test('errors: a typed Scte35Error with a code and an offset, never anything else', async (t) => {

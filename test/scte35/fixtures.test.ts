@@ -33,7 +33,11 @@ const DISAGREE = new Set([
 ]);
 
 t.test('HLS fixtures: every SCTE-35 payload decodes or is a known malformed sample', async (t) => {
-  const files = fixtureFiles('hls', ['.m3u8']).filter((f) => fixture(f).split('\n').some((l) => HLS_PAYLOAD.test(l)));
+  const files = fixtureFiles('hls', ['.m3u8']).filter((f) =>
+    fixture(f)
+      .split('\n')
+      .some((l) => HLS_PAYLOAD.test(l)),
+  );
   let payloads = 0;
   let valid = 0;
   let rejected = 0;
@@ -139,7 +143,10 @@ t.test('DASH fixture details', async (t) => {
 
 t.test('mp2ts-tools golden: the splice_insert it reports, rebuilt and decoded field by field', async (t) => {
   // The golden file holds mp2ts-tools' decoded JSON, not the section bytes: rebuild one from its fields.
-  const lines = fixture('media/mp2ts-tools/golden_avc_with_scte35.txt').trim().split('\n').map((l) => JSON.parse(l));
+  const lines = fixture('media/mp2ts-tools/golden_avc_with_scte35.txt')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   const cmds = lines.filter((l) => l.spliceCommand).map((l) => l.spliceCommand);
   t.equal(cmds.length, 1, 'one cue in the golden file');
   const g = cmds[0];

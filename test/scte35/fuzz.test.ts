@@ -26,7 +26,10 @@ function onlyScte35Error(payload: string | Uint8Array, checkCrc = true): boolean
 }
 
 t.test('random bytes', async (t) => {
-  fc.assert(fc.property(fc.uint8Array({ maxLength: 400 }), (b) => onlyScte35Error(b)), { numRuns });
+  fc.assert(
+    fc.property(fc.uint8Array({ maxLength: 400 }), (b) => onlyScte35Error(b)),
+    { numRuns },
+  );
   t.pass();
 });
 
@@ -64,18 +67,37 @@ t.test('random strings, base64 and hex text', async (t) => {
     fc.uint8Array({ maxLength: 150 }).map((b) => `0x${Buffer.from(b).toString('hex')}`),
     fc.uint8Array({ maxLength: 150 }).map((b) => Buffer.from([0xfc, ...b]).toString('base64')),
   );
-  fc.assert(fc.property(text, (s) => onlyScte35Error(s)), { numRuns });
+  fc.assert(
+    fc.property(text, (s) => onlyScte35Error(s)),
+    { numRuns },
+  );
   t.pass();
 });
 
 t.test('the HLS cue reader never throws', async (t) => {
-  const tags = ['#EXT-X-CUE-OUT', '#EXT-X-CUE-OUT-CONT', '#EXT-X-CUE-IN', '#EXT-OATCLS-SCTE35', '#EXT-X-DATERANGE', '#EXT-X-CUE', '#EXT-X-SPLICEPOINT-SCTE35', '#EXT-X-SCTE35', '#EXT-SCTE35', '#EXTINF', '#EXT-X-MEDIA-SEQUENCE', '#EXT-X-PROGRAM-DATE-TIME'];
+  const tags = [
+    '#EXT-X-CUE-OUT',
+    '#EXT-X-CUE-OUT-CONT',
+    '#EXT-X-CUE-IN',
+    '#EXT-OATCLS-SCTE35',
+    '#EXT-X-DATERANGE',
+    '#EXT-X-CUE',
+    '#EXT-X-SPLICEPOINT-SCTE35',
+    '#EXT-X-SCTE35',
+    '#EXT-SCTE35',
+    '#EXTINF',
+    '#EXT-X-MEDIA-SEQUENCE',
+    '#EXT-X-PROGRAM-DATE-TIME',
+  ];
   const value = fc.oneof(
     fc.string({ maxLength: 60 }),
     fc.constantFrom(...VALID.map((b) => b.toString('base64'))),
     fc.constantFrom(...VALID.map((b) => `SCTE35-OUT=0x${b.toString('hex')}`), 'ElapsedTime=1,Duration=x', '1/2', 'CUE-OUT=YES,CUE="', 'ID="a,SCTE35-CMD=0x'),
   );
-  const line = fc.oneof(fc.tuple(fc.constantFrom(...tags), fc.option(value)).map(([tag, v]) => (v === null ? tag : `${tag}:${v}`)), fc.string({ maxLength: 20 }));
+  const line = fc.oneof(
+    fc.tuple(fc.constantFrom(...tags), fc.option(value)).map(([tag, v]) => (v === null ? tag : `${tag}:${v}`)),
+    fc.string({ maxLength: 20 }),
+  );
   fc.assert(
     fc.property(fc.array(line, { maxLength: 40 }), (lines) => {
       readHlsCues(lines);

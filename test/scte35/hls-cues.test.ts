@@ -191,7 +191,9 @@ t.test('lines as an array, CRLF, empty input', async (t) => {
 t.test('a reused event id without a PTS does not merge two breaks', async (t) => {
   // splice_insert event 1, splice_immediate: two breaks an hour apart, both event 1 (fixtures reuse ids 1 and 2).
   const imm = section(header(10, 0x05) + u32(1) + '7f' + 'df' + '0000' + '00' + '00' + '0000').toString('base64');
-  const text = ['#EXTM3U', '#EXT-X-MEDIA-SEQUENCE:7', `#EXT-X-SPLICEPOINT-SCTE35:${imm}`, '#EXTINF:2,', 'a.ts', '#EXTINF:2,', 'b.ts', `#EXT-X-SPLICEPOINT-SCTE35:${imm}`, '#EXTINF:2,', 'c.ts'].join('\n');
+  const text = ['#EXTM3U', '#EXT-X-MEDIA-SEQUENCE:7', `#EXT-X-SPLICEPOINT-SCTE35:${imm}`, '#EXTINF:2,', 'a.ts', '#EXTINF:2,', 'b.ts', `#EXT-X-SPLICEPOINT-SCTE35:${imm}`, '#EXTINF:2,', 'c.ts'].join(
+    '\n',
+  );
   t.same(
     all(text).map((c) => [c.kind, c.key]),
     [

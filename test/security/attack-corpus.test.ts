@@ -153,7 +153,16 @@ t.test('attack corpus', async (t) => {
   t.equal((await call(service.url, 'PUT', '/api/v1/brand-tokens/acme', { token: tok, json: { mrss_token: mrssToken } })).status, 204, 'setup: a push token');
   t.equal((await call(service.url, 'PUT', '/api/v1/squeeze-brand-config', { token: tok, json: { brand_id: 'attack' } })).status, 200, 'setup: a brand configuration');
 
-  const corpus = await buildCorpus({ token: tok, jwtSecret: JWT_SECRET, beaconSecret: BEACON_SECRET, base: service.url, beaconTarget: `http://127.0.0.1:${beaconPort}`, trapPort: trap.port, mrssBrand: 'acme', mrssToken });
+  const corpus = await buildCorpus({
+    token: tok,
+    jwtSecret: JWT_SECRET,
+    beaconSecret: BEACON_SECRET,
+    base: service.url,
+    beaconTarget: `http://127.0.0.1:${beaconPort}`,
+    trapPort: trap.port,
+    mrssBrand: 'acme',
+    mrssToken,
+  });
   const byCategory = new Map<Category, number>();
   for (const c of corpus) byCategory.set(c.cat, (byCategory.get(c.cat) ?? 0) + 1);
   t.ok(corpus.length >= 60, `${corpus.length} hostile inputs: ${[...byCategory].map(([k, n]) => `${k} ${n}`).join(', ')}`);
@@ -185,13 +194,18 @@ t.test('attack corpus', async (t) => {
 
   t.test('a replayed beacon is forwarded once', async (t) => {
     const { beaconUrl } = await import('../../lib/ads/beacon.js');
-    const signed = new URL(beaconUrl(service.url, BEACON_SECRET, { url: `http://127.0.0.1:${beaconPort}/track/replay`, streamId: 'S9', event: 'impression', breakId: 'b9', expires: Math.floor(Date.now() / 1000) + 600 }));
+    const signed = new URL(
+      beaconUrl(service.url, BEACON_SECRET, { url: `http://127.0.0.1:${beaconPort}/track/replay`, streamId: 'S9', event: 'impression', breakId: 'b9', expires: Math.floor(Date.now() / 1000) + 600 }),
+    );
     for (let i = 0; i < 5; i++) t.equal((await call(service.url, 'GET', signed.pathname + signed.search)).status, 200, `fire ${i + 1} accepted`);
     const end = Date.now() + 3000;
     while (!beaconHits.includes('/track/replay') && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
     await new Promise((r) => setTimeout(r, 500));
     t.equal(beaconHits.filter((h) => h === '/track/replay').length, 1, 'forwarded exactly once');
-    t.notOk(beaconHits.some((h) => h.includes('evil') || h.includes('old') || h.includes('other')), 'no refused beacon was forwarded');
+    t.notOk(
+      beaconHits.some((h) => h.includes('evil') || h.includes('old') || h.includes('other')),
+      'no refused beacon was forwarded',
+    );
   });
 
   t.test('still healthy after the corpus', async (t) => {
@@ -223,11 +237,15 @@ async function runHttp(t: Test, base: string, c: HttpCase): Promise<void> {
     problemType = undefined;
   }
   const extra = c.check?.(r);
-  const ok = (Array.isArray(c.status) ? c.status.includes(r.status) : r.status === c.status) && (c.type === undefined || problemType === c.type) && !extra && ms <= (c.withinMs ?? 3000) && !/\bat .+\.(ts|js):\d+/.test(r.text);
+  const ok =
+    (Array.isArray(c.status) ? c.status.includes(r.status) : r.status === c.status) &&
+    (c.type === undefined || problemType === c.type) &&
+    !extra &&
+    ms <= (c.withinMs ?? 3000) &&
+    !/\bat .+\.(ts|js):\d+/.test(r.text);
   t.ok(ok, `[${c.cat}] ${c.name} → ${c.status}${c.type ? ` ${c.type}` : ''}`, ok ? {} : { got: r.status, type: problemType, ms, extra, body: r.text.slice(0, 300) });
   if (ok && c.save) c.save(JSON.parse(r.text));
 }
-
 
 t.test('hostile XML in the readers of ad-server and feed-host XML', async (t) => {
   const payloads = hostileXml('http://127.0.0.2:9');

@@ -35,15 +35,27 @@ t.test('ok: a VMAP with one linear pre-roll holding an inline VAST 4.0 pod', asy
   t.equal(vast.length, 1);
   t.equal(vast[0]!.getAttribute('version'), '4.0');
   const ads = all(doc, VAST_NS, 'Ad');
-  t.same(ads.map((a) => [a.getAttribute('id'), a.getAttribute('sequence')]), [['ad-1', '1'], ['ad-2', '2']]);
-  t.same(ads.map((a) => text(all(a, VAST_NS, 'Duration')[0])), ['00:00:15.000', '00:00:10.000']);
+  t.same(
+    ads.map((a) => [a.getAttribute('id'), a.getAttribute('sequence')]),
+    [
+      ['ad-1', '1'],
+      ['ad-2', '2'],
+    ],
+  );
+  t.same(
+    ads.map((a) => text(all(a, VAST_NS, 'Duration')[0])),
+    ['00:00:15.000', '00:00:10.000'],
+  );
   const mf = all(ads[0]!, VAST_NS, 'MediaFile')[0]!;
   t.equal(text(mf), `${sim.url}/creatives/ad-1.mp4`);
   t.equal(mf.getAttribute('delivery'), 'progressive');
   t.equal(mf.getAttribute('type'), 'video/mp4');
   t.equal(text(all(ads[1]!, VAST_NS, 'Impression')[0]), `${sim.url}/track?ad=ad-2&ev=impression&s=st-1`);
   const tracking = all(ads[0]!, VAST_NS, 'Tracking');
-  t.same(tracking.map((e) => e.getAttribute('event')), ['start', 'firstQuartile', 'midpoint', 'thirdQuartile', 'complete']);
+  t.same(
+    tracking.map((e) => e.getAttribute('event')),
+    ['start', 'firstQuartile', 'midpoint', 'thirdQuartile', 'complete'],
+  );
   t.equal(text(tracking[4]), `${sim.url}/track?ad=ad-1&ev=complete&s=st-1`);
   t.equal(sim.requests.length, 1);
   t.equal(sim.requests[0]!.path, '/ad/some/tag');
@@ -62,7 +74,11 @@ t.test('ads can be overridden; ids are escaped', async (t) => {
   t.equal(ads[0]!.getAttribute('id'), 'x&"<y');
   t.equal(text(all(ads[0]!, VAST_NS, 'Duration')[0]), '00:00:07.500');
   t.equal(text(all(ads[0]!, VAST_NS, 'MediaFile')[0]), `${sim.url}/creatives/x%26%22%3Cy.mp4`);
-  sim.ads = [{ id: 'a', durationSec: 30 }, { id: 'b', durationSec: 15 }, { id: 'c', durationSec: 15 }];
+  sim.ads = [
+    { id: 'a', durationSec: 30 },
+    { id: 'b', durationSec: 15 },
+    { id: 'c', durationSec: 15 },
+  ];
   t.equal(all(parse((await get(`${sim.url}/ad`)).text), VAST_NS, 'Ad').length, 3, 'ads can change between requests');
 });
 
@@ -118,7 +134,9 @@ t.test('failure modes', async (t) => {
 
 t.test('stop() does not wait for a slow answer', async (t) => {
   const sim = await new AdServerSim({ mode: 'slow', slowMs: 60_000 }).start();
-  const pending = request(`${sim.url}/ad`).then((r) => r.body.text()).catch((err: Error) => err);
+  const pending = request(`${sim.url}/ad`)
+    .then((r) => r.body.text())
+    .catch((err: Error) => err);
   await new Promise((r) => setTimeout(r, 50));
   const started = Date.now();
   await sim.stop();
@@ -143,5 +161,8 @@ t.test('wrapper: VMAP AdTagURI → VAST Wrapper → inline VAST', async (t) => {
   const inline = parse((await get(inlineUri)).text);
   t.equal(all(inline, VAST_NS, 'InLine').length, 2);
   t.equal(text(all(inline, VAST_NS, 'Impression')[0]), `${sim.url}/track?ad=ad-1&ev=impression&s=st-2`);
-  t.same(sim.requests.map((r) => r.path), ['/ad', '/vast/wrapper', '/vast/inline']);
+  t.same(
+    sim.requests.map((r) => r.path),
+    ['/ad', '/vast/wrapper', '/vast/inline'],
+  );
 });

@@ -32,13 +32,19 @@ async function get(url: string, headers: Record<string, string> = {}): Promise<{
   return { status: res.statusCode, body: await res.body.text(), headers: res.headers };
 }
 
-const jwt = (claims: Record<string, unknown>, key = KEY, exp: string | number = '10m') => new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setExpirationTime(exp).sign(new TextEncoder().encode(key));
+const jwt = (claims: Record<string, unknown>, key = KEY, exp: string | number = '10m') =>
+  new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setExpirationTime(exp).sign(new TextEncoder().encode(key));
 const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
 
 t.test('squeezeback player flow', async (t) => {
   if (!(await needServices(t))) return;
   const sim = await new DaiHostSim({ shape: { segmentSec: SEG, windowSegments: 15, adEvery: 0, adSegments: 0 } }).start();
-  const ads = await new AdServerSim({ ads: [{ id: 'ad-1', durationSec: 4 }, { id: 'ad-2', durationSec: 4 }] }).start();
+  const ads = await new AdServerSim({
+    ads: [
+      { id: 'ad-1', durationSec: 4 },
+      { id: 'ad-2', durationSec: 4 },
+    ],
+  }).start();
   const transcoder = await new TranscoderSim().start();
   t.teardown(async () => {
     sim.stop();
@@ -92,7 +98,11 @@ t.test('squeezeback player flow', async (t) => {
 
   await Promise.all([a.streams.flush(), b.streams.flush()]);
   const st1 = await api(b, 'GET', `streams/${s1}`);
-  t.match(st1.body, { stream_id: s1, event_id: eventId, flow: 'squeezeback', client_ip: '198.51.100.7', brand: 'acme', fw_params: { s: 'viewer1', kv: 'from-jwt', n: '5', geo: 'x' } }, 'targeting: query overridden by the JWT');
+  t.match(
+    st1.body,
+    { stream_id: s1, event_id: eventId, flow: 'squeezeback', client_ip: '198.51.100.7', brand: 'acme', fw_params: { s: 'viewer1', kv: 'from-jwt', n: '5', geo: 'x' } },
+    'targeting: query overridden by the JWT',
+  );
   t.notOk('token' in st1.body.fw_params || 'obj' in st1.body.fw_params || 'list' in st1.body.fw_params || 'exp' in st1.body.fw_params, 'no token, no object claims, no registered claims');
   t.match((await api(a, 'GET', `streams/${s2}`)).body, { client_ip: '203.0.113.5', brand: 'acme', fw_params: { kv: 'two' } }, 'X-Forwarded-For from a trusted (loopback) peer');
 
@@ -141,7 +151,10 @@ t.test('squeezeback player flow', async (t) => {
     }
     await Promise.all([a.streams.flush(), b.streams.flush()]);
     const created = (await api(a, 'GET', `streams?event_id=${eventId}`)).body.results as Array<{ fw_params: Record<string, string> }>;
-    t.ok(created.every((s) => Object.keys(s.fw_params).length <= 200), 'targeting capped');
+    t.ok(
+      created.every((s) => Object.keys(s.fw_params).length <= 200),
+      'targeting capped',
+    );
     t.equal((await master(a, 's=again')).status, 200, 'the service still answers');
   });
 
@@ -159,7 +172,10 @@ t.test('squeezeback player flow', async (t) => {
     t.equal(q1?.get('vip'), '198.51.100.7', 'stream 1: its client IP');
     t.equal(q2?.get('kv'), 'two', 'stream 2: its query');
     t.equal(q2?.get('vip'), '203.0.113.5');
-    t.ok(sent.every((q) => q.get('abid') === 'brk-abid'), "the break's abid");
+    t.ok(
+      sent.every((q) => q.get('abid') === 'brk-abid'),
+      "the break's abid",
+    );
 
     const hitsBefore = ads.hits.length;
     const outputs = () => transcoder.jobs.filter((j) => j.ad_uri.startsWith(ads.url)).map((j) => transcoder.outputUri(j.output_key));

@@ -60,7 +60,11 @@ function checkDash(t: Test, original: string, result: StitchedDash): void {
   t.ok(Math.abs(parseIsoDuration(attrOf(root, 'mediaPresentationDuration'))! - at) < 1e-6, 'mediaPresentationDuration = the sum of the Periods');
   const adIds = new Set(result.pods.flatMap((p) => p.ids));
   const isAd = (p: Element) => [...adIds].some((id) => (attrOf(p, 'id') ?? '').startsWith(`${id}-ad`));
-  t.same(addressed(result.mpd, (p) => !isAd(p)), addressed(original, () => true), 'the content segments addressed equal the original ones');
+  t.same(
+    addressed(result.mpd, (p) => !isAd(p)),
+    addressed(original, () => true),
+    'the content segments addressed equal the original ones',
+  );
   const expectedAds = result.pods.reduce((a, p) => a + p.duration, 0);
   t.ok(Math.abs(at - (result.contentDuration + expectedAds)) < 1e-6, 'duration = content + ads');
   const keys = (p: Element) =>
@@ -118,7 +122,14 @@ const ad = (id: string) => `<?xml version="1.0"?>
 t.test('a content Period split at pre, mid and post rolls: timelines cut, numbers advanced, no segment repeated or lost', async (t) => {
   const result = stitchDash({ url: 'https://origin.example/vod/x/manifest.mpd', mpd: content }, [
     { id: 'pre', offsetSec: 0, ads: [{ id: 'a', url: 'https://ads.example/a/manifest.mpd', mpd: ad('a') }] },
-    { id: 'mid', offsetSec: 18, ads: [{ id: 'a', url: 'https://ads.example/a/manifest.mpd', mpd: ad('a') }, { id: 'b', url: 'https://ads.example/b/manifest.mpd', mpd: ad('b') }] },
+    {
+      id: 'mid',
+      offsetSec: 18,
+      ads: [
+        { id: 'a', url: 'https://ads.example/a/manifest.mpd', mpd: ad('a') },
+        { id: 'b', url: 'https://ads.example/b/manifest.mpd', mpd: ad('b') },
+      ],
+    },
     { id: 'post', offsetSec: 60, ads: [{ id: 'a', url: 'https://ads.example/a/manifest.mpd', mpd: ad('a') }] },
   ]);
   t.same(result.skipped, []);
@@ -135,7 +146,11 @@ t.test('a content Period split at pre, mid and post rolls: timelines cut, number
   t.match(result.mpd, /<BaseURL>https:\/\/origin\.example\/vod\/x\/media\/<\/BaseURL>/, 'content BaseURL absolute');
   t.match(result.mpd, /<BaseURL>https:\/\/cdn\.ads\.example\/b\/<\/BaseURL>/);
   t.match(result.mpd, /google_b/, "the ad's EventStream kept");
-  t.match(result.mpd, /<SegmentTemplate timescale="90000" media="v_\$RepresentationID\$_\$Number\$\.m4s" initialization="v_\$RepresentationID\$_init\.mp4" startNumber="6" presentationTimeOffset="1800000">/, 'video part 2: PTO 20 s × 90 kHz, numbers from 6');
+  t.match(
+    result.mpd,
+    /<SegmentTemplate timescale="90000" media="v_\$RepresentationID\$_\$Number\$\.m4s" initialization="v_\$RepresentationID\$_init\.mp4" startNumber="6" presentationTimeOffset="1800000">/,
+    'video part 2: PTO 20 s × 90 kHz, numbers from 6',
+  );
   t.match(result.mpd, /lang="fr"/);
   t.notMatch(result.mpd, /adsubs/, 'the ad text track the content lacks is removed');
   t.equal((result.mpd.match(/<Period /g) ?? []).length, 6, 'pre-roll, content, two mid-roll ads, content, post-roll');
@@ -146,7 +161,15 @@ t.test('every static SegmentTemplate MPD fixture stitches with a mid-roll', asyn
   for (const rel of fixtureFiles('dash', ['.mpd'])) {
     const text = fixture(rel);
     // Single-Period content: multi-Period sources in the fixtures are already stitched (their Periods differ).
-    if ((text.match(/<Period[\s>]/g) ?? []).length !== 1 || /type="dynamic"/.test(text) || !text.includes('SegmentTemplate') || text.includes('SegmentBase') || text.includes('SegmentList') || !text.includes('mediaPresentationDuration')) continue;
+    if (
+      (text.match(/<Period[\s>]/g) ?? []).length !== 1 ||
+      /type="dynamic"/.test(text) ||
+      !text.includes('SegmentTemplate') ||
+      text.includes('SegmentBase') ||
+      text.includes('SegmentList') ||
+      !text.includes('mediaPresentationDuration')
+    )
+      continue;
     let result: StitchedDash;
     try {
       const total = parseIsoDuration(/mediaPresentationDuration="([^"]+)"/.exec(text)![1]!)!;

@@ -117,8 +117,16 @@ t.test('server-side stitching flow', async (t) => {
     const head = await call(b.url, 'HEAD', new URL(cacheUrl).pathname);
     t.equal(head.status, 200);
     t.equal(head.text, '');
-    const content = { url: `${origin.url}/vod/hls1/master.m3u8`, master: files.get('/vod/hls1/master.m3u8')!, playlists: new Map([...files].filter(([p]) => p.startsWith('/vod/hls1/') && !p.endsWith('master.m3u8')).map(([p, v]) => [origin.url + p, v])) };
-    const adSrc = { url: `${origin.url}/ads/ad1/master.m3u8`, master: files.get('/ads/ad1/master.m3u8')!, playlists: new Map([...files].filter(([p]) => p.startsWith('/ads/ad1/') && !p.endsWith('master.m3u8')).map(([p, v]) => [origin.url + p, v])) };
+    const content = {
+      url: `${origin.url}/vod/hls1/master.m3u8`,
+      master: files.get('/vod/hls1/master.m3u8')!,
+      playlists: new Map([...files].filter(([p]) => p.startsWith('/vod/hls1/') && !p.endsWith('master.m3u8')).map(([p, v]) => [origin.url + p, v])),
+    };
+    const adSrc = {
+      url: `${origin.url}/ads/ad1/master.m3u8`,
+      master: files.get('/ads/ad1/master.m3u8')!,
+      playlists: new Map([...files].filter(([p]) => p.startsWith('/ads/ad1/') && !p.endsWith('master.m3u8')).map(([p, v]) => [origin.url + p, v])),
+    };
     const playlists = new Map<string, string>();
     for (const v of parseMaster(cacheUrl, master.text).variants) {
       const r = await call(b.url, 'GET', new URL(v.uri).pathname);

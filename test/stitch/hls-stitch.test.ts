@@ -41,7 +41,14 @@ t.test('eyevinn hls-splice muxed TS: pre, mid and post roll in both variants', a
     content,
     [
       { id: 'pre', offsetSec: 0, ads: [{ id: 'a', source: ad }] },
-      { id: 'mid', offsetSec: 20, ads: [{ id: 'a', source: ad }, { id: 'b', source: ad }] },
+      {
+        id: 'mid',
+        offsetSec: 20,
+        ads: [
+          { id: 'a', source: ad },
+          { id: 'b', source: ad },
+        ],
+      },
       { id: 'post', offsetSec: 1e9, ads: [{ id: 'a', source: ad }] },
     ],
     { fillerUri: FILLER },
@@ -80,7 +87,10 @@ t.test('eyevinn demuxed CMAF: audio rendition matched, MAP written again after e
   checkStitched(t, { content, ads: [ad], fillerUri: FILLER, result });
   const v0 = playlistLines(result.playlists.get('v0.m3u8')!);
   const adFirst = v0.findIndex((l) => !l.startsWith('#') && l.includes('mock-ad-video'));
-  const lastMap = v0.slice(0, adFirst).filter((l) => l.startsWith('#EXT-X-MAP')).pop();
+  const lastMap = v0
+    .slice(0, adFirst)
+    .filter((l) => l.startsWith('#EXT-X-MAP'))
+    .pop();
   t.match(lastMap, /^#EXT-X-MAP:URI="https:\/\/ads\.example\/cmaf\/mock-ad-video=\d+\.m4s"$/, "the ad's MAP before its first segment");
   const resume = v0.findIndex((l, i) => i > adFirst && l.startsWith('https://origin.example/'));
   t.ok(v0.slice(adFirst, resume).includes('#EXT-X-MAP:URI="https://origin.example/vod/cmaf/test-video=2500000.m4s"'), "the content's MAP again before the content resumes");
@@ -96,9 +106,19 @@ t.test('AES-128 content without IV: METHOD=NONE before a clear ad, the key with 
   checkStitched(t, { content, ads: [ad], fillerUri: FILLER, result });
   const lines = playlistLines(result.playlists.get('v0.m3u8')!);
   const adAt = lines.findIndex((l) => l.includes('cdn.ads.example'));
-  t.equal(lines.slice(0, adAt).filter((l) => l.startsWith('#EXT-X-KEY')).pop(), '#EXT-X-KEY:METHOD=NONE', 'clear ad after METHOD=NONE');
+  t.equal(
+    lines
+      .slice(0, adAt)
+      .filter((l) => l.startsWith('#EXT-X-KEY'))
+      .pop(),
+    '#EXT-X-KEY:METHOD=NONE',
+    'clear ad after METHOD=NONE',
+  );
   const next = lines.findIndex((l, i) => i > adAt && l.endsWith('fileSequence52-B.ts'));
-  const key = lines.slice(adAt, next).filter((l) => l.startsWith('#EXT-X-KEY')).pop();
+  const key = lines
+    .slice(adAt, next)
+    .filter((l) => l.startsWith('#EXT-X-KEY'))
+    .pop();
   // fileSequence52-B is media sequence 7795 in the source: its implicit IV.
   t.equal(key, `#EXT-X-KEY:METHOD=AES-128,URI="https://priv.example.com/key.php?r=52",IV=0x${(7795).toString(16).padStart(32, '0')}`);
   t.ok(lines.includes('#EXT-X-KEY:METHOD=AES-128,URI="https://priv.example.com/key.php?r=54",IV=0x00000000000000000000014BB69D61E4'), 'an explicit IV is kept as it is');
@@ -138,12 +158,19 @@ t.test('fMP4 with a byte-range MAP: the content MAP returns after an fMP4 ad; a 
     ],
     { fillerUri: FILLER },
   );
-  t.same(result.skipped.map((s) => [s.adId, s.reason]), [['ts', "the ad's container (TS) differs from the content's"]]);
+  t.same(
+    result.skipped.map((s) => [s.adId, s.reason]),
+    [['ts', "the ad's container (TS) differs from the content's"]],
+  );
   checkStitched(t, { content, ads: [ad], fillerUri: FILLER, result });
   const lines = playlistLines(result.playlists.get('v0.m3u8')!);
   t.same(
     lines.filter((l) => l.startsWith('#EXT-X-MAP')),
-    ['#EXT-X-MAP:URI="https://origin.example/fmp4/main.mp4",BYTERANGE="720@0"', '#EXT-X-MAP:URI="https://cdn.ads.example/f/init.mp4"', '#EXT-X-MAP:URI="https://origin.example/fmp4/main.mp4",BYTERANGE="720@0"'],
+    [
+      '#EXT-X-MAP:URI="https://origin.example/fmp4/main.mp4",BYTERANGE="720@0"',
+      '#EXT-X-MAP:URI="https://cdn.ads.example/f/init.mp4"',
+      '#EXT-X-MAP:URI="https://origin.example/fmp4/main.mp4",BYTERANGE="720@0"',
+    ],
   );
   t.ok(lines.includes('#EXT-X-BYTERANGE:5861577@5667230'));
 });
@@ -216,20 +243,30 @@ t.test('audio and subtitles: every rendition stitched, subtitles filled, an ad l
   t.match(result.master, /BANDWIDTH=3500000,RESOLUTION=1280x720/, 'BANDWIDTH covers the ad variant');
   t.match(result.master, /URI="a0\.m3u8"/);
   t.match(result.master, /URI="s0\.m3u8"/);
-  t.same(result.pods.map((p) => [p.contentOffset, p.start, p.duration]), [
-    [0, 0, 30],
-    [32, 62, 30],
-  ]);
+  t.same(
+    result.pods.map((p) => [p.contentOffset, p.start, p.duration]),
+    [
+      [0, 0, 30],
+      [32, 62, 30],
+    ],
+  );
 });
 
 t.test('content that cannot be stitched is refused, never half-stitched', async (t) => {
-  const bad = (master: string, playlists: Array<[string, string]> = []) => () => stitchHls({ url: 'https://o.example/m.m3u8', master, playlists: new Map(playlists) }, [], { fillerUri: FILLER });
+  const bad =
+    (master: string, playlists: Array<[string, string]> = []) =>
+    () =>
+      stitchHls({ url: 'https://o.example/m.m3u8', master, playlists: new Map(playlists) }, [], { fillerUri: FILLER });
   t.throws(bad('<html>'), StitchError);
   t.throws(bad('#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\nv.m3u8\n'), { code: 'unparseable' }, 'a missing media playlist');
   t.throws(bad('#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:4,\na.ts\n'), { code: 'not-vod' }, 'a live playlist');
   t.throws(bad('#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:abc,\na.ts\n#EXT-X-ENDLIST\n'), { code: 'unparseable' });
   t.throws(() => stitchHls(media('https://o.example/m.m3u8', vod('s', Array(20).fill(4))), [], { fillerUri: FILLER, maxSegments: 10 }), { code: 'too-large' });
-  const ok = stitchHls(media('https://o.example/m.m3u8', vod('s', [4, 4])), [{ id: 'p', offsetSec: 0, ads: [{ id: 'live', source: media('https://a.example/l.m3u8', '#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:4,\na.ts\n') }] }], { fillerUri: FILLER });
+  const ok = stitchHls(
+    media('https://o.example/m.m3u8', vod('s', [4, 4])),
+    [{ id: 'p', offsetSec: 0, ads: [{ id: 'live', source: media('https://a.example/l.m3u8', '#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:4,\na.ts\n') }] }],
+    { fillerUri: FILLER },
+  );
   t.same(ok.pods, [], 'a live ad playlist is left out');
   t.match(ok.skipped, [{ adId: 'live', reason: /not a VOD playlist/ }]);
 });
@@ -249,7 +286,14 @@ t.test('every VOD media playlist fixture stitches with a mid-roll and a post-rol
     const ad = media('https://ads.example/x/index.m3u8', adText);
     const content = media(`https://origin.example/${rel}`, text);
     const mid = p.segments[0]!.duration;
-    const result = stitchHls(content, [{ id: 'mid', offsetSec: mid, ads: [{ id: 'x', source: ad }] }, { id: 'post', offsetSec: 1e9, ads: [{ id: 'x', source: ad }] }], { fillerUri: FILLER });
+    const result = stitchHls(
+      content,
+      [
+        { id: 'mid', offsetSec: mid, ads: [{ id: 'x', source: ad }] },
+        { id: 'post', offsetSec: 1e9, ads: [{ id: 'x', source: ad }] },
+      ],
+      { fillerUri: FILLER },
+    );
     t.test(rel, async (t) => checkStitched(t, { content, ads: [ad], fillerUri: FILLER, result }));
     used++;
   }

@@ -39,7 +39,13 @@ export function stateStoreContract(t: Test, make: () => Promise<StateStore>): vo
 
   t.test('counters: incrMany adds, answers the totals, and expires a new counter', async (t) => {
     t.same(await store.incrMany([]), []);
-    t.same(await store.incrMany([{ key: k('c1'), by: 2, ttlMs: 100 }, { key: k('c2'), by: 5, ttlMs: 5000 }]), [2, 5]);
+    t.same(
+      await store.incrMany([
+        { key: k('c1'), by: 2, ttlMs: 100 },
+        { key: k('c2'), by: 5, ttlMs: 5000 },
+      ]),
+      [2, 5],
+    );
     t.same(await store.incrMany([{ key: k('c1'), by: 3, ttlMs: 5000 }]), [5], 'adds to the existing value');
     const ttl = await store.ttl(k('c1'));
     t.ok(ttl > 0 && ttl <= 100, `the first expiry is kept (${ttl})`);

@@ -88,7 +88,11 @@ t.test('10,000 streams in one event: found with two round trips', async (t) => {
   const eventId = 900_000 + Math.floor(Math.random() * 99_999);
   for (let i = 0; i < 10_000; i++) reg.touch({ streamId: `big-${i}:LOC`, eventId, flow: 'dai', targeting: new Map([['ge', i % 2 ? 'm' : 'f']]) });
   await reg.flush();
-  t.same(calls, Array.from({ length: 41 }, () => 'batch.exec'), 'forty pipelines of 250 and one prune for 10,000 registrations: one round trip per batch, not per stream');
+  t.same(
+    calls,
+    Array.from({ length: 41 }, () => 'batch.exec'),
+    'forty pipelines of 250 and one prune for 10,000 registrations: one round trip per batch, not per stream',
+  );
   calls.length = 0;
   const started = performance.now();
   const streams = await reg.streamsOf(eventId);

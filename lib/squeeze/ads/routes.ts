@@ -12,8 +12,21 @@ export function configuredAdRoutes(repo: ConfiguredAdRepo): Route[] {
   const validateDelete = bodyValidator<{ id: number }>(adDeleteInput);
   const validateList = queryValidator<Parameters<ConfiguredAdRepo['list']>[0]>(adListQuery);
   return [
-    { method: 'PUT', pattern: PATH, body: 'json', summary: 'Create a configured ad (409 on a duplicate (event_id, abid))', schema: { body: adCreateInput }, handler: async (_r, body) => ({ json: await repo.create(validateCreate(body)) }) },
-    { method: 'GET', pattern: PATH, summary: 'List configured ads: {results, total_results}', schema: { query: adListQuery }, handler: async (req) => ({ json: await repo.list(validateList(req.query)) }) },
+    {
+      method: 'PUT',
+      pattern: PATH,
+      body: 'json',
+      summary: 'Create a configured ad (409 on a duplicate (event_id, abid))',
+      schema: { body: adCreateInput },
+      handler: async (_r, body) => ({ json: await repo.create(validateCreate(body)) }),
+    },
+    {
+      method: 'GET',
+      pattern: PATH,
+      summary: 'List configured ads: {results, total_results}',
+      schema: { query: adListQuery },
+      handler: async (req) => ({ json: await repo.list(validateList(req.query)) }),
+    },
     {
       method: 'POST',
       pattern: PATH,
@@ -25,6 +38,13 @@ export function configuredAdRoutes(repo: ConfiguredAdRepo): Route[] {
         return { json: await repo.update(id, fields) };
       },
     },
-    { method: 'DELETE', pattern: PATH, body: 'json', summary: 'Delete a configured ad; body {id}', schema: { body: adDeleteInput }, handler: async (_r, body) => ({ json: await repo.remove(validateDelete(body).id) }) },
+    {
+      method: 'DELETE',
+      pattern: PATH,
+      body: 'json',
+      summary: 'Delete a configured ad; body {id}',
+      schema: { body: adDeleteInput },
+      handler: async (_r, body) => ({ json: await repo.remove(validateDelete(body).id) }),
+    },
   ];
 }

@@ -134,7 +134,14 @@ export class AdDecider {
     if (!allStreams.length || input.geo !== undefined || !allStreams.some((s) => s.targeting[GEO_KEY])) {
       if (curated.length) {
         const a = assignment('curated', curated);
-        return { assignments: [a], defaultKey: undefined, streamAssignments: Object.fromEntries(allStreams.map((s) => [s.streamId, a.key])), streamTracking: {}, source: 'curated', reason: allStreams.length ? undefined : 'the event has no live streams' };
+        return {
+          assignments: [a],
+          defaultKey: undefined,
+          streamAssignments: Object.fromEntries(allStreams.map((s) => [s.streamId, a.key])),
+          streamTracking: {},
+          source: 'curated',
+          reason: allStreams.length ? undefined : 'the event has no live streams',
+        };
       }
     }
     // Without a geo on the break, a stream's own geo_lang_loc picks its curated ads; the others ask the ad server.
@@ -158,7 +165,8 @@ export class AdDecider {
         curatedAssignments[s.streamId] = a.key;
       }
     }
-    if (allStreams.length && !streams.length) return { assignments: [...byKey.values()], defaultKey: undefined, streamAssignments: curatedAssignments, streamTracking: {}, source: 'curated', reason: undefined };
+    if (allStreams.length && !streams.length)
+      return { assignments: [...byKey.values()], defaultKey: undefined, streamAssignments: curatedAssignments, streamTracking: {}, source: 'curated', reason: undefined };
     const results = new Map<string, { ads: DecidedAd[]; reason?: string | undefined }>();
     // One timer for the whole batch; requests still running at the deadline are left to finish unseen.
     let expired = false;
@@ -184,7 +192,10 @@ export class AdDecider {
       else if (!r.ads.length) reasons.add(r.reason ?? 'the ad server returned no ads');
       if (!r?.ads.length) continue;
       // The creatives are shared (composed once); the tracking stays the stream's own.
-      const a = assignment('vmap', r.ads.map((ad) => ({ ...ad, tracking: {} })));
+      const a = assignment(
+        'vmap',
+        r.ads.map((ad) => ({ ...ad, tracking: {} })),
+      );
       byKey.set(a.key, a);
       streamAssignments[s.streamId] = a.key;
       streamTracking[s.streamId] = r.ads.map((ad) => ad.tracking);

@@ -5,7 +5,6 @@ import { conflict, invalid, notFound } from '../../errors/index.js';
 import { rethrowViolation } from '../../store/pg-errors.js';
 import type { DecidedAd, TrackingEvent } from '../../ads/types.js';
 
-
 /** What started a break (migration 011): the API, or a cue the monitor read (its key and the decoded cue). */
 export type BreakTrigger = { source: 'api' } | { source: 'scte35'; key: string; cue: Record<string, unknown> };
 
@@ -77,7 +76,14 @@ export class BreakRepo {
   constructor(private readonly sql: Sql) {}
 
   async insert(b: NewBreak): Promise<BreakRow> {
-    const row = { ...b, assignments: this.sql.json(b.assignments as never), stream_assignments: this.sql.json(b.stream_assignments as never), stream_tracking: this.sql.json(b.stream_tracking as never), settings: this.sql.json(b.settings as never), trigger: this.sql.json(b.trigger as never) };
+    const row = {
+      ...b,
+      assignments: this.sql.json(b.assignments as never),
+      stream_assignments: this.sql.json(b.stream_assignments as never),
+      stream_tracking: this.sql.json(b.stream_tracking as never),
+      settings: this.sql.json(b.settings as never),
+      trigger: this.sql.json(b.trigger as never),
+    };
     try {
       const [r] = await this.sql<BreakRow[]>`insert into squeeze_break ${this.sql(row)} returning *`;
       return r!;

@@ -11,10 +11,36 @@ export function breakRoutes(breaks: BreakService): Route[] {
   const validateDai = bodyValidator<BreakInput>(daiBreakInput);
   const validateExtend = bodyValidator<{ additional_sec: number }>(extendInput);
   return [
-    { method: 'POST', pattern: PATH, body: 'json', summary: 'Start a squeeze break on an event (curated ads, else the ad server); 409 while one is in progress', schema: { body: breakInput }, handler: async (_r, body) => ({ json: await breaks.create(validateEvent(body), 'event') }) },
-    { method: 'PUT', pattern: PATH, body: 'json', summary: "Start a squeeze break on an event's DAI streams (optionally stream_ids), deciding ads per stream from its targeting", schema: { body: daiBreakInput }, handler: async (_r, body) => ({ json: await breaks.create(validateDai(body), 'streams') }) },
+    {
+      method: 'POST',
+      pattern: PATH,
+      body: 'json',
+      summary: 'Start a squeeze break on an event (curated ads, else the ad server); 409 while one is in progress',
+      schema: { body: breakInput },
+      handler: async (_r, body) => ({ json: await breaks.create(validateEvent(body), 'event') }),
+    },
+    {
+      method: 'PUT',
+      pattern: PATH,
+      body: 'json',
+      summary: "Start a squeeze break on an event's DAI streams (optionally stream_ids), deciding ads per stream from its targeting",
+      schema: { body: daiBreakInput },
+      handler: async (_r, body) => ({ json: await breaks.create(validateDai(body), 'streams') }),
+    },
     { method: 'GET', pattern: `${PATH}/:break_id`, summary: 'Show a break with its planned segments', handler: async (req) => ({ json: await breaks.get(req.params['break_id']!) }) },
-    { method: 'POST', pattern: `${PATH}/:break_id/extend`, body: 'json', summary: 'Extend a break in progress by additional_sec', schema: { body: extendInput }, handler: async (req, body) => ({ json: await breaks.extend(req.params['break_id']!, validateExtend(body).additional_sec) }) },
-    { method: 'DELETE', pattern: `${PATH}/:break_id`, summary: 'Terminate a break: its end moves to the next segment boundary and cue-in follows', handler: async (req) => ({ json: await breaks.terminate(req.params['break_id']!) }) },
+    {
+      method: 'POST',
+      pattern: `${PATH}/:break_id/extend`,
+      body: 'json',
+      summary: 'Extend a break in progress by additional_sec',
+      schema: { body: extendInput },
+      handler: async (req, body) => ({ json: await breaks.extend(req.params['break_id']!, validateExtend(body).additional_sec) }),
+    },
+    {
+      method: 'DELETE',
+      pattern: `${PATH}/:break_id`,
+      summary: 'Terminate a break: its end moves to the next segment boundary and cue-in follows',
+      handler: async (req) => ({ json: await breaks.terminate(req.params['break_id']!) }),
+    },
   ];
 }

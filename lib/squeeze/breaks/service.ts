@@ -57,7 +57,10 @@ export class BreakService {
     const [window, decision] = await Promise.all([this.planWindow(event, opts.at), this.decideAds(id, event, input, target)]);
     const row = await this.persist(id, event, input, target, window, decision, opts.trigger ?? { source: 'api' });
     await this.deps.board.changed();
-    this.deps.log.info({ breakId: id, eventId: event.id, status: row.status, source: decision.source, trigger: row.trigger.source, streams: Object.keys(decision.streamAssignments).length }, 'break started');
+    this.deps.log.info(
+      { breakId: id, eventId: event.id, status: row.status, source: decision.source, trigger: row.trigger.source, streams: Object.keys(decision.streamAssignments).length },
+      'break started',
+    );
     return this.view(row, [], decision);
   }
 
@@ -113,7 +116,10 @@ export class BreakService {
     };
     if (target === 'event') return this.deps.decider.forEvent(decideInput);
     const streams = await this.streamsOf(event.id, input.stream_ids, event.max_concurrent_streams);
-    return this.deps.decider.forStreams(decideInput, streams.map((x) => ({ streamId: x.stream_id, targeting: x.fw_params, vprn: x.vprn ?? undefined, pvrn: x.pvrn ?? undefined, clientIp: x.client_ip ?? undefined })));
+    return this.deps.decider.forStreams(
+      decideInput,
+      streams.map((x) => ({ streamId: x.stream_id, targeting: x.fw_params, vprn: x.vprn ?? undefined, pvrn: x.pvrn ?? undefined, clientIp: x.client_ip ?? undefined })),
+    );
   }
 
   private persist(id: string, event: EventConfig, input: BreakInput, target: 'event' | 'streams', window: StartWindow, decision: Decision, trigger: BreakTrigger): Promise<BreakRow> {

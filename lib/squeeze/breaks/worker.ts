@@ -172,7 +172,10 @@ export class BreakWorker {
         await this.deps.repo.markSegment(s, { status: failed ? 'failed' : 'pending', error: err.message.slice(0, 500), attempts });
       },
     );
-    this.jobs.set(jobKey, run.catch((err: Error) => this.deps.log.warn({ err: err.message }, 'squeeze job bookkeeping failed')).finally(() => this.jobs.delete(jobKey)));
+    this.jobs.set(
+      jobKey,
+      run.catch((err: Error) => this.deps.log.warn({ err: err.message }, 'squeeze job bookkeeping failed')).finally(() => this.jobs.delete(jobKey)),
+    );
   }
 
   /** Ready outputs reach every instance in batches: one publish per burst, not one per segment. */
@@ -189,7 +192,11 @@ export class BreakWorker {
     if (b.status === 'cancelled') return; // stays cancelled; the lease lapses with the grace period
     const counts = await this.deps.repo.segmentCounts(b.id);
     const failed = counts.ready === 0;
-    const reason = !failed ? undefined : counts.failed > 0 ? `no squeezeback segment could be composed (${counts.failed} failed)` : 'no content segment of the window was found in the source playlists';
+    const reason = !failed
+      ? undefined
+      : counts.failed > 0
+        ? `no squeezeback segment could be composed (${counts.failed} failed)`
+        : 'no content segment of the window was found in the source playlists';
     await this.deps.repo.setStatus(b.id, this.opts.owner, failed ? 'failed' : 'completed', reason);
     this.deps.log.info({ breakId: b.id, ...counts, status: failed ? 'failed' : 'completed' }, 'break ended');
     await this.deps.board.changed();
@@ -199,6 +206,21 @@ export class BreakWorker {
 /** Same inputs, same key: the transcoder composes them once whichever stream or instance asks. */
 function outputKey(b: BreakRow, contentUri: string, adUri: string, adOffset: number, duration: number, breakOffset: number): string {
   const s = b.settings;
-  const h = createHash('sha256').update(JSON.stringify([contentUri, adUri, adOffset, duration, b.layout, animationPhase(breakOffset, duration, b.break_duration), s.sqz_ratios, s.positions, s.frames, s.animations, s.background_uri, b.id]));
+  const h = createHash('sha256').update(
+    JSON.stringify([
+      contentUri,
+      adUri,
+      adOffset,
+      duration,
+      b.layout,
+      animationPhase(breakOffset, duration, b.break_duration),
+      s.sqz_ratios,
+      s.positions,
+      s.frames,
+      s.animations,
+      s.background_uri,
+      b.id,
+    ]),
+  );
   return `sqz/${b.event_id}/${h.digest('hex').slice(0, 32)}`;
 }

@@ -35,7 +35,14 @@ export class EventConfigCache extends Reloader implements EventSettingsSource {
     this.signature = signature;
     const next = new Map<string, EventSettings>();
     for (const r of rows) {
-      const s: EventSettings = { eventId: r.id, windowSegs: r.windows_segs, liveEdgeDelaySegments: r.live_edge_delay_segments, assetId: r.asset_id, sourceUri: r.source_uri, maxConcurrentStreams: r.max_concurrent_streams };
+      const s: EventSettings = {
+        eventId: r.id,
+        windowSegs: r.windows_segs,
+        liveEdgeDelaySegments: r.live_edge_delay_segments,
+        assetId: r.asset_id,
+        sourceUri: r.source_uri,
+        maxConcurrentStreams: r.max_concurrent_streams,
+      };
       if (r.content_origin) s.contentOrigin = r.content_origin.replace(/\/+$/, '');
       next.set(r.asset_id, s);
       if (r.caid && !next.has(r.caid)) next.set(r.caid, s);

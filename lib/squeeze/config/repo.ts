@@ -124,5 +124,12 @@ export function effective(id: number, event: Json, brand: Json): EventConfig {
   const brandLayer = pick(brand, BRAND_KEYS);
   const overrides = pick(event, BRAND_KEYS);
   const own = Object.fromEntries(Object.entries(event).filter(([k]) => !BRAND_KEYS.includes(k)));
-  return { id, ...own, trigger: event['trigger'] ?? 'api', windows_segs: event['windows_segs'] ?? 0, live_edge_delay_segments: event['live_edge_delay_segments'] ?? 0, ...deepMerge(brandDefaults, brandLayer, overrides) } as EventConfig;
+  return {
+    id,
+    ...own,
+    trigger: event['trigger'] ?? 'api',
+    windows_segs: event['windows_segs'] ?? 0,
+    live_edge_delay_segments: event['live_edge_delay_segments'] ?? 0,
+    ...deepMerge(brandDefaults, brandLayer, overrides),
+  } as EventConfig;
 }

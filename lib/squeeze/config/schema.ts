@@ -16,7 +16,12 @@ const frame = {
   },
 };
 const httpUri = { type: 'string', maxLength: 2048, pattern: '^https?://[^\\s/?#@]+(?:[/?#][^\\s]*)?$' };
-const id = { anyOf: [{ type: 'string', minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9._:-]+$' }, { type: 'integer', minimum: 0, maximum: 2147483647 }] };
+const id = {
+  anyOf: [
+    { type: 'string', minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9._:-]+$' },
+    { type: 'integer', minimum: 0, maximum: 2147483647 },
+  ],
+};
 
 /** Fields a brand sets and an event may override. */
 export const brandFields = {

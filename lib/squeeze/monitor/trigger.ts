@@ -19,10 +19,7 @@ interface Base {
   estimated: boolean;
 }
 
-export type CueAction =
-  | (Base & { type: 'start'; durationSec: number })
-  | (Base & { type: 'end' })
-  | (Base & { type: 'ignore'; reason: IgnoreReason });
+export type CueAction = (Base & { type: 'start'; durationSec: number }) | (Base & { type: 'end' }) | (Base & { type: 'ignore'; reason: IgnoreReason });
 
 export interface CueRules {
   /** When the playlist was read: the live edge (the end of its last segment) is taken to be now. */

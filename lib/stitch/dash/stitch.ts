@@ -225,7 +225,10 @@ function boundaries(period: PeriodSpan): number[] {
   const sets = childElements(period.el, 'AdaptationSet');
   const video = sets.find((s) => contentType(s) === 'video') ?? sets[0];
   if (!video) return [0, period.duration];
-  const el = childElement(childElement(video, 'Representation') ?? video, 'SegmentTemplate', 'SegmentList', 'SegmentBase') ?? childElement(video, 'SegmentTemplate', 'SegmentList', 'SegmentBase') ?? childElement(period.el, 'SegmentTemplate', 'SegmentList', 'SegmentBase');
+  const el =
+    childElement(childElement(video, 'Representation') ?? video, 'SegmentTemplate', 'SegmentList', 'SegmentBase') ??
+    childElement(video, 'SegmentTemplate', 'SegmentList', 'SegmentBase') ??
+    childElement(period.el, 'SegmentTemplate', 'SegmentList', 'SegmentBase');
   if (!el || localNameOf(el) === 'SegmentBase') return [0, period.duration];
   return [...segmentStarts(el, period.duration).filter((s) => s > EPS && s < period.duration - EPS), period.duration];
 }

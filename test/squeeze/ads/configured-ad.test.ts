@@ -20,7 +20,12 @@ t.test('squeeze-configured-ad', async (t) => {
 
   t.equal((await api('PUT', { event_id: ev, ad_uri: 'https://ads.example/c.mp4', duration: 10, abid: 'ab1' })).status, 409, 'duplicate (event_id, abid)');
   t.equal((await api('PUT', { event_id: 99999, ad_uri: 'https://ads.example/c.mp4', duration: 10, abid: 'x' })).status, 404, 'unknown event');
-  for (const bad of [{ event_id: ev, ad_uri: 'https://ads.example/c.mp4', abid: 'x' }, { event_id: ev, ad_uri: 'javascript:alert(1)', duration: 5, abid: 'x' }, { event_id: ev, ad_uri: 'https://a/x', duration: -5, abid: 'x' }, { event_id: 'one', ad_uri: 'https://a/x', duration: 5, abid: 'x' }]) {
+  for (const bad of [
+    { event_id: ev, ad_uri: 'https://ads.example/c.mp4', abid: 'x' },
+    { event_id: ev, ad_uri: 'javascript:alert(1)', duration: 5, abid: 'x' },
+    { event_id: ev, ad_uri: 'https://a/x', duration: -5, abid: 'x' },
+    { event_id: 'one', ad_uri: 'https://a/x', duration: 5, abid: 'x' },
+  ]) {
     const r = await api('PUT', bad);
     t.equal(r.status, 400, JSON.stringify(bad));
     t.equal(r.headers['content-type'], 'application/problem+json');

@@ -32,7 +32,12 @@ async function text(url: string): Promise<{ status: number; body: string }> {
 t.test('squeezeback breaks end to end', async (t) => {
   if (!(await needServices(t))) return;
   const sim = await new DaiHostSim({ shape: { segmentSec: SEG, windowSegments: 15, adEvery: 0, adSegments: 0 } }).start();
-  const ads = await new AdServerSim({ ads: [{ id: 'ad-1', durationSec: 4 }, { id: 'ad-2', durationSec: 4 }] }).start();
+  const ads = await new AdServerSim({
+    ads: [
+      { id: 'ad-1', durationSec: 4 },
+      { id: 'ad-2', durationSec: 4 },
+    ],
+  }).start();
   const transcoder = await new TranscoderSim().start();
   t.teardown(async () => {
     sim.stop();
@@ -104,12 +109,18 @@ t.test('squeezeback breaks end to end', async (t) => {
     await until('squeezeback segments in both instances’ manifests', () => manifestsCarry(`${transcoder.url}/out/`));
     const [ma, mb] = [(await text(variant(a, 'S1'))).body, (await text(variant(b, 'S1'))).body];
     t.ok(ma.includes(`#EXT-X-CUE-OUT:${3 * SEG}`), 'cue-out with the break duration');
-    t.ok(transcoder.jobs.every((j) => j.ad_uri === 'https://cdn.example.com/curated.mp4' && j.background_uri === 'https://cdn.example.com/bg.png' && j.id3?.owner === 'com.acme.vtg'), 'jobs carry the curated ad, the background and the brand ID3 owner');
+    t.ok(
+      transcoder.jobs.every((j) => j.ad_uri === 'https://cdn.example.com/curated.mp4' && j.background_uri === 'https://cdn.example.com/bg.png' && j.id3?.owner === 'com.acme.vtg'),
+      'jobs carry the curated ad, the background and the brand ID3 owner',
+    );
     await until('identical manifests on A and B', async () => (await text(variant(a, 'S1'))).body === (await text(variant(b, 'S1'))).body);
     t.ok(ma.length > 0 && mb.length > 0);
     // An instance started mid-break (a restart) rebuilds the break from Postgres and renders the same.
     const c = await startTestService(t, common);
-    await until('a new instance renders the same manifest', async () => (await text(variant(c, 'S1'))).body === (await text(variant(a, 'S1'))).body && (await text(variant(c, 'S1'))).body.includes(`${transcoder.url}/out/`));
+    await until(
+      'a new instance renders the same manifest',
+      async () => (await text(variant(c, 'S1'))).body === (await text(variant(a, 'S1'))).body && (await text(variant(c, 'S1'))).body.includes(`${transcoder.url}/out/`),
+    );
     t.equal((await api(c, 'GET', `squeeze-ad-break/${id}`)).body.break_id, id, 'the break survives in Postgres');
     await c.close();
     await until('cue-in after the break', () => manifestsCarry('#EXT-X-CUE-IN'));
@@ -117,9 +128,15 @@ t.test('squeezeback breaks end to end', async (t) => {
       const r = await api(b, 'GET', `squeeze-ad-break/${id}`);
       return r.body.status === 'completed' && r.body;
     });
-    t.ok(done.segments.every((s: { status: string; uri?: string }) => s.status === 'ready' && s.uri?.startsWith(transcoder.url)), 'every planned segment ready');
+    t.ok(
+      done.segments.every((s: { status: string; uri?: string }) => s.status === 'ready' && s.uri?.startsWith(transcoder.url)),
+      'every planned segment ready',
+    );
     const perKey = [...transcoder.jobsByKey.values()];
-    t.ok(perKey.every((n) => n === 1), 'each output composed once');
+    t.ok(
+      perKey.every((n) => n === 1),
+      'each output composed once',
+    );
     t.equal((await api(a, 'DELETE', 'squeeze-configured-ad', { id: ad.body.id })).status, 200);
   });
 
@@ -132,7 +149,10 @@ t.test('squeezeback breaks end to end', async (t) => {
     t.equal(started.body.assignments.length, 1, 'two streams given the same creatives share one assignment');
     const sent = ads.requests.slice(requestsBefore).map((r) => [...r.query.entries()].map(([k, v]) => `${k}=${v}`).join('&'));
     t.ok(sent.some((q) => q.includes('kv=one')) && sent.some((q) => q.includes('kv=two')), 'each stream’s targeting reached the ad server');
-    t.ok(sent.every((q) => q.includes('caid=EV1') && q.includes('vmap1')), 'FreeWheel-style global params');
+    t.ok(
+      sent.every((q) => q.includes('caid=EV1') && q.includes('vmap1')),
+      'FreeWheel-style global params',
+    );
     const id = started.body.break_id as string;
 
     await until('segments squeezed with the decided ads', async () => {
@@ -147,7 +167,10 @@ t.test('squeezeback breaks end to end', async (t) => {
       const m = (await text(variant(b, 'S2'))).body;
       return outputs.some((o) => m.includes(o));
     });
-    await until('impression and start fired for S2 by the service', async () => ads.hits.slice(hitsBefore).some((h) => h.ev === 'impression' && h.s === 'S2') && ads.hits.some((h) => h.ev === 'start' && h.s === 'S2'));
+    await until(
+      'impression and start fired for S2 by the service',
+      async () => ads.hits.slice(hitsBefore).some((h) => h.ev === 'impression' && h.s === 'S2') && ads.hits.some((h) => h.ev === 'start' && h.s === 'S2'),
+    );
     // Instances learn of the break through pub/sub: A may hear of it a moment after B answered.
     const vast = await until('the VAST of the break', async () => {
       const v = await text(`${a.url}/vast?stream_id=S1`);
@@ -181,8 +204,15 @@ t.test('squeezeback breaks end to end', async (t) => {
     const perBeacon = new Map<string, number>();
     for (const h of ads.hits) perBeacon.set(h.query.toString(), (perBeacon.get(h.query.toString()) ?? 0) + 1);
     t.ok(perBeacon.size >= 6, `distinct beacons received (${perBeacon.size})`);
-    t.same([...perBeacon].filter(([, n]) => n !== 1), [], 'the ad server received each beacon once');
-    t.ok([...transcoder.jobsByKey.values()].every((n) => n === 1), 'each squeezeback output composed once for both streams');
+    t.same(
+      [...perBeacon].filter(([, n]) => n !== 1),
+      [],
+      'the ad server received each beacon once',
+    );
+    t.ok(
+      [...transcoder.jobsByKey.values()].every((n) => n === 1),
+      'each squeezeback output composed once for both streams',
+    );
   });
 
   await t.test('ad server down: the break runs on the configured fallback and says why', async (t) => {
@@ -233,7 +263,10 @@ t.test('squeezeback breaks end to end', async (t) => {
       return outputs().some((o) => m.includes(o));
     });
     const s2 = (await text(variant(a, 'S2'))).body;
-    t.notOk(outputs().some((o) => s2.includes(o)), 'S2 untouched by this break');
+    t.notOk(
+      outputs().some((o) => s2.includes(o)),
+      'S2 untouched by this break',
+    );
     t.equal((await api(a, 'DELETE', `squeeze-ad-break/${r.body.break_id}`)).status, 200);
     t.equal((await api(a, 'DELETE', 'squeeze-configured-ad', { id: ad.body.id })).status, 200);
   });
@@ -255,11 +288,18 @@ t.test('squeezeback breaks end to end', async (t) => {
     const owner = await until('a lease owner', async () => (await a.stores.sql<{ lease_owner: string | null }[]>`select lease_owner from squeeze_break where id = ${id}`)[0]?.lease_owner);
     const [dying, survivor] = owner === a.breakWorker.owner ? [a, b] : [b, a];
     await dying.breakWorker.stop(false); // as after kill -9: the lease is not handed back, it lapses
-    const done = await until('break completed by the survivor', async () => {
-      const g = await api(survivor, 'GET', `squeeze-ad-break/${id}`);
-      return g.body.status === 'completed' && g.body;
-    }, 40_000);
-    t.ok(done.segments.every((s: { status: string }) => s.status === 'ready'), 'every segment composed');
+    const done = await until(
+      'break completed by the survivor',
+      async () => {
+        const g = await api(survivor, 'GET', `squeeze-ad-break/${id}`);
+        return g.body.status === 'completed' && g.body;
+      },
+      40_000,
+    );
+    t.ok(
+      done.segments.every((s: { status: string }) => s.status === 'ready'),
+      'every segment composed',
+    );
     const finalOwner = (await survivor.stores.sql<{ lease_owner: string | null }[]>`select lease_owner from squeeze_break where id = ${id}`)[0];
     t.not(finalOwner?.lease_owner, dying.breakWorker.owner);
   });

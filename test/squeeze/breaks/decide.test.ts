@@ -7,7 +7,14 @@ import { assignmentKey, type CuratedCandidate } from '../../../lib/squeeze/break
 
 const AD_SERVER = 'https://ads.example.com/ad/g/1';
 
-const cand = (id: number, abid: string, duration: number, is_curated: boolean, geo: string | null = null): CuratedCandidate => ({ id, abid, ad_uri: `https://cdn.example.com/${abid}.mp4`, duration, geo_lang_loc: geo, is_curated });
+const cand = (id: number, abid: string, duration: number, is_curated: boolean, geo: string | null = null): CuratedCandidate => ({
+  id,
+  abid,
+  ad_uri: `https://cdn.example.com/${abid}.mp4`,
+  duration,
+  geo_lang_loc: geo,
+  is_curated,
+});
 
 const input = (over: Partial<DecideInput> = {}): DecideInput => ({
   eventId: 7,
@@ -38,11 +45,30 @@ function deps(configured: CuratedCandidate[], resolve: ResolveFn, extra: Partial
   return { decider: new AdDecider(d), warnings, configuredCalls, urls };
 }
 
-const vastAd = (name: string, durationSec: number, tracking: DecidedAd['tracking'] = {}): DecidedAd => ({ adId: name, creativeId: `cr-${name}`, uri: `https://media.example.com/${name}.mp4`, durationSec, tracking });
+const vastAd = (name: string, durationSec: number, tracking: DecidedAd['tracking'] = {}): DecidedAd => ({
+  adId: name,
+  creativeId: `cr-${name}`,
+  uri: `https://media.example.com/${name}.mp4`,
+  durationSec,
+  tracking,
+});
 
 /** The decoded key-values (third ;-section) of an ad request URL. */
-const kv = (url: string) => Object.fromEntries((url.split('?')[1]!.split(';')[2] ?? '').split('&').filter(Boolean).map((p) => p.split('=').map(decodeURIComponent) as [string, string]));
-const globals = (url: string) => Object.fromEntries(url.split('?')[1]!.split(';')[0]!.split('&').map((p) => p.split('=').map(decodeURIComponent) as [string, string]));
+const kv = (url: string) =>
+  Object.fromEntries(
+    (url.split('?')[1]!.split(';')[2] ?? '')
+      .split('&')
+      .filter(Boolean)
+      .map((p) => p.split('=').map(decodeURIComponent) as [string, string]),
+  );
+const globals = (url: string) =>
+  Object.fromEntries(
+    url
+      .split('?')[1]!
+      .split(';')[0]!
+      .split('&')
+      .map((p) => p.split('=').map(decodeURIComponent) as [string, string]),
+  );
 
 const never: ResolveFn = async () => {
   throw new Error('resolve must not be called');
@@ -67,9 +93,17 @@ t.test('forEvent: curated ads first', async (t) => {
   t.same(configuredCalls, [7]);
 
   const withAbid = await decider.forEvent(input({ abid: 'cur-a', geo: 'us-en' }));
-  t.same(withAbid.assignments[0]!.ads.map((a) => a.adId), ['1'], 'the abid picks its ad');
+  t.same(
+    withAbid.assignments[0]!.ads.map((a) => a.adId),
+    ['1'],
+    'the abid picks its ad',
+  );
   const otherGeo = await decider.forEvent(input({ geo: 'fr-fr' }));
-  t.same(otherGeo.assignments[0]!.ads.map((a) => a.adId), ['2'], 'a geo-less curated ad serves any geo');
+  t.same(
+    otherGeo.assignments[0]!.ads.map((a) => a.adId),
+    ['2'],
+    'a geo-less curated ad serves any geo',
+  );
 });
 
 t.test('forEvent: no curated match → the ad server', async (t) => {
@@ -99,7 +133,11 @@ t.test('forEvent: the ad server yields nothing → non-curated fallback, with th
   const empty = deps(ads, async () => ({ ads: [], reason: 'VMAP had no linear break' }));
   const d1 = await empty.decider.forEvent(input({ geo: 'fr-fr' }));
   t.equal(d1.source, 'fallback');
-  t.same(d1.assignments.map((a) => [a.source, a.ads.map((x) => x.adId)]), [['fallback', fbAds]], 'non-curated ads of the geo, longest first');
+  t.same(
+    d1.assignments.map((a) => [a.source, a.ads.map((x) => x.adId)]),
+    [['fallback', fbAds]],
+    'non-curated ads of the geo, longest first',
+  );
   t.equal(d1.defaultKey, d1.assignments[0]!.key);
   t.equal(d1.reason, 'VMAP had no linear break; configured fallback used');
 
@@ -124,7 +162,11 @@ t.test('forEvent: the ad server yields nothing → non-curated fallback, with th
 
   const abid = deps(ads, async () => ({ ads: [] }));
   const d5 = await abid.decider.forEvent(input({ abid: 'fb-de', geo: 'fr-fr' }));
-  t.same(d5.assignments[0]!.ads.map((a) => a.adId), fbAds, 'the abid does not narrow the fallback; the geo does');
+  t.same(
+    d5.assignments[0]!.ads.map((a) => a.adId),
+    fbAds,
+    'the abid does not narrow the fallback; the geo does',
+  );
 });
 
 t.test('forEvent: nothing at all → none', async (t) => {
@@ -174,20 +216,28 @@ t.test('forStreams: identical creatives share one assignment; tracking stays per
   t.same(a, { key: keyA, source: 'vmap', ads: [vastAd('A1', 15), vastAd('A2', 15)] }, 'shared creatives carry no tracking');
   t.ok(d.assignments.every((x) => x.ads.every((ad) => Object.keys(ad.tracking).length === 0)));
   t.same(Object.keys(d.streamTracking).sort(), ['s1', 's2', 's3', 's4']);
-  t.same(d.streamTracking['s2'], [
-    { impression: ['https://t.example.com/imp?ad=A1&s=s2'], complete: ['https://t.example.com/done?ad=A1&s=s2'] },
-    { impression: ['https://t.example.com/imp?ad=A2&s=s2'], complete: ['https://t.example.com/done?ad=A2&s=s2'] },
-  ], 'index-aligned with the assignment’s ads, the stream’s own URLs');
+  t.same(
+    d.streamTracking['s2'],
+    [
+      { impression: ['https://t.example.com/imp?ad=A1&s=s2'], complete: ['https://t.example.com/done?ad=A1&s=s2'] },
+      { impression: ['https://t.example.com/imp?ad=A2&s=s2'], complete: ['https://t.example.com/done?ad=A2&s=s2'] },
+    ],
+    'index-aligned with the assignment’s ads, the stream’s own URLs',
+  );
   t.same(d.streamTracking['s3'], [{ impression: ['https://t.example.com/imp?ad=B1&s=s3'], complete: ['https://t.example.com/done?ad=B1&s=s3'] }]);
   t.not(d.streamTracking['s1']![0]!.impression![0], d.streamTracking['s4']![0]!.impression![0], 'streams sharing creatives keep different tracking');
   t.equal(urls.length, 4, 'one ad request per stream');
   const sorted = [...urls].sort((x, y) => kv(x)['sid']!.localeCompare(kv(y)['sid']!));
-  t.same(sorted.map((u) => [kv(u)['sid'], globals(u)['vprn'], globals(u)['pvrn']]), [
-    ['s1', 'v1', 'p1'],
-    ['s2', 'v2', 'p2'],
-    ['s3', 'v3', 'p3'],
-    ['s4', 'v4', 'p4'],
-  ], 'each request carries the stream’s targeting, vprn and pvrn');
+  t.same(
+    sorted.map((u) => [kv(u)['sid'], globals(u)['vprn'], globals(u)['pvrn']]),
+    [
+      ['s1', 'v1', 'p1'],
+      ['s2', 'v2', 'p2'],
+      ['s3', 'v3', 'p3'],
+      ['s4', 'v4', 'p4'],
+    ],
+    'each request carries the stream’s targeting, vprn and pvrn',
+  );
 });
 
 t.test('forStreams: streams without ads get the fallback default, the reason counts them', async (t) => {
@@ -221,14 +271,24 @@ t.test('forStreams: nothing decided', async (t) => {
   const withFb = deps([cand(9, 'fb', 30, false)], async () => ({ ads: [] }));
   const d = await withFb.decider.forStreams(input(), [stream('s1', 'a', 1), stream('s2', 'b', 2), stream('s3', 'c', 3)]);
   t.equal(d.source, 'fallback');
-  t.same(d.assignments.map((a) => a.source), ['fallback']);
+  t.same(
+    d.assignments.map((a) => a.source),
+    ['fallback'],
+  );
   t.equal(d.defaultKey, undefined);
   t.same(d.streamAssignments, { s1: d.assignments[0]!.key, s2: d.assignments[0]!.key, s3: d.assignments[0]!.key });
   t.equal(d.reason, '3 of 3 streams without an ad decision (the ad server returned no ads); configured fallback used', 'one reason however many streams share it');
 
   const bare = deps([cand(1, 'cur', 30, true, 'de-de')], async () => ({ ads: [] }));
   const d2 = await bare.decider.forStreams(input({ geo: 'us-en' }), [stream('s1', 'a', 1)]);
-  t.same(d2, { assignments: [], defaultKey: undefined, streamAssignments: {}, streamTracking: {}, source: 'none', reason: '1 of 1 streams without an ad decision (the ad server returned no ads); no fallback configured' });
+  t.same(d2, {
+    assignments: [],
+    defaultKey: undefined,
+    streamAssignments: {},
+    streamTracking: {},
+    source: 'none',
+    reason: '1 of 1 streams without an ad decision (the ad server returned no ads); no fallback configured',
+  });
 
   const noServer = deps([], never);
   const d3 = await noServer.decider.forStreams(input({ adRequest: { adServerUrl: '', adTag: {}, assetId: 'a' } }), [stream('s1', 'a', 1), stream('s2', 'a', 2)]);
@@ -289,10 +349,14 @@ t.test('forStreams: streams slower than the deadline are left undecided', async 
 });
 
 t.test('forStreams: streams not started before the deadline are undecided too', async (t) => {
-  const { decider, urls } = deps([], async (url) => {
-    await new Promise((r) => setTimeout(r, 40));
-    return bySegment(url);
-  }, { concurrency: 1, deadlineMs: 100 });
+  const { decider, urls } = deps(
+    [],
+    async (url) => {
+      await new Promise((r) => setTimeout(r, 40));
+      return bySegment(url);
+    },
+    { concurrency: 1, deadlineMs: 100 },
+  );
   const streams = Array.from({ length: 10 }, (_, i) => stream(`s${i}`, 'a', i));
   const d = await decider.forStreams(input(), streams);
   const decided = Object.keys(d.streamAssignments).length;
@@ -315,14 +379,20 @@ t.test('forStreams: the concurrency bound is respected', async (t) => {
   };
   const p3 = probe();
   const { decider } = deps([], p3.resolve, { concurrency: 3 });
-  const d = await decider.forStreams(input(), Array.from({ length: 12 }, (_, i) => stream(`s${i}`, i % 2 ? 'a' : 'b', i)));
+  const d = await decider.forStreams(
+    input(),
+    Array.from({ length: 12 }, (_, i) => stream(`s${i}`, i % 2 ? 'a' : 'b', i)),
+  );
   t.equal(p3.max(), 3, 'three requests at most at once');
   t.equal(Object.keys(d.streamAssignments).length, 12, 'all decided');
   t.equal(d.assignments.length, 2, 'two creative sets shared by twelve streams');
   t.equal(d.reason, undefined);
 
   const p16 = probe();
-  const d16 = await deps([], p16.resolve).decider.forStreams(input(), Array.from({ length: 40 }, (_, i) => stream(`s${i}`, 'a', i)));
+  const d16 = await deps([], p16.resolve).decider.forStreams(
+    input(),
+    Array.from({ length: 40 }, (_, i) => stream(`s${i}`, 'a', i)),
+  );
   t.equal(p16.max(), 16, 'default bound 16');
   t.equal(Object.keys(d16.streamAssignments).length, 40);
 
@@ -337,7 +407,10 @@ t.test('forStreams: finished requests leave no abort listener behind', async (t)
   process.on('warning', onWarning);
   t.teardown(() => void process.off('warning', onWarning));
   const { decider } = deps([], bySegment, { concurrency: 2 });
-  const d = await decider.forStreams(input(), Array.from({ length: 30 }, (_, i) => stream(`s${i}`, 'a', i)));
+  const d = await decider.forStreams(
+    input(),
+    Array.from({ length: 30 }, (_, i) => stream(`s${i}`, 'a', i)),
+  );
   t.equal(Object.keys(d.streamAssignments).length, 30);
   await new Promise((r) => setTimeout(r, 20)); // warnings are emitted on a later tick
   t.same(
@@ -359,7 +432,10 @@ t.test("a configured ad's slau reaches the ad request (by the break's abid, then
   await byGeo.decider.forEvent(input({ geo: 'us-en' }));
   t.equal(slotOf(byGeo.urls[0]!), 'slot-us', 'without an abid: the first of the geo that has one');
   const perStream = deps(ads, empty);
-  await perStream.decider.forStreams(input({ abid: 'mid-a' }), [{ streamId: 's1', targeting: {} }, { streamId: 's2', targeting: {} }]);
+  await perStream.decider.forStreams(input({ abid: 'mid-a' }), [
+    { streamId: 's1', targeting: {} },
+    { streamId: 's2', targeting: {} },
+  ]);
   t.same(perStream.urls.map(slotOf), ['slot-us', 'slot-us'], 'every stream request of a PUT carries it');
   const none = deps([cand(4, 'x', 30, false)], empty);
   await none.decider.forEvent(input({ abid: 'x' }));

@@ -36,7 +36,10 @@ t.test('planSegments: a remainder segment', async (t) => {
     [0, 5005, 10010, 15015, 20020, 25025],
     'start times rounded to the ms without drift',
   );
-  t.same(s.slice(0, 5).map((x) => x.durationSec), [5.005, 5.005, 5.005, 5.005, 5.005]);
+  t.same(
+    s.slice(0, 5).map((x) => x.durationSec),
+    [5.005, 5.005, 5.005, 5.005, 5.005],
+  );
   t.equal(s[5]!.durationSec, 4.975);
 
   for (const [dur, seg] of [
@@ -96,17 +99,36 @@ function expectedPoints(durations: number[]): Array<TrackingPoint & { at: number
 
 t.test('placeOnTimeline: ad index and offset across ad boundaries', async (t) => {
   const ads = pod(15, 10);
-  t.same(placeOnTimeline(ads, 0, 6), { adIndex: 0, adOffsetSec: 0, events: [{ ad: 0, event: 'impression' }, { ad: 0, event: 'start' }, { ad: 0, event: 'firstQuartile' }] });
-  t.same(placeOnTimeline(ads, 14, 2), {
+  t.same(placeOnTimeline(ads, 0, 6), {
     adIndex: 0,
-    adOffsetSec: 14,
+    adOffsetSec: 0,
     events: [
-      { ad: 0, event: 'complete' },
+      { ad: 0, event: 'impression' },
+      { ad: 0, event: 'start' },
+      { ad: 0, event: 'firstQuartile' },
+    ],
+  });
+  t.same(
+    placeOnTimeline(ads, 14, 2),
+    {
+      adIndex: 0,
+      adOffsetSec: 14,
+      events: [
+        { ad: 0, event: 'complete' },
+        { ad: 1, event: 'impression' },
+        { ad: 1, event: 'start' },
+      ],
+    },
+    'a segment straddling the boundary belongs to the ad it starts in and carries both sides’ points',
+  );
+  t.same(placeOnTimeline(ads, 15, 2), {
+    adIndex: 1,
+    adOffsetSec: 0,
+    events: [
       { ad: 1, event: 'impression' },
       { ad: 1, event: 'start' },
     ],
-  }, 'a segment straddling the boundary belongs to the ad it starts in and carries both sides’ points');
-  t.same(placeOnTimeline(ads, 15, 2), { adIndex: 1, adOffsetSec: 0, events: [{ ad: 1, event: 'impression' }, { ad: 1, event: 'start' }] });
+  });
   t.match(placeOnTimeline(ads, 14.9999999, 2), { adIndex: 1, adOffsetSec: 0 }, 'within a µs of the boundary is the next ad');
   t.match(placeOnTimeline(ads, 18, 6), { adIndex: 1, adOffsetSec: 3 });
   t.same(placeOnTimeline(ads, 24, 2), { adIndex: 1, adOffsetSec: 9, events: [{ ad: 1, event: 'complete' }] });
@@ -181,7 +203,11 @@ t.test('placeOnTimeline: a break longer than its pod loops the ads without firin
       const segs = walk(durations, segSec, total * 3);
       const after = segs.filter((s) => s.offset >= total - 1e-6);
       t.ok(after.length > 0, `[${durations}] @ ${segSec}: segments past the pod`);
-      t.same(after.flatMap((s) => s.place.events), [], `[${durations}] @ ${segSec}: no events past the pod total`);
+      t.same(
+        after.flatMap((s) => s.place.events),
+        [],
+        `[${durations}] @ ${segSec}: no events past the pod total`,
+      );
       const count = segs.flatMap((s) => s.place.events).length;
       t.equal(count, durations.length * 6, `[${durations}] @ ${segSec}: only the first pass fires`);
     }
@@ -234,7 +260,14 @@ t.test('assignmentKey', async (t) => {
   t.equal(keys.size, 200, 'no collisions across 200 creatives');
 });
 
-const cand = (id: number, abid: string, duration: number, geo: string | null, is_curated = true): CuratedCandidate => ({ id, abid, ad_uri: `https://ads.example.com/${abid}.mp4`, duration, geo_lang_loc: geo, is_curated });
+const cand = (id: number, abid: string, duration: number, geo: string | null, is_curated = true): CuratedCandidate => ({
+  id,
+  abid,
+  ad_uri: `https://ads.example.com/${abid}.mp4`,
+  duration,
+  geo_lang_loc: geo,
+  is_curated,
+});
 
 t.test('chooseConfiguredAds: with an abid', async (t) => {
   const ads = [cand(1, 'a1', 15, 'us-en'), cand(2, 'a2', 30, 'fr-fr'), cand(3, 'a3', 10, null), cand(4, 'a4', 30, 'us-en')];

@@ -46,14 +46,18 @@ t.test('masterVariants: stream and rendition URIs, resolved', async (t) => {
     'not-a-variant.m3u8',
     '',
   ].join('\n');
-  t.same(masterVariants(text, base), [
-    'https://cdn.example.com/live/ev/audio/en.m3u8',
-    'https://audio.example.net/de.m3u8',
-    'https://cdn.example.com/live/ev/v/720p.m3u8',
-    'https://cdn.example.com/root/360p.m3u8',
-    'https://cdn.example.com/live/up/240p.m3u8?x=1',
-    'https://other.example.org/abs/1080p.m3u8',
-  ], 'in order, deduplicated; no I-frame stream, no URI-less rendition, no stray line');
+  t.same(
+    masterVariants(text, base),
+    [
+      'https://cdn.example.com/live/ev/audio/en.m3u8',
+      'https://audio.example.net/de.m3u8',
+      'https://cdn.example.com/live/ev/v/720p.m3u8',
+      'https://cdn.example.com/root/360p.m3u8',
+      'https://cdn.example.com/live/up/240p.m3u8?x=1',
+      'https://other.example.org/abs/1080p.m3u8',
+    ],
+    'in order, deduplicated; no I-frame stream, no URI-less rendition, no stray line',
+  );
   t.same(masterVariants(text.replace(/\n/g, '\r\n'), base), masterVariants(text, base), 'CRLF master');
 });
 
@@ -68,8 +72,14 @@ t.test('masterVariants: the simulator master and a real master with I-frame stre
   t.same(m, ['http://example.com/low/audio-video.m3u8', 'http://example.com/mid/audio-video.m3u8', 'http://example.com/hi/audio-video.m3u8', 'http://example.com/audio-only.m3u8']);
   const bipbop = masterVariants(fixture('hls/kuu-hls-parser/Streaming-Examples_img_bipbop_adv_example_ts_master.m3u8'), 'https://h/x/master.m3u8');
   t.equal(bipbop.length, 11, '8 distinct variants + 3 audio renditions; the subtitle rendition is not media to squeeze');
-  t.notOk(bipbop.some((u) => u.includes('/s1/')), 'no subtitles');
-  t.notOk(bipbop.some((u) => u.includes('iframe')), 'no I-frame playlists');
+  t.notOk(
+    bipbop.some((u) => u.includes('/s1/')),
+    'no subtitles',
+  );
+  t.notOk(
+    bipbop.some((u) => u.includes('iframe')),
+    'no I-frame playlists',
+  );
   t.same(bipbop.slice(0, 2), ['https://h/x/a1/prog_index.m3u8', 'https://h/x/v5/prog_index.m3u8']);
   t.same(bipbop.slice(-2), ['https://h/x/a2/prog_index.m3u8', 'https://h/x/a3/prog_index.m3u8']);
 });
@@ -110,9 +120,15 @@ t.test('mediaSegments: a 5.005 s live shape keeps exact PDTs', async (t) => {
   const p = mediaSegments(livePlaylist('ev2', now, shape), 'https://o.example.org/ev2/index.m3u8');
   t.equal(p.targetSec, 6, 'EXT-X-TARGETDURATION rounded up');
   t.equal(p.segments.length, 10);
-  t.same(p.segments.map((s) => s.pdtMs), Array.from({ length: 10 }, (_, i) => shape.epochMs + (491 + i) * 5005));
+  t.same(
+    p.segments.map((s) => s.pdtMs),
+    Array.from({ length: 10 }, (_, i) => shape.epochMs + (491 + i) * 5005),
+  );
   t.ok(p.segments.every((s) => s.durationSec === 5.005));
-  t.same(p.segments.map((s) => s.path), Array.from({ length: 10 }, (_, i) => `/content/ev2/seg_${491 + i}.ts`));
+  t.same(
+    p.segments.map((s) => s.path),
+    Array.from({ length: 10 }, (_, i) => `/content/ev2/seg_${491 + i}.ts`),
+  );
 });
 
 t.test('mediaSegments: fixtures with EXT-X-PROGRAM-DATE-TIME', async (t) => {
@@ -127,22 +143,34 @@ t.test('mediaSegments: fixtures with EXT-X-PROGRAM-DATE-TIME', async (t) => {
   // PDT from the fourth line on: the segment before it has no time and is skipped; later ones carry it forward.
   const cue = mediaSegments(fixture('hls/carlanton-m3u8-parser/media/media-playlist-with-date-range-and-cue-out-cue-in.m3u8'), 'https://h/live/media.m3u8');
   t.equal(cue.targetSec, 6);
-  t.notOk(cue.segments.some((s) => s.path === '/live/1.ts'), 'the segment before the first PDT is skipped');
-  t.same(cue.segments.map((s) => s.path), ['/live/2.ts', '/live/3.ts', '/live/4.ts', '/live/5.ts', '/live/6.ts', '/live/7.ts', '/live/8.ts']);
+  t.notOk(
+    cue.segments.some((s) => s.path === '/live/1.ts'),
+    'the segment before the first PDT is skipped',
+  );
+  t.same(
+    cue.segments.map((s) => s.path),
+    ['/live/2.ts', '/live/3.ts', '/live/4.ts', '/live/5.ts', '/live/6.ts', '/live/7.ts', '/live/8.ts'],
+  );
   const t0 = Date.UTC(2020, 5, 3, 14, 56);
-  t.same(cue.segments.map((s) => s.pdtMs), [0, 1, 2, 3, 4, 5, 6].map((i) => t0 + i * 6000));
+  t.same(
+    cue.segments.map((s) => s.pdtMs),
+    [0, 1, 2, 3, 4, 5, 6].map((i) => t0 + i * 6000),
+  );
 
   // One PDT in the header area, then fractional durations carried forward.
   const gr = mediaSegments(fixture('hls/grafov-m3u8/media-playlist-with-program-date-time.m3u8'), 'https://h/a/index.m3u8');
   t.equal(gr.targetSec, 15);
   const real = gr.segments.filter((s) => s.path.endsWith('.ts'));
   const start = Date.UTC(2018, 11, 31, 1, 47, 22);
-  t.same(real.map((s) => [s.path.slice(-6), s.pdtMs, s.durationSec]), [
-    ['000.ts', start, 14.666],
-    ['001.ts', start + 14666, 13.698],
-    ['002.ts', start + 14666 + 13698, 14.668],
-    ['003.ts', start + 14666 + 13698 + 14668, 13.2],
-  ]);
+  t.same(
+    real.map((s) => [s.path.slice(-6), s.pdtMs, s.durationSec]),
+    [
+      ['000.ts', start, 14.666],
+      ['001.ts', start + 14666, 13.698],
+      ['002.ts', start + 14666 + 13698, 14.668],
+      ['003.ts', start + 14666 + 13698 + 14668, 13.2],
+    ],
+  );
   t.equal(gr.segments.length, 4, 'blank lines are not segments (RFC 8216 §4.1: blank lines are ignored)');
 });
 
@@ -155,22 +183,51 @@ t.test('mediaSegments: a source path is the key segmentPath gives the same line 
   const src = mediaSegments(live, 'https://dai.example.com/linear/ev/variant/720p.m3u8');
   const lines = live.split('\n').filter((l) => l.startsWith('/content/'));
   t.equal(lines.length, 24);
-  t.same(src.segments.filter((s) => s.path.startsWith('/content/')).map((s) => s.path), lines.map((l) => segmentPath(origin + l)), 'ASCII paths agree');
+  t.same(
+    src.segments.filter((s) => s.path.startsWith('/content/')).map((s) => s.path),
+    lines.map((l) => segmentPath(origin + l)),
+    'ASCII paths agree',
+  );
   const odd = ['/content/évé/seg 1.ts', '/content/ev/./x/../seg_2.ts'];
   const text = ['#EXTM3U', '#EXT-X-TARGETDURATION:6', '#EXT-X-PROGRAM-DATE-TIME:2026-01-01T00:00:00Z', ...odd.flatMap((l) => ['#EXTINF:6,', l]), ''].join('\n');
   const paths = mediaSegments(text, 'https://dai.example.com/v.m3u8').segments.map((s) => s.path);
-  t.same(paths, odd.map((l) => segmentPath(origin + l)), 'non-ASCII, space and dot-segment paths agree');
+  t.same(
+    paths,
+    odd.map((l) => segmentPath(origin + l)),
+    'non-ASCII, space and dot-segment paths agree',
+  );
 });
 
 t.test('mediaSegments: segments without a PDT are skipped', async (t) => {
-  const text = ['#EXTM3U', '#EXT-X-TARGETDURATION:4', '#EXTINF:4,', 'a.ts', '#EXTINF:4,', 'b.ts', '#EXT-X-PROGRAM-DATE-TIME:2026-01-01T00:00:08.000Z', '#EXTINF:4,', 'c.ts', '#EXTINF:3.5,', 'd.ts', '#EXT-X-DISCONTINUITY', '#EXT-X-PROGRAM-DATE-TIME:2026-01-01T01:00:00Z', '#EXTINF:4,', 'e.ts', ''].join('\n');
+  const text = [
+    '#EXTM3U',
+    '#EXT-X-TARGETDURATION:4',
+    '#EXTINF:4,',
+    'a.ts',
+    '#EXTINF:4,',
+    'b.ts',
+    '#EXT-X-PROGRAM-DATE-TIME:2026-01-01T00:00:08.000Z',
+    '#EXTINF:4,',
+    'c.ts',
+    '#EXTINF:3.5,',
+    'd.ts',
+    '#EXT-X-DISCONTINUITY',
+    '#EXT-X-PROGRAM-DATE-TIME:2026-01-01T01:00:00Z',
+    '#EXTINF:4,',
+    'e.ts',
+    '',
+  ].join('\n');
   const p = mediaSegments(text, 'https://h/p/i.m3u8');
   t.equal(p.targetSec, 4);
-  t.same(p.segments.map((s) => [s.path, s.pdtMs, s.durationSec]), [
-    ['/p/c.ts', Date.UTC(2026, 0, 1, 0, 0, 8), 4],
-    ['/p/d.ts', Date.UTC(2026, 0, 1, 0, 0, 12), 3.5],
-    ['/p/e.ts', Date.UTC(2026, 0, 1, 1), 4],
-  ], 'a new PDT after a discontinuity wins over the carried time');
+  t.same(
+    p.segments.map((s) => [s.path, s.pdtMs, s.durationSec]),
+    [
+      ['/p/c.ts', Date.UTC(2026, 0, 1, 0, 0, 8), 4],
+      ['/p/d.ts', Date.UTC(2026, 0, 1, 0, 0, 12), 3.5],
+      ['/p/e.ts', Date.UTC(2026, 0, 1, 1), 4],
+    ],
+    'a new PDT after a discontinuity wins over the carried time',
+  );
   t.same(mediaSegments(['#EXTM3U', '#EXTINF:6,', 'a.ts', '#EXTINF:6,', 'b.ts'].join('\n'), 'https://h/x.m3u8').segments, [], 'no PDT at all: nothing');
   t.same(mediaSegments(['#EXTM3U', '#EXT-X-PROGRAM-DATE-TIME:not a date', '#EXTINF:6,', 'a.ts'].join('\n'), 'https://h/x.m3u8').segments, [], 'an unparsable PDT is no PDT');
   t.equal(mediaSegments('#EXTM3U\n', 'https://h/x.m3u8').targetSec, 6, 'target duration defaults to 6');
@@ -180,10 +237,14 @@ t.test('mediaSegments: CRLF line endings', async (t) => {
   const text = ['#EXTM3U', '#EXT-X-TARGETDURATION:6', '#EXT-X-PROGRAM-DATE-TIME:2020-06-03T14:56:00Z', '#EXTINF:6.000,', 'seg1.ts', '#EXTINF:6.000,', 'seg2.ts', ''].join('\r\n');
   const p = mediaSegments(text, 'https://h/a/b.m3u8');
   t.equal(p.targetSec, 6);
-  t.same(p.segments.map((s) => [s.uri, s.pdtMs]), [
-    ['https://h/a/seg1.ts', Date.UTC(2020, 5, 3, 14, 56)],
-    ['https://h/a/seg2.ts', Date.UTC(2020, 5, 3, 14, 56, 6)],
-  ], 'CRLF playlists are valid HLS (RFC 8216 §4.1)');
+  t.same(
+    p.segments.map((s) => [s.uri, s.pdtMs]),
+    [
+      ['https://h/a/seg1.ts', Date.UTC(2020, 5, 3, 14, 56)],
+      ['https://h/a/seg2.ts', Date.UTC(2020, 5, 3, 14, 56, 6)],
+    ],
+    'CRLF playlists are valid HLS (RFC 8216 §4.1)',
+  );
 });
 
 /** A fake network of playlists: text by URL, or an Error to throw; records what was asked. */
@@ -225,12 +286,22 @@ t.test('readSource: master → every variant', async (t) => {
   );
   const signal = new AbortController().signal;
   const out = await readSource(master, net.fetchText, signal);
-  t.same(out.map((p) => p.uri), [`${dai}/linear/ev/audio/en.m3u8`, `${dai}/linear/ev/variant/720p.m3u8`, `${dai}/linear/ev/variant/360p.m3u8`], 'one media playlist per variant, in master order');
-  t.same(out.map((p) => p.segments.length), [30, 30, 30]);
+  t.same(
+    out.map((p) => p.uri),
+    [`${dai}/linear/ev/audio/en.m3u8`, `${dai}/linear/ev/variant/720p.m3u8`, `${dai}/linear/ev/variant/360p.m3u8`],
+    'one media playlist per variant, in master order',
+  );
+  t.same(
+    out.map((p) => p.segments.length),
+    [30, 30, 30],
+  );
   t.equal(out[1]!.segments[0]!.path, '/content/ev-720/seg_971.ts');
   t.equal(net.calls.length, 4, 'master + 3 variants, no I-frame playlist');
   t.equal(net.calls[0], master);
-  t.ok(net.signals.every((s) => s === signal), 'the caller’s signal goes to every fetch');
+  t.ok(
+    net.signals.every((s) => s === signal),
+    'the caller’s signal goes to every fetch',
+  );
   t.equal(net.maxOpen(), 3, 'variants fetched together');
 });
 
@@ -242,13 +313,27 @@ t.test('readSource: a media playlist source is read once', async (t) => {
   t.equal(out[0]!.uri, 'https://o.example.org/ev/index.m3u8');
   t.equal(out[0]!.segments.length, 30);
   t.same(net.calls, ['https://o.example.org/ev/index.m3u8']);
-  const ws = await readSource('https://h/x.m3u8', fakeFetch({ 'https://h/x.m3u8': '  \n#EXTM3U\n#EXT-X-PROGRAM-DATE-TIME:2026-01-01T00:00:00Z\n#EXTINF:6,\nhttps://h/a.ts\n' }).fetchText, AbortSignal.timeout(5000));
+  const ws = await readSource(
+    'https://h/x.m3u8',
+    fakeFetch({ 'https://h/x.m3u8': '  \n#EXTM3U\n#EXT-X-PROGRAM-DATE-TIME:2026-01-01T00:00:00Z\n#EXTINF:6,\nhttps://h/a.ts\n' }).fetchText,
+    AbortSignal.timeout(5000),
+  );
   t.equal(ws[0]!.segments.length, 1, 'leading whitespace before #EXTM3U tolerated');
 });
 
 t.test('readSource: a failing variant is skipped', async (t) => {
   const now = defaultShape.epochMs + 1000 * 6000 + 500;
-  const master = ['#EXTM3U', '#EXT-X-STREAM-INF:BANDWIDTH=1', 'a.m3u8', '#EXT-X-STREAM-INF:BANDWIDTH=2', 'b.m3u8', '#EXT-X-STREAM-INF:BANDWIDTH=3', 'c.m3u8', '#EXT-X-STREAM-INF:BANDWIDTH=4', 'd.m3u8'].join('\n');
+  const master = [
+    '#EXTM3U',
+    '#EXT-X-STREAM-INF:BANDWIDTH=1',
+    'a.m3u8',
+    '#EXT-X-STREAM-INF:BANDWIDTH=2',
+    'b.m3u8',
+    '#EXT-X-STREAM-INF:BANDWIDTH=3',
+    'c.m3u8',
+    '#EXT-X-STREAM-INF:BANDWIDTH=4',
+    'd.m3u8',
+  ].join('\n');
   const net = fakeFetch({
     'https://h/m.m3u8': master,
     'https://h/a.m3u8': new Error('connection reset'),
@@ -256,7 +341,11 @@ t.test('readSource: a failing variant is skipped', async (t) => {
     'https://h/d.m3u8': livePlaylist('d', now),
   });
   const out = await readSource('https://h/m.m3u8', net.fetchText, AbortSignal.timeout(5000));
-  t.same(out.map((p) => p.uri), ['https://h/b.m3u8', 'https://h/d.m3u8'], 'a throwing and a missing variant skipped');
+  t.same(
+    out.map((p) => p.uri),
+    ['https://h/b.m3u8', 'https://h/d.m3u8'],
+    'a throwing and a missing variant skipped',
+  );
   t.equal(net.calls.length, 5, 'every variant was tried');
   const none = fakeFetch({ 'https://h/m.m3u8': master });
   t.same(await readSource('https://h/m.m3u8', none.fetchText, AbortSignal.timeout(5000)), [], 'all variants failing: empty, not a rejection');

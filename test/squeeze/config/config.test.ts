@@ -47,9 +47,25 @@ t.test('squeeze configuration', async (t) => {
   });
 
   t.test('event config: upsert by asset_id, effective merged config, 404 unknown brand, 409 caid clash', async (t) => {
-    const r = await put('squeeze-event-config', { asset_id: 'EVKEY', source_uri: 'https://origin.example.org/live/master.m3u8', brand_config_id: 'acme', caid: 'CAID-1', windows_segs: 10, live_edge_delay_segments: 2, animations: { out_sec: 3 } });
+    const r = await put('squeeze-event-config', {
+      asset_id: 'EVKEY',
+      source_uri: 'https://origin.example.org/live/master.m3u8',
+      brand_config_id: 'acme',
+      caid: 'CAID-1',
+      windows_segs: 10,
+      live_edge_delay_segments: 2,
+      animations: { out_sec: 3 },
+    });
     t.equal(r.status, 200);
-    t.match(r.body, { id: Number, asset_id: 'EVKEY', windows_segs: 10, live_edge_delay_segments: 2, brand_config_id: 'acme', sqz_ratios: { content_box: 0.65, ad_box: 0.4 }, animations: { in_sec: 2, out_sec: 3 } });
+    t.match(r.body, {
+      id: Number,
+      asset_id: 'EVKEY',
+      windows_segs: 10,
+      live_edge_delay_segments: 2,
+      brand_config_id: 'acme',
+      sqz_ratios: { content_box: 0.65, ad_box: 0.4 },
+      animations: { in_sec: 2, out_sec: 3 },
+    });
     const id = r.body.id;
     const again = await put('squeeze-event-config', { asset_id: 'EVKEY', source_uri: 'https://origin.example.org/live/master.m3u8', brand_config_id: 'acme', windows_segs: 5 });
     t.equal(again.body.id, id, 'same asset_id, same id');
@@ -60,7 +76,11 @@ t.test('squeeze configuration', async (t) => {
     t.equal(spec.status, 200);
     t.match(spec.body, { windows_segs: 8, live_edge_delay_segments: 1 });
     t.notOk('WindowsSegs' in spec.body || 'LiveEdgeDelaySegments' in spec.body, 'snake_case in responses');
-    t.equal((await put('squeeze-event-config', { asset_id: 'EVKEY', source_uri: 'https://origin.example.org/live/master.m3u8', brand_config_id: 'acme', WindowsSegs: 8, windows_segs: 9 })).status, 400, 'two spellings, two values');
+    t.equal(
+      (await put('squeeze-event-config', { asset_id: 'EVKEY', source_uri: 'https://origin.example.org/live/master.m3u8', brand_config_id: 'acme', WindowsSegs: 8, windows_segs: 9 })).status,
+      400,
+      'two spellings, two values',
+    );
     t.equal((await put('squeeze-event-config', { asset_id: 'EVKEY', source_uri: 'https://origin.example.org/live/master.m3u8', brand_config_id: 'acme', windows_segs: 5 })).status, 200);
     t.equal((await get(`squeeze-event-config/${id}`)).body.asset_id, 'EVKEY');
     t.equal((await get('squeeze-event-config?asset_id=NOPE')).status, 404);
@@ -75,7 +95,8 @@ t.test('squeeze configuration', async (t) => {
       { asset_id: 'E5', source_uri: 'https://o/x.m3u8', brand_config_id: 'acme', windows_segs: -1 },
       { asset_id: 'E5', source_uri: 'https://o/x.m3u8', brand_config_id: 'acme', live_edge_delay_segments: 'two' },
       { asset_id: 'bad id/with slash', source_uri: 'https://o/x.m3u8', brand_config_id: 'acme' },
-    ]) t.equal((await put('squeeze-event-config', b)).status, 400, JSON.stringify(b));
+    ])
+      t.equal((await put('squeeze-event-config', b)).status, 400, JSON.stringify(b));
   });
 
   t.test('the manifest proxy applies the event window at once, on this and another instance', async (t) => {

@@ -18,7 +18,14 @@ t.test('spec spellings are folded into the snake_case fields', async (t) => {
 });
 
 t.test('both spellings with different values, or a bad value in either spelling: 400', async (t) => {
-  for (const body of [{ WindowsSegs: 4, windows_segs: 5 }, { LiveEdgeDelaySegments: 1, live_edge_delay_segments: 2 }, { WindowsSegs: -1 }, { LiveEdgeDelaySegments: 101 }, { WindowsSegs: '10' }, { windowsSegs: 10 }]) {
+  for (const body of [
+    { WindowsSegs: 4, windows_segs: 5 },
+    { LiveEdgeDelaySegments: 1, live_edge_delay_segments: 2 },
+    { WindowsSegs: -1 },
+    { LiveEdgeDelaySegments: 101 },
+    { WindowsSegs: '10' },
+    { windowsSegs: 10 },
+  ]) {
     let status = 0;
     try {
       read(body);

@@ -72,7 +72,11 @@ t.test('cue monitor: cue-triggered breaks, exactly once, across two instances', 
     t.equal(r.status, 200, JSON.stringify(r.body));
     return r.body as { id: number; trigger: string; manifest_polling?: number };
   };
-  t.equal((await api(a, 'PUT', 'squeeze-event-config', { asset_id: 'X', source_uri: `${origin.url}/x/master.m3u8`, brand_config_id: 'acme', trigger: 'cues' })).status, 400, 'trigger is api or scte35');
+  t.equal(
+    (await api(a, 'PUT', 'squeeze-event-config', { asset_id: 'X', source_uri: `${origin.url}/x/master.m3u8`, brand_config_id: 'acme', trigger: 'cues' })).status,
+    400,
+    'trigger is api or scte35',
+  );
   const e1 = await event('EV1', 'ch1', { trigger: 'scte35', manifest_polling: 0.5 });
   t.match(e1, { trigger: 'scte35', manifest_polling: 0.5 });
   const e2 = await event('EV2', 'ch2', {});
@@ -89,7 +93,16 @@ t.test('cue monitor: cue-triggered breaks, exactly once, across two instances', 
   origin.cue('ch1', L + 4, '#EXT-X-CUE-IN'); // on time: changes nothing
   origin.cue('ch1', L + 8, `#EXT-X-DATERANGE:ID="d1",START-DATE="${new Date(origin.pdtOf(L + 8)).toISOString()}",PLANNED-DURATION=10,SCTE35-OUT=${hex(spliceInsert(102, 1008, { durationSec: 10 }))}`);
   origin.cue('ch1', L + 11, `#EXT-X-DATERANGE:ID="d1",START-DATE="${new Date(origin.pdtOf(L + 8)).toISOString()}",SCTE35-IN=${hex(spliceInsert(102, 1011, 'in'))}`); // early
-  origin.cue('ch1', L + 14, `#EXT-X-DATERANGE:ID="p1",START-DATE="${new Date(origin.pdtOf(L + 14)).toISOString()}",SCTE35-OUT=${hex(timeSignal(1014, [{ typeId: 0x11, eventId: 5 }, { typeId: 0x10, eventId: 6, durationSec: 1800 }]))}`);
+  origin.cue(
+    'ch1',
+    L + 14,
+    `#EXT-X-DATERANGE:ID="p1",START-DATE="${new Date(origin.pdtOf(L + 14)).toISOString()}",SCTE35-OUT=${hex(
+      timeSignal(1014, [
+        { typeId: 0x11, eventId: 5 },
+        { typeId: 0x10, eventId: 6, durationSec: 1800 },
+      ]),
+    )}`,
+  );
   origin.cue('ch1', L + 16, `#EXT-X-SCTE35:CUE="${b64(timeSignal(1016, [{ typeId: 0x34, eventId: 7, durationSec: 6 }]))}",CUE-OUT=YES`);
   origin.cue('ch1', L + 19, `#EXT-X-SCTE35:CUE="${b64(timeSignal(1019, [{ typeId: 0x35, eventId: 7 }]))}",CUE-IN=YES`);
   origin.cue('ch1', L + 22, '#EXT-X-SPLICEPOINT-SCTE35:/DAhAAAAAAAAAP/wEAUAAAHAf+9/fgAg9YDAAAAAAAA25aoX'); // bad CRC
@@ -116,11 +129,15 @@ t.test('cue monitor: cue-triggered breaks, exactly once, across two instances', 
     const [first] = await until('break 1', async () => ((await breaksOf(e1.id)).length >= 1 ? breaksOf(e1.id) : false));
     t.equal(first!.start_time.getTime(), origin.pdtOf(L), 'starts at the cue’s segment');
     t.equal(first!.break_duration, 4);
-    t.match(first!.trigger, { source: 'scte35', key: 'splice_insert:101:90000000', cue: { kind: 'out', dialect: 'cue-out', media_sequence: L, scte35: { splice_command: { name: 'splice_insert', splice_event_id: 101 } } } });
+    t.match(first!.trigger, {
+      source: 'scte35',
+      key: 'splice_insert:101:90000000',
+      cue: { kind: 'out', dialect: 'cue-out', media_sequence: L, scte35: { splice_command: { name: 'splice_insert', splice_event_id: 101 } } },
+    });
     const shown = await api(b, 'GET', `squeeze-ad-break/${first!.id}`);
     t.equal(shown.status, 200);
     t.match(shown.body, { trigger: { source: 'scte35', key: 'splice_insert:101:90000000', cue: { duration_sec: 4 } } }, 'the decoded cue is shown with the break');
-    await sleep((origin.pdtOf(L + 5) - Date.now()) + 1500); // past the on-time CUE-IN, several refreshes later
+    await sleep(origin.pdtOf(L + 5) - Date.now() + 1500); // past the on-time CUE-IN, several refreshes later
     const rows = await breaksOf(e1.id);
     t.equal(rows.length, 1, 'CONT tags and refreshes start nothing more');
     t.equal(rows[0]!.end_time.getTime(), origin.pdtOf(L + 4), 'an on-time cue-in leaves the end as planned');
@@ -149,15 +166,35 @@ t.test('cue monitor: cue-triggered breaks, exactly once, across two instances', 
   });
 
   await t.test('a program-boundary cue starts nothing; a 0x34/0x35 pair starts and ends; a bare CUE-OUT and a cancel', async (t) => {
-    const rows = await until('breaks 3 and 4 ended', async () => {
-      const r = await breaksOf(e1.id);
-      return r.length >= 4 && r[3]!.status === 'cancelled' && r;
-    }, 25_000);
+    const rows = await until(
+      'breaks 3 and 4 ended',
+      async () => {
+        const r = await breaksOf(e1.id);
+        return r.length >= 4 && r[3]!.status === 'cancelled' && r;
+      },
+      25_000,
+    );
     t.equal(rows.length, 4, 'the program boundary at L+14 and the bad cue started nothing');
-    t.match(rows[2], { start_time: new Date(origin.pdtOf(L + 16)), end_time: new Date(origin.pdtOf(L + 19)), break_duration: 3, status: 'cancelled', trigger: { key: 'time_signal:7:91440000', cue: { dialect: 'elemental', scte35: { splice_descriptors: [{ segmentation_type_id: 0x34 }] } } } });
-    t.match(rows[3], { start_time: new Date(origin.pdtOf(L + 23)), end_time: new Date(origin.pdtOf(L + 25)), break_duration: 2, status: 'cancelled', trigger: { key: `msn:${L + 23}:out`, cue: { duration_sec: 8 } } });
+    t.match(rows[2], {
+      start_time: new Date(origin.pdtOf(L + 16)),
+      end_time: new Date(origin.pdtOf(L + 19)),
+      break_duration: 3,
+      status: 'cancelled',
+      trigger: { key: 'time_signal:7:91440000', cue: { dialect: 'elemental', scte35: { splice_descriptors: [{ segmentation_type_id: 0x34 }] } } },
+    });
+    t.match(rows[3], {
+      start_time: new Date(origin.pdtOf(L + 23)),
+      end_time: new Date(origin.pdtOf(L + 25)),
+      break_duration: 2,
+      status: 'cancelled',
+      trigger: { key: `msn:${L + 23}:out`, cue: { duration_sec: 8 } },
+    });
     const claims = await sql<{ cue_key: string; kind: string; outcome: string }[]>`select cue_key, kind, outcome from squeeze_cue_claim where event_id = ${e1.id} order by claimed_at`;
-    t.same(claims.map((c) => `${c.kind}:${c.outcome}`), ['out:started', 'in:no-change', 'out:started', 'in:ended', 'out:started', 'in:ended', 'out:started', 'cancel:ended'], 'one claim per acted-on cue');
+    t.same(
+      claims.map((c) => `${c.kind}:${c.outcome}`),
+      ['out:started', 'in:no-change', 'out:started', 'in:ended', 'out:started', 'in:ended', 'out:started', 'cancel:ended'],
+      'one claim per acted-on cue',
+    );
   });
 
   await t.test('no breaks for the api event nor the event with DAI streams', async (t) => {

@@ -42,7 +42,11 @@ t.test('refreshes of a live window: each cue acts once, in playlist order', asyn
   }
   t.same(log.flat(), ['start@12/30s', 'ignore:cont@13', 'end@15', 'ignore:other@18', 'start@20/8s', 'end@22'], 'every cue once, whatever the number of refreshes');
   const start = cueActions(readHlsCues(playlist(10, 12, cues)), new Set(), rules(EPOCH + 13_000)).actions[0]!;
-  t.match(start, { type: 'start', atMs: EPOCH + 12_000, estimated: false, durationSec: 30, cue: { dialect: 'cue-out', key: 'splice_insert:7:900000' } }, 'the binary’s duration and key; the segment’s PDT');
+  t.match(
+    start,
+    { type: 'start', atMs: EPOCH + 12_000, estimated: false, durationSec: 30, cue: { dialect: 'cue-out', key: 'splice_insert:7:900000' } },
+    'the binary’s duration and key; the segment’s PDT',
+  );
   t.ok(seen.size <= 9 * 2, 'claims that left the window are forgotten');
 });
 
@@ -51,7 +55,11 @@ t.test('a restarted monitor re-reads every cue of the window (the Postgres claim
   const text = playlist(0, 8, cues);
   const first = cueActions(readHlsCues(text), new Set(), rules(EPOCH + 9000));
   const again = cueActions(readHlsCues(text), new Set(), rules(EPOCH + 9000));
-  t.same(first.actions.map((a) => a.claim), again.actions.map((a) => a.claim), 'the same claims: keys do not depend on the process');
+  t.same(
+    first.actions.map((a) => a.claim),
+    again.actions.map((a) => a.claim),
+    'the same claims: keys do not depend on the process',
+  );
   t.same(first.actions.map(brief), ['start@5/20s', 'ignore:cont@6']);
 });
 
@@ -62,7 +70,10 @@ t.test('an out/in pair sharing a DATERANGE ID: two claims', async (t) => {
     4: [`#EXT-X-DATERANGE:ID="b1",START-DATE="2026-01-01T00:00:02Z",SCTE35-IN=${hex(spliceInsert(7, 14, 'in').toString('base64'))}`],
   });
   const { actions } = cueActions(readHlsCues(text), new Set(), rules(EPOCH + 7000));
-  t.same(actions.map((a) => a.claim), ['daterange:b1|out', 'daterange:b1|in']);
+  t.same(
+    actions.map((a) => a.claim),
+    ['daterange:b1|out', 'daterange:b1|in'],
+  );
   t.equal(actions[0]!.type, 'start');
   t.equal(actions[1]!.type, 'end', 'the IN ends the break');
 });
