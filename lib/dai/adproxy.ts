@@ -130,7 +130,9 @@ export class AdProxy {
       clientIp,
     };
     if (assetKey) touch.assetKey = assetKey;
-    const brand = this.brands?.current.resolve({
+    // No rules, no brand: the common case costs no header copies.
+    const matcher = this.brands?.current;
+    const brand = matcher?.size === 0 ? undefined : matcher?.resolve({
       query: Object.fromEntries(targeting),
       headers: { 'x-forwarded-host': req.getHeader('x-forwarded-host'), 'x-forwarded': req.getHeader('x-forwarded') },
     })?.brand_name;
