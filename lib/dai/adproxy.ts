@@ -132,10 +132,13 @@ export class AdProxy {
     if (assetKey) touch.assetKey = assetKey;
     // No rules, no brand: the common case costs no header copies.
     const matcher = this.brands?.current;
-    const brand = matcher?.size === 0 ? undefined : matcher?.resolve({
-      query: Object.fromEntries(targeting),
-      headers: { 'x-forwarded-host': req.getHeader('x-forwarded-host'), 'x-forwarded': req.getHeader('x-forwarded') },
-    })?.brand_name;
+    const brand =
+      matcher?.size === 0
+        ? undefined
+        : matcher?.resolve({
+            query: Object.fromEntries(targeting),
+            headers: { 'x-forwarded-host': req.getHeader('x-forwarded-host'), 'x-forwarded': req.getHeader('x-forwarded') },
+          })?.brand_name;
     if (brand !== undefined) touch.brand = brand;
     if (settings.eventId !== undefined) touch.eventId = settings.eventId;
     else {

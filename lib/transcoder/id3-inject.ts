@@ -6,6 +6,7 @@
  * metadata_descriptor (0x26, format 'ID3 '); the tag travels in a PES with stream_id 0xBD
  * (private_stream_1), data_alignment_indicator set and a PTS. Pure: bytes in, bytes out.
  */
+import { crc32Mpeg2 } from '../scte35/crc.js';
 
 const PACKET = 188;
 const SYNC = 0x47;
@@ -30,23 +31,6 @@ export function vtgTag(owner: string, value: string): Buffer {
   const priv = id3Frame('PRIV', Buffer.concat([Buffer.from(owner, 'latin1'), Buffer.from([0]), Buffer.from(value, 'utf8')]));
   const body = Buffer.concat([txxx, priv]);
   return Buffer.concat([Buffer.from('ID3', 'latin1'), Buffer.from([4, 0, 0]), syncsafe(body.length), body]);
-}
-
-const CRC_TABLE = (() => {
-  const t = new Uint32Array(256);
-  for (let i = 0; i < 256; i++) {
-    let c = i << 24;
-    for (let k = 0; k < 8; k++) c = c & 0x80000000 ? (c << 1) ^ 0x04c11db7 : c << 1;
-    t[i] = c >>> 0;
-  }
-  return t;
-})();
-
-/** CRC_32 of PSI sections (ISO/IEC 13818-1 Annex A: MSB first, initial 0xFFFFFFFF, no final xor). */
-export function crc32Mpeg(buf: Buffer): number {
-  let crc = 0xffffffff;
-  for (const b of buf) crc = ((crc << 8) ^ CRC_TABLE[((crc >>> 24) ^ b) & 0xff]!) >>> 0;
-  return crc;
 }
 
 const pidOf = (ts: Buffer, at: number) => ((ts[at + 1]! & 0x1f) << 8) | ts[at + 2]!;
@@ -123,7 +107,7 @@ function rewritePmt(section: Buffer): { section: Buffer; pid: number } {
   body[1] = (body[1]! & 0xf0) | (sectionLength >> 8);
   body[2] = sectionLength & 0xff;
   const crc = Buffer.alloc(4);
-  crc.writeUInt32BE(crc32Mpeg(body));
+  crc.writeUInt32BE(crc32Mpeg2(body));
   return { section: Buffer.concat([body, crc]), pid };
 }
 

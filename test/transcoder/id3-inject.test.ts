@@ -1,6 +1,7 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
-import { crc32Mpeg, injectTimedId3, TsRewriteError, vtgTag } from '../../lib/transcoder/id3-inject.js';
+import { injectTimedId3, TsRewriteError, vtgTag } from '../../lib/transcoder/id3-inject.js';
+import { crc32Mpeg2 as crc32Mpeg } from '../../lib/scte35/crc.js';
 import { extractTags, parseId3Tag } from '../../lib/id3/index.js';
 
 const fixture = (p: string) => readFileSync(new URL(`../fixtures/media/${p}`, import.meta.url));
@@ -16,7 +17,7 @@ t.test('vtgTag: TXXX and PRIV with the owner, readable by our ID3 parser', async
   t.equal(Buffer.from(tag!.frames[1]!.data!).toString('utf8'), 'brk-42 é');
 });
 
-t.test('crc32Mpeg: the MPEG-2 check value', async (t) => {
+t.test('the PSI CRC (shared with lib/scte35): the MPEG-2 check value', async (t) => {
   t.equal(crc32Mpeg(Buffer.from('123456789', 'latin1')), 0x0376e6e7);
 });
 
