@@ -68,56 +68,8 @@ export function decodeSplice(payload: Scte35Payload, options: DecodeOptions = {}
   const splice_command_length = r.bits(12);
   const crc_32 = `0x${Buffer.from(bytes.subarray(crcAt, total)).toString('hex')}`;
 
-  if (encrypted_packet) {
-    // §11: everything from splice_command_type to E_CRC_32 is encrypted; we report it, never decrypt.
-    const hex = Buffer.from(bytes.subarray(COMMAND_TYPE_AT, crcAt)).toString('hex');
-    return {
-      table_id: 0xfc,
-      section_syntax_indicator,
-      private_indicator,
-      sap_type,
-      sap_type_name: SAP_TYPES[sap_type]!,
-      section_length: sectionLength,
-      protocol_version,
-      encrypted_packet,
-      encryption_algorithm,
-      encryption_algorithm_name: nameOr(ENCRYPTION_ALGORITHMS, encryption_algorithm),
-      pts_adjustment_ticks,
-      pts_adjustment: seconds(pts_adjustment_ticks),
-      cw_index,
-      tier,
-      splice_command_length,
-      splice_command_type: null,
-      splice_command_type_name: 'encrypted',
-      splice_command: { name: 'encrypted', encrypted_bytes_hex: hex },
-      descriptor_loop_length: null,
-      splice_descriptors: [],
-      crc_32,
-      crc_ok: crcOk,
-    };
-  }
-
-  const type = r.bits(8);
-  const cmdStart = COMMAND_TYPE_AT + 1;
-  let cmd: SpliceCommand;
-  let cmdEnd: number;
-  if (splice_command_length === LENGTH_UNKNOWN) {
-    const cr = new BitReader(bytes, cmdStart, crcAt);
-    cmd = command(cr, type, splice_command_length, pts_adjustment_ticks);
-    cmdEnd = cr.offset;
-  } else {
-    cmdEnd = cmdStart + splice_command_length;
-    if (cmdEnd > crcAt) throw new Scte35Error('command-length', `splice_command_length ${splice_command_length} runs past the section`, COMMAND_TYPE_AT - 2);
-    const cr = new BitReader(bytes, cmdStart, cmdEnd, 'command-length');
-    cmd = command(cr, type, splice_command_length, pts_adjustment_ticks);
-    if (cr.offset !== cmdEnd) throw new Scte35Error('command-length', `splice_command_length ${splice_command_length} but the command is ${cr.offset - cmdStart} bytes`, cr.offset);
-  }
-
-  if (cmdEnd + 2 > crcAt) throw new Scte35Error('truncated', 'no descriptor_loop_length', cmdEnd);
-  const loopLength = (bytes[cmdEnd]! << 8) | bytes[cmdEnd + 1]!;
-  const loopStart = cmdEnd + 2;
-  if (loopStart + loopLength > crcAt) throw new Scte35Error('descriptor-length', `descriptor_loop_length ${loopLength} runs past the section`, cmdEnd);
-  // Bytes between the loop and CRC_32 would be alignment_stuffing (§9.6); tolerated as other decoders do.
+  // §11: with encrypted_packet everything from splice_command_type to E_CRC_32 is encrypted; it is reported, never decrypted.
+  const body = encrypted_packet ? encryptedBody(bytes, crcAt) : clearBody(r, bytes, splice_command_length, pts_adjustment_ticks, crcAt);
   return {
     table_id: 0xfc,
     section_syntax_indicator,
@@ -134,14 +86,52 @@ export function decodeSplice(payload: Scte35Payload, options: DecodeOptions = {}
     cw_index,
     tier,
     splice_command_length,
-    splice_command_type: type,
-    splice_command_type_name: COMMAND_NAMES[type] ?? 'unknown',
-    splice_command: cmd,
-    descriptor_loop_length: loopLength,
-    splice_descriptors: readDescriptors(bytes, loopStart, loopStart + loopLength),
+    splice_command_type: body.type,
+    splice_command_type_name: body.typeName,
+    splice_command: body.command,
+    descriptor_loop_length: body.loopLength,
+    splice_descriptors: body.descriptors,
     crc_32,
     crc_ok: crcOk,
   };
+}
+
+interface SectionBody {
+  type: number | null;
+  typeName: string;
+  command: SpliceCommand;
+  loopLength: number | null;
+  descriptors: SpliceInfoSection['splice_descriptors'];
+}
+
+function encryptedBody(bytes: Uint8Array, crcAt: number): SectionBody {
+  const hex = Buffer.from(bytes.subarray(COMMAND_TYPE_AT, crcAt)).toString('hex');
+  return { type: null, typeName: 'encrypted', command: { name: 'encrypted', encrypted_bytes_hex: hex }, loopLength: null, descriptors: [] };
+}
+
+/** The command (§9.7) and the descriptor loop (§10), bounds-checked against the section. */
+function clearBody(r: BitReader, bytes: Uint8Array, splice_command_length: number, pts_adjustment_ticks: number, crcAt: number): SectionBody {
+  const type = r.bits(8);
+  const cmdStart = COMMAND_TYPE_AT + 1;
+  let cmd: SpliceCommand;
+  let cmdEnd: number;
+  if (splice_command_length === LENGTH_UNKNOWN) {
+    const cr = new BitReader(bytes, cmdStart, crcAt);
+    cmd = command(cr, type, splice_command_length, pts_adjustment_ticks);
+    cmdEnd = cr.offset;
+  } else {
+    cmdEnd = cmdStart + splice_command_length;
+    if (cmdEnd > crcAt) throw new Scte35Error('command-length', `splice_command_length ${splice_command_length} runs past the section`, COMMAND_TYPE_AT - 2);
+    const cr = new BitReader(bytes, cmdStart, cmdEnd, 'command-length');
+    cmd = command(cr, type, splice_command_length, pts_adjustment_ticks);
+    if (cr.offset !== cmdEnd) throw new Scte35Error('command-length', `splice_command_length ${splice_command_length} but the command is ${cr.offset - cmdStart} bytes`, cr.offset);
+  }
+  if (cmdEnd + 2 > crcAt) throw new Scte35Error('truncated', 'no descriptor_loop_length', cmdEnd);
+  const loopLength = (bytes[cmdEnd]! << 8) | bytes[cmdEnd + 1]!;
+  const loopStart = cmdEnd + 2;
+  if (loopStart + loopLength > crcAt) throw new Scte35Error('descriptor-length', `descriptor_loop_length ${loopLength} runs past the section`, cmdEnd);
+  // Bytes between the loop and CRC_32 would be alignment_stuffing (§9.6); tolerated as other decoders do.
+  return { type, typeName: COMMAND_NAMES[type] ?? 'unknown', command: cmd, loopLength, descriptors: readDescriptors(bytes, loopStart, loopStart + loopLength) };
 }
 
 export type DecodeResult = { ok: true; value: SpliceInfoSection } | { ok: false; error: Scte35Error };
