@@ -250,7 +250,9 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
   router.mount(http.app, `/${config.stitchPath}/dash`);
 
   // The hot path and the player endpoints.
-  const upstream = life.add('DAI upstream', new Upstream(config.daiHost, { deadlineMs: config.upstreamDeadlineMs }), (u) => u.close());
+  const upstream = life.add('DAI upstream', new Upstream(config.daiHost, { deadlineMs: config.upstreamDeadlineMs, connect: policy.connector(Math.min(2000, config.upstreamDeadlineMs)) }), (u) =>
+    u.close(),
+  );
   const manifestCache = life.add('manifest cache', new ManifestCache(), (c) => c.close());
   const events = parts.events ?? eventConfigs;
   new ManifestProxy(
