@@ -20,8 +20,10 @@ export interface Target {
   output?: () => string;
 }
 
-export function launch(cmd: string, args: string[], cpu: string | undefined, env: NodeJS.ProcessEnv = process.env): Target {
-  const child = cpu ? spawn('taskset', ['-c', cpu, cmd, ...args], { env, stdio: ['ignore', 'pipe', 'inherit'] }) : spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'inherit'] });
+/** Starts cmd (pinned to cpu); its port is the first `READY <port>` it prints. silent: its stderr is dropped (a service logging as in production). */
+export function launch(cmd: string, args: string[], cpu: string | undefined, env: NodeJS.ProcessEnv = process.env, opts: { silent?: boolean } = {}): Target {
+  const stdio: ['ignore', 'pipe', 'inherit' | 'ignore'] = ['ignore', 'pipe', opts.silent ? 'ignore' : 'inherit'];
+  const child = cpu ? spawn('taskset', ['-c', cpu, cmd, ...args], { env, stdio }) : spawn(cmd, args, { env, stdio });
   let out = '';
   const port = new Promise<number>((resolve, reject) => {
     child.stdout!.on('data', (d) => {
@@ -53,6 +55,30 @@ export function freePort(): Promise<number> {
       s.close(() => resolve(p));
     });
   });
+}
+
+/** Resolves once 127.0.0.1:port accepts connections (and, with httpPath, answers it with a 2xx). */
+export async function waitForPort(port: number, timeoutMs: number, httpPath?: string): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    const ok = httpPath
+      ? await fetch(`http://127.0.0.1:${port}${httpPath}`).then(
+          (r) => r.ok,
+          () => false,
+        )
+      : await new Promise<boolean>((r) =>
+          net
+            .connect(port, '127.0.0.1')
+            .once('connect', function (this: net.Socket) {
+              this.destroy();
+              r(true);
+            })
+            .once('error', () => r(false)),
+        );
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`nothing answered on port ${port}${httpPath ?? ''} within ${timeoutMs} ms`);
 }
 
 /** A process and its direct children (nginx master + worker). */

@@ -12,15 +12,15 @@
  * Scenarios: distinct (1,000 streams round-robin, a unique query on every request, so every
  * request goes upstream) and hot (one URL; the service collapses and micro-caches).
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { hasCommand, runLoad, type LoadResult, type LoadSpec } from './load.js';
-import { cpuSeconds, freePort, LOAD_CPU, node, pinned, root, rssMiB, SERVER_CPU, SERVICE_FLAGS, type Target } from './procs.js';
+import { cpuSeconds, LOAD_CPU, node, pinned, root, rssMiB, SERVER_CPU, SERVICE_FLAGS, type Target } from './procs.js';
 import type { MicroResult } from './micro.js';
 import { runSoak } from './soak.js';
+import { nginxProxy } from './nginx.js';
+import { recordRig, runRig } from './rig.js';
 
 const quick = process.argv.includes('--quick');
 const record = process.argv.includes('--record');
@@ -29,53 +29,6 @@ const FIRST_WARMUP_SEC = 3;
 const connections = 100;
 const PREFIX = '/dai/manifest/linear/hls/pa/event/BENCH';
 const work = mkdtempSync(path.join(os.tmpdir(), 'sqz-bench-'));
-
-async function nginx(simPort: number): Promise<Target | undefined> {
-  if (!hasCommand('nginx')) return undefined;
-  const port = await freePort();
-  const conf = path.join(work, 'nginx.conf');
-  writeFileSync(
-    conf,
-    `worker_processes 1; daemon off; master_process on; pid ${work}/nginx.pid; error_log ${work}/nginx-error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path ${work}/nb; proxy_temp_path ${work}/np; fastcgi_temp_path ${work}/nf; uwsgi_temp_path ${work}/nu; scgi_temp_path ${work}/ns;
-  upstream sim { server 127.0.0.1:${simPort}; keepalive 64; }
-  server {
-    listen 127.0.0.1:${port};
-    location /dai/manifest/ {
-      proxy_pass http://sim/;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_set_header Accept-Encoding "";
-      sub_filter '/content/' 'https://origin.example.org/content/';
-      sub_filter_once off;
-      sub_filter_types application/vnd.apple.mpegurl;
-    }
-  }
-}
-`,
-  );
-  const child = SERVER_CPU ? spawn('taskset', ['-c', SERVER_CPU, 'nginx', '-c', conf, '-p', work], { stdio: 'ignore' }) : spawn('nginx', ['-c', conf, '-p', work], { stdio: 'ignore' });
-  const ready = (async () => {
-    for (let i = 0; i < 50; i++) {
-      const ok = await new Promise<boolean>((r) =>
-        net
-          .connect(port, '127.0.0.1')
-          .once('connect', function (this: net.Socket) {
-            this.destroy();
-            r(true);
-          })
-          .once('error', () => r(false)),
-      );
-      if (ok) return port;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error('nginx did not start');
-  })();
-  return { child, port: ready };
-}
 
 interface Row extends LoadResult {
   target: string;
@@ -145,6 +98,13 @@ async function runMicroAlone(): Promise<{ micro: MicroResult[]; scte35: { perSec
 }
 
 async function main(): Promise<void> {
+  if (process.argv.includes('--rig')) {
+    const at = process.argv.indexOf('--runs');
+    const runs = at === -1 ? (quick ? 1 : 3) : Number(process.argv[at + 1]) || 1;
+    const rigRows = await runRig(runs, quick ? { seconds: 5 } : {});
+    if (record) recordRig(rigRows, runs, quick);
+    return;
+  }
   if (process.argv.includes('--soak')) {
     const at = process.argv.indexOf('--minutes');
     await runSoak(at === -1 ? 5 : Number(process.argv[at + 1]) || 5, PREFIX, work);
@@ -200,7 +160,7 @@ async function main(): Promise<void> {
       return run;
     });
     rows.push(...(await measure('(g) service', async () => node('targets/service.js', [simUrl, '--break'], SERVER_CPU, SERVICE_FLAGS), toggled)));
-    rows.push(...(await measure('(d) nginx + sub_filter', () => nginx(simPort), [...both('variant'), ...(quick ? [] : both('dvr'))])));
+    rows.push(...(await measure('(d) nginx + sub_filter', () => nginxProxy(work, simPort, SERVER_CPU), [...both('variant'), ...(quick ? [] : both('dvr'))])));
     rows.push(...(await measure('(e) node:http+hls-parser', async () => node('targets/node-typical.js', [simUrl], SERVER_CPU), [...both('variant'), ...both('dvr')])));
   } finally {
     sim.child.kill('SIGKILL');
@@ -277,7 +237,7 @@ function writeResults(summary: { quick: boolean }, rows: Row[], checks: Array<{ 
   let notes = '';
   try {
     const old = readFileSync(file, 'utf8');
-    const at = old.indexOf('## Notes');
+    const at = old.search(/^## (Distinct-stream rig|Notes)/m);
     if (at !== -1) notes = old.slice(at);
   } catch {
     /* first run */

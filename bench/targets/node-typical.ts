@@ -1,16 +1,17 @@
 /**
- * Benchmark target (e): what a typical Node implementation looks like: node:http, undici
- * `request` + `body.text()`, hls-parser parse → modify → stringify. Prints "READY <port>".
+ * Benchmark target (e): what a typical Node implementation looks like: node:http, an undici
+ * `Pool` of 64 connections to the upstream, `body.text()`, hls-parser parse → absolute URIs →
+ * live window → stringify. Prints "READY <port>".
  */
 import http from 'node:http';
-import { Agent, request } from 'undici';
+import { Pool } from 'undici';
 import { typical } from '../micro.js';
 
-const simUrl = process.argv[2]!;
-const dispatcher = new Agent({ connections: 64 });
+const upstream = new Pool(process.argv[2]!, { connections: 64 });
 const server = http.createServer((req, res) => {
   const upstreamPath = (req.url ?? '/').replace(/^\/dai\/manifest/, '');
-  request(simUrl + upstreamPath, { dispatcher })
+  upstream
+    .request({ path: upstreamPath, method: 'GET' })
     .then(async (r) => {
       const text = await r.body.text();
       const out = typical(text);

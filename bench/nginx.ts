@@ -1,0 +1,65 @@
+/** nginx for the bench: a static upstream (the rig's) and `proxy_pass` + `sub_filter` (the alternative a CDN team would try first). */
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { hasCommand } from './load.js';
+import { freePort, waitForPort, type Target } from './procs.js';
+
+async function start(work: string, name: string, body: (port: number) => string, cpu: string | undefined): Promise<Target> {
+  const port = await freePort();
+  const prefix = path.join(work, name);
+  const conf = `${prefix}.conf`;
+  writeFileSync(
+    conf,
+    `worker_processes 1; daemon off; master_process on; pid ${prefix}.pid; error_log ${prefix}-error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path ${prefix}-b; proxy_temp_path ${prefix}-p; fastcgi_temp_path ${prefix}-f; uwsgi_temp_path ${prefix}-u; scgi_temp_path ${prefix}-s;
+${body(port)}
+}
+`,
+  );
+  const args = ['-c', conf, '-p', work];
+  const child = cpu ? spawn('taskset', ['-c', cpu, 'nginx', ...args], { stdio: 'ignore' }) : spawn('nginx', args, { stdio: 'ignore' });
+  return { child, port: waitForPort(port, 5000).then(() => port) };
+}
+
+/** nginx proxy_pass + sub_filter in front of an upstream on 127.0.0.1:upstreamPort; undefined when nginx is not installed. */
+export async function nginxProxy(work: string, upstreamPort: number, cpu: string | undefined): Promise<Target | undefined> {
+  if (!hasCommand('nginx')) return undefined;
+  return start(
+    work,
+    `proxy-${upstreamPort}`,
+    (port) => `  upstream up { server 127.0.0.1:${upstreamPort}; keepalive 64; }
+  server {
+    listen 127.0.0.1:${port};
+    location /dai/manifest/ {
+      proxy_pass http://up/;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Accept-Encoding "";
+      sub_filter '/content/' 'https://origin.example.org/content/';
+      sub_filter_once off;
+      sub_filter_types application/vnd.apple.mpegurl;
+    }
+  }`,
+    cpu,
+  );
+}
+
+/** nginx answering every path with one file, as a playlist. */
+export function nginxStatic(work: string, file: string, cpu: string | undefined): Promise<Target> {
+  return start(
+    work,
+    `static-${path.basename(file)}`,
+    (port) => `  types { application/vnd.apple.mpegurl m3u8; }
+  keepalive_requests 1000000;
+  server {
+    listen 127.0.0.1:${port};
+    root ${path.dirname(file)};
+    location / { try_files /${path.basename(file)} =404; }
+  }`,
+    cpu,
+  );
+}

@@ -1,0 +1,230 @@
+/**
+ * `npm run bench -- --rig [--runs N]`: distinct-stream manifests measured the way an outsider
+ * measured them (issue 20), so the figure the project reports is the one a buyer reproduces:
+ * - upstream: nginx serving one precomputed 30-segment live variant (6 s segments, root-relative
+ *   URIs, a program-date-time on each) for every path, pinned to the load core with wrk;
+ * - the service as `npm start` runs it (its Node flags, embedded Postgres, in-memory state, default
+ *   logging and limits), the benchmark's event configured through the management API with a window
+ *   of 10 segments and a live-edge delay of 2;
+ * - nginx `proxy_pass` + `sub_filter`, and a typical Node proxy (node:http + undici Pool(64) +
+ *   hls-parser parse → absolute URIs → window → stringify);
+ * - wrk, one thread, 100 connections, 10 s, round-robin over 1,000 stream paths, every request
+ *   with a unique `?n=<salt>-<counter>` (no URL repeats, across runs either), after 3 s of the same
+ *   load for every target.
+ * Each target is started fresh in every run; reported: req/s, p50/p99, and the server's CPU time
+ * per request from /proc (a figure that does not move with the load generator).
+ */
+import { spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { hasCommand } from './load.js';
+import { cpuSeconds, freePort, launch, LOAD_CPU, node, root, rssMiB, SERVER_CPU, SERVICE_FLAGS, waitForPort, type Target } from './procs.js';
+import { nginxProxy, nginxStatic } from './nginx.js';
+
+export const RIG_PATH = (i: number) => `/dai/manifest/linear/hls/pa/event/BENCH/stream/s${i}:LOC/variant/720p/bandwidth/2200000.m3u8`;
+const CONNECTIONS = 100;
+const STREAMS = 1000;
+const SEGMENTS = 30;
+const SEGMENT_SEC = 6;
+const CONTENT_ORIGIN = 'https://origin.example.org';
+
+export interface RigRow {
+  run: number;
+  target: string;
+  rps: number;
+  p50ms: number;
+  p99ms: number;
+  errors: number;
+  cpuUsPerReq: number;
+  cpuPct: number;
+  rssMiB: number;
+}
+
+/** The one live variant the upstream serves: 30 segments, root-relative URIs, PDT on each. */
+export function rigVariant(now = Date.now()): string {
+  const first = Math.floor(now / 1000 / SEGMENT_SEC) - SEGMENTS;
+  const lines = ['#EXTM3U', '#EXT-X-VERSION:3', `#EXT-X-TARGETDURATION:${SEGMENT_SEC}`, `#EXT-X-MEDIA-SEQUENCE:${first}`];
+  for (let seq = first; seq < first + SEGMENTS; seq++) {
+    lines.push(`#EXT-X-PROGRAM-DATE-TIME:${new Date(seq * SEGMENT_SEC * 1000).toISOString()}`, `#EXTINF:${SEGMENT_SEC}.000,`, `/content/720p/seg_${seq}.ts`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** wrk's script: the paths round-robin over the streams, a query no run repeats, formatted as wrk sends them. */
+function wrkScript(dir: string, salt: string): string {
+  const file = path.join(dir, `rig-${salt}.lua`);
+  writeFileSync(
+    file,
+    `local counter = 0
+request = function()
+  counter = counter + 1
+  return wrk.format("GET", "/dai/manifest/linear/hls/pa/event/BENCH/stream/s" .. (counter % ${STREAMS}) .. ":LOC/variant/720p/bandwidth/2200000.m3u8?n=${salt}-" .. counter)
+end
+`,
+  );
+  return file;
+}
+
+function toMs(v: string, unit: string): number {
+  const n = parseFloat(v);
+  return unit === 'us' ? n / 1000 : unit === 's' ? n * 1000 : n;
+}
+
+async function wrk(port: number, seconds: number, dir: string): Promise<{ rps: number; p50ms: number; p99ms: number; errors: number }> {
+  const script = wrkScript(dir, `${randomBytes(6).toString('hex')}`);
+  const args = ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', '-s', script, `http://127.0.0.1:${port}`];
+  const out = await new Promise<string>((resolve, reject) => {
+    const p = LOAD_CPU ? spawn('taskset', ['-c', LOAD_CPU, 'wrk', ...args]) : spawn('wrk', args);
+    let text = '';
+    p.stdout.on('data', (d) => (text += d));
+    p.stderr.on('data', (d) => (text += d));
+    p.on('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`wrk failed: ${text}`))));
+  });
+  const lat = (pct: string) => {
+    const m = new RegExp(`\\s${pct}%\\s+([\\d.]+)(us|ms|s)`).exec(out);
+    return m ? +toMs(m[1]!, m[2]!).toFixed(2) : NaN;
+  };
+  const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
+  const sock = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
+  return {
+    rps: Math.round(Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0)),
+    p50ms: lat('50'),
+    p99ms: lat('99'),
+    errors: non2xx + (sock ? sock.slice(1).reduce((a, b) => a + Number(b), 0) : 0),
+  };
+}
+
+/** The service as `npm start` runs it, on its embedded defaults, with the benchmark's event configured through the API. */
+async function service(upstreamPort: number): Promise<Target> {
+  const port = await freePort();
+  const env = {
+    ...process.env,
+    PORT: String(port),
+    // Under /tmp itself: as root the embedded Postgres runs as another user, who cannot enter the rig's 0700 folder.
+    DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'sqz-rig-service-')),
+    DAI_HOST: `http://127.0.0.1:${upstreamPort}`,
+    CONTENT_ORIGIN,
+    LOG_LEVEL: 'info',
+  };
+  const serverJs = path.join(root, 'dist', 'bin', 'server.js');
+  const t = launch(process.execPath, [...SERVICE_FLAGS, serverJs], SERVER_CPU, env, { silent: !process.env['RIG_VERBOSE'] });
+  t.port.catch(() => undefined); // it prints no READY line: /readyz tells
+  await waitForPort(port, 60_000, '/readyz').catch((err: Error) => {
+    t.child.kill('SIGKILL');
+    throw new Error(`${err.message}; the service printed:\n${t.output?.().slice(-2000)}`);
+  });
+  const token = await new Promise<string>((resolve, reject) => {
+    const p = spawn(process.execPath, [path.join(root, 'dist', 'bin', 'token.js')], { env });
+    let out = '';
+    p.stdout.on('data', (d) => (out += d));
+    p.on('exit', (code) => (code === 0 ? resolve(out.trim()) : reject(new Error('token failed'))));
+  });
+  const put = async (url: string, body: unknown) => {
+    const res = await fetch(`http://127.0.0.1:${port}${url}`, { method: 'PUT', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    if (!res.ok) throw new Error(`PUT ${url}: ${res.status} ${await res.text()}`);
+  };
+  await put('/api/v1/squeeze-brand-config', { brand_id: 'bench' });
+  await put('/api/v1/squeeze-event-config', { asset_id: 'BENCH', source_uri: 'https://origin.example.org/live/master.m3u8', brand_config_id: 'bench', windows_segs: 10, live_edge_delay_segments: 2 });
+  // The event cache is filled on change; a first request proves the window applies.
+  const probe = await (await fetch(`http://127.0.0.1:${port}${RIG_PATH(0)}?n=probe`)).text();
+  const kept = probe.split('#EXTINF').length - 1;
+  if (kept !== 10) throw new Error(`the service kept ${kept} segments, not the configured window of 10:\n${probe}`);
+  return { child: t.child, port: Promise.resolve(port) };
+}
+
+export async function runRig(runs: number, opts: { seconds?: number; warmupSec?: number } = {}): Promise<RigRow[]> {
+  if (!hasCommand('wrk') || !hasCommand('nginx')) throw new Error('the rig needs wrk and nginx (Debian packages wrk, nginx-light)');
+  const seconds = opts.seconds ?? 10;
+  const warmupSec = opts.warmupSec ?? 3;
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'sqz-rig-'));
+  chmodSync(dir, 0o755); // nginx's worker reads the variant as its own user
+  const variant = path.join(dir, 'variant.m3u8');
+  writeFileSync(variant, rigVariant());
+  const upstream = await nginxStatic(dir, variant, LOAD_CPU);
+  const upstreamPort = await upstream.port;
+  process.stdout.write(`rig: upstream nginx on :${upstreamPort} (30-segment variant, ${Buffer.byteLength(rigVariant())} bytes), ${runs} run(s), ${warmupSec} s warm-up + ${seconds} s each\n`);
+  const targets: Array<[string, () => Promise<Target>]> = [
+    ['service (npm start)', () => service(upstreamPort)],
+    ['nginx proxy_pass + sub_filter', async () => (await nginxProxy(dir, upstreamPort, SERVER_CPU))!],
+    ['typical Node (undici Pool + hls-parser)', async () => node('targets/node-typical.js', [`http://127.0.0.1:${upstreamPort}`], SERVER_CPU)],
+  ];
+  const rows: RigRow[] = [];
+  try {
+    for (let run = 1; run <= runs; run++) {
+      for (const [name, start] of targets) {
+        const t = await start();
+        try {
+          const port = await t.port;
+          await wrk(port, warmupSec, dir);
+          const pid = t.child.pid!;
+          const before = cpuSeconds(pid);
+          const r = await wrk(port, seconds, dir);
+          const cpu = cpuSeconds(pid) - before;
+          const row: RigRow = { run, target: name, ...r, cpuPct: Math.round((cpu / seconds) * 100), cpuUsPerReq: r.rps ? Math.round((cpu * 1e6) / (r.rps * seconds)) : 0, rssMiB: rssMiB(pid) };
+          rows.push(row);
+          process.stdout.write(
+            `  run ${run}  ${name.padEnd(40)} ${String(row.rps).padStart(7)} req/s  p50 ${row.p50ms} ms  p99 ${row.p99ms} ms  cpu ${row.cpuPct}% ${row.cpuUsPerReq} µs/req  rss ${row.rssMiB} MiB${row.errors ? `  errors ${row.errors}` : ''}\n`,
+          );
+        } finally {
+          await stop(t);
+        }
+      }
+      const of = (prefix: string) => rows.find((r) => r.run === run && r.target.startsWith(prefix))!;
+      const s = of('service');
+      const n = of('nginx');
+      const ty = of('typical');
+      process.stdout.write(
+        `  run ${run}: service / typical Node ${(s.rps / ty.rps).toFixed(2)} (≥ 3), service / nginx ${(s.rps / n.rps).toFixed(2)} (≥ 0.9), p99 ${s.p99ms} vs nginx ${n.p99ms} ms (≤), CPU µs/req ${s.cpuUsPerReq} / ${n.cpuUsPerReq} / ${ty.cpuUsPerReq}\n`,
+      );
+    }
+  } finally {
+    await stop(upstream);
+  }
+  return rows;
+}
+
+async function stop(t: Target): Promise<void> {
+  const exited = new Promise((r) => t.child.once('exit', r));
+  t.child.kill('SIGTERM');
+  await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
+  t.child.kill('SIGKILL');
+}
+
+const RIG_HEADING = '## Distinct-stream rig (issue 20)';
+
+/** Writes the rig's rows into bench/RESULTS.md as its own section, before the notes; the rest of the file stays. */
+export function recordRig(rows: RigRow[], runs: number, quick: boolean): void {
+  const file = path.join(root, 'bench', 'RESULTS.md');
+  const old = readFileSync(file, 'utf8');
+  const ratio = (run: number, a: string, b: string) => {
+    const x = rows.find((r) => r.run === run && r.target.startsWith(a))!;
+    const y = rows.find((r) => r.run === run && r.target.startsWith(b))!;
+    return +(x.rps / y.rps).toFixed(2);
+  };
+  const p99 = (run: number, t: string) => rows.find((r) => r.run === run && r.target.startsWith(t))!.p99ms;
+  const section = [
+    RIG_HEADING,
+    '',
+    `Latest: ${new Date().toISOString().slice(0, 16)}Z, \`npm run bench -- --rig${quick ? ' --quick' : ''} --runs ${runs} --record\` (bench/rig.ts: the outsider's rig; every target started fresh per run, ${quick ? 5 : 10} s measured after 3 s of the same load; server on CPU ${SERVER_CPU ?? '-'}, wrk and the nginx upstream on CPU ${LOAD_CPU ?? '-'}).`,
+    '',
+    '| run | target | req/s | p50 ms | p99 ms | server CPU % | CPU µs/req | RSS MiB | errors |',
+    '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...rows.map((r) => `| ${r.run} | ${r.target} | ${r.rps} | ${r.p50ms} | ${r.p99ms} | ${r.cpuPct} | ${r.cpuUsPerReq} | ${r.rssMiB} | ${r.errors} |`),
+    '',
+    '| run | service / typical Node (≥ 3) | service / nginx (≥ 0.9) | p99 service / nginx ms (≤) |',
+    '| ---: | ---: | ---: | ---: |',
+    ...Array.from({ length: runs }, (_, i) => i + 1).map(
+      (run) => `| ${run} | ${ratio(run, 'service', 'typical')} | ${ratio(run, 'service', 'nginx')} | ${p99(run, 'service')} / ${p99(run, 'nginx')} |`,
+    ),
+    '',
+    '',
+  ].join('\n');
+  const start = old.indexOf(RIG_HEADING);
+  const notes = old.indexOf('## Notes');
+  const next = notes === -1 ? old.length : notes;
+  const updated = start === -1 ? old.slice(0, next) + section + old.slice(next) : old.slice(0, start) + section + old.slice(next);
+  writeFileSync(file, updated);
+  process.stdout.write(`recorded in ${file}\n`);
+}
