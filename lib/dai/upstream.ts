@@ -1,10 +1,11 @@
 /**
- * The upstream client of the manifest proxy: one undici Pool per origin, driven through
- * `dispatch` with a lean handler (no Readable, no fetch Response): body chunks go straight to the
- * caller's sink as they arrive. Explicit connect/headers/body timeouts, an overall deadline, a
- * response-size cap, and the body is always consumed or aborted.
+ * The upstream client of the manifest proxy: one lean keep-alive pool per origin (h1-pool.ts; it
+ * replaced undici's Pool here after a measured race, docs/decisions.md), body chunks straight to
+ * the caller's sink as they arrive. Explicit connect timeout, an overall deadline, a
+ * response-size cap, and the body is always consumed or the connection closed.
  */
-import { Pool, type Dispatcher, type buildConnector } from 'undici';
+import { buildConnector } from 'undici';
+import { H1Pool, H1Request, type H1Error, type H1Handler } from './h1-pool.js';
 
 export interface UpstreamOptions {
   deadlineMs: number;
@@ -36,35 +37,47 @@ export interface UpstreamSink {
   error(err: UpstreamError): void;
 }
 
-const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+/** Header values go into the request head as written: one that could end a line or is not text is dropped. */
+const SAFE_VALUE = /^[\x20-\x7e\t]*$/;
+const SAFE_PATH = /^\/[\x21-\x7e]*$/;
 
 export class Upstream {
-  private readonly pool: Pool;
+  private readonly pool: H1Pool;
   readonly origin: string;
+  private readonly hostLine: string;
 
   constructor(
     origin: string,
     private readonly opts: UpstreamOptions,
   ) {
     this.origin = new URL(origin).origin;
-    this.pool = new Pool(this.origin, {
+    const connectTimeout = opts.connectTimeoutMs ?? Math.min(2000, opts.deadlineMs);
+    this.pool = new H1Pool(this.origin, {
       connections: opts.connections ?? 256,
-      pipelining: 1,
-      connect: opts.connect ?? { timeout: opts.connectTimeoutMs ?? Math.min(2000, opts.deadlineMs) },
-      headersTimeout: opts.deadlineMs,
-      bodyTimeout: opts.deadlineMs,
-      keepAliveTimeout: 30_000,
+      connect: opts.connect ?? buildConnector({ timeout: connectTimeout }),
       maxResponseSize: opts.maxResponseSize ?? 16 * 1024 * 1024,
+      idleMs: 30_000,
     });
+    this.hostLine = `\r\nhost: ${this.pool.host}\r\n`;
   }
 
   /**
    * GETs path (with its query) and streams the body into sink. Callbacks, not a promise: this is
-   * the hot path of every manifest request, and undici's dispatch is callback-driven already.
+   * the hot path of every manifest request.
    */
-  get(path: string, headers: Record<string, string>, sink: UpstreamSink): void {
-    const exchange = new UpstreamExchange(sink, this.opts.deadlineMs);
-    this.pool.dispatch({ path, method: 'GET', headers }, exchange);
+  get(path: string, headers: Readonly<Record<string, string>>, sink: UpstreamSink): void {
+    if (!SAFE_PATH.test(path)) {
+      sink.error(new UpstreamError('failed', 'the upstream path holds characters a request line cannot carry'));
+      return;
+    }
+    let head = `GET ${path} HTTP/1.1${this.hostLine}`;
+    for (const name in headers) {
+      const value = headers[name]!;
+      if (SAFE_VALUE.test(value)) head += `${name}: ${value}\r\n`;
+    }
+    const req = new H1Request(`${head}\r\n`, new UpstreamExchange(sink, this.opts.deadlineMs));
+    (req.handler as UpstreamExchange).req = req;
+    this.pool.enqueue(req);
   }
 
   close(): Promise<void> {
@@ -72,15 +85,10 @@ export class Upstream {
   }
 }
 
-/**
- * One upstream request as undici's core handler (`onConnect`/`onHeaders`/`onData`/`onComplete`/
- * `onError`, the interface undici's own client drives; Dispatcher.md): one object per request
- * instead of a closure per callback, and the raw response headers are never parsed into an
- * object, since the proxy copies none of them.
- */
-class UpstreamExchange implements Dispatcher.DispatchHandler {
-  private abortRequest: ((err: Error) => void) | undefined;
-  private status = 0;
+/** One upstream request's deadline and its translation to the sink: one object per request, no closures. */
+class UpstreamExchange implements H1Handler {
+  req: H1Request | undefined;
+  private code = 0;
   private keep = false;
   private settled = false;
   private readonly timer: NodeJS.Timeout;
@@ -92,35 +100,27 @@ class UpstreamExchange implements Dispatcher.DispatchHandler {
     this.timer = setTimeout(() => this.expire(), deadlineMs);
   }
 
-  onConnect(abort: (err?: Error) => void): void {
-    this.abortRequest = abort;
-    if (this.settled) abort(new UpstreamError('timeout', 'deadline passed before the request started'));
+  status(code: number): boolean {
+    this.code = code;
+    this.keep = this.sink.start(code);
+    return this.keep;
   }
 
-  onHeaders(statusCode: number): boolean {
-    if (statusCode < 200) return true; // 1xx informational
-    this.status = statusCode;
-    this.keep = this.sink.start(statusCode);
-    return true;
+  data(chunk: Buffer): void {
+    if (!this.settled) this.sink.data(chunk);
   }
 
-  onData(chunk: Buffer): boolean {
-    if (this.keep && !this.settled) this.sink.data(chunk);
-    return true;
-  }
-
-  onComplete(): void {
+  end(): void {
     this.finish();
   }
 
-  onError(err: Error): void {
+  error(err: H1Error): void {
     this.finish(classify(err));
   }
 
   private expire(): void {
-    const err = new UpstreamError('timeout', `upstream did not answer within ${this.deadlineMs} ms`);
-    this.abortRequest?.(err);
-    this.finish(err);
+    this.req?.abort();
+    this.finish(new UpstreamError('timeout', `upstream did not answer within ${this.deadlineMs} ms`));
   }
 
   private finish(err?: UpstreamError): void {
@@ -128,14 +128,12 @@ class UpstreamExchange implements Dispatcher.DispatchHandler {
     this.settled = true;
     clearTimeout(this.timer);
     if (err) this.sink.error(err);
-    else this.sink.end(this.status);
+    else this.sink.end(this.code);
   }
 }
 
-function classify(err: Error): UpstreamError {
-  if (err instanceof UpstreamError) return err;
-  const code = (err as { code?: string }).code ?? '';
-  if (TIMEOUT_CODES.has(code)) return new UpstreamError('timeout', `upstream timed out (${code})`);
-  if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') return new UpstreamError('too-large', 'upstream response exceeds the size limit');
-  return new UpstreamError('failed', `upstream request failed: ${code || err.message}`);
+function classify(err: H1Error): UpstreamError {
+  if (err.code === 'too-large') return new UpstreamError('too-large', 'upstream response exceeds the size limit');
+  if (err.code === 'connect' && /timeout/i.test(err.message)) return new UpstreamError('timeout', `upstream connect timed out`);
+  return new UpstreamError('failed', `upstream request failed: ${err.message}`);
 }
