@@ -97,10 +97,7 @@ function annotate(media: SourceMedia, text: string, epochMs: number, dateranges:
 /** The content with each pod as an interstitial. Throws StitchError when the content cannot be used. */
 export function interstitialHls(content: HlsSource, pods: HlsPodInput[], opts: InterstitialOptions): InterstitialHls {
   const maxSegments = opts.maxSegments ?? 100_000;
-  const { master, outputs } = readContent(content, maxSegments);
-  const video = outputs[0]!.content;
-  const bounds = boundaries(video);
-  const contentDuration = bounds[bounds.length - 1]!;
+  const { master, outputs, video, bounds, contentDuration } = readContent(content, maxSegments);
 
   // Dates of the video boundaries: the content's own, else the epoch's.
   const segs = video.playlist.segments;

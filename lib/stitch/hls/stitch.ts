@@ -223,21 +223,24 @@ export function writeMaster(master: MasterPlaylist, outputs: Output[], bandwidth
   return lines.join('\n') + '\n';
 }
 
-/** The content's master and its output playlists, every media playlist read and checked (StitchError when unusable). */
-export function readContent(content: HlsSource, maxSegments: number): { master: MasterPlaylist; outputs: Output[] } {
+/**
+ * The content's master and its output playlists, every media playlist read and checked (StitchError
+ * when unusable), and the video playlist (the first variant) whose boundaries place the pods.
+ */
+export function readContent(content: HlsSource, maxSegments: number): { master: MasterPlaylist; outputs: Output[]; video: SourceMedia; bounds: number[]; contentDuration: number } {
   const master = parseMaster(content.url, content.master);
   const media = new Map<string, SourceMedia>();
   for (const uri of mediaPlaylistUris(master)) media.set(uri, readMedia(uri, uri === content.url && !content.playlists.has(uri) ? content.master : content.playlists.get(uri), maxSegments));
-  return { master, outputs: outputsOf(master, media) };
+  const outputs = outputsOf(master, media);
+  const video = outputs[0]!.content;
+  const bounds = boundaries(video);
+  return { master, outputs, video, bounds, contentDuration: bounds[bounds.length - 1]! };
 }
 
 /** Stitches ad pods into VOD content. Throws StitchError when the content cannot be used. */
 export function stitchHls(content: HlsSource, pods: HlsPodInput[], opts: HlsStitchOptions): StitchedHls {
   const maxSegments = opts.maxSegments ?? 100_000;
-  const { master, outputs } = readContent(content, maxSegments);
-  const video = outputs[0]!.content;
-  const bounds = boundaries(video);
-  const contentDuration = bounds[bounds.length - 1]!;
+  const { master, outputs, video, bounds, contentDuration } = readContent(content, maxSegments);
   // Where each video boundary lands in every playlist (the nearest boundary there).
   const landing = (o: Output, at: number) => (o.content === video ? at : nearestBoundary(o.content, bounds[at]!));
 
