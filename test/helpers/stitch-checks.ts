@@ -7,6 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fixturesDir } from './fixtures.js';
 import HLS from 'hls-parser';
+import { M3U8Parser, PlaylistLevelType } from 'hls.js';
 import { parseMedia } from '../../lib/hls/media.js';
 import { playlistLines, parseMaster, mediaPlaylistUris, absoluteUri, type MasterPlaylist } from '../../lib/stitch/hls/master.js';
 import type { HlsSource, StitchedHls } from '../../lib/stitch/hls/stitch.js';
@@ -184,8 +185,8 @@ export function dateRangeAttrs(line: string): Record<string, string> {
  * HLS Interstitials output (RFC 8216bis Appendix D): every content playlist served with its
  * segments as the content has them, in order; one PROGRAM-DATE-TIME at least; the same DATERANGE
  * lines in every playlist, one per pod, at the pod's content time, with PRE/POST cues, resume
- * offset 0 and an asset list whose ads add up to the PLANNED-DURATION; both parsers (hls-parser
- * strict when the source passes it) read every playlist.
+ * offset 0 and an asset list whose ads add up to the PLANNED-DURATION; hls-parser (strict when the
+ * source passes it), m3u8-parser and hls.js's own parser read every playlist.
  */
 export function checkInterstitials(t: Test, input: InterstitialCheckInput): void {
   const { content } = input;
@@ -235,6 +236,17 @@ export function checkInterstitials(t: Test, input: InterstitialCheckInput): void
     const parsed = hlsParse(text, strictOk(sourceText)) as { segments: Array<{ dateRange?: unknown }> };
     t.equal(parsed.segments.length, out.length, `${name}: hls-parser reads every segment`);
     t.equal(parsed.segments.filter((s) => s.dateRange).length, Math.min(input.pods.length, out.length), `${name}: hls-parser sees every DATERANGE (it keeps one a segment)`);
+    // hls.js (the player the operator pages use) reads each as a valid interstitial at the pod's time.
+    const details = M3U8Parser.parseLevelPlaylist(text, 'https://stitched.invalid/x/' + name, 0, PlaylistLevelType.MAIN, 0, null);
+    t.equal(details.fragments.length, out.length, `${name}: hls.js reads every segment`);
+    const events = Object.values(details.dateRanges)
+      .filter((e) => e !== undefined)
+      .sort((x, y) => x.startTime - y.startTime);
+    t.same(
+      events.map((e) => [e.isInterstitial, e.isValid, Math.round(e.startTime * 1000) / 1000, e.cue.pre, e.cue.post, e.plannedDuration]),
+      input.pods.map((p) => [true, true, p.contentOffset, p.contentOffset === 0, Math.abs(p.contentOffset - contentEnd) < 1e-6, p.duration]),
+      `${name}: hls.js reads every DATERANGE as a valid interstitial at its pod's time`,
+    );
     const m3u8 = reparse(text) as ReturnType<typeof reparse> & { dateRanges?: unknown[] };
     t.equal(m3u8.segments.length, out.length, `${name}: m3u8-parser reads every segment`);
     t.equal(m3u8.dateRanges?.length ?? 0, input.pods.length, `${name}: m3u8-parser reads every DATERANGE`);
