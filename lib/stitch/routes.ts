@@ -34,6 +34,12 @@ const stitchAnswer = {
   properties: { cache_url: { type: 'string' }, breaks: { type: 'array', items: { type: 'object' } }, warnings: { type: 'array', items: { type: 'string' } } },
 } as const;
 
+/** For the OpenAPI document; the handler reads the parameter itself (interstitialsParam). */
+const stitchQuery = {
+  type: 'object',
+  properties: { interstitials: { type: 'string', enum: ['1', 'true', '0', 'false'], description: 'HLS only: HLS Interstitials (EXT-X-DATERANGE + asset lists) instead of inline stitching' } },
+} as const;
+
 interface StitchBody {
   targeting?: Record<string, string>;
   content_uri?: string;
@@ -57,7 +63,7 @@ export function stitchRoutes(stitchPath: string, service: StitchService, brands:
       body: 'json',
       maxBody: STITCH_BODY_LIMIT,
       summary: 'Server-side stitching: stitch ad pods into a VOD asset of the recognised brand (?interstitials=1: HLS Interstitials instead); answers {cache_url, breaks, warnings?}',
-      schema: { body: stitchBody, response: stitchAnswer },
+      schema: { body: stitchBody, query: stitchQuery, response: stitchAnswer },
       handler: async (req, raw) => {
         const protocol = req.params['protocol'];
         if (protocol !== 'hls' && protocol !== 'dash') throw notFound(`protocol must be hls or dash`);
