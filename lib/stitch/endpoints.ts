@@ -1,7 +1,8 @@
 /**
  * `GET|HEAD /{STITCH_PATH}/cache/{id}/{file}`: the stitched manifests, served like the hot path
  * (docs/design.md §4): from the in-process cache without a database round trip, else from
- * Postgres once (another instance stitched it); 404 problem once the session expired. And
+ * Postgres once (another instance stitched it); 404 problem once the session expired. The same
+ * prefix serves an interstitial session's asset lists (`assets/{n}.json`). And
  * `/{STITCH_PATH}/filler.vtt`, the empty WebVTT cue file that fills subtitle playlists during ads.
  */
 import type { HttpRequest, HttpResponse, TemplatedApp } from '../http/uws.js';
@@ -12,7 +13,9 @@ import type { StitchSession, StitchStore } from './store.js';
 
 const ID = /^[A-Za-z0-9_-]{16,64}$/;
 const FILE = /^[A-Za-z0-9_-]{1,32}\.(m3u8|mpd)$/;
-const TYPES: Record<string, string> = { m3u8: 'application/vnd.apple.mpegurl', mpd: 'application/dash+xml' };
+/** An interstitial pod's asset list (RFC 8216bis Appendix D.3); players add query parameters, which are ignored. */
+const ASSET_LIST = /^assets\/[0-9]{1,4}\.json$/;
+const TYPES: Record<string, string> = { m3u8: 'application/vnd.apple.mpegurl', mpd: 'application/dash+xml', json: 'application/json' };
 const FILLER = 'WEBVTT\n\n';
 
 function sendProblem(ex: Exchange, code: ProblemCode, detail: string): void {
@@ -42,10 +45,10 @@ export class StitchEndpoints {
     const parts = req
       .getUrl()
       .slice(this.stitchPath.length + 2)
-      .split('/'); // cache/{id}/{file}
+      .split('/'); // cache/{id}/{file} or cache/{id}/assets/{n}.json
     const id = parts[1] ?? '';
-    const file = parts[2] ?? '';
-    if (parts.length !== 3 || !ID.test(id) || !FILE.test(file)) return sendProblem(ex, 'not-found', 'no such stitched manifest');
+    const file = parts.slice(2).join('/');
+    if (!ID.test(id) || !(FILE.test(file) || ASSET_LIST.test(file))) return sendProblem(ex, 'not-found', 'no such stitched manifest');
     const hit = this.store.cached(id);
     if (hit) return this.answer(ex, hit, file);
     this.store.get(id).then(

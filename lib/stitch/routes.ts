@@ -2,6 +2,8 @@
  * `POST /{STITCH_PATH}/{protocol}/stream/{stream_id}/asset/{asset_id}` (spec "Player-facing
  * endpoints"): the brand from the brand-recognition rules applied to this request, then the
  * stitching flow (./service.ts). Authentication of player-facing endpoints is not specified: public.
+ * `?interstitials=1` (HLS only) asks for HLS Interstitials: the content untouched, the pods as
+ * EXT-X-DATERANGEs with asset lists (./hls/interstitials.ts), cached apart from the inline result.
  */
 import type { Route } from '../http/router.js';
 import { badRequest, HttpError, notFound } from '../http/problem.js';
@@ -32,9 +34,22 @@ const stitchAnswer = {
   properties: { cache_url: { type: 'string' }, breaks: { type: 'array', items: { type: 'object' } }, warnings: { type: 'array', items: { type: 'string' } } },
 } as const;
 
+/** For the OpenAPI document; the handler reads the parameter itself (interstitialsParam). */
+const stitchQuery = {
+  type: 'object',
+  properties: { interstitials: { type: 'string', enum: ['1', 'true', '0', 'false'], description: 'HLS only: HLS Interstitials (EXT-X-DATERANGE + asset lists) instead of inline stitching' } },
+} as const;
+
 interface StitchBody {
   targeting?: Record<string, string>;
   content_uri?: string;
+}
+
+/** `?interstitials=1|true` (or `0|false`, the default): HLS Interstitials instead of inline stitching. */
+function interstitialsParam(v: string | null): boolean {
+  if (v === null || v === '0' || v === 'false') return false;
+  if (v === '1' || v === 'true') return true;
+  throw badRequest('interstitials: 1, true, 0 or false');
 }
 
 export function stitchRoutes(stitchPath: string, service: StitchService, brands: BrandCache): Route[] {
@@ -47,8 +62,8 @@ export function stitchRoutes(stitchPath: string, service: StitchService, brands:
       public: true,
       body: 'json',
       maxBody: STITCH_BODY_LIMIT,
-      summary: 'Server-side stitching: stitch ad pods into a VOD asset of the recognised brand; answers {cache_url, breaks, warnings?}',
-      schema: { body: stitchBody, response: stitchAnswer },
+      summary: 'Server-side stitching: stitch ad pods into a VOD asset of the recognised brand (?interstitials=1: HLS Interstitials instead); answers {cache_url, breaks, warnings?}',
+      schema: { body: stitchBody, query: stitchQuery, response: stitchAnswer },
       handler: async (req, raw) => {
         const protocol = req.params['protocol'];
         if (protocol !== 'hls' && protocol !== 'dash') throw notFound(`protocol must be hls or dash`);
@@ -57,6 +72,8 @@ export function stitchRoutes(stitchPath: string, service: StitchService, brands:
         if (!ID.test(streamId)) throw badRequest('stream_id: 1–256 characters of A-Z a-z 0-9 . _ : ~ -');
         if (!assetId || assetId.length > 512) throw badRequest('asset_id: 1–512 characters');
         const body = raw === undefined ? {} : validate(raw);
+        const interstitials = interstitialsParam(req.query.get('interstitials'));
+        if (interstitials && protocol !== 'hls') throw badRequest('interstitials: HLS Interstitials apply to the hls protocol only');
         const forwarded = req.headers['x-forwarded-host'] ?? req.headers['forwarded'] ?? req.headers['x-forwarded'];
         const rule = brands.current.resolve({ headers: req.headers, query: req.query.toString(), ...(forwarded ? {} : { hostname: req.headers['host'] ?? '' }) });
         if (!rule) throw new HttpError('bad-request', 'no brand-recognition rule matches this request');
@@ -67,6 +84,7 @@ export function stitchRoutes(stitchPath: string, service: StitchService, brands:
           assetId,
           targeting: body.targeting ?? {},
           ...(body.content_uri ? { contentUri: body.content_uri } : {}),
+          ...(interstitials ? { interstitials } : {}),
         });
         return { json: answer, headers: { 'Cache-Control': 'no-store' } };
       },

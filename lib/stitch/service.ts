@@ -22,6 +22,7 @@ import { StitchError } from './errors.js';
 import { breakType, planPods, type PlannedPod } from './plan.js';
 import { mediaPlaylistUris, parseMaster } from './hls/master.js';
 import { stitchHls, type HlsSource, type StitchedPod } from './hls/stitch.js';
+import { interstitialHls } from './hls/interstitials.js';
 import { parseIsoDuration, stitchDash, type DashPodInput } from './dash/stitch.js';
 import type { StitchSession, StitchStore } from './store.js';
 
@@ -41,6 +42,8 @@ export interface StitchRequest {
   assetId: string;
   targeting: Record<string, string>;
   contentUri?: string;
+  /** HLS Interstitials (`?interstitials=1`): the content untouched, each pod an EXT-X-DATERANGE with an asset list. */
+  interstitials?: boolean;
 }
 
 export interface TrackingOut {
@@ -97,7 +100,7 @@ export class StitchService {
     const asset = await this.deps.findAsset(req.brand, req.assetId);
     // Keyed by the item's guid: asked by guid or by content id, it is the same asset.
     const key = createHash('sha256')
-      .update(JSON.stringify([req.protocol, req.brand, req.streamId, asset.guid]))
+      .update(JSON.stringify([req.protocol, req.brand, req.streamId, asset.guid, ...(req.interstitials ? ['interstitials'] : [])]))
       .digest('base64url');
     const live = await this.deps.store.byKey(key);
     if (live) return live.response as StitchAnswer;
@@ -114,15 +117,19 @@ export class StitchService {
       const durationSec = contentDuration(content, asset);
       const pods = await this.decide(req, asset, durationSec, warnings);
       const withMedia = await this.adSources(pods, 'hls', warnings);
-      const result = guard(() =>
-        stitchHls(
-          content,
-          withMedia.map((p) => ({ id: p.id, offsetSec: p.offsetSec, ads: p.ads.flatMap(({ ad, source }) => (source ? [{ id: adKey(ad), source: source as HlsSource }] : [])) })),
-          { fillerUri: `${this.deps.publicBaseUrl().replace(/\/+$/, '')}/${this.deps.stitchPath}/filler.vtt` },
-        ),
-      );
+      const inputs = withMedia.map((p) => ({ id: p.id, offsetSec: p.offsetSec, ads: p.ads.flatMap(({ ad, source }) => (source ? [{ id: adKey(ad), source: source as HlsSource }] : [])) }));
+      const result = req.interstitials
+        ? guard(() =>
+            interstitialHls(content, inputs, {
+              // Whole seconds: the dates read plainly, and the same session never changes them.
+              epochMs: Math.floor(Date.now() / 1000) * 1000,
+              assetListUrl: (n) => `${this.cacheBase(id)}/${assetListFile(n)}`,
+              assetListFile,
+            }),
+          )
+        : guard(() => stitchHls(content, inputs, { fillerUri: `${this.deps.publicBaseUrl().replace(/\/+$/, '')}/${this.deps.stitchPath}/filler.vtt` }));
       for (const s of result.skipped) warnings.push(`ad ${s.adId} of break ${s.podId} left out: ${s.reason}`);
-      files = { 'master.m3u8': result.master, ...Object.fromEntries(result.playlists) };
+      files = { 'master.m3u8': result.master, ...Object.fromEntries(result.playlists), ...Object.fromEntries((result as { assetLists?: Map<string, string> }).assetLists ?? []) };
       answer = { cache_url: `${this.cacheBase(id)}/master.m3u8`, breaks: this.breaks(result.pods, withMedia, result.contentDuration, req.streamId, Date.now() + ttlMs) };
     } else {
       const mpd = await this.fetch(rendition.url, 'content');
@@ -268,6 +275,9 @@ export class StitchService {
     });
   }
 }
+
+/** Where the n-th pod's asset list lives in a session (and under its cache prefix). */
+const assetListFile = (n: number) => `assets/${n}.json`;
 
 /** An ad's identity within a pod (ad id and creative: one VAST ad may carry several linear creatives). */
 function adKey(ad: DecidedAd): string {

@@ -1,81 +1,8 @@
 import t from 'tap';
 import { fixture, fixtureFiles } from '../helpers/fixtures.js';
-import { attrOf, childElement, childElements, localNameOf, parseXml, rootOf } from '../../lib/ads/xml.js';
 import { parseIsoDuration, stitchDash, type StitchedDash } from '../../lib/stitch/dash/stitch.js';
 import { StitchError } from '../../lib/stitch/errors.js';
-import type { Element } from '@xmldom/xmldom';
-import type { Test } from 'tap';
-
-/** Media-time segments addressed by each Representation of the content Periods, keyed by Representation id. */
-function addressed(mpd: string, contentOnly: (period: Element) => boolean): Map<string, string[]> {
-  const root = rootOf(parseXml(mpd, { maxBytes: 8 * 1024 * 1024 }))!;
-  const out = new Map<string, string[]>();
-  for (const p of childElements(root, 'Period')) {
-    if (!contentOnly(p)) continue;
-    const dur = parseIsoDuration(attrOf(p, 'duration')) ?? parseIsoDuration(attrOf(root, 'mediaPresentationDuration'))! - (parseIsoDuration(attrOf(p, 'start')) ?? 0);
-    childElements(p, 'AdaptationSet').forEach((as, asIndex) => {
-      for (const rep of childElements(as, 'Representation')) {
-        const tpl = childElement(rep, 'SegmentTemplate') ?? childElement(as, 'SegmentTemplate') ?? childElement(p, 'SegmentTemplate');
-        if (!tpl) continue;
-        const key = `${asIndex}/${attrOf(rep, 'id')}`;
-        const list = out.get(key) ?? [];
-        const ts = Number(attrOf(tpl, 'timescale') ?? 1);
-        const pto = Number(attrOf(tpl, 'presentationTimeOffset') ?? 0);
-        let n = Number(attrOf(tpl, 'startNumber') ?? 1);
-        const tl = childElement(tpl, 'SegmentTimeline');
-        if (tl) {
-          let at = 0;
-          for (const s of childElements(tl, 'S')) {
-            if (attrOf(s, 't') !== undefined) at = Number(attrOf(s, 't'));
-            const d = Number(attrOf(s, 'd'));
-            let r = Number(attrOf(s, 'r') ?? 0);
-            if (r < 0) r = Math.ceil((pto + dur * ts - at) / d) - 1;
-            for (let i = 0; i <= r; i++, at += d) list.push(`${n++}@${at}`);
-          }
-        } else {
-          const d = Number(attrOf(tpl, 'duration'));
-          const count = Math.ceil((dur * ts) / d - 1e-3);
-          for (let i = 0; i < count; i++) list.push(`${n++}`);
-        }
-        out.set(key, list);
-      }
-    });
-  }
-  return out;
-}
-
-/** Periods tile [0, mediaPresentationDuration] with no gap or overlap; content segments addressed exactly as in the original. */
-function checkDash(t: Test, original: string, result: StitchedDash): void {
-  const root = rootOf(parseXml(result.mpd, { maxBytes: 8 * 1024 * 1024 }))!;
-  t.equal(localNameOf(root), 'MPD');
-  const periods = childElements(root, 'Period');
-  let at = 0;
-  const ids = new Set<string>();
-  for (const p of periods) {
-    t.ok(Math.abs(parseIsoDuration(attrOf(p, 'start'))! - at) < 1e-6, `Period ${attrOf(p, 'id')} starts where the previous ended`);
-    at += parseIsoDuration(attrOf(p, 'duration'))!;
-    ids.add(attrOf(p, 'id')!);
-  }
-  t.equal(ids.size, periods.length, 'unique Period ids');
-  t.ok(Math.abs(parseIsoDuration(attrOf(root, 'mediaPresentationDuration'))! - at) < 1e-6, 'mediaPresentationDuration = the sum of the Periods');
-  const adIds = new Set(result.pods.flatMap((p) => p.ids));
-  const isAd = (p: Element) => [...adIds].some((id) => (attrOf(p, 'id') ?? '').startsWith(`${id}-ad`));
-  t.same(
-    addressed(result.mpd, (p) => !isAd(p)),
-    addressed(original, () => true),
-    'the content segments addressed equal the original ones',
-  );
-  const expectedAds = result.pods.reduce((a, p) => a + p.duration, 0);
-  t.ok(Math.abs(at - (result.contentDuration + expectedAds)) < 1e-6, 'duration = content + ads');
-  const keys = (p: Element) =>
-    childElements(p, 'AdaptationSet')
-      .map((as) => `${(attrOf(as, 'contentType') ?? attrOf(as, 'mimeType') ?? attrOf(childElement(as, 'Representation')!, 'mimeType') ?? '').split('/')[0]}|${attrOf(as, 'lang') ?? ''}`)
-      .filter((k, i, all) => !k.startsWith('image') && all.indexOf(k) === i)
-      .sort()
-      .join(',');
-  const source = childElements(rootOf(parseXml(original, { maxBytes: 8 * 1024 * 1024 }))!, 'Period');
-  if (new Set(source.map(keys)).size === 1) t.equal(new Set(periods.map(keys)).size, 1, 'every Period has the same content types and languages');
-}
+import { checkDash } from '../helpers/stitch-checks.js';
 
 const content = `<?xml version="1.0"?>
 <MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="static" mediaPresentationDuration="PT60S" minBufferTime="PT2S" profiles="urn:mpeg:dash:profile:isoff-live:2011">

@@ -9,11 +9,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import postgres from 'postgres';
 import { call } from '../helpers/http.js';
-import { fixturesDir } from '../helpers/fixtures.js';
+import { fixture, fixturesDir } from '../helpers/fixtures.js';
 import { REDIS_URL, freshSchemaUrl, needServices, startTestService, token } from '../helpers/services.js';
 import { AdServerSim } from '../../lib/sim/ad-server.js';
 import { StaticHostSim } from '../../lib/sim/static-host.js';
-import { checkStitched, type CheckInput } from '../helpers/stitch-checks.js';
+import { checkDash, checkInterstitials, checkStitched, dateRangeAttrs, type CheckInput } from '../helpers/stitch-checks.js';
 import { parseMaster } from '../../lib/stitch/hls/master.js';
 
 const TOKEN = 'push-token-0123456789abcdefghij';
@@ -43,13 +43,18 @@ t.test('server-side stitching flow', async (t) => {
   t.equal(serveFolder(files, 'hls/eyevinn-hls-splice/hls1', '/vod/hls1'), 3, 'content playlists served');
   t.equal(serveFolder(files, 'hls/eyevinn-hls-splice/ad1', '/ads/ad1'), 3, 'ad playlists served');
   files.set('/vod/broken/master.m3u8', '<html>not a playlist</html>');
+  // DASH: content and two ads from real fixtures (the second ad has two Periods of its own).
+  const dashContent = fixture('dash/eyevinn-dash-mpd/go-dash-fixtures/segment_timeline.mpd');
+  files.set('/vod/dash1/manifest.mpd', dashContent);
+  files.set('/ads/dash/ad1.mpd', fixture('dash/dash-mpd-rs/ad-insertion-testcase6-av1.mpd'));
+  files.set('/ads/dash/ad2.mpd', fixture('dash/dash-mpd-rs/ad-insertion-testcase6-av2.mpd'));
   const origin = await new StaticHostSim(files).start();
   t.teardown(() => origin.stop());
   const adServer = await new AdServerSim({
     breaks: ['start', '00:00:20.000', 'end'],
     ads: [
-      { id: 'ad-1', durationSec: 43, hls: `${origin.url}/ads/ad1/master.m3u8` },
-      { id: 'ad-2', durationSec: 10 },
+      { id: 'ad-1', durationSec: 43, hls: `${origin.url}/ads/ad1/master.m3u8`, dash: `${origin.url}/ads/dash/ad1.mpd` },
+      { id: 'ad-2', durationSec: 10, dash: `${origin.url}/ads/dash/ad2.mpd` },
     ],
   }).start();
   t.teardown(() => adServer.stop());
@@ -65,11 +70,14 @@ t.test('server-side stitching flow', async (t) => {
 <item><guid>vod-1</guid><dfpvideo:contentId>cid-1</dfpvideo:contentId><title>One</title>
 <dfpvideo:cuepoints>20</dfpvideo:cuepoints>
 <media:content url="${origin.url}/vod/hls1/master.m3u8" type="application/x-mpegURL" duration="87"/></item>
+<item><guid>vod-dash</guid><dfpvideo:contentId>cid-dash</dfpvideo:contentId><title>Dash</title>
+<dfpvideo:cuepoints>20</dfpvideo:cuepoints>
+<media:content url="${origin.url}/vod/dash1/manifest.mpd" type="application/dash+xml" duration="65"/></item>
 <item><guid>broken</guid><title>Broken</title><media:content url="${origin.url}/vod/broken/master.m3u8" type="application/x-mpegURL"/></item>
 <item><guid>gone</guid><title>Gone</title><media:content url="${origin.url}/vod/gone/master.m3u8" type="application/x-mpegURL"/></item>
 </channel></rss>`;
   const pushed = await call(a.url, 'POST', '/mrssfeed/acme', { body: mrss, headers: { 'content-type': 'application/xml', 'x-service-mrss-token': TOKEN } });
-  t.match(pushed.body, { inserted: 3 });
+  t.match(pushed.body, { inserted: 4 });
   // The brand rule reaches the matcher through the state store's pub/sub.
   const stitch = (base: string, stream: string, asset: string, json?: unknown, headers: Record<string, string> = { 'x-brand': 'acme' }) =>
     call(base, 'POST', `/stitch/hls/stream/${stream}/asset/${asset}`, { headers, ...(json === undefined ? {} : { json }) });
@@ -151,6 +159,141 @@ t.test('server-side stitching flow', async (t) => {
     await new Promise((r) => setTimeout(r, 300));
     t.equal(adServer.hitCount('impression', 'ad-1'), 1, 'once');
     t.equal((await call(a.url, 'GET', path.replace(/sig=[^&]+/, 'sig=' + 'A'.repeat(43)))).status, 400, 'a forged signature is refused');
+  });
+
+  const post = (base: string, path: string, json?: unknown) => call(base, 'POST', path, { headers: { 'x-brand': 'acme' }, ...(json === undefined ? {} : { json }) });
+  const hlsContent = () => ({
+    url: `${origin.url}/vod/hls1/master.m3u8`,
+    master: files.get('/vod/hls1/master.m3u8')!,
+    playlists: new Map([...files].filter(([p]) => p.startsWith('/vod/hls1/') && !p.endsWith('master.m3u8')).map(([p, v]) => [origin.url + p, v])),
+  });
+
+  t.test('?interstitials=1: the content untouched, each pod an interstitial with its asset list', async (t) => {
+    const asked = adServer.requests.length;
+    const r = await post(a.url, '/stitch/hls/stream/stream-1/asset/cid-1?interstitials=1');
+    t.equal(r.status, 200, JSON.stringify(r.body));
+    const url: string = r.body.cache_url;
+    t.match(url, new RegExp(`^${a.url}/stitch/cache/[A-Za-z0-9_-]+/master\\.m3u8$`));
+    t.not(url, cacheUrl, 'cached apart from the inline result of the same stream and asset');
+    t.equal(adServer.requests.length, asked + 1, 'its own ad request');
+    t.same(
+      r.body.breaks.map((b: { type: string; start: number; content_offset: number }) => [b.type, b.start, b.content_offset]),
+      [
+        ['pre', 0, 0],
+        ['mid', 27, 27],
+        ['post', 87.266, 87.266],
+      ],
+      'the same pods at the same content offsets; start on the content timeline',
+    );
+    const ad = r.body.breaks[1].ads[0];
+    t.equal(ad.start, 27, 'the ad starts at its break');
+    t.ok(
+      ad.tracking.every((x: { urls: string[] }) => x.urls.every((u) => u.startsWith(`${a.url}/beacon?`) && u.includes('&sig='))),
+      'tracking URLs signed through /beacon',
+    );
+    // Everything read from a second instance (Postgres), asset lists with the query hls.js adds.
+    const b = await startTestService(t, overrides);
+    const master = await call(b.url, 'GET', new URL(url).pathname);
+    t.equal(master.status, 200);
+    const playlists = new Map<string, string>();
+    const assetLists = new Map<string, string>();
+    for (const v of parseMaster(url, master.text).variants) {
+      const m = await call(b.url, 'GET', new URL(v.uri).pathname);
+      t.equal(m.status, 200, `${v.uri} served`);
+      playlists.set(v.uri.split('/').pop()!, m.text);
+      for (const line of m.text.split('\n').filter((l) => l.startsWith('#EXT-X-DATERANGE:'))) {
+        const list = dateRangeAttrs(line)['X-ASSET-LIST']!;
+        if (assetLists.has(list)) continue;
+        t.ok(list.startsWith(url.replace(/master\.m3u8$/, 'assets/')), 'the asset list under the cache prefix');
+        const got = await call(b.url, 'GET', `${new URL(list).pathname}?_HLS_primary_id=abc&_HLS_start_offset=0`);
+        t.equal(got.status, 200, `${list} served`);
+        t.equal(got.headers['content-type'], 'application/json');
+        assetLists.set(list, got.text);
+      }
+    }
+    t.equal(assetLists.size, 3, 'one asset list per pod');
+    t.same(JSON.parse([...assetLists.values()][0]!).ASSETS[0].URI, `${origin.url}/ads/ad1/master.m3u8`, "the ad's HLS MediaFile");
+    const pods = r.body.breaks.map((x: { content_offset: number; duration: number }) => ({ contentOffset: x.content_offset, duration: x.duration }));
+    checkInterstitials(t, { content: hlsContent(), master: master.text, playlists, assetLists, pods });
+    t.equal((await call(b.url, 'GET', new URL(url).pathname.replace('master.m3u8', 'assets/9.json'))).status, 404, 'no such asset list');
+    const again = await post(b.url, '/stitch/hls/stream/stream-1/asset/vod-1?interstitials=true');
+    t.equal(again.body.cache_url, url, 'asked again: the same cache_url');
+    t.equal((await post(a.url, '/stitch/hls/stream/stream-1/asset/cid-1?interstitials=0')).body.cache_url, cacheUrl, '?interstitials=0 is the inline result');
+    t.equal((await post(a.url, '/stitch/hls/stream/stream-1/asset/cid-1?interstitials=yes')).status, 400, 'interstitials: 1, true, 0 or false');
+    t.equal((await post(a.url, '/stitch/dash/stream/stream-1/asset/cid-dash?interstitials=1')).status, 400, 'HLS only');
+  });
+
+  t.test('DASH: pre, mid and post rolls as Periods; cache_url from a second instance; beacons once', async (t) => {
+    const r = await post(a.url, '/stitch/dash/stream/stream-d/asset/cid-dash');
+    t.equal(r.status, 200, JSON.stringify(r.body));
+    const url: string = r.body.cache_url;
+    t.match(url, new RegExp(`^${a.url}/stitch/cache/[A-Za-z0-9_-]+/manifest\\.mpd$`));
+    t.notOk(r.body.warnings, 'every ad has a DASH media file');
+    const breaks = r.body.breaks as Array<{
+      id: string;
+      type: string;
+      start: number;
+      duration: number;
+      content_offset: number;
+      ads: Array<{ id: string; start: number; duration: number; tracking: Array<{ event: string; urls: string[] }> }>;
+    }>;
+    t.same(
+      breaks.map((b) => [b.type, b.content_offset, b.ads.map((x) => [x.id, x.duration])]),
+      [
+        [
+          'pre',
+          0,
+          [
+            ['ad-1', 24],
+            ['ad-2', 24],
+          ],
+        ],
+        [
+          'mid',
+          22.856,
+          [
+            ['ad-1', 24],
+            ['ad-2', 24],
+          ],
+        ],
+        [
+          'post',
+          65.063,
+          [
+            ['ad-1', 24],
+            ['ad-2', 24],
+          ],
+        ],
+      ],
+      'cue point 20 s → the video boundary at 22.856 s; each ad as long as its MPD',
+    );
+    t.same(
+      breaks.map((b) => b.start),
+      [0, 22.856 + 48, 65.063 + 96],
+      'starts on the stitched timeline',
+    );
+    const c = await startTestService(t, overrides);
+    const mpd = await call(c.url, 'GET', new URL(url).pathname);
+    t.equal(mpd.status, 200, 'a second instance serves it from Postgres');
+    t.equal(mpd.headers['content-type'], 'application/dash+xml');
+    t.equal(mpd.text, (await call(a.url, 'GET', new URL(url).pathname)).text, 'the same MPD from both');
+    checkDash(t, dashContent, {
+      mpd: mpd.text,
+      pods: breaks.map((b) => ({ ids: b.id.split('+'), contentOffset: b.content_offset, start: b.start, duration: b.duration, ads: b.ads })),
+      contentDuration: 65.063,
+    });
+    t.match(mpd.text, /<BaseURL>https:\/\/dash\.akamaized\.net\/dashif\/ad-insertion-testcase6\/batch5\/<\/BaseURL>/, "the ads' BaseURLs kept absolute");
+    const tracking = breaks.flatMap((b) => b.ads.flatMap((x) => x.tracking.flatMap((e) => e.urls)));
+    t.ok(tracking.length > 0 && tracking.every((u) => u.startsWith(`${a.url}/beacon?`) && u.includes('&sig=')), 'every tracking URL signed through /beacon');
+    const impression = breaks[1]!.ads[1]!.tracking.find((e) => e.event === 'impression')!.urls[0]!;
+    const before = adServer.hitCount('impression', 'ad-2');
+    t.equal((await call(c.url, 'GET', impression.slice(a.url.length))).status, 200);
+    t.equal((await call(a.url, 'GET', impression.slice(a.url.length))).status, 200, 'a repeat, on another instance, is accepted');
+    t.ok(await until(() => adServer.hitCount('impression', 'ad-2') > before), 'forwarded to the ad server');
+    await new Promise((r) => setTimeout(r, 300));
+    t.equal(adServer.hitCount('impression', 'ad-2'), before + 1, 'once');
+    const same = await post(c.url, '/stitch/dash/stream/stream-d/asset/vod-dash');
+    t.equal(same.body.cache_url, url, 'the same stream and asset: the same cache_url, from any instance');
   });
 
   t.test('failures', async (t) => {

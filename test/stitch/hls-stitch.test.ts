@@ -1,34 +1,12 @@
 import t from 'tap';
-import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
-import { fixturesDir, fixtureFiles, fixture } from '../helpers/fixtures.js';
+import { fixtureFiles, fixture } from '../helpers/fixtures.js';
 import { stitchHls, type HlsSource } from '../../lib/stitch/hls/stitch.js';
 import { StitchError } from '../../lib/stitch/errors.js';
 import { parseMedia } from '../../lib/hls/media.js';
 import { playlistLines } from '../../lib/stitch/hls/master.js';
-import { checkStitched } from '../helpers/stitch-checks.js';
+import { checkStitched, folder, media, vod } from '../helpers/stitch-checks.js';
 
 const FILLER = 'https://svc.example/stitch/filler.vtt';
-
-/** A folder of fixture playlists as a source served under `base`; `rename` fixes names a master gets wrong. */
-function folder(rel: string, base: string, rename: (s: string) => string = (s) => s): HlsSource {
-  const dir = path.join(fixturesDir, rel);
-  const playlists = new Map<string, string>();
-  for (const f of readdirSync(dir)) if (f !== 'master.m3u8' && f.endsWith('.m3u8')) playlists.set(base + f, readFileSync(path.join(dir, f), 'utf8'));
-  return { url: base + 'master.m3u8', master: rename(readFileSync(path.join(dir, 'master.m3u8'), 'utf8')), playlists };
-}
-
-function media(url: string, text: string): HlsSource {
-  return { url, master: text, playlists: new Map() };
-}
-
-/** A VOD media playlist of segments with the given durations. */
-function vod(prefix: string, durations: number[], opts: { target?: number; head?: string[]; perSegment?: (i: number) => string[] } = {}): string {
-  const target = opts.target ?? Math.max(...durations.map(Math.ceil));
-  const lines = ['#EXTM3U', '#EXT-X-VERSION:6', `#EXT-X-TARGETDURATION:${target}`, '#EXT-X-PLAYLIST-TYPE:VOD', ...(opts.head ?? [])];
-  durations.forEach((d, i) => lines.push(...(opts.perSegment?.(i) ?? []), `#EXTINF:${d},`, `${prefix}${i}.ts`));
-  return [...lines, '#EXT-X-ENDLIST', ''].join('\n');
-}
 
 const tsAd = (id: string, durations = [5, 5, 5]) => media(`https://ads.example/${id}/index.m3u8`, vod(`https://cdn.ads.example/${id}/seg`, durations));
 

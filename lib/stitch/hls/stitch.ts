@@ -64,7 +64,8 @@ export interface StitchedHls {
 
 type Kind = 'variant' | 'audio' | 'subtitles';
 
-interface Output {
+/** One media playlist of the output: the content playlist it is made from and its file name. */
+export interface Output {
   name: string;
   kind: Kind;
   content: SourceMedia;
@@ -74,7 +75,7 @@ interface Output {
 
 const EPS = 1e-3;
 
-function readMedia(url: string, text: string | undefined, maxSegments: number): SourceMedia {
+export function readMedia(url: string, text: string | undefined, maxSegments: number): SourceMedia {
   if (text === undefined) throw new StitchError('unparseable', `media playlist missing: ${url}`);
   const lines = playlistLines(text);
   if (lines[0] !== '#EXTM3U') throw new StitchError('unparseable', `not an HLS playlist: ${url}`);
@@ -87,13 +88,26 @@ function readMedia(url: string, text: string | undefined, maxSegments: number): 
   return { url, playlist, version };
 }
 
-function durationOf(m: SourceMedia): number {
+export function durationOf(m: SourceMedia): number {
   let d = 0;
   for (const s of m.playlist.segments) d += s.duration;
   return d;
 }
 
 const hasMap = (m: SourceMedia) => m.playlist.segments.some((s) => s.map !== undefined);
+
+/** Segment boundaries of a playlist in seconds: 0, the end of each segment (the last is its duration). */
+export function boundaries(m: SourceMedia): number[] {
+  const bounds = [0];
+  for (const s of m.playlist.segments) bounds.push(bounds[bounds.length - 1]! + s.duration);
+  return bounds;
+}
+
+/** Where a pod plays: the index of the first boundary at or after its cue point (the end for a post-roll). */
+export function boundaryFor(bounds: number[], offsetSec: number): number {
+  const end = bounds.length - 1;
+  return offsetSec >= bounds[end]! - EPS ? end : bounds.findIndex((t) => t >= offsetSec - EPS);
+}
 
 /** The index of the boundary nearest to `t` in a playlist (0 … segments.length). */
 function nearestBoundary(m: SourceMedia, t: number): number {
@@ -132,7 +146,7 @@ function outputsOf(master: MasterPlaylist, media: Map<string, SourceMedia>): Out
   return out;
 }
 
-class AdReader {
+export class AdReader {
   private readonly masters = new Map<string, MasterPlaylist>();
   private readonly media = new Map<string, SourceMedia>();
   constructor(private readonly maxSegments: number) {}
@@ -193,7 +207,7 @@ function replaceBandwidth(attrs: string, bandwidth: number): string {
   return /(^|,)BANDWIDTH=\d+/.test(attrs) ? attrs.replace(/(^|,)BANDWIDTH=\d+/, `$1BANDWIDTH=${bandwidth}`) : `BANDWIDTH=${bandwidth},${attrs}`;
 }
 
-function writeMaster(master: MasterPlaylist, outputs: Output[], bandwidths: Map<Output, number>): string {
+export function writeMaster(master: MasterPlaylist, outputs: Output[], bandwidths: Map<Output, number>): string {
   const nameOf = new Map(outputs.map((o) => [o.content.url, o.name]));
   const lines = ['#EXTM3U'];
   if (master.version) lines.push(`#EXT-X-VERSION:${master.version}`);
@@ -209,17 +223,24 @@ function writeMaster(master: MasterPlaylist, outputs: Output[], bandwidths: Map<
   return lines.join('\n') + '\n';
 }
 
-/** Stitches ad pods into VOD content. Throws StitchError when the content cannot be used. */
-export function stitchHls(content: HlsSource, pods: HlsPodInput[], opts: HlsStitchOptions): StitchedHls {
-  const maxSegments = opts.maxSegments ?? 100_000;
+/**
+ * The content's master and its output playlists, every media playlist read and checked (StitchError
+ * when unusable), and the video playlist (the first variant) whose boundaries place the pods.
+ */
+export function readContent(content: HlsSource, maxSegments: number): { master: MasterPlaylist; outputs: Output[]; video: SourceMedia; bounds: number[]; contentDuration: number } {
   const master = parseMaster(content.url, content.master);
   const media = new Map<string, SourceMedia>();
   for (const uri of mediaPlaylistUris(master)) media.set(uri, readMedia(uri, uri === content.url && !content.playlists.has(uri) ? content.master : content.playlists.get(uri), maxSegments));
   const outputs = outputsOf(master, media);
   const video = outputs[0]!.content;
-  const bounds = [0];
-  for (const s of video.playlist.segments) bounds.push(bounds[bounds.length - 1]! + s.duration);
-  const contentDuration = bounds[bounds.length - 1]!;
+  const bounds = boundaries(video);
+  return { master, outputs, video, bounds, contentDuration: bounds[bounds.length - 1]! };
+}
+
+/** Stitches ad pods into VOD content. Throws StitchError when the content cannot be used. */
+export function stitchHls(content: HlsSource, pods: HlsPodInput[], opts: HlsStitchOptions): StitchedHls {
+  const maxSegments = opts.maxSegments ?? 100_000;
+  const { master, outputs, video, bounds, contentDuration } = readContent(content, maxSegments);
   // Where each video boundary lands in every playlist (the nearest boundary there).
   const landing = (o: Output, at: number) => (o.content === video ? at : nearestBoundary(o.content, bounds[at]!));
 
@@ -230,7 +251,7 @@ export function stitchHls(content: HlsSource, pods: HlsPodInput[], opts: HlsStit
   const skipped: StitchedHls['skipped'] = [];
   const laid: Array<{ at: number; ids: string[]; ads: AdPlan[] }> = [];
   for (const pod of [...pods].sort((a, b) => a.offsetSec - b.offsetSec)) {
-    const at = pod.offsetSec >= contentDuration - EPS ? bounds.length - 1 : bounds.findIndex((t) => t >= pod.offsetSec - EPS);
+    const at = boundaryFor(bounds, pod.offsetSec);
     const ads: AdPlan[] = [];
     for (const ad of pod.ads) {
       try {
