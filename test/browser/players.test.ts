@@ -6,7 +6,8 @@
  * here). Asserted: currentTime advances across cue-out and cue-in without a stall over 1 s or a
  * fatal error, composed segments were played, hls.js surfaced the com.<brand>.vtg ID3 cue, and
  * (a) the page's /vast call and beacons reached the ad server once each. Screenshots of the video
- * element during the breaks go to docs/browser-dualbox.png and docs/browser-lbar.png.
+ * element during the breaks (browser-dualbox.png, browser-lbar.png) go to a temporary directory, or
+ * to SCREENSHOT_DIR (`SCREENSHOT_DIR=docs npx tap test/browser/players.test.ts` refreshes the docs' ones).
  */
 import t, { type Test } from 'tap';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
@@ -101,7 +102,9 @@ async function playThroughBreak(t: Test, page: Page, startBreak: () => Promise<v
   // The third composed fragment is in the hold phase (in and out animations take 1 s each).
   await until('the hold phase', async () => (await stateOf(page)).frags.filter(isComposed).length >= 3, 15_000).catch(() => undefined);
   await sleep(400);
-  await page.locator('video').screenshot({ path: screenshot });
+  const png = await page.locator('video').screenshot({ path: screenshot });
+  t.same([png.readUInt32BE(16), png.readUInt32BE(20)], [W, H], `a ${W}×${H} frame of the break: ${screenshot}`);
+  t.ok(png.length > 10_000, `with a picture in it (${png.length} bytes)`);
   const after = await until(
     'content again, 2 s past the cue-in',
     async () => {
@@ -184,6 +187,7 @@ t.test('hls.js in chromium plays squeezeback and DAI streams through real compos
   const eventA = (await api('PUT', 'squeeze-event-config', event('BRA', originA))).id as number;
   const eventB = (await api('PUT', 'squeeze-event-config', event('BRB', originB))).id as number;
 
+  const shots = process.env['SCREENSHOT_DIR'] ? path.resolve(process.env['SCREENSHOT_DIR']) : dir;
   const pageUrl = await servePage(t, await readFile(path.join(projectRoot, 'test', 'browser', 'player.html'), 'utf8'));
   t.not(new URL(pageUrl).origin, new URL(service.url).origin, 'the page has an origin of its own');
   const browser = await launchChromium(t);
@@ -210,7 +214,7 @@ t.test('hls.js in chromium plays squeezeback and DAI streams through real compos
       const s = await until('the variant', () => page.evaluate(() => (globalThis as unknown as { hls?: { levels?: Array<{ url: string }> } }).hls?.levels?.[0]?.url));
       return /\/(\d{9})\//.exec(s)![1]!;
     };
-    const s = await playThroughBreak(t, page, startBreak(t, eventA, streamId, 'dualbox', brk), path.join(projectRoot, 'docs', 'browser-dualbox.png'));
+    const s = await playThroughBreak(t, page, startBreak(t, eventA, streamId, 'dualbox', brk), path.join(shots, 'browser-dualbox.png'));
     checkPlayback(t, s, 'acme', brk.id);
 
     const done = await until('the beacons fired', async () => {
@@ -250,7 +254,7 @@ t.test('hls.js in chromium plays squeezeback and DAI streams through real compos
       t,
       page,
       startBreak(t, eventB, async () => 'browser-b', 'lbar', brk),
-      path.join(projectRoot, 'docs', 'browser-lbar.png'),
+      path.join(shots, 'browser-lbar.png'),
     );
     checkPlayback(t, s, 'acme', brk.id);
     t.ok(
