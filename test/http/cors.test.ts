@@ -89,6 +89,11 @@ t.test('player-facing routes over HTTP', async (t) => {
   const post = await call(open.url, 'POST', '/stitch/hls/stream/s1/asset/none', { headers: { origin: PLAYER }, json: {} });
   t.ok(post.status >= 400, `stitch POST without a brand: ${post.status}`);
   corsOk(t, post, 'stitch POST problem');
+  const head = await call(open.url, 'HEAD', manifest, { headers: { origin: PLAYER } });
+  t.equal(head.status, 200);
+  corsOk(t, head, 'HEAD /dai/manifest (micro-cache fast lane)');
+  const headList = await call(listed.url, 'HEAD', manifest, { headers: { origin: PLAYER } });
+  t.equal(headList.headers['access-control-allow-origin'], PLAYER, 'HEAD with an allow-list');
   const noOrigin = await get(open.url, manifest);
   t.equal(noOrigin.headers['access-control-allow-origin'], '*', 'with *, requests without Origin get the same headers (one cacheable answer)');
 
