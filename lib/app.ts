@@ -13,6 +13,7 @@ import { projectRoot } from './paths.js';
 import { HttpServer } from './http/server.js';
 import { Registry } from './http/metrics.js';
 import { Router } from './http/router.js';
+import { Cors, parseOrigins } from './http/cors.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { createAuthenticator, persistentSecret } from './http/auth.js';
 import { openApiDocument } from './http/openapi.js';
@@ -246,8 +247,10 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
   router.add({ method: 'GET', pattern: '/api/v1/openapi.json', public: true, summary: 'This document', handler: async () => ({ body: openapi, headers: { 'Content-Type': 'application/json' } }) });
   router.mount(http.app, '/api/v1');
   router.mount(http.app, '/mrssfeed');
-  router.mount(http.app, `/${config.stitchPath}/hls`);
-  router.mount(http.app, `/${config.stitchPath}/dash`);
+  // Player-facing answers carry CORS headers (web players on other origins); /api/v1 and /mrssfeed do not (docs/decisions.md "CORS").
+  const cors = new Cors(parseOrigins(config.corsAllowedOrigins));
+  router.mount(http.app, `/${config.stitchPath}/hls`, { policy: cors, methods: 'POST, OPTIONS' });
+  router.mount(http.app, `/${config.stitchPath}/dash`, { policy: cors, methods: 'POST, OPTIONS' });
 
   // The hot path and the player endpoints.
   const upstream = life.add('DAI upstream', new Upstream(config.daiHost, { deadlineMs: config.upstreamDeadlineMs, connect: policy.connector(Math.min(2000, config.upstreamDeadlineMs)) }), (u) =>
@@ -257,16 +260,16 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
   const events = parts.events ?? eventConfigs;
   new ManifestProxy(
     { daiHost: config.daiHost, publicBaseUrl: config.publicBaseUrl, contentOrigin: config.contentOrigin, accessLogSampleRate: config.accessLogSampleRate },
-    { upstream, cache: manifestCache, events, streams, breaks: board, metrics, log, inFlight: http.inFlight },
+    { upstream, cache: manifestCache, events, streams, breaks: board, metrics, log, inFlight: http.inFlight, cors },
   ).mount(http.app);
-  new PlayerEndpoints({ board, streams, forwarder: beacons, beaconSecret, publicBaseUrl: () => baseUrl, metrics, log, limiter }).mount(http.app);
+  new PlayerEndpoints({ board, streams, forwarder: beacons, beaconSecret, publicBaseUrl: () => baseUrl, metrics, log, limiter, cors }).mount(http.app);
   new AdProxy(events, streams, metrics, log, brands, limiter).mount(http.app);
   const origins = life.add('origin upstreams', new OriginPools(policy, config.upstreamDeadlineMs), (o) => o.close());
   new PlayerFlow(
     { contentOrigin: config.contentOrigin, trustedProxies: trustedProxies(config.trustedProxies), idleSec: config.streamIdleSec },
-    { events, streams, ids: new StreamIds(stores.state, config.streamIdleSec * 1000), brands, brandKeys, breaks: board, cache: manifestCache, origins, metrics, log, limiter },
+    { events, streams, ids: new StreamIds(stores.state, config.streamIdleSec * 1000), brands, brandKeys, breaks: board, cache: manifestCache, origins, metrics, log, limiter, cors },
   ).mount(http.app);
-  new StitchEndpoints(config.stitchPath, stitchStore, log).mount(http.app);
+  new StitchEndpoints(config.stitchPath, stitchStore, log, cors).mount(http.app);
   http.mountFallback();
 
   // Workers, then the listener: registered last, it is the first to stop (drained) on shutdown.

@@ -47,6 +47,8 @@ export const configSchema = {
       not: { enum: ['api', 'mrssfeed', 'dai', 'beacon', 'vast', 'squeezeback', 'healthz', 'readyz', 'metrics'] },
     },
     stitchTtlSec: { type: 'integer', minimum: 60, maximum: 604800 },
+    // `*`, or a comma-separated list of origins (scheme://host[:port]).
+    corsAllowedOrigins: { type: 'string', maxLength: 8192, pattern: '^(\\*|https?://[^/?#\\s,]+(\\s*,\\s*https?://[^/?#\\s,]+)*)$' },
   },
   $defs: {
     // A token bucket per client IP: `rate` requests a second, `burst` at once; rate 0 = no limit.
@@ -97,6 +99,8 @@ export interface Config {
   trustedProxies: string;
   stitchPath: string;
   stitchTtlSec: number;
+  /** Origins whose web players may read the player-facing answers: `*` or a comma-separated list. */
+  corsAllowedOrigins: string;
 }
 
 /** Environment variable → config key. Every one is optional. */
@@ -134,4 +138,5 @@ export const envNames: Record<string, keyof Config> = {
   TRUSTED_PROXIES: 'trustedProxies',
   STITCH_PATH: 'stitchPath',
   STITCH_TTL_SEC: 'stitchTtlSec',
+  CORS_ALLOWED_ORIGINS: 'corsAllowedOrigins',
 };

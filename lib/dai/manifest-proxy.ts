@@ -7,6 +7,7 @@
  */
 import type { HttpRequest, HttpResponse, TemplatedApp } from '../http/uws.js';
 import { Exchange, statusLine } from '../http/exchange.js';
+import { corsOf, type Cors } from '../http/cors.js';
 import { sendSized } from '../http/stream-writer.js';
 import { HttpError } from '../http/problem.js';
 import type { Registry } from '../http/metrics.js';
@@ -38,6 +39,8 @@ export interface ManifestProxyDeps {
   metrics: Registry;
   log: Logger;
   inFlight: { count: number };
+  /** CORS for web players (none: no CORS headers). */
+  cors?: Cors;
 }
 
 const PATH_CACHE_SIZE = 10_000;
@@ -87,6 +90,7 @@ export class ManifestProxy {
   mount(app: TemplatedApp): void {
     app.get('/dai/manifest/*', (res, req) => this.handle(res, req, false));
     app.head('/dai/manifest/*', (res, req) => this.handle(res, req, true));
+    this.deps.cors?.mountPreflight(app, '/dai/manifest/*', 'GET, HEAD, OPTIONS');
   }
 
   /** Path parsing depends on the path alone: remembered for the paths seen recently. */
@@ -121,12 +125,13 @@ export class ManifestProxy {
     const started = performance.now();
     const url = req.getUrl();
     const query = req.getQuery() ?? '';
+    const cors = corsOf(this.deps.cors, req);
     let known: KnownPath;
     try {
       checkQuery(query);
       known = this.known(url);
     } catch (err) {
-      this.answer(new Exchange(res, isHead), err instanceof HttpError ? problemRendered('bad-path', err.message) : problemRendered('internal', 'internal error'), undefined, started);
+      this.answer(new Exchange(res, isHead, cors), err instanceof HttpError ? problemRendered('bad-path', err.message) : problemRendered('internal', 'internal error'), undefined, started);
       return;
     }
     const target = known.target;
@@ -153,12 +158,13 @@ export class ManifestProxy {
       const headers = hit.value.headers;
       for (const name in headers) res.writeHeader(name, headers[name]!);
       if (hit.ageSec) res.writeHeader('Age', String(hit.ageSec));
+      for (let i = 0; i < cors.length; i++) res.writeHeader(cors[i]![0], cors[i]![1]);
       // This uWS build does not count endWithoutBody as an answer: an abort handler keeps it from aborting the process.
       if (isHead) res.onAborted(noop).endWithoutBody(hit.value.body.byteLength);
       else res.end(hit.value.body);
       return;
     }
-    const ex = new Exchange(res, isHead);
+    const ex = new Exchange(res, isHead, cors);
     const xff = req.getHeader('x-forwarded-for');
     this.deps.inFlight.count++;
     this.deps.cache.load(

@@ -7,6 +7,9 @@ import type { HttpResponse } from './uws.js';
 import { STATUS_CODES } from 'node:http';
 
 export type Headers = Record<string, string>;
+/** A header written as is (precomputed sets such as the CORS headers, lib/http/cors.ts). */
+export type HeaderPair = readonly [name: string, value: string];
+export const NO_HEADERS: readonly HeaderPair[] = Object.freeze([]);
 
 const statusLines = new Map<number, string>();
 export function statusLine(status: number): string {
@@ -30,6 +33,8 @@ export class Exchange {
   constructor(
     readonly res: HttpResponse,
     readonly isHead: boolean,
+    /** Written with every answer of this exchange, errors included (the CORS headers of player-facing routes). */
+    readonly extra: readonly HeaderPair[] = NO_HEADERS,
   ) {
     res.onAborted(() => {
       this.aborted = true;
@@ -60,6 +65,7 @@ export class Exchange {
       const value = headers[name]!;
       if (!hasCrLf(value)) this.res.writeHeader(name, value);
     }
+    for (let i = 0; i < this.extra.length; i++) this.res.writeHeader(this.extra[i]![0], this.extra[i]![1]);
   }
 }
 

@@ -6,12 +6,13 @@
  * turns any thrown error into an RFC 9457 problem.
  */
 import { addressText, type HttpRequest, type HttpResponse, type TemplatedApp } from './uws.js';
-import { Exchange, type Headers } from './exchange.js';
+import { Exchange, NO_HEADERS, type Headers } from './exchange.js';
 import { readBody, mediaType, isJsonType } from './body.js';
 import { HttpError, badRequest, notFound, payloadTooLarge, problemResponse, toHttpError, unsupportedMediaType } from './problem.js';
 import type { Logger } from '../log/index.js';
 import type { Registry } from './metrics.js';
 import { rateLimited, type RateLimiter } from './rate-limit.js';
+import type { Cors, Preflight } from './cors.js';
 
 export interface RequestInfo {
   id: string;
@@ -97,9 +98,14 @@ export class Router {
     return this.routes.map((r) => r.route);
   }
 
-  /** Registers the catch-all on the uWS app for a path prefix like `/api/v1`. */
-  mount(app: TemplatedApp, prefix: string): void {
-    const handler = (res: HttpResponse, req: HttpRequest) => this.dispatch(res, req);
+  /**
+   * Registers the catch-all on the uWS app for a path prefix like `/api/v1`. With `cors` (player-facing
+   * prefixes such as the stitch POST), every answer carries the CORS headers and OPTIONS answers the
+   * preflight for `methods`.
+   */
+  mount(app: TemplatedApp, prefix: string, cors?: { policy: Cors; methods: string }): void {
+    const withCors = cors && { policy: cors.policy, preflight: cors.policy.preflight(cors.methods) };
+    const handler = (res: HttpResponse, req: HttpRequest) => this.dispatch(res, req, withCors);
     app.any(prefix, handler);
     app.any(`${prefix}/*`, handler);
   }
@@ -123,7 +129,7 @@ export class Router {
     return { params: {}, allowed };
   }
 
-  private dispatch(res: HttpResponse, req: HttpRequest): void {
+  private dispatch(res: HttpResponse, req: HttpRequest, cors?: { policy: Cors; preflight: Preflight }): void {
     const started = performance.now();
     const method = req.getCaseSensitiveMethod().toUpperCase();
     const path = req.getUrl();
@@ -132,7 +138,11 @@ export class Router {
     req.forEach((k, v) => {
       headers[k] = headers[k] === undefined ? v : `${headers[k]}, ${v}`;
     });
-    const ex = new Exchange(res, method === 'HEAD');
+    if (cors && method === 'OPTIONS') {
+      new Exchange(res, false).send(204, cors.preflight(headers['origin']));
+      return;
+    }
+    const ex = new Exchange(res, method === 'HEAD', cors ? cors.policy.pairs(headers['origin']) : NO_HEADERS);
     const id = requestId(headers['x-request-id']);
     const info: RequestInfo = {
       id,

@@ -18,6 +18,8 @@ export interface SimAd {
   /** Streaming media files (server-side stitching): an HLS master and a DASH MPD URL. */
   hls?: string;
   dash?: string;
+  /** The progressive MP4 media file's URL (default: the sim's own `/creatives/<id>.mp4`, a few bytes, not playable). */
+  mp4?: string;
 }
 
 export interface AdServerSimOptions {
@@ -189,7 +191,7 @@ ${TRACKED.map((ev) => `              <Tracking event="${ev}">${cdata(this.trackU
               <ClickThrough id="click-${id}">${cdata(`https://advertiser.example.com/${encodeURIComponent(ad.id)}`)}</ClickThrough>
             </VideoClicks>
             <MediaFiles>
-              <MediaFile id="mf-${id}" delivery="progressive" type="video/mp4" width="1280" height="720" bitrate="2000">${cdata(`${this.url}/creatives/${encodeURIComponent(ad.id)}.mp4`)}</MediaFile>${ad.hls ? `\n              <MediaFile id="hls-${id}" delivery="streaming" type="application/x-mpegURL" width="1280" height="720">${cdata(ad.hls)}</MediaFile>` : ''}${ad.dash ? `\n              <MediaFile id="dash-${id}" delivery="streaming" type="application/dash+xml" width="1280" height="720">${cdata(ad.dash)}</MediaFile>` : ''}
+              <MediaFile id="mf-${id}" delivery="progressive" type="video/mp4" width="1280" height="720" bitrate="2000">${cdata(ad.mp4 ?? `${this.url}/creatives/${encodeURIComponent(ad.id)}.mp4`)}</MediaFile>${ad.hls ? `\n              <MediaFile id="hls-${id}" delivery="streaming" type="application/x-mpegURL" width="1280" height="720">${cdata(ad.hls)}</MediaFile>` : ''}${ad.dash ? `\n              <MediaFile id="dash-${id}" delivery="streaming" type="application/dash+xml" width="1280" height="720">${cdata(ad.dash)}</MediaFile>` : ''}
             </MediaFiles>
           </Linear>
         </Creative>

@@ -15,6 +15,7 @@
  * when the event caps its streams) and the first sight of a stream created by another instance.
  */
 import { Exchange } from '../http/exchange.js';
+import { corsOf, type Cors } from '../http/cors.js';
 import { sendSized } from '../http/stream-writer.js';
 import { HttpError, problem, problemResponse, toHttpError } from '../http/problem.js';
 import { addressText, type HttpRequest, type HttpResponse, type TemplatedApp } from '../http/uws.js';
@@ -60,6 +61,8 @@ export interface PlayerFlowDeps {
   log: Logger;
   /** New streams per client IP (the `stream` rule); variant requests are never limited. */
   limiter?: RateLimiter;
+  /** CORS for web players (none: no CORS headers). */
+  cors?: Cors;
 }
 
 /** Stands for the stream id in a cached master: each stream's copy replaces it. */
@@ -99,10 +102,11 @@ export class PlayerFlow {
   mount(app: TemplatedApp): void {
     app.get('/squeezeback/*', (res, req) => this.handle(res, req, false));
     app.head('/squeezeback/*', (res, req) => this.handle(res, req, true));
+    this.deps.cors?.mountPreflight(app, '/squeezeback/*', 'GET, HEAD, OPTIONS');
   }
 
   private handle(res: HttpResponse, req: HttpRequest, isHead: boolean): void {
-    const ex = new Exchange(res, isHead);
+    const ex = new Exchange(res, isHead, corsOf(this.deps.cors, req));
     try {
       const p = parsePlayerPath(req.getUrl());
       const settings = this.deps.events.forAssetKey(p.assetId);

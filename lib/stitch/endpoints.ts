@@ -7,6 +7,7 @@
  */
 import type { HttpRequest, HttpResponse, TemplatedApp } from '../http/uws.js';
 import { Exchange } from '../http/exchange.js';
+import { corsOf, type Cors } from '../http/cors.js';
 import { problem, problemResponse, type ProblemCode } from '../http/problem.js';
 import type { Logger } from '../log/index.js';
 import type { StitchSession, StitchStore } from './store.js';
@@ -28,6 +29,8 @@ export class StitchEndpoints {
     private readonly stitchPath: string,
     private readonly store: StitchStore,
     private readonly log: Logger,
+    /** CORS for web players (none: no CORS headers). */
+    private readonly cors?: Cors,
   ) {}
 
   mount(app: TemplatedApp): void {
@@ -35,13 +38,15 @@ export class StitchEndpoints {
     app.get(`/${this.stitchPath}/cache/*`, cache);
     app.head(`/${this.stitchPath}/cache/*`, cache);
     const filler = (res: HttpResponse, req: HttpRequest) =>
-      void new Exchange(res, req.getMethod() === 'head').send(200, { 'Content-Type': 'text/vtt', 'Cache-Control': 'public, max-age=86400' }, FILLER);
+      void new Exchange(res, req.getMethod() === 'head', corsOf(this.cors, req)).send(200, { 'Content-Type': 'text/vtt', 'Cache-Control': 'public, max-age=86400' }, FILLER);
     app.get(`/${this.stitchPath}/filler.vtt`, filler);
     app.head(`/${this.stitchPath}/filler.vtt`, filler);
+    this.cors?.mountPreflight(app, `/${this.stitchPath}/cache/*`, 'GET, HEAD, OPTIONS');
+    this.cors?.mountPreflight(app, `/${this.stitchPath}/filler.vtt`, 'GET, HEAD, OPTIONS');
   }
 
   private serve(res: HttpResponse, req: HttpRequest): void {
-    const ex = new Exchange(res, req.getMethod() === 'head');
+    const ex = new Exchange(res, req.getMethod() === 'head', corsOf(this.cors, req));
     const parts = req
       .getUrl()
       .slice(this.stitchPath.length + 2)

@@ -7,6 +7,7 @@ import { createReadStream } from 'node:fs';
 import http from 'node:http';
 import type { Logger } from '../log/index.js';
 import { HttpError, problemResponse, validationFailed, type ProblemCode } from '../http/problem.js';
+import { Cors } from '../http/cors.js';
 import { FfmpegError } from './ffmpeg.js';
 import { InputError } from './inputs.js';
 import { validateSqueezeJob, type SqueezeJob } from './job.js';
@@ -14,24 +15,11 @@ import { JobTimeout, UnusableInput, type Transcoder } from './service.js';
 import { TsRewriteError } from './id3-inject.js';
 
 const MAX_BODY = 1024 * 1024;
-const EXPOSE = 'Content-Length, Content-Type, Date, ETag, Last-Modified';
 
 export interface TranscoderServerOptions {
   corsOrigins: string[];
   retentionSec: number;
   log: Logger;
-}
-
-/** CORS headers per request origin, computed once per origin set (CORS_ALLOWED_ORIGINS). */
-function corsHeaders(origins: string[]): (origin: string | undefined) => Record<string, string> {
-  const base = { 'Access-Control-Expose-Headers': EXPOSE };
-  if (origins.includes('*')) {
-    const any = { ...base, 'Access-Control-Allow-Origin': '*' };
-    return () => any;
-  }
-  const byOrigin = new Map(origins.map((o) => [o, { ...base, 'Access-Control-Allow-Origin': o, Vary: 'Origin' }]));
-  const none = { Vary: 'Origin' };
-  return (origin) => (origin && byOrigin.get(origin)) || none;
 }
 
 /** The problem a failed job answers: input faults are final (4xx), the rest may be retried (5xx). */
@@ -49,7 +37,10 @@ function jobProblem(err: unknown, log: Logger): HttpError {
 }
 
 export function createTranscoderServer(transcoder: Transcoder, opts: TranscoderServerOptions): http.Server {
-  const cors = corsHeaders(opts.corsOrigins);
+  // The service's CORS policy (lib/http/cors.ts), from the same CORS_ALLOWED_ORIGINS.
+  const policy = new Cors(opts.corsOrigins);
+  const cors = (origin: string | undefined) => policy.record(origin);
+  const preflight = policy.preflight('GET, HEAD, POST, OPTIONS');
   const objectHeaders = { 'Content-Type': 'video/mp2t', 'Cache-Control': `public, max-age=${opts.retentionSec}, immutable` };
 
   const send = (res: http.ServerResponse, status: number, headers: Record<string, string | number>, body?: string) => {
@@ -120,13 +111,7 @@ export function createTranscoderServer(transcoder: Transcoder, opts: TranscoderS
     const pathname = (req.url ?? '/').split('?')[0]!;
     if (req.method === 'OPTIONS') {
       req.resume();
-      const preflight = {
-        ...cors(req.headers.origin),
-        'Access-Control-Allow-Methods': 'GET, HEAD, POST, OPTIONS',
-        'Access-Control-Allow-Headers': 'Content-Type, Range',
-        'Access-Control-Max-Age': '86400',
-      };
-      return send(res, 204, preflight);
+      return send(res, 204, preflight(req.headers.origin));
     }
     if (pathname === '/v3/squeeze') {
       if (req.method === 'POST') return squeeze(req, res);

@@ -118,6 +118,7 @@ t.test('server-side stitching flow', async (t) => {
     const master = await call(a.url, 'GET', new URL(cacheUrl).pathname);
     t.equal(master.status, 200);
     t.equal(master.headers['content-type'], 'application/vnd.apple.mpegurl');
+    t.equal(master.headers['access-control-allow-origin'], '*', 'web players on other origins may read it (CORS)');
     const b = await startTestService(t, overrides);
     const again = await call(b.url, 'GET', new URL(cacheUrl).pathname);
     t.equal(again.status, 200, 'a second instance serves it from Postgres');

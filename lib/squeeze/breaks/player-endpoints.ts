@@ -7,6 +7,7 @@
  */
 import type { HttpRequest, HttpResponse, TemplatedApp } from '../../http/uws.js';
 import { Exchange } from '../../http/exchange.js';
+import { corsOf, type Cors } from '../../http/cors.js';
 import { problem, problemResponse, type ProblemCode } from '../../http/problem.js';
 import type { Registry } from '../../http/metrics.js';
 import { rateLimited, type RateLimiter } from '../../http/rate-limit.js';
@@ -34,6 +35,8 @@ export interface PlayerEndpointsDeps {
   metrics: Registry;
   log: Logger;
   limiter?: RateLimiter;
+  /** CORS for web players (none: no CORS headers). */
+  cors?: Cors;
 }
 
 function sendProblem(ex: Exchange, code: ProblemCode, detail: string): void {
@@ -58,10 +61,12 @@ export class PlayerEndpoints {
     app.get('/beacon', beacon);
     app.head('/beacon', beacon);
     app.post('/beacon', beacon);
+    this.deps.cors?.mountPreflight(app, '/vast', 'GET, OPTIONS');
+    this.deps.cors?.mountPreflight(app, '/beacon', 'GET, HEAD, POST, OPTIONS');
   }
 
   private beacon(res: HttpResponse, req: HttpRequest): void {
-    const ex = new Exchange(res, req.getMethod() === 'head');
+    const ex = new Exchange(res, req.getMethod() === 'head', corsOf(this.deps.cors, req));
     if (!this.allowed(ex, res, 'beacon')) return;
     const verdict = verifyBeacon(req.getQuery() ?? '', this.deps.beaconSecret);
     if (!verdict.ok) {
@@ -76,7 +81,7 @@ export class PlayerEndpoints {
   }
 
   private vast(res: HttpResponse, req: HttpRequest): void {
-    const ex = new Exchange(res, false);
+    const ex = new Exchange(res, false, corsOf(this.deps.cors, req));
     if (!this.allowed(ex, res, 'vast')) return;
     const streamId = new URLSearchParams(req.getQuery() ?? '').get('stream_id') ?? '';
     if (!STREAM_ID.test(streamId)) return sendProblem(ex, 'bad-request', 'stream_id is required (1–256 characters of A-Z a-z 0-9 . _ : ~ -)');

@@ -1,0 +1,268 @@
+/**
+ * Real players in a real browser (issue 17 part 5 (a), (b)): Debian's chromium driven by
+ * playwright-core plays, with hls.js on a page of another origin than the service, (a) a
+ * squeezeback stream and (b) a /dai/manifest stream through a break whose segments the reference
+ * transcoder composed with ffmpeg from real video (lib/sim/media-origin.ts over segments encoded
+ * here). Asserted: currentTime advances across cue-out and cue-in without a stall over 1 s or a
+ * fatal error, composed segments were played, hls.js surfaced the com.<brand>.vtg ID3 cue, and
+ * (a) the page's /vast call and beacons reached the ad server once each. Screenshots of the video
+ * element during the breaks (browser-dualbox.png, browser-lbar.png) go to a temporary directory, or
+ * to SCREENSHOT_DIR (`SCREENSHOT_DIR=docs npx tap test/browser/players.test.ts` refreshes the docs' ones).
+ */
+import t, { type Test } from 'tap';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { Page } from 'playwright-core';
+import { MediaOriginSim } from '../../lib/sim/media-origin.js';
+import { AdServerSim } from '../../lib/sim/ad-server.js';
+import { loadTranscoderConfig, startTranscoder } from '../../lib/transcoder/index.js';
+import { createLogger } from '../../lib/log/index.js';
+import { projectRoot } from '../../lib/paths.js';
+import type { Service } from '../../lib/app.js';
+import { call } from '../helpers/http.js';
+import { ffmpeg, FFMPEG, needFfmpeg, serveDir } from '../helpers/ffmpeg.js';
+import { freshSchemaUrl, needServices, startTestService, token, REDIS_URL } from '../helpers/services.js';
+import { launchChromium, needChromium, servePage } from '../helpers/browser.js';
+
+const SEG = 1;
+const SEGMENTS = 30;
+const BREAK_SEC = 8;
+const W = 640;
+const H = 360;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until<T>(what: string, fn: () => Promise<T | undefined | false | null>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+/** 1 s segments cut from one continuous encode (timestamps run on), an 8 s ad, a background. */
+async function makeMedia(dir: string): Promise<Buffer[]> {
+  const lavfi = (src: string, sec: number) => ['-f', 'lavfi', '-i', `${src}=s=${W}x${H}:r=25:d=${sec}`, '-f', 'lavfi', '-i', `sine=f=440:sample_rate=48000:d=${sec}`];
+  const x264 = ['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-g', '25', '-keyint_min', '25', '-sc_threshold', '0', '-c:a', 'aac', '-ac', '2'];
+  await Promise.all([
+    ffmpeg([...lavfi('testsrc', SEGMENTS * SEG), ...x264, '-f', 'segment', '-segment_time', String(SEG), '-segment_format', 'mpegts', path.join(dir, 'seg%03d.ts')]),
+    ffmpeg([...lavfi('smptebars', BREAK_SEC), ...x264, '-shortest', path.join(dir, 'ad.mp4')]),
+    ffmpeg(['-f', 'lavfi', '-i', `gradients=s=${W}x${H}:c0=0x0a1a40:c1=0x3060a0:d=1`, '-frames:v', '1', path.join(dir, 'bg.png')]),
+  ]);
+  const names = (await readdir(dir)).filter((n) => /^seg\d+\.ts$/.test(n)).sort();
+  return Promise.all(names.map((n) => readFile(path.join(dir, n))));
+}
+
+interface Frag {
+  sn: number;
+  url: string;
+  tags: string[];
+  start: number;
+  shownAt: number;
+}
+
+interface PageState {
+  frags: Frag[];
+  id3: Array<{ owner: string; text: string; frag: string }>;
+  errors: string[];
+  fatal: string | null;
+  started: boolean;
+  maxStallMs: number;
+  stallAt: number | null;
+  currentTime: number;
+  vast: { status: number; ads: number; urls: string[] } | null;
+  beacons: Array<{ url: string; status: number }>;
+  waiting: number;
+}
+
+const stateOf = (page: Page) => page.evaluate(() => (globalThis as unknown as { state: PageState }).state);
+const isComposed = (f: Frag) => f.url.includes('/objects/');
+
+/**
+ * Plays `src` until the break has been played through: started, the first composed fragment
+ * (screenshot of a hold frame), then back to content with currentTime 2 s past the cue-in.
+ */
+async function playThroughBreak(t: Test, page: Page, startBreak: () => Promise<void>, screenshot: string): Promise<PageState> {
+  await until('playback started', async () => (await stateOf(page)).started, 20_000).catch(async (err: Error) => {
+    const st = await stateOf(page);
+    throw new Error(`${err.message}: errors ${st.errors.join(', ') || 'none'}; ${st.frags.length} fragments; currentTime ${st.currentTime}`);
+  });
+  await startBreak();
+  const composed = await until(
+    'a composed fragment on screen',
+    async () => {
+      const c = (await stateOf(page)).frags.filter(isComposed);
+      return c.length > 0 && c;
+    },
+    30_000,
+  );
+  t.ok(composed.length, `cue-out: composed fragment ${composed[0]!.url} shown`);
+  // The third composed fragment is in the hold phase (in and out animations take 1 s each).
+  await until('the hold phase', async () => (await stateOf(page)).frags.filter(isComposed).length >= 3, 15_000).catch(() => undefined);
+  await sleep(400);
+  const png = await page.locator('video').screenshot({ path: screenshot });
+  t.same([png.readUInt32BE(16), png.readUInt32BE(20)], [W, H], `a ${W}×${H} frame of the break: ${screenshot}`);
+  t.ok(png.length > 10_000, `with a picture in it (${png.length} bytes)`);
+  const after = await until(
+    'content again, 2 s past the cue-in',
+    async () => {
+      const s = await stateOf(page);
+      const lastComposed = s.frags.map(isComposed).lastIndexOf(true);
+      const back = s.frags.slice(lastComposed + 1).find((f) => !isComposed(f));
+      return lastComposed >= 0 && back && s.currentTime > back.start + 2 && s;
+    },
+    30_000,
+  );
+  await page.evaluate(() => ((globalThis as unknown as { state: { stopWatching: boolean } }).state.stopWatching = true));
+  return after;
+}
+
+function checkPlayback(t: Test, s: PageState, brand: string, breakId: string): void {
+  t.equal(s.fatal, null, `no fatal hls.js error (errors: ${s.errors.join(', ') || 'none'})`);
+  t.ok(s.maxStallMs < 1000, `no stall over 1 s (longest ${Math.round(s.maxStallMs)} ms at ${s.stallAt ?? '-'}; ${s.waiting} waiting events)`);
+  const composed = s.frags.filter(isComposed);
+  const first = s.frags.findIndex(isComposed);
+  t.ok(composed.length >= BREAK_SEC / SEG / 2, `${composed.length} of ${BREAK_SEC / SEG} break fragments were composed segments`);
+  t.ok(first > 0 && !isComposed(s.frags[first - 1]!), 'content played before the cue-out');
+  t.ok(
+    s.frags.some((f) => f.tags.some((tag) => tag.startsWith('EXT-X-CUE-OUT'))),
+    'hls.js saw the cue-out tag',
+  );
+  t.ok(
+    s.frags.some((f) => f.tags.includes('EXT-X-CUE-IN')),
+    'hls.js saw the cue-in tag',
+  );
+  const cue = s.id3.find((c) => c.owner === `com.${brand}.vtg`);
+  t.ok(cue, `hls.js surfaced the com.${brand}.vtg ID3 cue`);
+  t.ok(cue?.text.includes(breakId), 'the cue names the break');
+  t.ok(cue && cue.frag.includes('/objects/'), 'carried by a composed segment');
+}
+
+t.test('hls.js in chromium plays squeezeback and DAI streams through real composed breaks', async (t) => {
+  if (!needChromium(t) || !needFfmpeg(t) || !(await needServices(t))) return;
+  const began = Date.now();
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'sqz-browser-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const segments = await makeMedia(dir);
+  t.equal(segments.length, SEGMENTS, `${SEGMENTS} real ${SEG} s segments encoded`);
+  const files = await serveDir(dir);
+  t.teardown(files.stop);
+  const originA = await new MediaOriginSim({ segments, segmentSec: SEG, windowSegments: 10 }).start();
+  const originB = await new MediaOriginSim({ segments, segmentSec: SEG, windowSegments: 10 }).start();
+  const ads = await new AdServerSim({ ads: [{ id: 'ad-1', durationSec: BREAK_SEC, mp4: `${files.url}/ad.mp4` }] }).start();
+  t.teardown(async () => {
+    await Promise.all([originA.stop(), originB.stop(), ads.stop()]);
+  });
+  const txDir = await mkdtemp(path.join(os.tmpdir(), 'sqz-browser-tx-'));
+  t.teardown(() => rm(txDir, { recursive: true, force: true }));
+  const transcoder = await startTranscoder(loadTranscoderConfig({ TRANSCODER_PORT: '0', TRANSCODER_DATA_DIR: txDir, FFMPEG_PATH: FFMPEG, TRANSCODER_CONCURRENCY: '2' }), createLogger('silent'));
+  t.teardown(() => transcoder.close());
+  const service: Service = await startTestService(t, {
+    databaseUrl: await freshSchemaUrl(t),
+    redisUrl: REDIS_URL,
+    daiHost: originB.url,
+    adServerUrl: `${ads.url}/ad`,
+    transcoderUrl: transcoder.url,
+    beaconSecret: 'beacon-secret-for-browser-tests-0123',
+    allowPrivateOutbound: true,
+    breakLeaseMs: 1500,
+    breakTickMs: 200,
+  });
+  const tok = await token(service);
+  const api = async (method: string, p: string, json: unknown, tt: Test = t) => {
+    const r = await call(service.url, method, `/api/v1/${p}`, { token: tok, json });
+    tt.ok(r.status < 300, `${method} ${p}: ${r.status}`);
+    return r.body as Record<string, unknown>;
+  };
+  await api('PUT', 'squeeze-brand-config', {
+    brand_id: 'acme',
+    animations: { in_sec: 1, out_sec: 1 },
+    frames: { content_box: { enabled: true, thickness_px: 4, color: 'white' } },
+    background_uri: `${files.url}/bg.png`,
+  });
+  // Three segments of live-edge delay: the transcoder's time to compose a segment before players see it.
+  const event = (asset: string, origin: MediaOriginSim) => ({ asset_id: asset, source_uri: `${origin.url}/live/master.m3u8`, brand_config_id: 'acme', live_edge_delay_segments: 3 });
+  const eventA = (await api('PUT', 'squeeze-event-config', event('BRA', originA))).id as number;
+  const eventB = (await api('PUT', 'squeeze-event-config', event('BRB', originB))).id as number;
+
+  const shots = process.env['SCREENSHOT_DIR'] ? path.resolve(process.env['SCREENSHOT_DIR']) : dir;
+  const pageUrl = await servePage(t, await readFile(path.join(projectRoot, 'test', 'browser', 'player.html'), 'utf8'));
+  t.not(new URL(pageUrl).origin, new URL(service.url).origin, 'the page has an origin of its own');
+  const browser = await launchChromium(t);
+  t.comment(`set-up took ${Date.now() - began} ms`);
+
+  const startBreak = (t: Test, eventId: number, streamId: () => Promise<string>, layout: string, out: { id: string }) => async () => {
+    const sid = await streamId();
+    await service.streams.flush();
+    const b = await api('PUT', 'squeeze-ad-break', { event_id: eventId, break_duration: BREAK_SEC, stream_ids: [sid], layout }, t);
+    out.id = b['break_id'] as string;
+    t.ok(out.id, `break ${out.id} (${layout})`);
+  };
+
+  await t.test('(a) a squeezeback stream, then /vast and its beacons', async (t) => {
+    const started = Date.now();
+    const page = await browser.newPage();
+    await page.goto(pageUrl);
+    await page.evaluate(
+      ([src, vastBase]) => (globalThis as unknown as { play: (s: string, o: object) => void }).play(src!, { vastBase }),
+      [`${service.url}/squeezeback/BRA/master.m3u8?s=browser-a`, service.url],
+    );
+    const brk = { id: '' };
+    const streamId = async () => {
+      const s = await until('the variant', () => page.evaluate(() => (globalThis as unknown as { hls?: { levels?: Array<{ url: string }> } }).hls?.levels?.[0]?.url));
+      return /\/(\d{9})\//.exec(s)![1]!;
+    };
+    const s = await playThroughBreak(t, page, startBreak(t, eventA, streamId, 'dualbox', brk), path.join(shots, 'browser-dualbox.png'));
+    checkPlayback(t, s, 'acme', brk.id);
+
+    const done = await until('the beacons fired', async () => {
+      const st = await stateOf(page);
+      return st.vast && st.beacons.length === st.vast.urls.length && st;
+    });
+    t.equal(done.vast!.status, 200, '/vast answered the page (CORS)');
+    t.equal(done.vast!.ads, 1, 'one ad in the VAST');
+    t.equal(done.vast!.urls.length, 6, 'impression and five tracking events');
+    t.ok(
+      done.beacons.every((b) => b.status === 200 && b.url.startsWith(`${service.url}/beacon?`)),
+      'every signed beacon answered 200 to the page',
+    );
+    const hits = await until('the ad server received every beacon', async () => {
+      const h = ads.hits.filter((x) => x.s === 'browser-a');
+      return h.length >= 6 && h;
+    });
+    await sleep(500);
+    const received = ads.hits.filter((x) => x.s === 'browser-a').map((h) => `${h.ad}/${h.ev}`);
+    t.same(
+      received.sort(),
+      ['impression', 'start', 'firstQuartile', 'midpoint', 'thirdQuartile', 'complete'].map((ev) => `ad-1/${ev}`).sort(),
+      `the ad server received each beacon once (${hits.length})`,
+    );
+    await page.close();
+    t.comment(`(a) took ${Date.now() - started} ms`);
+  });
+
+  await t.test('(b) a /dai/manifest stream', async (t) => {
+    const started = Date.now();
+    originB.restart();
+    const page = await browser.newPage();
+    await page.goto(pageUrl);
+    await page.evaluate((src) => (globalThis as unknown as { play: (s: string, o: object) => void }).play(src, {}), `${service.url}/dai/manifest/linear/hls/pa/event/BRB/stream/browser-b/master.m3u8`);
+    const brk = { id: '' };
+    const s = await playThroughBreak(
+      t,
+      page,
+      startBreak(t, eventB, async () => 'browser-b', 'lbar', brk),
+      path.join(shots, 'browser-lbar.png'),
+    );
+    checkPlayback(t, s, 'acme', brk.id);
+    t.ok(
+      s.frags.every((f) => f.url.startsWith(originB.url) || isComposed(f)),
+      'content segments from the DAI host, break segments from the transcoder',
+    );
+    await page.close();
+    t.comment(`(b) took ${Date.now() - started} ms`);
+  });
+  t.comment(`browser tests took ${Date.now() - began} ms in all`);
+});
