@@ -26,7 +26,7 @@ export interface H1Handler {
 export class H1Error extends Error {
   override name = 'H1Error';
   constructor(
-    readonly code: 'connect' | 'closed' | 'protocol' | 'too-large' | 'aborted',
+    readonly code: 'connect' | 'closed' | 'protocol' | 'too-large' | 'aborted' | 'timeout',
     message: string,
   ) {
     super(message);
@@ -40,9 +40,11 @@ export interface H1PoolOptions {
   maxResponseSize: number;
   /** An idle connection is closed after this long (before the server's own keep-alive timeout, usually). */
   idleMs: number;
+  /** How often deadlines are checked (default 50 ms: a request ends at most this late). */
+  sweepMs?: number;
 }
 
-/** A request as written: its head, and where it stands. */
+/** A request as written: its head, its deadline, and where it stands. */
 export class H1Request {
   /** Set by abort(), or once the handler heard its end or error. */
   done = false;
@@ -50,16 +52,29 @@ export class H1Request {
   retried = false;
   conn: Connection | undefined;
 
+  /**
+   * @param deadline the time (Date.now()) by which it must have ended; the pool's sweep fails it
+   *   with a `timeout` then. One timestamp instead of a timer per request: arming and clearing a
+   *   timer was a visible share of a distinct request's CPU.
+   */
   constructor(
     readonly head: string,
     readonly handler: H1Handler,
+    readonly deadline = Infinity,
   ) {}
 
-  /** Stops the request (its deadline passed): the connection it was on is closed, not reused. */
+  /** Stops the request: the connection it was on is closed, not reused; the handler hears nothing more. */
   abort(): void {
     if (this.done) return;
     this.done = true;
     this.conn?.destroy();
+  }
+
+  /** The deadline passed: the handler hears a timeout, and the connection is closed. */
+  expire(): void {
+    if (this.done) return;
+    this.abort();
+    this.handler.error(new H1Error('timeout', 'the deadline passed'));
   }
 }
 
@@ -255,9 +270,9 @@ class Connection {
       const stop = lf === -1 ? text.length : lf;
       const colon = text.indexOf(':', line);
       if (colon !== -1 && colon < stop) {
-        const c = text.charCodeAt(line) | 0x20;
-        // Only the framing headers are read; the rest are never turned into strings of their own.
-        if (c === 0x63 || c === 0x74) {
+        const len = colon - line;
+        // Only the framing headers are read (by their name's length first); the rest are never turned into strings.
+        if (len === 14 || len === 17 || len === 10) {
           const name = text.slice(line, colon).toLowerCase();
           const value = text.slice(colon + 1, stop).trim();
           if (name === 'content-length') {
@@ -352,12 +367,17 @@ function chunkSize(line: string): number {
 
 export class H1Pool {
   private readonly idle: Connection[] = [];
+  /** Every open connection (busy or idle), for the deadline sweep. */
+  private readonly conns = new Set<Connection>();
+  /** Requests waiting for their connection to be made. */
+  private readonly dialling = new Set<H1Request>();
   private readonly queue: H1Request[] = [];
   private queueHead = 0;
   private open = 0;
   private closing = false;
   private readonly sweeper: NodeJS.Timeout;
   private readonly target: buildConnector.Options;
+  private lastIdleSweep = 0;
   /** The Host header value for the origin (RFC 9112 §3.2). */
   readonly host: string;
 
@@ -368,7 +388,7 @@ export class H1Pool {
     const u = new URL(origin);
     this.host = u.host;
     this.target = { hostname: u.hostname.replace(/^\[|\]$/g, ''), host: u.host, protocol: u.protocol, port: u.port, servername: u.hostname };
-    this.sweeper = setInterval(() => this.sweep(), Math.max(250, Math.min(1000, opts.idleMs / 2))).unref();
+    this.sweeper = setInterval(() => this.sweep(), opts.sweepMs ?? 50).unref();
   }
 
   /** Sends req on an idle connection, a new one, or after those in front of it. */
@@ -396,6 +416,7 @@ export class H1Pool {
   /** A connection closed: it leaves the pool, and a waiting request may dial in its place. */
   lost(conn: Connection): void {
     this.open--;
+    this.conns.delete(conn);
     const i = this.idle.indexOf(conn);
     if (i !== -1) this.idle.splice(i, 1);
     const next = this.nextQueued();
@@ -429,7 +450,9 @@ export class H1Pool {
     this.open++;
     const conn = new Connection(this);
     req.conn = conn;
+    this.dialling.add(req);
     this.opts.connect(this.target, (err, socket) => {
+      this.dialling.delete(req);
       if (err || !socket) {
         this.open--;
         req.conn = undefined;
@@ -442,6 +465,7 @@ export class H1Pool {
         return;
       }
       conn.attach(socket);
+      this.conns.add(conn);
       if (req.done || this.closing) {
         // Its deadline passed while connecting: the connection serves whoever waits, or idles.
         if (this.closing) return conn.destroy();
@@ -451,8 +475,15 @@ export class H1Pool {
     });
   }
 
+  /** Fails the requests past their deadline (on a connection, dialling, or queued), and closes connections idle too long. */
   private sweep(): void {
-    const cutoff = Date.now() - this.opts.idleMs;
+    const now = Date.now();
+    for (const conn of this.conns) if (conn.req && conn.req.deadline <= now) conn.req.expire();
+    for (const req of this.dialling) if (req.deadline <= now) req.expire();
+    for (let i = this.queueHead; i < this.queue.length; i++) if (this.queue[i]!.deadline <= now) this.queue[i]!.expire();
+    if (now - this.lastIdleSweep < Math.min(1000, this.opts.idleMs / 2)) return;
+    this.lastIdleSweep = now;
+    const cutoff = now - this.opts.idleMs;
     while (this.idle.length && this.idle[0]!.idleSince < cutoff) this.idle.shift()!.destroy();
   }
 }

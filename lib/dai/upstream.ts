@@ -75,9 +75,7 @@ export class Upstream {
       const value = headers[name]!;
       if (SAFE_VALUE.test(value)) head += `${name}: ${value}\r\n`;
     }
-    const req = new H1Request(`${head}\r\n`, new UpstreamExchange(sink, this.opts.deadlineMs));
-    (req.handler as UpstreamExchange).req = req;
-    this.pool.enqueue(req);
+    this.pool.enqueue(new H1Request(`${head}\r\n`, new UpstreamExchange(sink, this.opts.deadlineMs), Date.now() + this.opts.deadlineMs));
   }
 
   close(): Promise<void> {
@@ -85,25 +83,19 @@ export class Upstream {
   }
 }
 
-/** One upstream request's deadline and its translation to the sink: one object per request, no closures. */
+/** One upstream request's translation to the sink: one object per request, no closures. */
 class UpstreamExchange implements H1Handler {
-  req: H1Request | undefined;
   private code = 0;
-  private keep = false;
   private settled = false;
-  private readonly timer: NodeJS.Timeout;
 
   constructor(
     private readonly sink: UpstreamSink,
     private readonly deadlineMs: number,
-  ) {
-    this.timer = setTimeout(() => this.expire(), deadlineMs);
-  }
+  ) {}
 
   status(code: number): boolean {
     this.code = code;
-    this.keep = this.sink.start(code);
-    return this.keep;
+    return this.sink.start(code);
   }
 
   data(chunk: Buffer): void {
@@ -115,20 +107,19 @@ class UpstreamExchange implements H1Handler {
   }
 
   error(err: H1Error): void {
-    this.finish(classify(err));
-  }
-
-  private expire(): void {
-    this.req?.abort();
-    this.finish(new UpstreamError('timeout', `upstream did not answer within ${this.deadlineMs} ms`));
+    this.finish(this.classify(err));
   }
 
   private finish(err?: UpstreamError): void {
     if (this.settled) return;
     this.settled = true;
-    clearTimeout(this.timer);
     if (err) this.sink.error(err);
     else this.sink.end(this.code);
+  }
+
+  private classify(err: H1Error): UpstreamError {
+    if (err.code === 'timeout') return new UpstreamError('timeout', `upstream did not answer within ${this.deadlineMs} ms`);
+    return classify(err);
   }
 }
 

@@ -60,23 +60,27 @@ interface Outcome {
   err?: H1Error;
 }
 
-function get(pool: H1Pool, path: string, opts: { keep?: boolean; abortAfterMs?: number } = {}): Promise<Outcome> {
+function get(pool: H1Pool, path: string, opts: { keep?: boolean; abortAfterMs?: number; deadlineMs?: number } = {}): Promise<Outcome> {
   return new Promise((resolve) => {
     const out: Outcome = { status: 0, body: '' };
-    const req = new H1Request(`GET ${path} HTTP/1.1\r\nhost: ${pool.host}\r\n\r\n`, {
-      status(code) {
-        out.status = code;
-        return opts.keep ?? true;
+    const req = new H1Request(
+      `GET ${path} HTTP/1.1\r\nhost: ${pool.host}\r\n\r\n`,
+      {
+        status(code) {
+          out.status = code;
+          return opts.keep ?? true;
+        },
+        data(chunk) {
+          out.body += chunk.toString('latin1');
+        },
+        end: () => resolve(out),
+        error(err) {
+          out.err = err;
+          resolve(out);
+        },
       },
-      data(chunk) {
-        out.body += chunk.toString('latin1');
-      },
-      end: () => resolve(out),
-      error(err) {
-        out.err = err;
-        resolve(out);
-      },
-    });
+      opts.deadlineMs === undefined ? Infinity : Date.now() + opts.deadlineMs,
+    );
     pool.enqueue(req);
     if (opts.abortAfterMs !== undefined)
       setTimeout(() => {
@@ -192,6 +196,17 @@ t.test('H1Pool', async (t) => {
     const outs = await Promise.all(Array.from({ length: 12 }, () => get(pool, '/slow')));
     t.ok(outs.every((o) => o.body === 'late'));
     t.ok(srv.connections - before <= 4, `${srv.connections - before} new connections`);
+  });
+
+  t.test('the deadline ends a request on a connection and one still queued, within the sweep interval', async (t) => {
+    const started = Date.now();
+    const outs = await Promise.all(Array.from({ length: 6 }, () => get(pool, '/slow', { deadlineMs: 80 })));
+    t.same(
+      outs.map((o) => o.err?.code),
+      Array(6).fill('timeout'),
+    );
+    t.ok(Date.now() - started < 190, `ended after ${Date.now() - started} ms`);
+    t.same(await get(pool, '/ok'), { status: 200, body: '#EXTM3U\nhello\n' }, 'the pool still answers');
   });
 
   t.test('an aborted request closes its connection; a queued one is skipped', async (t) => {
