@@ -7,4 +7,4 @@ export { applyBreak, applyBreakText, applyBreakToMedia, type BreakWindow, type B
 export { trimText, trimThenRewrite } from './trim-text.js';
 export { splitLines } from './rewrite.js';
 export { textPathStats, textPathSnapshot, type TextPathStats } from './stats.js';
-export { mapMasterUris, type MappedMaster } from './master.js';
+export { mapMasterUris, isMediaPlaylist, singleVariantMaster, type MappedMaster } from './master.js';
