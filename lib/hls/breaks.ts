@@ -136,7 +136,10 @@ export function applyBreakText(
   // Placement by media sequence (segments without program date-time), as segmentTimes does it.
   const startSeq = window.startSeq;
   let mediaSequence = 0;
-  let acc: number | undefined;
+  let sum: number | undefined;
+  /** Segments between the anchor and the playlist's first; their mean-EXTINF estimate is computed only when an untimed segment needs it. */
+  let before = 0;
+  let base: number | undefined;
   for (let ls = 0; ls < text.length;) {
     let le = text.indexOf('\n', ls);
     if (le === -1) le = text.length;
@@ -163,11 +166,17 @@ export function applyBreakText(
       let bySeq: number | undefined;
       if (startSeq !== undefined) {
         const seq = mediaSequence + segments;
-        if (seq === startSeq) acc = 0;
-        else if (segments === 0 && seq > startSeq) acc = (seq - startSeq) * meanDurationMs(textDurations(text));
-        if (acc !== undefined) {
-          bySeq = window.startMs + acc;
-          acc += duration * 1000;
+        if (seq === startSeq) sum = 0;
+        else if (segments === 0 && seq > startSeq) {
+          sum = 0;
+          before = seq - startSeq;
+        }
+        if (sum !== undefined) {
+          if (timed === undefined) {
+            base ??= before ? before * meanDurationMs(textDurations(text)) : 0;
+            bySeq = window.startMs + (base + sum);
+          }
+          sum += duration * 1000;
         }
       }
       const t = timed ?? bySeq;

@@ -170,13 +170,18 @@ export interface SequenceAnchor {
 export function segmentTimes(p: Pick<MediaPlaylist, 'segments' | 'mediaSequence'>, anchor?: SequenceAnchor): Array<number | undefined> {
   const times = programDateTimes(p.segments);
   if (!anchor) return times;
-  let acc: number | undefined;
+  // Offset = base (the segments before the playlist's first, when it slid past the anchor) + the durations since.
+  let base = 0;
+  let sum: number | undefined;
   p.segments.forEach((s, i) => {
     const seq = p.mediaSequence + i;
-    if (seq === anchor.startSeq) acc = 0;
-    else if (i === 0 && seq > anchor.startSeq) acc = (seq - anchor.startSeq) * meanDurationMs(p.segments.map((x) => x.duration));
-    if (times[i] === undefined && acc !== undefined) times[i] = anchor.startMs + acc;
-    if (acc !== undefined) acc += s.duration * 1000;
+    if (seq === anchor.startSeq) sum = 0;
+    else if (i === 0 && seq > anchor.startSeq) {
+      sum = 0;
+      base = (seq - anchor.startSeq) * meanDurationMs(p.segments.map((x) => x.duration));
+    }
+    if (times[i] === undefined && sum !== undefined) times[i] = anchor.startMs + (base + sum);
+    if (sum !== undefined) sum += s.duration * 1000;
   });
   return times;
 }
