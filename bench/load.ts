@@ -23,6 +23,8 @@ export interface LoadSpec {
   connections: number;
   seconds: number;
   cpu?: string;
+  /** Distinct requests round-robin over these paths (a unique query each) instead of the DAI streams (bench/squeezeback.ts). */
+  paths?: string[];
 }
 
 export function hasCommand(cmd: string): boolean {
@@ -56,12 +58,14 @@ function distinctRequests(seconds: number): number {
 function pathFor(spec: LoadSpec, n: number, tag: string): string {
   if (spec.kind === 'adproxy') return `/dai/adproxy?stream_id=b${n % ADPROXY_STREAMS}:LOC&asset_key=ADS&ge=m&gr=2&imafw_csid=bench`;
   if (spec.scenario === 'hot') return `${spec.prefix}/stream/hot:LOC/${spec.kind}/720p.m3u8`;
+  if (spec.paths?.length) return `${spec.paths[n % spec.paths.length]}?n=${tag}-${n}`;
   return `${spec.prefix}/stream/s${n % 1000}:LOC/${spec.kind}/720p.m3u8?u=${tag}-${n}`;
 }
 
 /** The path expression for request i in Lua (mirrors pathFor). */
 function luaPath(spec: LoadSpec, tag: string): string {
   if (spec.kind === 'adproxy') return `"/dai/adproxy?stream_id=b" .. (i % ${ADPROXY_STREAMS}) .. ":LOC&asset_key=ADS&ge=m&gr=2&imafw_csid=bench"`;
+  if (spec.paths?.length) return `paths[(i % ${spec.paths.length}) + 1] .. "?n=${tag}-" .. i`;
   return `"${spec.prefix}/stream/s" .. (i % 1000) .. ":LOC/${spec.kind}/720p.m3u8?u=${tag}-" .. i`;
 }
 
@@ -79,7 +83,8 @@ async function runWrk(spec: LoadSpec, workDir: string): Promise<LoadResult> {
     spec.scenario === 'hot' && spec.kind !== 'adproxy'
       ? `request = function() return wrk.format("GET", "${pathFor(spec, 0, tag)}") end\n`
       : `local reqs = {}\nlocal count = ${spec.kind === 'adproxy' ? ADPROXY_STREAMS : distinctRequests(spec.seconds)}\nlocal n = 0\ninit = function(args)\n  for i = 1, count do\n    reqs[i] = wrk.format("GET", ${luaPath(spec, tag)})\n  end\nend\nrequest = function()\n  n = n % count + 1\n  return reqs[n]\nend\n`;
-  writeFileSync(script, lua);
+  const pathTable = spec.paths?.length ? `local paths = {${spec.paths.map((p) => JSON.stringify(p)).join(',')}}\n` : '';
+  writeFileSync(script, pathTable + lua);
   const args = ['-t1', `-c${spec.connections}`, `-d${spec.seconds}s`, '--latency', '-s', script, `http://127.0.0.1:${spec.port}`];
   const cmd = spec.cpu ? 'taskset' : 'wrk';
   const out = await new Promise<string>((resolve, reject) => {

@@ -9,6 +9,8 @@
  *   (e) a typical Node implementation: node:http + undici + hls-parser
  *   (g) the service with and without a squeeze break active on the benchmark's event of 1,000
  *       streams, switched in one process between runs
+ *   (h) the squeezeback player flow's variant path, 1,000 streams of one event (bench/squeezeback.ts),
+ *       in (b)'s process
  * Scenarios: distinct (1,000 streams round-robin, a unique query on every request, so every
  * request goes upstream) and hot (one URL; the service collapses and micro-caches).
  */
@@ -21,6 +23,7 @@ import type { MicroResult } from './micro.js';
 import { runSoak } from './soak.js';
 import { nginxProxy } from './nginx.js';
 import { recordRig, runRig } from './rig.js';
+import { squeezebackRun } from './squeezeback.js';
 
 const quick = process.argv.includes('--quick');
 const record = process.argv.includes('--record');
@@ -39,7 +42,7 @@ interface Row extends LoadResult {
   cpuUsPerReq: number;
 }
 
-type Run = Pick<LoadSpec, 'kind' | 'scenario'> & { seconds?: number; label?: string; before?: (t: Target) => Promise<void> };
+type Run = Pick<LoadSpec, 'kind' | 'scenario' | 'paths'> & { seconds?: number; label?: string; before?: (t: Target) => Promise<void> };
 
 /** Sends SIGUSR2 to the service target and waits for its "BREAK on|off" line. */
 async function toggleBreak(t: Target): Promise<void> {
@@ -135,7 +138,7 @@ async function main(): Promise<void> {
       ...(await measure(
         '(b,c) service',
         async () => node('targets/service.js', [simUrl], SERVER_CPU, SERVICE_FLAGS),
-        [{ kind: 'variant', scenario: 'distinct' }, { kind: 'variant', scenario: 'hot' }, ...both('dvr'), { kind: 'adproxy', scenario: 'distinct', seconds: quick ? 3 : 30 }],
+        [{ kind: 'variant', scenario: 'distinct' }, squeezebackRun(), { kind: 'variant', scenario: 'hot' }, ...both('dvr'), { kind: 'adproxy', scenario: 'distinct', seconds: quick ? 3 : 30 }],
         async (t, port) => {
           // The ad proxy run sent 10,000 distinct stream ids: the store must hold exactly those.
           const tokenLine = /TOKEN (\S+)/.exec(t.output?.() ?? '');
@@ -185,6 +188,7 @@ async function main(): Promise<void> {
     { name: 'break active / no break, hot', value: ratio(rps('(g) service, break', 'variant/hot'), rps('(g) service, no', 'variant/hot')), target: 0.9 },
     { name: 'CPU per request: no break / break', value: ratio(cpuPerReq('(g) service, no', 'variant/distinct'), cpuPerReq('(g) service, break', 'variant/distinct')), target: 0.9 },
     ...(quick ? [] : [{ name: 'break active / no break, DVR', value: ratio(rps('(g) service, break', 'dvr/distinct'), rps('(g) service, no', 'dvr/distinct')), target: 0.9 }]),
+    { name: 'squeezeback (h) / dai distinct (b)', value: ratio(rps('(h', 'variant/distinct'), rps('(b', 'variant/distinct')), target: 0.9 },
     { name: 'ad proxy: (f) / (a) ceiling', value: ratio(rps('(b', 'adproxy/distinct'), rps('(a', 'variant/hot')), target: 0.5 },
     { name: 'micro 6 KB: ours / hls-parser', value: micro[0]!.ratio, target: 10 },
     { name: 'micro DVR: ours / hls-parser', value: micro[1]!.ratio, target: 100 },

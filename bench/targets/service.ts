@@ -18,6 +18,7 @@ import { SqueezeConfigRepo } from '../../lib/squeeze/config/repo.js';
 import { BreakRepo, type NewSegment } from '../../lib/squeeze/breaks/repo.js';
 import { assignmentKey, placeOnTimeline } from '../../lib/squeeze/breaks/plan.js';
 import { defaultShape } from '../../lib/sim/live-playlist.js';
+import { SQUEEZEBACK_ASSET } from '../squeezeback.js';
 
 const simUrl = process.argv[2]!;
 const withBreak = process.argv.includes('--break');
@@ -25,7 +26,9 @@ const withBreak = process.argv.includes('--break');
 // the ad-proxy run registers its streams under another event (ADS) so they can be counted apart.
 const bench = { eventId: 1, windowSegs: 10, liveEdgeDelaySegments: 2 };
 const ads = { eventId: 2, windowSegs: 0, liveEdgeDelaySegments: 0 };
-const events: EventSettingsSource = { generation: 0, forAssetKey: (key) => (key === 'ADS' ? ads : bench) };
+// Target (h): a squeezeback-flow event whose source is the simulator's master, trimmed as the benchmark's event is.
+const squeezeback = { eventId: 3, windowSegs: 10, liveEdgeDelaySegments: 2, assetId: SQUEEZEBACK_ASSET, sourceUri: `${simUrl}/source/master.m3u8` };
+const events: EventSettingsSource = { generation: 0, forAssetKey: (key) => (key === 'ADS' ? ads : key === SQUEEZEBACK_ASSET ? squeezeback : bench) };
 const config = loadConfig(process.env, {
   port: 0,
   daiHost: simUrl,

@@ -1,11 +1,12 @@
 /**
  * Squeezeback break substitution (docs/design.md §4): break segments are those whose program
- * date-time falls in the break window. Each is replaced by its squeezeback segment when the
+ * date-time falls in the break window; in a playlist without program date-time, those the break's
+ * media sequence and the accumulated EXTINF durations from it place there (./media.ts segmentTimes). Each is replaced by its squeezeback segment when the
  * transcoder has produced it (else the content segment stays: the player never gets a broken URI).
  * `#EXT-X-CUE-OUT:<duration>` precedes the first break segment, `#EXT-X-CUE-OUT-CONT` the
  * following ones, `#EXT-X-CUE-IN` the first segment after. Absolute DAI ad segments are untouched.
  */
-import { HEADER_TAGS, parseMedia, programDateTimes, type MediaPlaylist } from './media.js';
+import { HEADER_TAGS, meanDurationMs, parseMedia, segmentTimes, type MediaPlaylist, type SequenceAnchor } from './media.js';
 import { joinLines, splitLines } from './rewrite.js';
 import { textPathStats } from './stats.js';
 
@@ -13,7 +14,11 @@ export interface BreakWindow {
   startMs: number;
   endMs: number;
   durationSec: number;
+  /** Media sequence of the break's first segment: places segments that carry no program date-time. */
+  startSeq?: number | undefined;
 }
+
+const anchorOf = (w: BreakWindow): SequenceAnchor | undefined => (w.startSeq === undefined ? undefined : { startSeq: w.startSeq, startMs: w.startMs });
 
 export interface BreakResult {
   lines: string[];
@@ -28,7 +33,7 @@ const CUE_IN = '#EXT-X-CUE-IN';
 const CUE_IN_LINE = `${CUE_IN}\n`;
 
 export function applyBreakToMedia(p: MediaPlaylist, window: BreakWindow, squeezedUri: (contentUri: string) => string | undefined, isContent: (uri: string) => boolean): BreakResult {
-  const times = programDateTimes(p.segments);
+  const times = segmentTimes(p, anchorOf(window));
   const out = [...p.header];
   let notReady = 0;
   const squeezed: string[] = [];
@@ -80,6 +85,23 @@ function parsePdt(value: string): number {
   return t;
 }
 const EXTINF = '#EXTINF:';
+const MEDIA_SEQUENCE = '#EXT-X-MEDIA-SEQUENCE:';
+
+/** The EXTINF durations of the text's segments, read as the loop below reads them (for segmentTimes' mean). */
+function textDurations(text: string): number[] {
+  const out: number[] = [];
+  let duration = 0;
+  for (let ls = 0; ls < text.length;) {
+    let le = text.indexOf('\n', ls);
+    if (le === -1) le = text.length;
+    if (text.charCodeAt(ls) !== 35) {
+      out.push(duration);
+      duration = 0;
+    } else if (text.startsWith(EXTINF, ls)) duration = parseFloat(text.slice(ls + EXTINF.length, le)) || 0;
+    ls = le + 1;
+  }
+  return out;
+}
 
 function headerTagAt(text: string, start: number, end: number): boolean {
   const colon = text.indexOf(':', start);
@@ -111,6 +133,13 @@ export function applyBreakText(
   let duration = 0;
   let next: number | undefined;
   let previousInBreak = false;
+  // Placement by media sequence (segments without program date-time), as segmentTimes does it.
+  const startSeq = window.startSeq;
+  let mediaSequence = 0;
+  let sum: number | undefined;
+  /** Segments between the anchor and the playlist's first; their mean-EXTINF estimate is computed only when an untimed segment needs it. */
+  let before = 0;
+  let base: number | undefined;
   for (let ls = 0; ls < text.length;) {
     let le = text.indexOf('\n', ls);
     if (le === -1) le = text.length;
@@ -121,6 +150,7 @@ export function applyBreakText(
           const r = applyBreak(splitLines(text), window, squeezedUri, isContent);
           return { text: joinLines(r.lines), notReady: r.notReady, squeezed: r.squeezed };
         }
+        if (text.startsWith(MEDIA_SEQUENCE, ls)) mediaSequence = Number(text.slice(ls + MEDIA_SEQUENCE.length, le)) || 0;
       } else {
         if (segStart === -1) segStart = ls;
         if (text.startsWith(EXTINF, ls)) duration = parseFloat(text.slice(ls + EXTINF.length, le)) || 0;
@@ -131,8 +161,25 @@ export function applyBreakText(
       }
     } else {
       if (segStart === -1) segStart = ls;
-      const t = pdt ?? next;
-      next = t === undefined ? undefined : t + duration * 1000;
+      const timed = pdt ?? next;
+      next = timed === undefined ? undefined : timed + duration * 1000;
+      let bySeq: number | undefined;
+      if (startSeq !== undefined) {
+        const seq = mediaSequence + segments;
+        if (seq === startSeq) sum = 0;
+        else if (segments === 0 && seq > startSeq) {
+          sum = 0;
+          before = seq - startSeq;
+        }
+        if (sum !== undefined) {
+          if (timed === undefined) {
+            base ??= before ? before * meanDurationMs(textDurations(text)) : 0;
+            bySeq = window.startMs + (base + sum);
+          }
+          sum += duration * 1000;
+        }
+      }
+      const t = timed ?? bySeq;
       const inBreak = t !== undefined && t >= window.startMs - 1 && t < window.endMs - 1;
       if (inBreak) {
         const elapsed = (t - window.startMs) / 1000;

@@ -38,3 +38,17 @@ export function mapMasterUris(text: string, map: (uri: string) => string): Mappe
   }
   return { valid: variants > 0, text: out.length ? out.join('\n') + '\n' : '' };
 }
+
+/** A nominal BANDWIDTH for a master of one variant: required by RFC 8216 §4.3.4.2, unknowable from a media playlist, unused by a player with nothing to choose. */
+const SINGLE_VARIANT_BANDWIDTH = 1_000_000;
+
+/** Whether `text` is a media playlist (#EXTM3U, then a segment or media-playlist tag). */
+export function isMediaPlaylist(text: string): boolean {
+  const start = text.charCodeAt(0) === 0xfeff ? 1 : 0;
+  return text.startsWith('#EXTM3U', start) && /^#(EXTINF|EXT-X-TARGETDURATION)[:\r\n]/m.test(text);
+}
+
+/** The master of a source that is a media playlist: one variant, `uri` (docs/decisions.md). */
+export function singleVariantMaster(uri: string): string {
+  return `#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=${SINGLE_VARIANT_BANDWIDTH}\n${uri}\n`;
+}

@@ -151,6 +151,48 @@ export function programDateTimes(segments: Segment[]): Array<number | undefined>
   return out;
 }
 
+/**
+ * Where a break placed by media sequence starts (docs/decisions.md, "Breaks without program
+ * date-time"): its first segment's media sequence and the time that segment stands for.
+ */
+export interface SequenceAnchor {
+  startSeq: number;
+  startMs: number;
+}
+
+/**
+ * Times of every segment: the program date-time (carried forward), else, with an anchor, placed by
+ * media sequence: the anchor's time plus the EXTINF durations accumulated from its segment. When the
+ * playlist has slid past the anchor, the segments no longer in it count at the playlist's mean
+ * EXTINF (exact for a live encoder's constant durations). Segments before the anchor get no time.
+ * The hot path's text form (./breaks.ts) does the same arithmetic in the same order.
+ */
+export function segmentTimes(p: Pick<MediaPlaylist, 'segments' | 'mediaSequence'>, anchor?: SequenceAnchor): Array<number | undefined> {
+  const times = programDateTimes(p.segments);
+  if (!anchor) return times;
+  // Offset = base (the segments before the playlist's first, when it slid past the anchor) + the durations since.
+  let base = 0;
+  let sum: number | undefined;
+  p.segments.forEach((s, i) => {
+    const seq = p.mediaSequence + i;
+    if (seq === anchor.startSeq) sum = 0;
+    else if (i === 0 && seq > anchor.startSeq) {
+      sum = 0;
+      base = (seq - anchor.startSeq) * meanDurationMs(p.segments.map((x) => x.duration));
+    }
+    if (times[i] === undefined && sum !== undefined) times[i] = anchor.startMs + (base + sum);
+    if (sum !== undefined) sum += s.duration * 1000;
+  });
+  return times;
+}
+
+/** The mean of EXTINF durations, in ms (0 for none). */
+export function meanDurationMs(durations: number[]): number {
+  let sum = 0;
+  for (const d of durations) sum += d;
+  return durations.length ? (sum / durations.length) * 1000 : 0;
+}
+
 export function formatPdt(ms: number): string {
   return new Date(ms).toISOString();
 }

@@ -1,7 +1,9 @@
 /**
  * A simulated DAI provider host for tests, the benchmark and the demo: live HLS playlists that
  * advance with the clock (lib/sim/live-playlist.ts), master playlists, a dynamic MPD, and switchable
- * failure modes (5xx, slow, garbage, 404). Bodies are rendered once per segment boundary and
+ * failure modes (5xx, slow, garbage, 404). Playlists under a `/nopdt/` directory carry no
+ * EXT-X-PROGRAM-DATE-TIME (a source whose breaks are placed by media sequence), with content paths
+ * of their own (`/content/nopdt_<rendition>/…`) shared by the DAI and source forms. Bodies are rendered once per segment boundary and
  * rendition (shared by every stream, as a real event's are), then served from memory as bytes, so
  * the simulator is never the bottleneck of a benchmark.
  */
@@ -88,16 +90,19 @@ export class DaiHostSim {
     if (path.endsWith('/master.m3u8')) return masterPlaylist(this.url, dir, query);
     // Paths under /source/ are the content origin's own playlists (a break worker's source_uri): no DAI pods.
     const source = path.startsWith('/source/');
-    const shape = source ? { ...this.shape, adEvery: 0 } : path.includes('/dvr/') ? this.dvrShape : this.shape;
+    const noPdt = path.includes('/nopdt/');
+    const base = source ? { ...this.shape, adEvery: 0 } : path.includes('/dvr/') ? this.dvrShape : this.shape;
+    const shape = noPdt ? { ...base, pdt: false } : base;
     const slot = Math.floor((Date.now() - shape.epochMs) / (shape.segmentSec * 1000));
     // Content segments belong to the rendition, not to the viewer: every stream of an event and the
     // source playlist carry the same content paths, as a DAI provider's streams of one event do. So
     // one rendering per rendition and kind serves every stream until the next segment boundary.
     const rendition = path.slice(path.lastIndexOf('/') + 1, -'.m3u8'.length);
-    const key = `${source ? 'source' : shape === this.dvrShape ? 'dvr' : 'live'}|${rendition}`;
+    const name = (noPdt ? 'nopdt_' : '') + rendition.replace(/[^A-Za-z0-9_-]/g, '_');
+    const key = `${source ? 'source' : base === this.dvrShape ? 'dvr' : 'live'}|${name}`;
     const cached = this.rendered.get(key);
     if (cached && cached.slot === slot) return cached.body;
-    const text = livePlaylist(rendition.replace(/[^A-Za-z0-9_-]/g, '_'), Date.now(), { ...shape, adHost: this.url });
+    const text = livePlaylist(name, Date.now(), { ...shape, adHost: this.url });
     if (this.rendered.size > 1_000) this.rendered.clear();
     const body = Buffer.from(text); // sent as bytes: no encoding per response
     this.rendered.set(key, { slot, body });

@@ -1,6 +1,6 @@
 /**
  * Live HLS playlists shaped like a DAI provider's (Google DAI pod serving as seen in the shared
- * fixtures): program date-time on every segment, root-relative content segments, absolute ad
+ * fixtures): program date-time on every segment (unless `pdt: false`), root-relative content segments, absolute ad
  * segments on the DAI host inside cue-out/cue-in with discontinuities, a window that advances with
  * the clock. Deterministic for a given time, so tests can compute what they expect.
  */
@@ -15,6 +15,8 @@ export interface LiveShape {
   adHost: string;
   /** Epoch of media sequence 0, ms. */
   epochMs: number;
+  /** false: no EXT-X-PROGRAM-DATE-TIME (sources whose breaks are placed by media sequence). */
+  pdt?: boolean;
 }
 
 export const defaultShape: LiveShape = { windowSegments: 30, segmentSec: 6, adEvery: 20, adSegments: 3, adHost: 'https://dai.example.com', epochMs: Date.UTC(2026, 0, 1) };
@@ -40,7 +42,7 @@ export function livePlaylist(streamKey: string, nowMs: number, shape: LiveShape 
     if (podStart) out.push(`#EXT-X-CUE-OUT:${podSec}`, '#EXT-X-DISCONTINUITY');
     else if (ad) out.push(`#EXT-X-CUE-OUT-CONT:ElapsedTime=${((seq % E) - (E - shape.adSegments)) * shape.segmentSec},Duration=${podSec}`);
     if (podEnd) out.push('#EXT-X-CUE-IN', '#EXT-X-DISCONTINUITY');
-    out.push(`#EXT-X-PROGRAM-DATE-TIME:${new Date(shape.epochMs + seq * shape.segmentSec * 1000).toISOString()}`);
+    if (shape.pdt !== false) out.push(`#EXT-X-PROGRAM-DATE-TIME:${new Date(shape.epochMs + seq * shape.segmentSec * 1000).toISOString()}`);
     out.push(`#EXTINF:${shape.segmentSec.toFixed(3)},`);
     out.push(ad ? `${shape.adHost}/linear/pod/ad_${seq % shape.adEvery}_${seq}.ts` : `/content/${streamKey}/seg_${seq}.ts`);
   }

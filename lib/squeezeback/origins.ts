@@ -21,7 +21,8 @@ export class OriginPools {
     let u = this.pools.get(origin);
     if (!u) {
       if (this.pools.size >= MAX_ORIGINS) throw new Error(`more than ${MAX_ORIGINS} origins configured`);
-      u = new Upstream(origin, { deadlineMs: this.deadlineMs, connections: 64, connect: this.policy.connector(Math.min(2000, this.deadlineMs)) });
+      // As many connections as the DAI upstream's pool (lib/dai/upstream.ts): an event's origin carries what the DAI host does in the other flow, and a smaller pool queues distinct refreshes behind it.
+      u = new Upstream(origin, { deadlineMs: this.deadlineMs, connect: this.policy.connector(Math.min(2000, this.deadlineMs)) });
       this.pools.set(origin, u);
     }
     return u;

@@ -4,7 +4,8 @@
  * - `GET|HEAD /squeezeback/{asset_id}/master.m3u8?{targeting…}[&token=<JWT>]` registers a new
  *   stream (./stream-ids.ts) with the client IP, the brand the recognition rules resolve, and the
  *   targeting (query minus `token`, overridden by the token's claims), and answers the event's
- *   source master with every variant and rendition under `{stream_id}/…` (./path.ts).
+ *   source master with every variant and rendition under `{stream_id}/…` (./path.ts); a source that
+ *   is a media playlist is answered as a master of one variant, itself under `{stream_id}/…`.
  * - `GET|HEAD /squeezeback/{asset_id}/{stream_id}/{path}` answers a source variant: fetched from the
  *   event's origin once per micro-cache period for every stream of the event (collapsed), trimmed
  *   to the live window, segments made absolute on the origin, then the event's break applied for
@@ -21,7 +22,7 @@ import { HttpError, problem, problemResponse, toHttpError } from '../http/proble
 import { addressText, type HttpRequest, type HttpResponse, type TemplatedApp } from '../http/uws.js';
 import type { Counter, Registry } from '../http/metrics.js';
 import type { Logger } from '../log/index.js';
-import { mapMasterUris, type UriRules } from '../hls/index.js';
+import { isMediaPlaylist, mapMasterUris, singleVariantMaster, type UriRules } from '../hls/index.js';
 import type { EventSettings, EventSettingsSource } from '../dai/event-settings.js';
 import type { BreakSource } from '../dai/break-source.js';
 import type { ManifestCache, Rendered } from '../dai/manifest-cache.js';
@@ -297,8 +298,11 @@ class MasterFetch implements UpstreamSink {
   end(status: number): void {
     if (status >= 400 && status < 500) return this.done(undefined, problemRendered('upstream-client-error', `the origin answered ${status}`, status));
     if (status < 200 || status >= 300) return this.done(new UpstreamError('failed', `the origin answered ${status}`));
-    const mapped = mapMasterUris(Buffer.concat(this.chunks).toString('utf8'), (uri) => variantPath(uri, this.src.master, this.src.dir, SID));
-    if (!mapped.valid) return this.done(new UpstreamError('failed', "the event's source_uri is not a master playlist"));
-    this.done(undefined, { status: 200, headers: MASTER_HEADERS, body: Buffer.alloc(0), text: mapped.text, freshMs: MASTER_FRESH_MS, staleMs: 30_000 });
+    const text = Buffer.concat(this.chunks).toString('utf8');
+    const mapped = mapMasterUris(text, (uri) => variantPath(uri, this.src.master, this.src.dir, SID));
+    // A source that is a media playlist is offered as a master of one variant: itself, under the stream's path.
+    const master = mapped.valid ? mapped.text : isMediaPlaylist(text) ? singleVariantMaster(variantPath(this.src.master.href, this.src.master, this.src.dir, SID)) : undefined;
+    if (master === undefined) return this.done(new UpstreamError('failed', "the event's source_uri is not an HLS playlist"));
+    this.done(undefined, { status: 200, headers: MASTER_HEADERS, body: Buffer.alloc(0), text: master, freshMs: MASTER_FRESH_MS, staleMs: 30_000 });
   }
 }

@@ -140,3 +140,99 @@ t.test('back-to-back breaks: the first oneâ€™s CUE-IN comes before the next oneâ
   t.equal(twice, joinLines(applyBreak(splitLines(once), second, squeezedUri).lines), 'text and line forms agree');
   t.match(twice, /#EXT-X-CUE-IN\n#EXT-X-CUE-OUT:18\n#EXT-X-PROGRAM-DATE-TIME/);
 });
+
+t.test('without program date-time: break segments placed by media sequence and accumulated EXTINF durations', async (t) => {
+  const noPdt = splitLines(rewritePlaylist(livePlaylist('ev', now, { ...shape, pdt: false }), rules).text); // 971..1000
+  t.notOk(
+    noPdt.some((l) => l.startsWith('#EXT-X-PROGRAM-DATE-TIME')),
+    'the shape has no PDT',
+  );
+  const startMs = Date.UTC(2030, 0, 1); // any time: only the sequence and the durations place the segments
+  const window = { startMs, endMs: startMs + 30_000, durationSec: 30, startSeq: 990 };
+  t.equal(applyBreak(noPdt, { ...window, startSeq: undefined }, squeezedUri).squeezed.length, 0, 'without a sequence anchor nothing is placed (as before)');
+  const { lines, squeezed } = applyBreak(noPdt, window, squeezedUri);
+  t.same(
+    squeezed.map((u) => u.slice(-11)),
+    ['seg_990.ts', 'seg_991.ts', 'seg_992.ts', 'seg_993.ts', 'seg_994.ts'].map((x) => x.padStart(11, '/')),
+    'segments 990..994 squeezed',
+  );
+  const text = joinLines(lines);
+  t.match(text, /#EXT-X-CUE-OUT:30\n#EXTINF:6\.000,\nhttps:\/\/objects\.example\.com\/sqz\/ev\/seg_990\.ts\n/, 'cue-out on the first');
+  t.match(text, /#EXT-X-CUE-OUT-CONT:ElapsedTime=24,Duration=30\n#EXTINF:6\.000,\nhttps:\/\/objects\.example\.com\/sqz\/ev\/seg_994\.ts\n/);
+  t.match(text, /#EXT-X-CUE-IN\n#EXTINF:6\.000,\nhttps:\/\/origin\.example\.org\/content\/ev\/seg_995\.ts\n/, 'cue-in after the last');
+  t.equal(applyBreakText(joinLines(noPdt), window, squeezedUri).text, text, 'the text form agrees');
+  // Identical for the same playlist and break whatever renders it: no clock, no per-instance state.
+  t.equal(applyBreakText(joinLines(noPdt), window, squeezedUri).text, applyBreakText(joinLines(noPdt), { ...window }, squeezedUri).text);
+});
+
+t.test('without program date-time: variable durations, a window that slid past the break start, a playlist before it', async (t) => {
+  const durations = [6, 4, 5, 6, 3, 6, 6, 2];
+  const playlist = (first: number) =>
+    ['#EXTM3U', '#EXT-X-TARGETDURATION:6', `#EXT-X-MEDIA-SEQUENCE:${first}`, ...durations.flatMap((d, i) => [`#EXTINF:${d}.000,`, `https://origin.example.org/c/s${first + i}.ts`]), ''].join('\n');
+  const w = (startSeq: number, durationSec: number) => ({ startMs: 1_000_000, endMs: 1_000_000 + durationSec * 1000, durationSec, startSeq });
+  const inBreak = (text: string, window: ReturnType<typeof w>) => applyBreakText(text, window, squeezedUri).squeezed.map((u) => u.slice(u.lastIndexOf('/') + 1));
+  // From s102: 5 + 6 + 3 = 14 s < 15 s, so s102..s105 (s105 starts at 14 s).
+  t.same(inBreak(playlist(100), w(102, 15)), ['s102.ts', 's103.ts', 's104.ts', 's105.ts'], 'accumulated durations, not a segment count');
+  t.same(inBreak(playlist(100), w(102, 14)), ['s102.ts', 's103.ts', 's104.ts'], 'a segment starting at the end is out');
+  t.same(inBreak(playlist(100), w(120, 30)), [], 'a break that starts after the playlist');
+  // The window starts 2 segments after the break's start: they count at the mean EXTINF (38 / 8 = 4.75 s each), 9.5 s.
+  t.same(inBreak(playlist(104), w(102, 20)), ['s104.ts', 's105.ts', 's106.ts'], 'slid past: 9.5, 15.5, 19.5 s');
+  const slid = applyBreakText(playlist(104), w(102, 20), squeezedUri).text;
+  t.match(slid, /^#EXT-X-CUE-OUT-CONT:ElapsedTime=9\.5,Duration=20$/m, 'joined mid-break: CUE-OUT-CONT with the elapsed time');
+  t.notOk(slid.includes('#EXT-X-CUE-OUT:'), 'no CUE-OUT when the start is gone');
+  for (const first of [95, 100, 102, 104, 110]) {
+    for (const startSeq of [90, 99, 100, 101, 102, 105, 107, 108]) {
+      for (const len of [1, 6, 11, 15, 60]) {
+        const window = w(startSeq, len);
+        const text = playlist(first);
+        t.equal(applyBreakText(text, window, squeezedUri).text, joinLines(applyBreak(splitLines(text), window, squeezedUri).lines), `text = lines (first ${first}, start ${startSeq}, ${len} s)`);
+      }
+    }
+  }
+});
+
+t.test('program date-time wins over the sequence anchor; untimed segments before the first PDT are placed by sequence', async (t) => {
+  const withPdt = joinLines(media()); // 971..1000, PDT on every segment
+  const window = { startMs: at(990), endMs: at(995), durationSec: 30 };
+  t.equal(applyBreakText(withPdt, { ...window, startSeq: 980 }, squeezedUri).text, applyBreakText(withPdt, window, squeezedUri).text, 'PDT places the segments, not the anchor');
+  const mixed = [
+    '#EXTM3U',
+    '#EXT-X-TARGETDURATION:6',
+    '#EXT-X-MEDIA-SEQUENCE:10',
+    '#EXTINF:6,',
+    'https://origin.example.org/a.ts',
+    '#EXTINF:6,',
+    'https://origin.example.org/b.ts',
+    '#EXT-X-PROGRAM-DATE-TIME:2030-01-01T00:00:00Z',
+    '#EXTINF:6,',
+    'https://origin.example.org/c.ts',
+    '',
+  ].join('\n');
+  const w = { startMs: Date.UTC(2030, 0, 1) - 12_000, endMs: Date.UTC(2030, 0, 1) + 6000, durationSec: 18, startSeq: 10 };
+  const r = applyBreakText(mixed, w, squeezedUri);
+  t.equal(r.squeezed.length, 3, 'a and b by sequence, c by its PDT');
+  t.equal(r.text, joinLines(applyBreak(splitLines(mixed), w, squeezedUri).lines));
+});
+
+t.test('the text form equals the line-based form on every fixture with a sequence anchor', async (t) => {
+  let compared = 0;
+  for (const f of fixtureFiles('hls', ['.m3u8'])) {
+    const text = fixture(f);
+    const lines = splitLines(text);
+    const ms = parseMedia(lines).mediaSequence;
+    for (const startSeq of [ms - 2, ms, ms + 1, ms + 4]) {
+      for (const len of [6_000, 600_000]) {
+        const window = { startMs: Date.UTC(2026, 0, 1), endMs: Date.UTC(2026, 0, 1) + len, durationSec: len / 1000, startSeq };
+        const squeeze = (u: string) => `https://objects.example.com/sqz/${u.length}.ts`;
+        const reference = applyBreak(lines, window, squeeze);
+        const fast = applyBreakText(text, window, squeeze);
+        if (fast.text !== joinLines(reference.lines) || fast.squeezed.join() !== reference.squeezed.join()) {
+          t.fail(`${f}: differs for start ${startSeq}, ${len} ms`);
+          return;
+        }
+        compared++;
+      }
+    }
+  }
+  t.ok(compared > 1000, `${compared} renderings identical`);
+});

@@ -13,7 +13,7 @@ import type { BreakSource } from '../../dai/break-source.js';
 import type { DecidedAd } from '../../ads/types.js';
 import type { TrackingPoint } from './plan.js';
 import { segmentPath } from './source.js';
-import type { BreakRepo, BreakRow } from './repo.js';
+import { startSeqOf, type BreakRepo, type BreakRow } from './repo.js';
 import { TextMemo } from './text-memo.js';
 
 export interface LiveSegment {
@@ -205,7 +205,7 @@ export class BreakBoard extends Reloader implements BreakSource {
         id: row.id,
         eventId: row.event_id,
         status: row.status,
-        window: { startMs: row.start_time.getTime(), endMs: row.end_time.getTime(), durationSec: row.break_duration },
+        window: { startMs: row.start_time.getTime(), endMs: row.end_time.getTime(), durationSec: row.break_duration, startSeq: startSeqOf(row) },
         assignments,
         streamAssignments: new Map(Object.entries(row.stream_assignments)),
         streamTracking: new Map(Object.entries(row.stream_tracking ?? {})),

@@ -38,6 +38,8 @@ export interface BreakRow {
   /** The event's effective configuration when the break started (a later config change does not move a running break). */
   settings: EventConfig;
   trigger: BreakTrigger;
+  /** Media sequence of the first break segment in the source (migration 014; bigint, read as a string); null: placed by program date-time only. */
+  start_seq?: number | string | null;
   lease_owner: string | null;
   lease_until: Date | null;
   created_at: Date;
@@ -61,6 +63,11 @@ export interface SegmentRow {
   attempts: number;
   error: string | null;
   updated_at?: Date;
+}
+
+/** The break's media-sequence anchor (segments without program date-time are placed by it), if it has one. */
+export function startSeqOf(b: Pick<BreakRow, 'start_seq'>): number | undefined {
+  return b.start_seq === null || b.start_seq === undefined ? undefined : Number(b.start_seq);
 }
 
 export type NewBreak = Omit<BreakRow, 'lease_owner' | 'lease_until' | 'created_at' | 'updated_at'>;

@@ -22,6 +22,11 @@ const PROBE_MS = 2000;
 export interface StartWindow {
   startMs: number;
   segmentSec: number;
+  /**
+   * Media sequence of the break's first segment in the source: what places the break in playlists
+   * without program date-time (docs/decisions.md). Unknown when the source could not be read.
+   */
+  startSeq?: number | undefined;
 }
 
 /** How a break is started other than by the API's defaults (the cue monitor). */
@@ -81,9 +86,12 @@ export class BreakService {
    */
   private async planWindow(event: EventConfig, at: StartWindow | undefined): Promise<StartWindow> {
     const window = at ? { ...at } : await this.liveEdge(event.source_uri);
-    // A terminated break runs to its next segment boundary: start after it.
+    // A terminated break runs to its next segment boundary: start after it (as many segments later by sequence).
     const previousEnd = (await this.deps.repo.lastEnd(event.id))?.getTime() ?? 0;
-    if (previousEnd > window.startMs) window.startMs = previousEnd;
+    if (previousEnd > window.startMs) {
+      if (window.startSeq !== undefined) window.startSeq += Math.ceil((previousEnd - window.startMs) / (window.segmentSec * 1000) - 1e-6);
+      window.startMs = previousEnd;
+    }
     return window;
   }
 
@@ -95,9 +103,15 @@ export class BreakService {
       const last = first?.segments.at(-1);
       if (!first || !last) return { startMs: now, segmentSec: DEFAULT_SEGMENT_SEC };
       const seg = last.durationSec || first.targetSec;
+      // Without program date-time the live edge is now, and the break starts on the next segment published.
+      if (last.pdtMs === undefined) return { startMs: now, segmentSec: seg, startSeq: last.seq + 1 };
       let start = last.pdtMs + last.durationSec * 1000;
-      if (start < now) start += Math.ceil((now - start) / (seg * 1000)) * seg * 1000;
-      return { startMs: Math.round(start), segmentSec: first.targetSec || seg };
+      let skipped = 0;
+      if (start < now) {
+        skipped = Math.ceil((now - start) / (seg * 1000));
+        start += skipped * seg * 1000;
+      }
+      return { startMs: Math.round(start), segmentSec: first.targetSec || seg, startSeq: last.seq + 1 + skipped };
     } catch (err) {
       this.deps.log.warn({ err: (err as Error).message, sourceUri }, 'break: source playlist unreadable; planning from now');
       return { startMs: now, segmentSec: DEFAULT_SEGMENT_SEC };
@@ -144,6 +158,7 @@ export class BreakService {
       stream_tracking: decision.streamTracking,
       settings: event,
       trigger,
+      start_seq: window.startSeq ?? null,
     });
   }
 

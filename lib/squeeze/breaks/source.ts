@@ -4,12 +4,18 @@
  * keyed by their path, the same path the DAI variant carries after the root-relative → origin
  * rewrite, so a squeezed output found here replaces the right line in every stream's manifest.
  */
-import { parseMedia, programDateTimes, splitLines, attribute, tagName } from '../../hls/index.js';
+import { parseMedia, segmentTimes, splitLines, attribute, tagName, type SequenceAnchor } from '../../hls/index.js';
 
 export interface SourceSegment {
   uri: string;
   path: string;
-  pdtMs: number;
+  /** Media sequence number. */
+  seq: number;
+  /**
+   * Program date-time (tagged or carried forward), else, for a break placed by media sequence, the
+   * time the segment stands for in it; undefined when neither applies.
+   */
+  pdtMs: number | undefined;
   durationSec: number;
 }
 
@@ -67,29 +73,28 @@ export function masterVariants(text: string, base: string): string[] {
   return [...out].slice(0, MAX_VARIANTS);
 }
 
-export function mediaSegments(text: string, base: string): SourcePlaylist {
+/** Every segment of a media playlist; `anchor` places those without program date-time (lib/hls segmentTimes). */
+export function mediaSegments(text: string, base: string, anchor?: SequenceAnchor): SourcePlaylist {
   // CRLF and blank lines are valid (RFC 8216 §4.1) but not segments.
   const lines = splitLines(text.replace(/\r\n?/g, '\n')).filter((l) => l.trim() !== '');
   const p = parseMedia(lines);
-  const times = programDateTimes(p.segments);
+  const times = segmentTimes(p, anchor);
   const segments: SourceSegment[] = [];
   p.segments.forEach((s, i) => {
-    const t = times[i];
-    if (t === undefined) return;
     const uri = new URL(s.uri, base).toString();
     // Keyed by the path as written when it is absolute or root-relative (what the DAI variant carries), not a normalised form.
     const path = s.uri.startsWith('/') && !s.uri.startsWith('//') ? segmentPath(s.uri) : /^https?:\/\//i.test(s.uri) ? segmentPath(s.uri) : segmentPath(uri);
-    segments.push({ uri, path, pdtMs: t, durationSec: s.duration });
+    segments.push({ uri, path, seq: p.mediaSequence + i, pdtMs: times[i], durationSec: s.duration });
   });
   return { uri: base, targetSec: p.targetDuration || 6, segments };
 }
 
 /** Reads the source (master → its variants, at most `maxVariants`) into media playlists; a variant that fails is skipped. */
-export async function readSource(sourceUri: string, fetchText: FetchText, signal: AbortSignal, maxVariants = MAX_VARIANTS): Promise<SourcePlaylist[]> {
+export async function readSource(sourceUri: string, fetchText: FetchText, signal: AbortSignal, maxVariants = MAX_VARIANTS, anchor?: SequenceAnchor): Promise<SourcePlaylist[]> {
   const text = await fetchText(sourceUri, signal);
   if (!text.trimStart().startsWith('#EXTM3U')) throw new Error('the source is not an HLS playlist');
-  if (!/#EXT-X-STREAM-INF/.test(text)) return [mediaSegments(text, sourceUri)];
+  if (!/#EXT-X-STREAM-INF/.test(text)) return [mediaSegments(text, sourceUri, anchor)];
   const variants = masterVariants(text, sourceUri).slice(0, maxVariants);
-  const results = await Promise.allSettled(variants.map(async (v) => mediaSegments(await fetchText(v, signal), v)));
+  const results = await Promise.allSettled(variants.map(async (v) => mediaSegments(await fetchText(v, signal), v, anchor)));
   return results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
 }

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import type { Logger } from '../../log/index.js';
 import type { Registry } from '../../http/metrics.js';
 import type { BreakBoard } from './board.js';
-import type { BreakRepo, BreakRow, NewSegment, SegmentRow } from './repo.js';
+import { startSeqOf, type BreakRepo, type BreakRow, type NewSegment, type SegmentRow } from './repo.js';
 import { animationPhase, placeOnTimeline } from './plan.js';
 import { readSource, type FetchText } from './source.js';
 import type { SqueezeJob, TranscoderClient } from './transcoder.js';
@@ -91,25 +91,33 @@ export class BreakWorker {
     const start = b.start_time.getTime();
     const end = b.end_time.getTime();
     const segMs = b.segment_sec * 1000;
+    // A break placed by media sequence has wall-clock times that are estimates: one more segment of reading.
+    const tailMs = startSeqOf(b) === undefined ? segMs : 2 * segMs;
     if (b.status === 'scheduled' && now >= start) await this.deps.repo.setStatus(b.id, this.opts.owner, 'active');
-    if (now >= start - segMs && now < end + segMs && now - (this.planned.get(b.id) ?? 0) >= segMs / 2) {
+    if (now >= start - segMs && now < end + tailMs && now - (this.planned.get(b.id) ?? 0) >= segMs / 2) {
       this.planned.set(b.id, now);
       await this.plan(b);
     }
     const pending = await this.deps.repo.pendingSegments(b.id, this.opts.maxAttempts ?? 2);
     for (const s of pending) this.submit(b, s);
-    if (now >= end + segMs && pending.length === 0 && ![...this.jobs.keys()].some((k) => k.startsWith(b.id))) await this.finish(b);
+    if (now >= end + tailMs && pending.length === 0 && ![...this.jobs.keys()].some((k) => k.startsWith(b.id))) await this.finish(b);
   }
 
-  /** Plans a segment for each content segment of the source inside the window, per assignment. */
+  /**
+   * Plans a segment for each content segment of the source inside the window, per assignment: by
+   * program date-time, else by media sequence from the break's start (the hot path's rule).
+   */
   private async plan(b: BreakRow): Promise<void> {
     const start = b.start_time.getTime();
     const end = b.end_time.getTime();
-    const playlists = await readSource(b.settings.source_uri, this.deps.fetchText, AbortSignal.timeout(Math.floor(Math.min(Math.max(2000, b.segment_sec * 1000), this.opts.leaseMs / 3))));
+    const startSeq = startSeqOf(b);
+    const anchor = startSeq === undefined ? undefined : { startSeq, startMs: start };
+    const signal = AbortSignal.timeout(Math.floor(Math.min(Math.max(2000, b.segment_sec * 1000), this.opts.leaseMs / 3)));
+    const playlists = await readSource(b.settings.source_uri, this.deps.fetchText, signal, undefined, anchor);
     const rows: NewSegment[] = [];
     for (const p of playlists) {
       for (const seg of p.segments) {
-        if (seg.pdtMs < start - 1 || seg.pdtMs >= end - 1) continue;
+        if (seg.pdtMs === undefined || seg.pdtMs < start - 1 || seg.pdtMs >= end - 1) continue;
         const offsetSec = (seg.pdtMs - start) / 1000;
         const idx = Math.floor(offsetSec / b.segment_sec + 1e-3);
         for (const a of b.assignments) {

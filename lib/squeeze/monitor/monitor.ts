@@ -11,16 +11,16 @@ import type { Logger } from '../../log/index.js';
 import type { Registry } from '../../http/metrics.js';
 import { isDomainError } from '../../errors/index.js';
 import { splitLines, tagName } from '../../hls/index.js';
-import { readHlsCues } from '../../scte35/index.js';
+import { readHlsCues, type SegmentCues } from '../../scte35/index.js';
 import type { StreamRegistry } from '../../streams/registry.js';
 import type { SqueezeConfigRepo } from '../config/repo.js';
 import type { EventConfig } from '../config/types.js';
-import type { BreakRepo } from '../breaks/repo.js';
+import { startSeqOf, type BreakRepo } from '../breaks/repo.js';
 import type { BreakService } from '../breaks/service.js';
 import type { FetchText } from '../breaks/source.js';
 import { MAX_BREAK_SEC } from '../breaks/schema.js';
 import type { CueMonitorRepo } from './repo.js';
-import { cueActions, type CueAction } from './trigger.js';
+import { cueActions, sequenceOffsetMs, type CueAction } from './trigger.js';
 
 export interface CueMonitorOptions {
   owner: string;
@@ -144,13 +144,14 @@ export class CueMonitor {
     const nowMs = Date.now();
     const targetSec = targetDuration(text);
     w.nextPollAt = nowMs + pollMs(targetSec);
-    const { actions, seen } = cueActions(readHlsCues(text), w.seen, { nowMs, defaultDurationSec: DEFAULT_CUE_BREAK_SEC, maxDurationSec: MAX_BREAK_SEC });
+    const reading = readHlsCues(text);
+    const { actions, seen } = cueActions(reading, w.seen, { nowMs, defaultDurationSec: DEFAULT_CUE_BREAK_SEC, maxDurationSec: MAX_BREAK_SEC });
     w.seen = seen;
     for (const a of actions) {
       if (this.stopped) return;
       this.cuesTotal.with({ kind: a.cue.kind, dialect: a.cue.dialect }).inc();
       if (a.type === 'ignore') this.ignored(event, a);
-      else if (!(await this.act(event, a, targetSec))) w.seen.delete(a.claim); // a passing failure: try again next poll
+      else if (!(await this.act(event, a, targetSec, reading.segments))) w.seen.delete(a.claim); // a passing failure: try again next poll
     }
   }
 
@@ -165,7 +166,7 @@ export class CueMonitor {
   }
 
   /** A start or an end, claimed first; false when it should be tried again (the claim was given back). */
-  private async act(event: EventConfig, a: Extract<CueAction, { type: 'start' | 'end' }>, targetSec: number | undefined): Promise<boolean> {
+  private async act(event: EventConfig, a: Extract<CueAction, { type: 'start' | 'end' }>, targetSec: number | undefined, segments: readonly SegmentCues[]): Promise<boolean> {
     const { key, kind } = a.cue;
     const log = { eventId: event.id, key, kind, dialect: a.cue.dialect, atMs: a.atMs, estimated: a.estimated };
     if (a.type === 'start' && (await this.hasDaiStreams(event.id))) {
@@ -178,7 +179,7 @@ export class CueMonitor {
       return true;
     }
     try {
-      const outcome = a.type === 'start' ? await this.startBreak(event, a, targetSec) : await this.endBreak(event, a);
+      const outcome = a.type === 'start' ? await this.startBreak(event, a, targetSec) : await this.endBreak(event, a, segments);
       await this.deps.repo.settle(event.id, key, kind, outcome.outcome, outcome.breakId);
       this.actionsTotal.with({ action: outcome.outcome }).inc();
       this.deps.log.info({ ...log, ...outcome }, `cue monitor: ${a.type} cue → ${outcome.outcome}`);
@@ -199,20 +200,26 @@ export class CueMonitor {
   }
 
   private async startBreak(event: EventConfig, a: Extract<CueAction, { type: 'start' }>, targetSec: number | undefined): Promise<{ outcome: string; breakId?: string }> {
-    const segmentSec = targetSec ?? (a.segment.duration || DEFAULT_POLL_SEC);
+    // Without program date-time a segment's duration is what places the break's later segments (and where an early cue-in ends it).
+    const segmentSec = (a.estimated ? a.segment.duration : undefined) || targetSec || a.segment.duration || DEFAULT_POLL_SEC;
     const view = await this.deps.breaks.create({ event_id: event.id, break_duration: a.durationSec }, 'event', {
-      at: { startMs: a.atMs, segmentSec },
+      // The cue's segment starts the break in playlists without program date-time too (by its media sequence).
+      at: { startMs: a.atMs, segmentSec, startSeq: a.segment.media_sequence },
       trigger: { source: 'scte35', key: a.cue.key, cue: { ...a.cue, media_sequence: a.segment.media_sequence, segment_start: new Date(a.atMs).toISOString(), estimated_start: a.estimated } },
     });
     return { outcome: 'started', breakId: view['break_id'] as string };
   }
 
   /** An early cue-in or a cancel ends the event's cue-started break at the cue's segment; a cue-in at or after the planned end changes nothing. */
-  private async endBreak(event: EventConfig, a: Extract<CueAction, { type: 'end' }>): Promise<{ outcome: string; breakId?: string }> {
+  private async endBreak(event: EventConfig, a: Extract<CueAction, { type: 'end' }>, segments: readonly SegmentCues[]): Promise<{ outcome: string; breakId?: string }> {
     const live = await this.deps.breakRepo.liveOnEvent(event.id);
     // An operator's (API) break is the operator's to end.
     if (!live || live.trigger.source !== 'scte35') return { outcome: 'no-break' };
     const start = live.start_time.getTime();
+    // Without program date-time, the cue's place is counted in EXTINF durations from the break's first segment (as players are shown it), not estimated from the clock.
+    const startSeq = startSeqOf(live);
+    const offset = a.estimated && startSeq !== undefined ? sequenceOffsetMs(segments, startSeq, a.segment.media_sequence) : undefined;
+    if (offset !== undefined) a = { ...a, atMs: start + offset };
     // A cancel may come before the break's first segment (ends it empty); a cue-in before the start belongs to an earlier break.
     if ((a.cue.kind === 'in' && a.atMs <= start) || a.atMs >= live.end_time.getTime()) return { outcome: 'no-change', breakId: live.id };
     await this.deps.breaks.endAt(live.id, a.atMs);

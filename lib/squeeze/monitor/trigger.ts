@@ -45,6 +45,18 @@ export function segmentStart(segments: readonly SegmentCues[], i: number, nowMs:
 }
 
 /**
+ * Where a segment stands in a break placed by media sequence (a source without program date-time):
+ * ms from the break's first segment, by the EXTINF durations of the segments between them; undefined
+ * when the break's first segment has left the playlist (the caller keeps its estimate then).
+ */
+export function sequenceOffsetMs(segments: readonly SegmentCues[], startSeq: number, seq: number): number | undefined {
+  if (!segments.some((s) => s.media_sequence === startSeq)) return undefined;
+  let ms = 0;
+  for (const s of segments) if (s.media_sequence >= startSeq && s.media_sequence < seq) ms += s.duration * 1000;
+  return seq >= startSeq ? ms : -segments.filter((s) => s.media_sequence >= seq && s.media_sequence < startSeq).reduce((m, s) => m + s.duration * 1000, 0);
+}
+
+/**
  * The actions for the cues of `reading` not in `seen`, in playlist order, and the claims seen in
  * this reading (the next call's `seen`: cues that left the window are forgotten). Cues after the
  * last segment wait until their segment is published.

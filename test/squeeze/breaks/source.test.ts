@@ -106,9 +106,9 @@ t.test('mediaSegments: the live simulator playlist', async (t) => {
     p.segments,
     seqs.map((seq) => {
       const uri = isAd(seq) ? `https://dai.example.com/linear/pod/ad_${seq % 20}_${seq}.ts` : `https://dai.example.com/content/ev/seg_${seq}.ts`;
-      return { uri, path: new URL(uri).pathname, pdtMs: defaultShape.epochMs + seq * 6000, durationSec: 6 };
+      return { uri, path: new URL(uri).pathname, seq, pdtMs: defaultShape.epochMs + seq * 6000, durationSec: 6 };
     }),
-    'every segment: absolute URI, path, PDT, duration',
+    'every segment: absolute URI, path, media sequence, PDT, duration',
   );
   t.equal(p.segments.filter((s) => s.path.startsWith('/linear/pod/')).length, 6, 'two ad pods of 3 in the window');
   t.equal(p.segments[0]!.path, '/content/ev/seg_971.ts', 'root-relative content resolved against the playlist host');
@@ -136,17 +136,15 @@ t.test('mediaSegments: fixtures with EXT-X-PROGRAM-DATE-TIME', async (t) => {
   const dt = mediaSegments(fixture('hls/videojs-m3u8-parser/dateTime.m3u8'), 'https://h/vod/index.m3u8');
   t.equal(dt.targetSec, 10);
   t.same(dt.segments, [
-    { uri: 'https://h/vod/hls_450k_video.ts', path: '/vod/hls_450k_video.ts', pdtMs: Date.UTC(2016, 5, 22, 13, 20, 16, 166), durationSec: 10 },
-    { uri: 'https://h/vod/hls_450k_video.ts', path: '/vod/hls_450k_video.ts', pdtMs: Date.UTC(2016, 5, 22, 13, 20, 26, 166), durationSec: 10 },
+    { uri: 'https://h/vod/hls_450k_video.ts', path: '/vod/hls_450k_video.ts', seq: 0, pdtMs: Date.UTC(2016, 5, 22, 13, 20, 16, 166), durationSec: 10 },
+    { uri: 'https://h/vod/hls_450k_video.ts', path: '/vod/hls_450k_video.ts', seq: 1, pdtMs: Date.UTC(2016, 5, 22, 13, 20, 26, 166), durationSec: 10 },
   ]);
 
-  // PDT from the fourth line on: the segment before it has no time and is skipped; later ones carry it forward.
-  const cue = mediaSegments(fixture('hls/carlanton-m3u8-parser/media/media-playlist-with-date-range-and-cue-out-cue-in.m3u8'), 'https://h/live/media.m3u8');
-  t.equal(cue.targetSec, 6);
-  t.notOk(
-    cue.segments.some((s) => s.path === '/live/1.ts'),
-    'the segment before the first PDT is skipped',
-  );
+  // PDT from the fourth line on: the segment before it has no time; later ones carry it forward.
+  const all = mediaSegments(fixture('hls/carlanton-m3u8-parser/media/media-playlist-with-date-range-and-cue-out-cue-in.m3u8'), 'https://h/live/media.m3u8');
+  t.equal(all.targetSec, 6);
+  t.same(all.segments[0], { uri: 'https://h/live/1.ts', path: '/live/1.ts', seq: 0, pdtMs: undefined, durationSec: 6 }, 'the segment before the first PDT has no time');
+  const cue = { segments: all.segments.filter((s) => s.pdtMs !== undefined) };
   t.same(
     cue.segments.map((s) => s.path),
     ['/live/2.ts', '/live/3.ts', '/live/4.ts', '/live/5.ts', '/live/6.ts', '/live/7.ts', '/live/8.ts'],
@@ -198,7 +196,7 @@ t.test('mediaSegments: a source path is the key segmentPath gives the same line 
   );
 });
 
-t.test('mediaSegments: segments without a PDT are skipped', async (t) => {
+t.test('mediaSegments: segments without a PDT carry no time', async (t) => {
   const text = [
     '#EXTM3U',
     '#EXT-X-TARGETDURATION:4',
@@ -220,7 +218,7 @@ t.test('mediaSegments: segments without a PDT are skipped', async (t) => {
   const p = mediaSegments(text, 'https://h/p/i.m3u8');
   t.equal(p.targetSec, 4);
   t.same(
-    p.segments.map((s) => [s.path, s.pdtMs, s.durationSec]),
+    p.segments.filter((s) => s.pdtMs !== undefined).map((s) => [s.path, s.pdtMs, s.durationSec]),
     [
       ['/p/c.ts', Date.UTC(2026, 0, 1, 0, 0, 8), 4],
       ['/p/d.ts', Date.UTC(2026, 0, 1, 0, 0, 12), 3.5],
@@ -228,8 +226,20 @@ t.test('mediaSegments: segments without a PDT are skipped', async (t) => {
     ],
     'a new PDT after a discontinuity wins over the carried time',
   );
-  t.same(mediaSegments(['#EXTM3U', '#EXTINF:6,', 'a.ts', '#EXTINF:6,', 'b.ts'].join('\n'), 'https://h/x.m3u8').segments, [], 'no PDT at all: nothing');
-  t.same(mediaSegments(['#EXTM3U', '#EXT-X-PROGRAM-DATE-TIME:not a date', '#EXTINF:6,', 'a.ts'].join('\n'), 'https://h/x.m3u8').segments, [], 'an unparsable PDT is no PDT');
+  t.same(
+    p.segments.slice(0, 2).map((s) => [s.path, s.seq, s.pdtMs]),
+    [
+      ['/p/a.ts', 0, undefined],
+      ['/p/b.ts', 1, undefined],
+    ],
+    'segments before the first PDT are kept, untimed',
+  );
+  t.same(
+    mediaSegments(['#EXTM3U', '#EXTINF:6,', 'a.ts', '#EXTINF:6,', 'b.ts'].join('\n'), 'https://h/x.m3u8').segments.map((s) => s.pdtMs),
+    [undefined, undefined],
+    'no PDT at all: no times',
+  );
+  t.same(mediaSegments(['#EXTM3U', '#EXT-X-PROGRAM-DATE-TIME:not a date', '#EXTINF:6,', 'a.ts'].join('\n'), 'https://h/x.m3u8').segments[0]?.pdtMs, undefined, 'an unparsable PDT is no PDT');
   t.equal(mediaSegments('#EXTM3U\n', 'https://h/x.m3u8').targetSec, 6, 'target duration defaults to 6');
 });
 
@@ -359,4 +369,24 @@ t.test('readSource: a non-playlist source is rejected', async (t) => {
   }
   const failing = fakeFetch({ 'https://h/m.m3u8': new Error('upstream 503') });
   await t.rejects(readSource('https://h/m.m3u8', failing.fetchText, AbortSignal.timeout(5000)), /upstream 503/, 'a failing source fetch rejects');
+});
+
+t.test('mediaSegments: a break anchor places segments without PDT by media sequence (the hot path’s rule)', async (t) => {
+  const shape: LiveShape = { ...defaultShape, segmentSec: 6, adEvery: 0, windowSegments: 10, pdt: false };
+  const now = shape.epochMs + 100 * 6000 + 1; // live edge 100, window 91..100
+  const text = livePlaylist('np', now, shape);
+  t.same(
+    mediaSegments(text, 'https://o.example.org/np/index.m3u8').segments.map((s) => s.pdtMs),
+    Array(10).fill(undefined),
+    'no anchor: no times',
+  );
+  const startMs = Date.UTC(2030, 0, 1);
+  const p = mediaSegments(text, 'https://o.example.org/np/index.m3u8', { startSeq: 95, startMs });
+  t.same(
+    p.segments.map((s) => [s.seq, s.pdtMs]),
+    Array.from({ length: 10 }, (_, i) => [91 + i, 91 + i < 95 ? undefined : startMs + (91 + i - 95) * 6000]),
+    'from the anchor on: its time plus the accumulated EXTINF durations',
+  );
+  const slid = mediaSegments(text, 'https://o.example.org/np/index.m3u8', { startSeq: 80, startMs });
+  t.equal(slid.segments[0]!.pdtMs, startMs + 11 * 6000, 'an anchor before the window: the missing segments at the mean EXTINF');
 });

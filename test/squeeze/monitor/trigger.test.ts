@@ -1,7 +1,7 @@
 /** The cue monitor's pure trigger logic: what a sequence of playlist refreshes starts, ends and ignores. */
 import t from 'tap';
 import { readHlsCues } from '../../../lib/scte35/index.js';
-import { cueActions, segmentStart, type CueAction } from '../../../lib/squeeze/monitor/trigger.js';
+import { cueActions, segmentStart, sequenceOffsetMs, type CueAction } from '../../../lib/squeeze/monitor/trigger.js';
 import { spliceInsert, spliceInsertCancel } from '../../../lib/sim/scte35-encode.js';
 
 const EPOCH = Date.UTC(2026, 0, 1);
@@ -109,4 +109,13 @@ t.test('cues after the last segment wait for their segment', async (t) => {
   const r = cueActions(readHlsCues(text), new Set(), rules(EPOCH + 4000));
   t.same(r.actions, []);
   t.equal(r.seen.size, 0);
+});
+
+t.test('sequenceOffsetMs: a cue-in placed by EXTINF durations from the break’s first segment (no PDT)', async (t) => {
+  const text = ['#EXTM3U', '#EXT-X-TARGETDURATION:6', '#EXT-X-MEDIA-SEQUENCE:50', ...[6, 4, 5, 6, 3].flatMap((d, i) => [`#EXTINF:${d},`, `s${50 + i}.ts`]), ''].join('\n');
+  const segments = readHlsCues(text).segments;
+  t.equal(sequenceOffsetMs(segments, 51, 54), 15_000, '4 + 5 + 6 s after the break’s first segment');
+  t.equal(sequenceOffsetMs(segments, 51, 51), 0);
+  t.equal(sequenceOffsetMs(segments, 52, 51), -4000, 'before the start: negative');
+  t.equal(sequenceOffsetMs(segments, 40, 54), undefined, 'the first segment left the playlist: unknown');
 });
