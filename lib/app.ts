@@ -253,7 +253,7 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
   router.mount(http.app, `/${config.stitchPath}/dash`, { policy: cors, methods: 'POST, OPTIONS' });
 
   // The hot path and the player endpoints.
-  const upstream = life.add('DAI upstream', new Upstream(config.daiHost, { deadlineMs: config.upstreamDeadlineMs, connect: policy.connector(Math.min(2000, config.upstreamDeadlineMs)) }), (u) =>
+  const upstream = life.add('DAI upstream', new Upstream(config.daiHost, { deadlineMs: config.upstreamDeadlineMs, connect: policy.connector(Math.min(2000, config.upstreamDeadlineMs), Upstream.socketOptions) }), (u) =>
     u.close(),
   );
   const manifestCache = life.add('manifest cache', new ManifestCache(), (c) => c.close());

@@ -18,6 +18,7 @@ import type { buildConnector } from 'undici';
 export interface H1Handler {
   /** The final status (1xx are skipped); return false to drop the body (it is still read). */
   status(code: number): boolean;
+  /** Body bytes; a chunk stays valid until end() or error() returns (copy it to keep it longer). */
   data(chunk: Buffer): void;
   end(): void;
   error(err: H1Error): void;
@@ -88,6 +89,28 @@ const enum State {
   UntilClose,
 }
 
+/**
+ * Plain-TCP connections read into one shared buffer (net's `onread`), so a read allocates nothing:
+ * by default every read is a fresh 64 KiB allocation shrunk to what arrived, an ArrayBuffer per
+ * upstream response for V8 to track and free. Reads run one at a time on this thread and the
+ * parser is done with the bytes when the callback returns, except for body bytes that must outlive
+ * it, which are copied (see Connection.body). TLS sockets keep Node's own buffers ('data' events).
+ */
+const READ_BUFFER = Buffer.allocUnsafeSlow(64 * 1024);
+const CONNECTION = Symbol('h1-pool connection');
+type PoolSocket = Socket & { [CONNECTION]?: Connection };
+
+/** Options for the connector's plain sockets (OutboundPolicy.connector's plainSocket). */
+export const H1_SOCKET_OPTIONS = Object.freeze({
+  onread: Object.freeze({
+    buffer: () => READ_BUFFER,
+    callback(this: PoolSocket, nread: number, buf: Buffer): boolean {
+      this[CONNECTION]?.read(buf.subarray(0, nread), true);
+      return true; // keep reading
+    },
+  }),
+});
+
 const CRLF = 0x0a; // lines end at LF; a CR before it is dropped (RFC 9112 §2.2 lets a recipient accept a bare LF)
 const MAX_HEAD = 16 * 1024;
 const MAX_LINE = 4096;
@@ -105,12 +128,15 @@ class Connection {
   private keep = false;
   private keepAlive = true;
   private sawByte = false;
+  /** Whether the bytes being parsed are READ_BUFFER's. */
+  private shared = false;
 
   constructor(private readonly pool: H1Pool) {}
 
-  attach(socket: Socket): void {
+  attach(socket: PoolSocket): void {
     this.socket = socket;
-    socket.on('data', (chunk: Buffer) => this.read(chunk));
+    socket[CONNECTION] = this;
+    socket.on('data', (chunk: Buffer) => this.read(chunk, false)); // TLS, or a socket made without H1_SOCKET_OPTIONS
     socket.on('error', () => undefined); // 'close' follows and settles the request
     socket.on('close', () => this.closed());
   }
@@ -166,7 +192,8 @@ class Connection {
     }
   }
 
-  private read(chunk: Buffer): void {
+  /** shared: chunk is a view of READ_BUFFER, overwritten by the next read of any connection. */
+  read(chunk: Buffer, shared: boolean): void {
     const req = this.req;
     if (!req || req.done) {
       // Bytes nobody asked for (or for an aborted request): the connection's framing is lost.
@@ -178,7 +205,9 @@ class Connection {
     if (this.pending) {
       buf = Buffer.concat([this.pending, chunk]);
       this.pending = undefined;
+      shared = false;
     }
+    this.shared = shared;
     let at = 0;
     while (at < buf.length && this.req) {
       switch (this.state) {
@@ -192,14 +221,14 @@ class Connection {
         }
         case State.Length: {
           const n = Math.min(this.remaining, buf.length - at);
-          if (!this.body(buf, at, at + n)) return;
+          if (!this.body(buf, at, at + n, n === this.remaining)) return;
           at += n;
           this.remaining -= n;
           if (this.remaining === 0) return this.complete(buf, at);
           break;
         }
         case State.UntilClose: {
-          if (!this.body(buf, at, buf.length)) return;
+          if (!this.body(buf, at, buf.length, false)) return;
           at = buf.length;
           break;
         }
@@ -215,7 +244,7 @@ class Connection {
         }
         case State.ChunkData: {
           const n = Math.min(this.remaining, buf.length - at);
-          if (!this.body(buf, at, at + n)) return;
+          if (!this.body(buf, at, at + n, false)) return;
           at += n;
           this.remaining -= n;
           if (this.remaining === 0) this.state = State.ChunkEnd;
@@ -326,15 +355,22 @@ class Connection {
     return end;
   }
 
-  /** Hands body bytes to the handler; false when the size cap was passed (the request failed). */
-  private body(buf: Buffer, from: number, to: number): boolean {
+  /**
+   * Hands body bytes to the handler; false when the size cap was passed (the request failed).
+   * last: the response ends with these bytes, in this read. A handler may hold a chunk until the
+   * response's end: bytes of the shared read buffer are copied unless the end comes in this read.
+   */
+  private body(buf: Buffer, from: number, to: number, last: boolean): boolean {
     if (to === from) return true;
     this.bodyBytes += to - from;
     if (this.bodyBytes > this.pool.opts.maxResponseSize) {
       this.fail('too-large', 'the response exceeds the size limit');
       return false;
     }
-    if (this.keep) this.req!.handler.data(from === 0 && to === buf.length ? buf : buf.subarray(from, to));
+    if (this.keep) {
+      const view = from === 0 && to === buf.length ? buf : buf.subarray(from, to);
+      this.req!.handler.data(this.shared && !last ? Buffer.from(view) : view);
+    }
     return !this.req!.done;
   }
 

@@ -5,7 +5,7 @@
  * response-size cap, and the body is always consumed or the connection closed.
  */
 import { buildConnector } from 'undici';
-import { H1Pool, H1Request, type H1Error, type H1Handler } from './h1-pool.js';
+import { H1_SOCKET_OPTIONS, H1Pool, H1Request, type H1Error, type H1Handler } from './h1-pool.js';
 
 export interface UpstreamOptions {
   deadlineMs: number;
@@ -30,6 +30,7 @@ export class UpstreamError extends Error {
 export interface UpstreamSink {
   /** Called once with the final status; return false to discard the body (still consumed). */
   start(status: number): boolean;
+  /** Body bytes; a chunk stays valid until end() or error() returns (copy it to keep it longer). */
   data(chunk: Buffer): void;
   /** The response is complete (its body consumed). */
   end(status: number): void;
@@ -42,6 +43,8 @@ const SAFE_VALUE = /^[\x20-\x7e\t]*$/;
 const SAFE_PATH = /^\/[\x21-\x7e]*$/;
 
 export class Upstream {
+  /** What a connector's plain sockets need for this client (OutboundPolicy.connector's plainSocket). */
+  static readonly socketOptions = H1_SOCKET_OPTIONS;
   private readonly pool: H1Pool;
   readonly origin: string;
   private readonly hostLine: string;
@@ -54,7 +57,7 @@ export class Upstream {
     const connectTimeout = opts.connectTimeoutMs ?? Math.min(2000, opts.deadlineMs);
     this.pool = new H1Pool(this.origin, {
       connections: opts.connections ?? 256,
-      connect: opts.connect ?? buildConnector({ timeout: connectTimeout }),
+      connect: opts.connect ?? buildConnector({ ...H1_SOCKET_OPTIONS, timeout: connectTimeout } as buildConnector.BuildOptions),
       maxResponseSize: opts.maxResponseSize ?? 16 * 1024 * 1024,
       idleMs: 30_000,
     });

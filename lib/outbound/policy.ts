@@ -137,8 +137,12 @@ export class OutboundPolicy {
     await Promise.all(this.agents.splice(0).map((a) => a.close().catch(() => undefined)));
   }
 
-  /** The connector: trusted names connect as they are; every other connection is checked first. */
-  connector(timeoutMs: number): buildConnector.connector {
+  /**
+   * The connector: trusted names connect as they are; every other connection is checked first.
+   * plainSocket: extra options for plain-TCP (`http:`) sockets only, such as `onread` (a TLS socket
+   * is left as it is).
+   */
+  connector(timeoutMs: number, plainSocket: Partial<buildConnector.BuildOptions> = {}): buildConnector.connector {
     const checkedLookup = (hostname: string, options: dns.LookupOptions, callback: (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void) => {
       this.lookup(hostname, { ...options, all: true }, (err, addresses) => {
         if (err) return callback(err, []);
@@ -149,17 +153,18 @@ export class OutboundPolicy {
         callback(null, addresses[0]!.address, addresses[0]!.family);
       });
     };
-    const checked = buildConnector({ timeout: timeoutMs, lookup: checkedLookup } as buildConnector.BuildOptions);
-    const plain = buildConnector({ timeout: timeoutMs });
+    const checked = { tls: buildConnector({ timeout: timeoutMs, lookup: checkedLookup } as buildConnector.BuildOptions), http: buildConnector({ ...plainSocket, timeout: timeoutMs, lookup: checkedLookup } as buildConnector.BuildOptions) };
+    const trusted = { tls: buildConnector({ timeout: timeoutMs }), http: buildConnector({ ...plainSocket, timeout: timeoutMs } as buildConnector.BuildOptions) };
     return (options: ConnectOptions, callback: ConnectCallback) => {
       const port = options.port && options.port !== DEFAULT_PORT[options.protocol] ? `:${options.port}` : '';
       const host = (options.hostname.includes(':') ? `[${options.hostname}]` : options.hostname) + port;
       if (!SCHEMES.has(options.protocol)) return callback(this.refuse(host, `scheme ${options.protocol} is not allowed`), null);
-      if (this.isTrusted(host)) return plain(options, callback);
+      const kind = options.protocol === 'http:' ? 'http' : 'tls';
+      if (this.isTrusted(host)) return trusted[kind](options, callback);
       // net.connect skips the lookup for an IP literal, so literals are checked here.
       const problem = isIP(options.hostname) ? this.addressProblem(options.hostname) : null;
       if (problem) return callback(this.refuse(host, problem), null);
-      return checked(options, callback);
+      return checked[kind](options, callback);
     };
   }
 
