@@ -58,12 +58,12 @@ export class Exchange {
     return true;
   }
 
-  /** Status and headers only; the caller is inside cork. */
-  writeHead(status: number, headers: Headers): void {
-    this.res.writeStatus(statusLine(status));
+  /** Status and headers only; the caller is inside cork. trusted: the service's own constant values, not checked for CR/LF. */
+  writeHead(status: number, headers: Headers, trusted = false): void {
+    if (status !== 200) this.res.writeStatus(statusLine(status)); // uWS writes 200 OK by default
     for (const name in headers) {
       const value = headers[name]!;
-      if (!hasCrLf(value)) this.res.writeHeader(name, value);
+      if (trusted || !hasCrLf(value)) this.res.writeHeader(name, value);
     }
     for (let i = 0; i < this.extra.length; i++) this.res.writeHeader(this.extra[i]![0], this.extra[i]![1]);
   }

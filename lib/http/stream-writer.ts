@@ -60,15 +60,28 @@ export class StreamWriter {
   }
 }
 
+/** Bodies up to this size are handed to uWS whole; larger ones (DVR windows) go out as the socket drains. */
+const SMALL_BODY = 16 * 1024;
+
 /**
  * Sends a body of known size with `tryEnd`; when the socket is full, the rest goes out from
  * `onWritable`. Returns true when everything was handed to the socket at once (the common case:
  * no closure or promise is allocated then). A body in a shared buffer that has to wait is copied.
+ * headers must be the service's own (a Rendered's): they are written without the CR/LF check.
  */
 export function sendSized(ex: Exchange, status: number, headers: Headers, body: Uint8Array): boolean {
   if (ex.aborted || ex.started) return true;
   ex.started = true;
   const total = body.byteLength;
+  if (total <= SMALL_BODY) {
+    // A playlist: uWS copies what the socket cannot take at once, so end() needs no write offset,
+    // no result array and no onWritable (the bytes are never pinned by a slow reader).
+    ex.res.cork(() => {
+      ex.writeHead(status, headers, true);
+      ex.res.end(body, ex.unreadBody);
+    });
+    return true;
+  }
   let startOffset = 0;
   let done = false;
   ex.res.cork(() => {
