@@ -1,5 +1,8 @@
 import t from 'tap';
 import http from 'node:http';
+import https from 'node:https';
+import { readFileSync } from 'node:fs';
+import { buildConnector } from 'undici';
 import type { AddressInfo } from 'node:net';
 import { Upstream, UpstreamError, type UpstreamSink } from '../../lib/dai/upstream.js';
 
@@ -110,4 +113,31 @@ t.test('Upstream', async (t) => {
     await down.close();
     t.equal(out.err?.code, 'failed');
   });
+});
+
+t.test('Upstream over TLS: a keep-alive https origin (the default DAI host is https)', async (t) => {
+  const tlsDir = new URL('../fixtures/tls/', import.meta.url);
+  const server = https.createServer({ key: readFileSync(new URL('localhost.key', tlsDir)), cert: readFileSync(new URL('localhost.crt', tlsDir)) }, (req, res) => {
+    if (req.url === '/big') return res.writeHead(200).end('y'.repeat(100_000)); // several TLS records and reads
+    res.writeHead(200, { 'content-type': 'application/vnd.apple.mpegurl' }).end(`#EXTM3U\n#${req.url}\n`);
+  });
+  let connections = 0;
+  server.on('secureConnection', () => connections++);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const origin = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const upstream = new Upstream(origin, {
+    deadlineMs: 2000,
+    connect: buildConnector({ ...Upstream.socketOptions, timeout: 1000, ca: readFileSync(new URL('localhost.crt', tlsDir)) } as buildConnector.BuildOptions),
+  });
+  t.teardown(async () => {
+    await upstream.close();
+    server.closeAllConnections();
+    server.close();
+  });
+  t.equal((await fetchVia(upstream, '/a?x=1')).body, '#EXTM3U\n#/a?x=1\n');
+  t.equal((await fetchVia(upstream, '/b')).body, '#EXTM3U\n#/b\n');
+  t.equal(connections, 1, 'one TLS connection for both');
+  const big = await fetchVia(upstream, '/big');
+  t.equal(big.body.length, 100_000);
+  t.ok(/^y+$/.test(big.body), 'every chunk intact');
 });
