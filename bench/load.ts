@@ -23,6 +23,8 @@ export interface LoadSpec {
   connections: number;
   seconds: number;
   cpu?: string;
+  /** Requests per second to hold (wrk: each connection waits between requests); unset = as fast as the server answers. */
+  rate?: number;
   /** Distinct requests round-robin over these paths (a unique query each) instead of the DAI streams (bench/squeezeback.ts). */
   paths?: string[];
 }
@@ -84,7 +86,9 @@ async function runWrk(spec: LoadSpec, workDir: string): Promise<LoadResult> {
       ? `request = function() return wrk.format("GET", "${pathFor(spec, 0, tag)}") end\n`
       : `local reqs = {}\nlocal count = ${spec.kind === 'adproxy' ? ADPROXY_STREAMS : distinctRequests(spec.seconds)}\nlocal n = 0\ninit = function(args)\n  for i = 1, count do\n    reqs[i] = wrk.format("GET", ${luaPath(spec, tag)})\n  end\nend\nrequest = function()\n  n = n % count + 1\n  return reqs[n]\nend\n`;
   const pathTable = spec.paths?.length ? `local paths = {${spec.paths.map((p) => JSON.stringify(p)).join(',')}}\n` : '';
-  writeFileSync(script, pathTable + lua);
+  // A held rate: each connection waits a whole number of milliseconds after every answer (wrk's delay()).
+  const paced = spec.rate ? `delay = function() return ${Math.max(1, Math.round((spec.connections * 1000) / spec.rate))} end\n` : '';
+  writeFileSync(script, pathTable + lua + paced);
   const args = ['-t1', `-c${spec.connections}`, `-d${spec.seconds}s`, '--latency', '-s', script, `http://127.0.0.1:${spec.port}`];
   const cmd = spec.cpu ? 'taskset' : 'wrk';
   const out = await new Promise<string>((resolve, reject) => {
