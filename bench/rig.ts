@@ -96,10 +96,15 @@ async function wrk(port: number, seconds: number, dir: string): Promise<{ rps: n
   };
 }
 
-/** The service as `npm start` runs it, on its embedded defaults, with the benchmark's event configured through the API. */
-async function service(upstreamPort: number): Promise<Target> {
+/**
+ * The service as `npm start` runs it, on its embedded defaults, with the benchmark's event
+ * configured through the API. workers: `WORKERS=n` with Redis (lib/supervisor.ts), on every core.
+ */
+async function service(upstreamPort: number, workers?: number): Promise<Target> {
   const port = await freePort();
+  const cluster = workers ? { WORKERS: String(workers), REDIS_URL: process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379', REDIS_KEY_PREFIX: `rig${randomBytes(4).toString('hex')}:` } : {};
   const env = {
+    ...cluster,
     ...process.env,
     PORT: String(port),
     // Under /tmp itself: as root the embedded Postgres runs as another user, who cannot enter the rig's 0700 folder.
@@ -109,7 +114,7 @@ async function service(upstreamPort: number): Promise<Target> {
     LOG_LEVEL: 'info',
   };
   const serverJs = path.join(root, 'dist', 'bin', 'server.js');
-  const t = launch(process.execPath, [...SERVICE_FLAGS, serverJs], SERVER_CPU, env, { silent: !process.env['RIG_VERBOSE'] });
+  const t = launch(process.execPath, [...SERVICE_FLAGS, serverJs], workers && workers > 1 ? undefined : SERVER_CPU, env, { silent: !process.env['RIG_VERBOSE'] });
   t.port.catch(() => undefined); // it prints no READY line: /readyz tells
   await waitForPort(port, 60_000, '/readyz').catch((err: Error) => {
     t.child.kill('SIGKILL');
@@ -134,7 +139,14 @@ async function service(upstreamPort: number): Promise<Target> {
   return { child: t.child, port: Promise.resolve(port) };
 }
 
-export async function runRig(runs: number, opts: { seconds?: number; warmupSec?: number } = {}): Promise<RigRow[]> {
+export interface RigOptions {
+  seconds?: number;
+  warmupSec?: number;
+  /** Instead of the three targets: the service with WORKERS=1 (pinned) and WORKERS=n (every core), both on Redis (issue 18). */
+  workers?: number;
+}
+
+export async function runRig(runs: number, opts: RigOptions = {}): Promise<RigRow[]> {
   if (!hasCommand('wrk') || !hasCommand('nginx')) throw new Error('the rig needs wrk and nginx (Debian packages wrk, nginx-light)');
   const seconds = opts.seconds ?? 10;
   const warmupSec = opts.warmupSec ?? 3;
@@ -145,11 +157,16 @@ export async function runRig(runs: number, opts: { seconds?: number; warmupSec?:
   const upstream = await nginxStatic(dir, variant, LOAD_CPU);
   const upstreamPort = await upstream.port;
   process.stdout.write(`rig: upstream nginx on :${upstreamPort} (30-segment variant, ${Buffer.byteLength(rigVariant())} bytes), ${runs} run(s), ${warmupSec} s warm-up + ${seconds} s each\n`);
-  const targets: Array<[string, () => Promise<Target>]> = [
-    ['service (npm start)', () => service(upstreamPort)],
-    ['nginx proxy_pass + sub_filter', async () => (await nginxProxy(dir, upstreamPort, SERVER_CPU))!],
-    ['typical Node (undici Pool + hls-parser)', async () => node('targets/node-typical.js', [`http://127.0.0.1:${upstreamPort}`], SERVER_CPU)],
-  ];
+  const targets: Array<[string, () => Promise<Target>]> = opts.workers
+    ? [
+        ['service WORKERS=1 (Redis, one core)', () => service(upstreamPort, 1)],
+        [`service WORKERS=${opts.workers} (Redis, every core)`, () => service(upstreamPort, opts.workers)],
+      ]
+    : [
+        ['service (npm start)', () => service(upstreamPort)],
+        ['nginx proxy_pass + sub_filter', async () => (await nginxProxy(dir, upstreamPort, SERVER_CPU))!],
+        ['typical Node (undici Pool + hls-parser)', async () => node('targets/node-typical.js', [`http://127.0.0.1:${upstreamPort}`], SERVER_CPU)],
+      ];
   const rows: RigRow[] = [];
   try {
     for (let run = 1; run <= runs; run++) {
@@ -172,6 +189,11 @@ export async function runRig(runs: number, opts: { seconds?: number; warmupSec?:
         }
       }
       const of = (prefix: string) => rows.find((r) => r.run === run && r.target.startsWith(prefix))!;
+      if (opts.workers) {
+        const [one, many] = rows.filter((r) => r.run === run);
+        process.stdout.write(`  run ${run}: WORKERS=${opts.workers} / WORKERS=1 ${(many!.rps / one!.rps).toFixed(2)} req/s, CPU µs/req ${one!.cpuUsPerReq} / ${many!.cpuUsPerReq}\n`);
+        continue;
+      }
       const s = of('service');
       const n = of('nginx');
       const ty = of('typical');

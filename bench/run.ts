@@ -15,7 +15,8 @@
  * request goes upstream) and hot (one URL; the service collapses and micro-caches).
  * Then the outsider's distinct-stream rig (bench/rig.ts: nginx upstream, the service as `npm start`
  * runs it, 3 s warm-up for every target), whose figures are the distinct ratios reported.
- * `-- --rig [--runs N]`: the rig alone, N runs (3 by default).
+ * `-- --rig [--runs N]`: the rig alone, N runs (3 by default); `-- --rig --workers N`: the service
+ * with WORKERS=1 against WORKERS=N under the rig's load (printed, not recorded).
  */
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -107,8 +108,10 @@ async function main(): Promise<void> {
   if (process.argv.includes('--rig')) {
     const at = process.argv.indexOf('--runs');
     const runs = at === -1 ? (quick ? 1 : 3) : Number(process.argv[at + 1]) || 1;
-    const rigRows = await runRig(runs, quick ? { seconds: 5 } : {});
-    if (record) recordRig(rigRows, runs, quick);
+    const w = process.argv.indexOf('--workers');
+    const workers = w === -1 ? undefined : Number(process.argv[w + 1]) || 2;
+    const rigRows = await runRig(runs, { ...(quick ? { seconds: 5 } : {}), ...(workers ? { workers } : {}) });
+    if (record && !workers) recordRig(rigRows, runs, quick);
     return;
   }
   if (process.argv.includes('--soak')) {
