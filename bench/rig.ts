@@ -120,22 +120,33 @@ async function service(upstreamPort: number, workers?: number): Promise<Target> 
     t.child.kill('SIGKILL');
     throw new Error(`${err.message}; the service printed:\n${t.output?.().slice(-2000)}`);
   });
-  const token = await new Promise<string>((resolve, reject) => {
-    const p = spawn(process.execPath, [path.join(root, 'dist', 'bin', 'token.js')], { env });
-    let out = '';
-    p.stdout.on('data', (d) => (out += d));
-    p.on('exit', (code) => (code === 0 ? resolve(out.trim()) : reject(new Error('token failed'))));
-  });
-  const put = async (url: string, body: unknown) => {
-    const res = await fetch(`http://127.0.0.1:${port}${url}`, { method: 'PUT', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    if (!res.ok) throw new Error(`PUT ${url}: ${res.status} ${await res.text()}`);
-  };
-  await put('/api/v1/squeeze-brand-config', { brand_id: 'bench' });
-  await put('/api/v1/squeeze-event-config', { asset_id: 'BENCH', source_uri: 'https://origin.example.org/live/master.m3u8', brand_config_id: 'bench', windows_segs: 10, live_edge_delay_segments: 2 });
-  // The event cache is filled on change; a first request proves the window applies.
-  const probe = await (await fetch(`http://127.0.0.1:${port}${RIG_PATH(0)}?n=probe`)).text();
-  const kept = probe.split('#EXTINF').length - 1;
-  if (kept !== 10) throw new Error(`the service kept ${kept} segments, not the configured window of 10:\n${probe}`);
+  try {
+    const token = await new Promise<string>((resolve, reject) => {
+      const p = spawn(process.execPath, [path.join(root, 'dist', 'bin', 'token.js')], { env });
+      let out = '';
+      p.stdout.on('data', (d) => (out += d));
+      p.on('exit', (code) => (code === 0 ? resolve(out.trim()) : reject(new Error('token failed'))));
+    });
+    const put = async (url: string, body: unknown) => {
+      const res = await fetch(`http://127.0.0.1:${port}${url}`, { method: 'PUT', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      if (!res.ok) throw new Error(`PUT ${url}: ${res.status} ${await res.text()}`);
+    };
+    await put('/api/v1/squeeze-brand-config', { brand_id: 'bench' });
+    await put('/api/v1/squeeze-event-config', {
+      asset_id: 'BENCH',
+      source_uri: 'https://origin.example.org/live/master.m3u8',
+      brand_config_id: 'bench',
+      windows_segs: 10,
+      live_edge_delay_segments: 2,
+    });
+    // The event cache is filled on change; a first request proves the window applies.
+    const probe = await (await fetch(`http://127.0.0.1:${port}${RIG_PATH(0)}?n=probe`)).text();
+    const kept = probe.split('#EXTINF').length - 1;
+    if (kept !== 10) throw new Error(`the service kept ${kept} segments, not the configured window of 10:\n${probe}`);
+  } catch (err) {
+    t.child.kill('SIGTERM'); // its embedded Postgres stops with it
+    throw err;
+  }
   return { child: t.child, port: Promise.resolve(port) };
 }
 
