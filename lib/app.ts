@@ -67,6 +67,7 @@ import { StitchService } from './stitch/service.js';
 import { stitchRoutes } from './stitch/routes.js';
 import { StitchEndpoints } from './stitch/endpoints.js';
 import type { AdTagSettings } from './ads/ad-request.js';
+import { UiPages } from './ui/static.js';
 
 export interface Service {
   config: Config;
@@ -267,6 +268,8 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     { events, streams, ids: new StreamIds(stores.state, config.streamIdleSec * 1000), brands, brandKeys, breaks: board, cache: manifestCache, origins, metrics, log, limiter },
   ).mount(http.app);
   new StitchEndpoints(config.stitchPath, stitchStore, log).mount(http.app);
+  // The operator and player pages: files read once here, answered from memory under /ui/.
+  new UiPages({ dir: path.join(projectRoot, 'ui'), log }).mount(http.app);
   http.mountFallback();
 
   // Workers, then the listener: registered last, it is the first to stop (drained) on shutdown.
