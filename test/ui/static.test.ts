@@ -44,7 +44,7 @@ const get = (port: number, p: string, extra = '') => raw(port, `GET ${p} HTTP/1.
 function listen(pages: UiPages) {
   const app = uws.App();
   pages.mount(app);
-  app.any('/*', (res) => res.writeStatus('404 Not Found').end('fallback'));
+  app.any('/*', (res) => void res.writeStatus('404 Not Found').end('fallback'));
   return new Promise<{ port: number; close: () => void }>((resolve) =>
     app.listen('127.0.0.1', 0, (s) => resolve({ port: uws.us_socket_local_port(s as never), close: () => uws.us_listen_socket_close(s as never) })),
   );
