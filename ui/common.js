@@ -102,7 +102,7 @@ export function id3Frames(bytes) {
     if (!/^[A-Z0-9]{4}$/.test(id) || size <= 0) break;
     const body = bytes.subarray(i + 10, Math.min(end, i + 10 + size));
     const nul = body.indexOf(0, id === 'TXXX' ? 1 : 0);
-    if (id === 'PRIV') frames.push({ id, owner: latin(0, nul < 0 ? body.length : nul), value: new TextDecoder().decode(body.subarray(nul + 1)) });
+    if (id === 'PRIV') frames.push({ id, owner: String.fromCharCode(...body.subarray(0, nul < 0 ? body.length : nul)), value: new TextDecoder().decode(body.subarray(nul + 1)) });
     else if (id === 'TXXX') frames.push({ id, owner: new TextDecoder().decode(body.subarray(1, nul)), value: new TextDecoder().decode(body.subarray(nul + 1)).replace(/\0+$/, '') });
     else frames.push({ id });
     i += 10 + size;

@@ -171,6 +171,15 @@ $('start').addEventListener('click', () =>
 $('extend').addEventListener('click', () => act(() => api('POST', `/squeeze-ad-break/${state.breaks.find(live).break_id}/extend`, { additional_sec: 15 })));
 $('terminate').addEventListener('click', () => act(() => api('DELETE', `/squeeze-ad-break/${state.breaks.find(live).break_id}`)));
 
+/** Where the preview is in program time: it plays behind now (the player's live offset plus the event's live-edge delay). */
+function renderLatency() {
+  const at = state.preview?.hls?.playingDate;
+  $('preview-latency').textContent = at ? `preview at ${at.toLocaleTimeString()}, ${Math.max(0, (Date.now() - at.getTime()) / 1000).toFixed(0)} s behind now` : '';
+}
+
 takeToken();
 void refresh();
-setInterval(() => void refresh(), POLL_MS);
+setInterval(() => {
+  void refresh();
+  renderLatency();
+}, POLL_MS);
