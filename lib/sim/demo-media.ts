@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { FfmpegError, run } from '../transcoder/ffmpeg.js';
+import { run } from '../transcoder/ffmpeg.js';
 
 export const FONT = '/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf';
 
@@ -48,15 +48,10 @@ const ADS = [
   { id: 'ad-cars', durationSec: 15, color: '0x1d6fa3', text: 'ACME CARS', tone: 880 },
 ];
 
-/** Fails with a message naming the Debian packages when ffmpeg or the font is missing. */
+/** Fails with a message naming the Debian package when ffmpeg (FfmpegError "missing") or the font is missing. */
 export async function checkDemoTools(ffmpeg: string): Promise<void> {
-  try {
-    await run(ffmpeg, ['-hide_banner', '-version'], 10_000);
-  } catch (err) {
-    if (err instanceof FfmpegError && err.code === 'missing') throw new Error(`npm run demo needs ffmpeg: ${err.message}`);
-    throw err;
-  }
-  if (!existsSync(FONT)) throw new Error(`npm run demo needs the DejaVu fonts for its burnt-in clock: apt-get install fonts-dejavu-core (${FONT} is missing)`);
+  await run(ffmpeg, ['-hide_banner', '-version'], 10_000);
+  if (!existsSync(FONT)) throw new Error(`${FONT} was not found (the burnt-in clock's font): install Debian's fonts-dejavu-core package (apt-get install fonts-dejavu-core)`);
 }
 
 /** drawtext's text needs ':' and '\'' escaped (and '%' outside expansions). */
