@@ -114,7 +114,8 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   if (stopping) return;
-  const message = err instanceof ConfigError || err instanceof UwsLoadError ? err.message : err instanceof Error ? err.message : String(err);
+  let message = err instanceof ConfigError || err instanceof UwsLoadError ? err.message : err instanceof Error ? err.message : String(err);
+  if (/^cannot listen/.test(message)) message += ': set PORT to another port';
   process.stderr.write(`npm run demo: ${message}\n`);
   void stopAll(1);
 });

@@ -120,6 +120,9 @@ function cuePayload(cue) {
   return undefined;
 }
 
+/** The splice command (what the cue says) before the section's header fields. */
+const commandFirst = (d) => (d && typeof d === 'object' && 'splice_command' in d ? { splice_command: d.splice_command, ...d } : d);
+
 async function renderCue() {
   const b = selectedBreak();
   const key = b ? `${b.break_id}` : '';
@@ -135,7 +138,7 @@ async function renderCue() {
   if (payload) decoded = await api('POST', '/scte35/decode', { payload }).catch((err) => ({ error: err.message }));
   $('cue').innerHTML = `<div><code>${esc(cue.binary_tag ?? '')}</code></div><div><code>${esc(cue.tag ?? '')}</code></div>
     <div class="dim">${esc(cue.kind)} · ${esc(cue.dialect)} · ${esc(cue.duration_sec ?? '?')} s · media sequence ${esc(cue.media_sequence)}</div>
-    <pre data-testid="cue">${esc(JSON.stringify(decoded ?? cue, null, 2))}</pre>`;
+    <pre data-testid="cue">${esc(JSON.stringify(commandFirst(decoded ?? cue), null, 2))}</pre>`;
 }
 
 function renderPreview() {

@@ -54,6 +54,15 @@ export async function checkDemoTools(ffmpeg: string): Promise<void> {
   if (!existsSync(FONT)) throw new Error(`${FONT} was not found (the burnt-in clock's font): install Debian's fonts-dejavu-core package (apt-get install fonts-dejavu-core)`);
 }
 
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** drawtext's text needs ':' and '\'' escaped (and '%' outside expansions). */
 const text = (s: string) => s.replace(/\\/g, '\\\\').replace(/:/g, '\\:').replace(/'/g, "\\'");
 
@@ -67,7 +76,10 @@ export async function demoMedia(opts: DemoMediaOptions, progress: (msg: string) 
   if (!existsSync(path.join(dir, 'complete'))) {
     progress(`generating the demo video once into ${dir} (ffmpeg; about a minute)…`);
     const work = `${dir}.partial-${process.pid}`;
-    await rm(work, { recursive: true, force: true });
+    // What an interrupted run left (its process exited before it could clean up); not a running one's.
+    const prefix = `${path.basename(dir)}.partial-`;
+    const stale = (await readdir(path.dirname(dir)).catch(() => [])).filter((n) => n.startsWith(prefix) && !alive(Number(n.slice(prefix.length))));
+    for (const name of stale) await rm(path.join(path.dirname(dir), name), { recursive: true, force: true });
     await mkdir(work, { recursive: true });
     try {
       await generate(opts.ffmpeg, work, { w, h, fps, seg, loop }, opts.signal);
