@@ -68,6 +68,7 @@ import { StitchService } from './stitch/service.js';
 import { stitchRoutes } from './stitch/routes.js';
 import { StitchEndpoints } from './stitch/endpoints.js';
 import type { AdTagSettings } from './ads/ad-request.js';
+import { UiPages } from './ui/static.js';
 
 export interface Service {
   config: Config;
@@ -253,8 +254,10 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
   router.mount(http.app, `/${config.stitchPath}/dash`, { policy: cors, methods: 'POST, OPTIONS' });
 
   // The hot path and the player endpoints.
-  const upstream = life.add('DAI upstream', new Upstream(config.daiHost, { deadlineMs: config.upstreamDeadlineMs, connect: policy.connector(Math.min(2000, config.upstreamDeadlineMs), Upstream.socketOptions) }), (u) =>
-    u.close(),
+  const upstream = life.add(
+    'DAI upstream',
+    new Upstream(config.daiHost, { deadlineMs: config.upstreamDeadlineMs, connect: policy.connector(Math.min(2000, config.upstreamDeadlineMs), Upstream.socketOptions) }),
+    (u) => u.close(),
   );
   const manifestCache = life.add('manifest cache', new ManifestCache(), (c) => c.close());
   const events = parts.events ?? eventConfigs;
@@ -270,6 +273,8 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     { events, streams, ids: new StreamIds(stores.state, config.streamIdleSec * 1000), brands, brandKeys, breaks: board, cache: manifestCache, origins, metrics, log, limiter, cors },
   ).mount(http.app);
   new StitchEndpoints(config.stitchPath, stitchStore, log, cors).mount(http.app);
+  // The operator and player pages: files read once here, answered from memory under /ui/.
+  new UiPages({ dir: path.join(projectRoot, 'ui'), log }).mount(http.app);
   http.mountFallback();
 
   // Workers, then the listener: registered last, it is the first to stop (drained) on shutdown.

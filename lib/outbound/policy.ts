@@ -153,7 +153,10 @@ export class OutboundPolicy {
         callback(null, addresses[0]!.address, addresses[0]!.family);
       });
     };
-    const checked = { tls: buildConnector({ timeout: timeoutMs, lookup: checkedLookup } as buildConnector.BuildOptions), http: buildConnector({ ...plainSocket, timeout: timeoutMs, lookup: checkedLookup } as buildConnector.BuildOptions) };
+    const checked = {
+      tls: buildConnector({ timeout: timeoutMs, lookup: checkedLookup } as buildConnector.BuildOptions),
+      http: buildConnector({ ...plainSocket, timeout: timeoutMs, lookup: checkedLookup } as buildConnector.BuildOptions),
+    };
     const trusted = { tls: buildConnector({ timeout: timeoutMs }), http: buildConnector({ ...plainSocket, timeout: timeoutMs } as buildConnector.BuildOptions) };
     return (options: ConnectOptions, callback: ConnectCallback) => {
       const port = options.port && options.port !== DEFAULT_PORT[options.protocol] ? `:${options.port}` : '';

@@ -2,7 +2,7 @@
  * A simulated ad decision server for tests and the demo. `GET /ad…` answers a VMAP 1.0 document
  * with one linear pre-roll break holding an inline VAST 4.0 pod; `/vast/wrapper` and
  * `/vast/inline` serve the wrapper chain; `/track` records tracking hits; `/creatives/<id>.mp4`
- * serves a few bytes. Switchable failure modes like the DAI simulator (lib/sim/dai-host.ts).
+ * serves a few bytes, or the real file given for that ad (the demo's ffmpeg-made ads). Switchable failure modes like the DAI simulator (lib/sim/dai-host.ts).
  *
  * The stream id of an ad request is read from `s`, `stream_id` or `sid` and carried into every
  * tracking URL (`s=none` without one), so a test can tell whose beacon reached the server.
@@ -29,6 +29,8 @@ export interface AdServerSimOptions {
   ads?: SimAd[];
   /** VMAP break timeOffsets, each break carrying the whole pod; default one pre-roll (`start`). */
   breaks?: string[];
+  /** Real MP4 files by ad id (URL-safe ids), answered at `/creatives/<id>.mp4` (others get a stub). */
+  creatives?: Map<string, Buffer>;
 }
 
 export interface AdRequest {
@@ -64,6 +66,7 @@ export class AdServerSim extends HttpSim {
   slowMs: number;
   ads: SimAd[];
   breaks: string[];
+  readonly creatives: Map<string, Buffer>;
   /** Status for /track answers (e.g. 404 to test that 4xx is not retried). */
   trackStatus = 200;
   /** The next N /track hits answer 500 (to test retries); counts down. */
@@ -76,6 +79,7 @@ export class AdServerSim extends HttpSim {
     this.mode = opts.mode ?? 'ok';
     this.slowMs = opts.slowMs ?? 10_000;
     this.breaks = opts.breaks ?? ['start'];
+    this.creatives = opts.creatives ?? new Map();
     this.ads = opts.ads ?? [
       { id: 'ad-1', durationSec: 15 },
       { id: 'ad-2', durationSec: 10 },
@@ -84,6 +88,11 @@ export class AdServerSim extends HttpSim {
 
   hitCount(ev: string, ad?: string): number {
     return this.hits.filter((h) => h.ev === ev && (ad === undefined || h.ad === ad)).length;
+  }
+
+  /** The media file URL the sim puts in its documents for one ad. */
+  creativeUrl(ad: string): string {
+    return `${this.url}/creatives/${encodeURIComponent(ad)}.mp4`;
   }
 
   /** The tracking URL the sim puts in its documents for one ad and event. */
@@ -109,7 +118,8 @@ export class AdServerSim extends HttpSim {
       }
       return send(this.trackStatus, 'image/gif', this.trackStatus === 200 ? GIF : '');
     }
-    if (/^\/creatives\/[^/]+\.mp4$/.test(path)) return send(200, 'video/mp4', MP4);
+    const creative = /^\/creatives\/([^/]+)\.mp4$/.exec(path);
+    if (creative) return send(200, 'video/mp4', this.creatives.get(creative[1]!) ?? MP4);
     const isAd = path === '/ad' || path.startsWith('/ad/');
     const isVast = path === '/vast/wrapper' || path === '/vast/inline';
     if (!isAd && !isVast) return send(404, 'text/plain', 'not found');
@@ -191,7 +201,7 @@ ${TRACKED.map((ev) => `              <Tracking event="${ev}">${cdata(this.trackU
               <ClickThrough id="click-${id}">${cdata(`https://advertiser.example.com/${encodeURIComponent(ad.id)}`)}</ClickThrough>
             </VideoClicks>
             <MediaFiles>
-              <MediaFile id="mf-${id}" delivery="progressive" type="video/mp4" width="1280" height="720" bitrate="2000">${cdata(ad.mp4 ?? `${this.url}/creatives/${encodeURIComponent(ad.id)}.mp4`)}</MediaFile>${ad.hls ? `\n              <MediaFile id="hls-${id}" delivery="streaming" type="application/x-mpegURL" width="1280" height="720">${cdata(ad.hls)}</MediaFile>` : ''}${ad.dash ? `\n              <MediaFile id="dash-${id}" delivery="streaming" type="application/dash+xml" width="1280" height="720">${cdata(ad.dash)}</MediaFile>` : ''}
+              <MediaFile id="mf-${id}" delivery="progressive" type="video/mp4" width="1280" height="720" bitrate="2000">${cdata(ad.mp4 ?? this.creativeUrl(ad.id))}</MediaFile>${ad.hls ? `\n              <MediaFile id="hls-${id}" delivery="streaming" type="application/x-mpegURL" width="1280" height="720">${cdata(ad.hls)}</MediaFile>` : ''}${ad.dash ? `\n              <MediaFile id="dash-${id}" delivery="streaming" type="application/dash+xml" width="1280" height="720">${cdata(ad.dash)}</MediaFile>` : ''}
             </MediaFiles>
           </Linear>
         </Creative>

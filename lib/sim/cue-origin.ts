@@ -14,6 +14,11 @@ export interface CueOriginOptions {
   /** Epoch of media sequence 0, ms (default: the start, rounded down to a segment). */
   epochMs?: number;
   pdt?: boolean;
+  /**
+   * The content repeats every this many segments (the demo loops a few minutes of real video): an
+   * EXT-X-DISCONTINUITY where it starts again, counted by EXT-X-DISCONTINUITY-SEQUENCE. 0 = no loop.
+   */
+  loopSegments?: number;
 }
 
 export class CueOriginSim extends HttpSim {
@@ -21,6 +26,7 @@ export class CueOriginSim extends HttpSim {
   readonly windowSegments: number;
   readonly epochMs: number;
   private readonly pdt: boolean;
+  readonly loopSegments: number;
   /** channel → media sequence → tag lines written before that segment. */
   private readonly cues = new Map<string, Map<number, string[]>>();
   /** Playlist reads per channel, to check a source is followed (and by how many). */
@@ -33,6 +39,7 @@ export class CueOriginSim extends HttpSim {
     const segMs = this.segmentSec * 1000;
     this.epochMs = opts.epochMs ?? Math.floor(Date.now() / segMs) * segMs - 1000 * segMs;
     this.pdt = opts.pdt ?? true;
+    this.loopSegments = opts.loopSegments ?? 0;
   }
 
   /** The newest published media sequence at `nowMs`. */
@@ -56,8 +63,11 @@ export class CueOriginSim extends HttpSim {
     const live = this.live(nowMs);
     const first = Math.max(0, live - this.windowSegments + 1);
     const out = ['#EXTM3U', '#EXT-X-VERSION:3', `#EXT-X-TARGETDURATION:${Math.ceil(this.segmentSec)}`, `#EXT-X-MEDIA-SEQUENCE:${first}`];
+    const loop = this.loopSegments;
+    if (loop > 0) out.push(`#EXT-X-DISCONTINUITY-SEQUENCE:${Math.floor(first / loop)}`);
     const cues = this.cues.get(channel);
     for (let seq = first; seq <= live; seq++) {
+      if (loop > 0 && seq > first && seq % loop === 0) out.push('#EXT-X-DISCONTINUITY');
       out.push(...(cues?.get(seq) ?? []));
       if (this.pdt) out.push(`#EXT-X-PROGRAM-DATE-TIME:${new Date(this.pdtOf(seq)).toISOString()}`);
       out.push(`#EXTINF:${this.segmentSec.toFixed(3)},`, `/${channel}/seg_${seq}.ts`);
@@ -66,6 +76,7 @@ export class CueOriginSim extends HttpSim {
   }
 
   protected handle(req: http.IncomingMessage, res: http.ServerResponse): void {
+    req.resume();
     const m = /^\/([A-Za-z0-9_-]+)\/(master|media)\.m3u8$/.exec((req.url ?? '').split('?')[0]!);
     if (!m) {
       res.writeHead(404).end();

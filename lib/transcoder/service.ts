@@ -48,6 +48,8 @@ export class Transcoder {
   private readonly inFlight = new Map<string, Promise<string>>();
   private running = 0;
   private readonly waiting: Array<() => void> = [];
+  /** The deadlines of the jobs running now: aborting one kills its ffmpeg. */
+  private readonly jobs = new Set<AbortController>();
   private readonly fetcher: InputFetcher;
   private readonly sweeper: NodeJS.Timeout;
   private ffmpegOk = false;
@@ -94,6 +96,7 @@ export class Transcoder {
     await this.checkFfmpeg();
     const comp = compositionOf(job);
     const deadline = new AbortController();
+    this.jobs.add(deadline);
     const timer = setTimeout(() => deadline.abort(new JobTimeout(`the job ran longer than ${this.opts.jobTimeoutMs} ms`)), this.opts.jobTimeoutMs);
     const tmpRoot = path.join(this.opts.dataDir, 'tmp');
     await mkdir(tmpRoot, { recursive: true });
@@ -132,6 +135,7 @@ export class Transcoder {
       return this.outputUri(job.output_key);
     } finally {
       clearTimeout(timer);
+      this.jobs.delete(deadline);
       deadline.abort(new JobTimeout('the job ended'));
       await rm(dir, { recursive: true, force: true });
     }
@@ -158,8 +162,10 @@ export class Transcoder {
     await rm(path.join(this.opts.dataDir, 'tmp'), { recursive: true, force: true });
   }
 
+  /** Stops: running jobs are aborted (their ffmpeg killed), so nothing outlives the process. */
   async close(): Promise<void> {
     clearInterval(this.sweeper);
+    for (const job of this.jobs) job.abort(new JobTimeout('the transcoder is stopping'));
     await this.fetcher.close();
   }
 }

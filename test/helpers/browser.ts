@@ -36,9 +36,9 @@ export function needChromium(t: Test): boolean {
 }
 
 /** A headless chromium with a throwaway profile, closed (and the profile removed) when t ends. */
-export async function launchChromium(t: Test): Promise<BrowserContext> {
+export async function launchChromium(t: Test, viewport = { width: 800, height: 600 }): Promise<BrowserContext> {
   const profile = await mkdtemp(path.join(os.tmpdir(), 'sqz-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 800, height: 600 } });
+  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: ARGS, viewport });
   t.teardown(async () => {
     await context.close();
     await rm(profile, { recursive: true, force: true });

@@ -105,6 +105,15 @@ export class BreakRepo {
     return r;
   }
 
+  /** A page of an event's breaks, newest first, and how many it has. */
+  async listByEvent(eventId: number, page: number, pageSize: number): Promise<{ rows: BreakRow[]; total: number }> {
+    const [rows, [count]] = await Promise.all([
+      this.sql<BreakRow[]>`select * from squeeze_break where event_id = ${eventId} order by start_time desc, created_at desc limit ${pageSize} offset ${page * pageSize}`,
+      this.sql<{ total: number }[]>`select count(*)::int as total from squeeze_break where event_id = ${eventId}`,
+    ]);
+    return { rows, total: count?.total ?? 0 };
+  }
+
   /** The break in progress on an event, if any. */
   async liveOnEvent(eventId: number): Promise<BreakRow | undefined> {
     const [r] = await this.sql<BreakRow[]>`select * from squeeze_break where event_id = ${eventId} and status in ('scheduled', 'active')`;

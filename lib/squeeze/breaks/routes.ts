@@ -1,7 +1,7 @@
 /** `/api/v1/squeeze-ad-break` (spec "Squeeze configuration and ad-break operations"; docs/design.md §3). */
 import type { Route } from '../../http/router.js';
-import { bodyValidator } from '../../http/validate.js';
-import { breakInput, daiBreakInput, extendInput, type BreakInput } from './schema.js';
+import { bodyValidator, queryValidator } from '../../http/validate.js';
+import { breakInput, breakListQuery, daiBreakInput, extendInput, type BreakInput } from './schema.js';
 import type { BreakService } from './service.js';
 
 const PATH = '/api/v1/squeeze-ad-break';
@@ -10,6 +10,7 @@ export function breakRoutes(breaks: BreakService): Route[] {
   const validateEvent = bodyValidator<BreakInput>(breakInput);
   const validateDai = bodyValidator<BreakInput>(daiBreakInput);
   const validateExtend = bodyValidator<{ additional_sec: number }>(extendInput);
+  const validateList = queryValidator<{ event_id: number; page: number; page_size: number }>(breakListQuery);
   return [
     {
       method: 'POST',
@@ -26,6 +27,16 @@ export function breakRoutes(breaks: BreakService): Route[] {
       summary: "Start a squeeze break on an event's DAI streams (optionally stream_ids), deciding ads per stream from its targeting",
       schema: { body: daiBreakInput },
       handler: async (_r, body) => ({ json: await breaks.create(validateDai(body), 'streams') }),
+    },
+    {
+      method: 'GET',
+      pattern: PATH,
+      summary: "An event's breaks, newest first, each with its segments: {results, total_results}",
+      schema: { query: breakListQuery },
+      handler: async (req) => {
+        const q = validateList(req.query);
+        return { json: await breaks.list(q.event_id, q.page, q.page_size) };
+      },
     },
     { method: 'GET', pattern: `${PATH}/:break_id`, summary: 'Show a break with its planned segments', handler: async (req) => ({ json: await breaks.get(req.params['break_id']!) }) },
     {

@@ -36,6 +36,16 @@ export const extendInput = {
   properties: { additional_sec: { type: 'number', exclusiveMinimum: 0, maximum: MAX_BREAK_SEC } },
 } as const;
 
+export const breakListQuery = {
+  type: 'object',
+  required: ['event_id'],
+  properties: {
+    event_id: common.event_id,
+    page: { type: 'integer', minimum: 0, maximum: 1000000, default: 0 },
+    page_size: { type: 'integer', minimum: 1, maximum: 50, default: 10 },
+  },
+} as const;
+
 export interface BreakInput {
   event_id?: number;
   asset_id?: string;

@@ -174,6 +174,13 @@ export class BreakService {
     return this.view(row, await this.deps.repo.segments(row.id));
   }
 
+  /** An event's breaks, newest first, each shown as `get` shows it: {results, total_results}. */
+  async list(eventId: number, page: number, pageSize: number): Promise<Json> {
+    const { rows, total } = await this.deps.repo.listByEvent(eventId, page, pageSize);
+    const results = await Promise.all(rows.map(async (b) => this.view(b, await this.deps.repo.segments(b.id))));
+    return { results, total_results: total };
+  }
+
   async extend(id: string, additionalSec: number): Promise<Json> {
     const row = await this.deps.repo.extend(checkId(id), additionalSec, MAX_TOTAL_BREAK_SEC);
     await this.deps.board.changed();

@@ -106,6 +106,17 @@ export class SqueezeConfigRepo {
     return this.getEvent(row.id);
   }
 
+  /** A page of events, each with its effective configuration, by id (the operator page lists them). */
+  async listEvents(page: number, pageSize: number): Promise<{ results: EventConfig[]; total_results: number }> {
+    const [rows, [count]] = await Promise.all([
+      this.sql<{ id: number; config: Json; brand: Json }[]>`
+        select e.id, e.config, b.config as brand from squeeze_event_config e join squeeze_brand_config b on b.brand_id = e.brand_config_id
+        order by e.id limit ${pageSize} offset ${page * pageSize}`,
+      this.sql<{ total: number }[]>`select count(*)::int as total from squeeze_event_config`,
+    ]);
+    return { results: rows.map((r) => effective(r.id, r.config, r.brand)), total_results: count?.total ?? 0 };
+  }
+
   /** What the hot path needs of every event, for the in-memory cache. */
   async allEventSettings(): Promise<EventSettingsRow[]> {
     return this.sql<EventSettingsRow[]>`

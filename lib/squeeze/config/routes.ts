@@ -2,7 +2,7 @@
 import type { Route } from '../../http/router.js';
 import { badRequest, validationFailed } from '../../http/problem.js';
 import { bodyValidator, idParam, queryValidator } from '../../http/validate.js';
-import { brandConfigInput, eventConfigInput, eventConfigQuery, SPEC_SPELLINGS } from './schema.js';
+import { brandConfigInput, eventConfigInput, eventConfigQuery, eventListQuery, SPEC_SPELLINGS } from './schema.js';
 import type { BrandConfigInput, EventConfigInput, SqueezeConfigRepo } from './repo.js';
 import type { EventConfigCache } from './event-cache.js';
 
@@ -28,6 +28,7 @@ export function squeezeConfigRoutes(repo: SqueezeConfigRepo, events: EventConfig
   const validateBrand = bodyValidator<BrandConfigInput>(brandConfigInput);
   const validateEvent = bodyValidator<EventConfigInput>(eventConfigInput);
   const validateEventQuery = queryValidator<{ asset_id: string }>(eventConfigQuery);
+  const validateEventList = queryValidator<{ page: number; page_size: number }>(eventListQuery);
   return [
     {
       method: 'PUT',
@@ -67,6 +68,16 @@ export function squeezeConfigRoutes(repo: SqueezeConfigRepo, events: EventConfig
       summary: 'The effective (brand-merged) event config for an asset_id',
       schema: { query: eventConfigQuery },
       handler: async (req) => ({ json: await repo.getEventByAsset(validateEventQuery(req.query).asset_id) }),
+    },
+    {
+      method: 'GET',
+      pattern: '/api/v1/squeeze-events',
+      summary: 'List the events with their effective configs, by id: {results, total_results}',
+      schema: { query: eventListQuery },
+      handler: async (req) => {
+        const q = validateEventList(req.query);
+        return { json: await repo.listEvents(q.page, q.page_size) };
+      },
     },
     {
       method: 'GET',

@@ -94,3 +94,11 @@ export const eventConfigQuery = {
   required: ['asset_id'],
   properties: { asset_id: { type: 'string', minLength: 1, maxLength: 256 } },
 } as const;
+
+export const eventListQuery = {
+  type: 'object',
+  properties: {
+    page: { type: 'integer', minimum: 0, maximum: 1000000, default: 0 },
+    page_size: { type: 'integer', minimum: 1, maximum: 500, default: 50 },
+  },
+} as const;

@@ -281,6 +281,29 @@ t.test('squeezeback breaks end to end', async (t) => {
     t.equal((await api(a, 'PUT', 'squeeze-event-config', event)).status, 200);
   });
 
+  await t.test("an event's breaks, newest first, paged (the operator page)", async (t) => {
+    const all = await api(b, 'GET', `squeeze-ad-break?event_id=${eventId}&page_size=50`);
+    t.equal(all.status, 200);
+    const results = all.body.results as Array<{ break_id: string; event_id: number; start_time: string; segments: unknown[] }>;
+    t.ok(results.length >= 4, 'the breaks of the tests above');
+    t.equal(all.body.total_results, results.length);
+    t.ok(
+      results.every((r, i) => r.event_id === eventId && Array.isArray(r.segments) && (i === 0 || results[i - 1]!.start_time >= r.start_time)),
+      'each with its segments, newest first',
+    );
+    const one = await api(a, 'GET', `squeeze-ad-break/${results[0]!.break_id}`);
+    t.same(results[0], one.body, 'each as GET /squeeze-ad-break/{id} shows it');
+    const page1 = await api(a, 'GET', `squeeze-ad-break?event_id=${eventId}&page=1&page_size=2`);
+    t.same(
+      page1.body.results.map((r: { break_id: string }) => r.break_id),
+      results.slice(2, 4).map((r) => r.break_id),
+    );
+    t.same((await api(a, 'GET', 'squeeze-ad-break?event_id=99999')).body, { results: [], total_results: 0 }, 'an unknown event has none');
+    for (const q of ['', '?event_id=x', `?event_id=${eventId}&page_size=51`, `?event_id=${eventId}&page=-1`])
+      t.equal((await api(a, 'GET', `squeeze-ad-break${q}`)).status, 400, `bad query ${q || '(none)'}`);
+    t.equal((await call(a.url, 'GET', `/api/v1/squeeze-ad-break?event_id=${eventId}`)).status, 401, 'no token');
+  });
+
   await t.test('the worker-owning instance dies mid-break: the other finishes it', async (t) => {
     const r = await api(a, 'POST', 'squeeze-ad-break', { event_id: eventId, break_duration: 4 * SEG });
     t.equal(r.status, 200);

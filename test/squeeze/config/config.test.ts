@@ -99,6 +99,24 @@ t.test('squeeze configuration', async (t) => {
       t.equal((await put('squeeze-event-config', b)).status, 400, JSON.stringify(b));
   });
 
+  t.test('the events list: effective configs by id, paged', async (t) => {
+    t.equal((await put('squeeze-event-config', { asset_id: 'EV-LIST-2', source_uri: 'https://origin.example.org/b/master.m3u8', brand_config_id: 'acme' })).status, 200);
+    const all = await get('squeeze-events?page_size=500');
+    t.equal(all.status, 200);
+    const results = all.body.results as Array<{ id: number; asset_id: string; sqz_ratios: unknown; layout: string }>;
+    t.equal(all.body.total_results, results.length);
+    t.ok(results.length >= 2);
+    t.ok(
+      results.every((r, i) => i === 0 || results[i - 1]!.id < r.id),
+      'by id',
+    );
+    const listed = results.find((r) => r.asset_id === 'EV-LIST-2');
+    t.same(listed, (await get('squeeze-event-config?asset_id=EV-LIST-2')).body, 'each as the single GET shows it');
+    t.equal((await get('squeeze-events?page=1&page_size=1')).body.results[0].id, results[1]!.id);
+    for (const q of ['?page_size=0', '?page_size=501', '?page=-1', '?page=x']) t.equal((await get(`squeeze-events${q}`)).status, 400, `bad query ${q}`);
+    t.equal((await call(service.url, 'GET', '/api/v1/squeeze-events')).status, 401, 'no token');
+  });
+
   t.test('the manifest proxy applies the event window at once, on this and another instance', async (t) => {
     const b = await startTestService(t, { databaseUrl, redisUrl: REDIS_URL, daiHost: sim.url, contentOrigin: 'https://origin.example.org' });
     const path = '/dai/manifest/linear/hls/pa/event/EVKEY/stream/cfg1:LOC/variant/720p.m3u8';

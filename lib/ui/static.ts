@@ -1,0 +1,117 @@
+/**
+ * The operator and player pages (issue 17): a fixed set of files read once at start-up into
+ * memory and answered under `/ui/`. Nothing on disk is looked up per request (no path is ever
+ * joined from the URL, so no traversal), each answer has its Content-Type, an ETag and caching
+ * headers, and the pages carry a Content-Security-Policy. Only `/ui/*` routes are added: the hot
+ * path's routes and their cost are untouched.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { Exchange } from '../http/exchange.js';
+import type { HttpRequest, HttpResponse, TemplatedApp } from '../http/uws.js';
+import { notFound, problemResponse } from '../http/problem.js';
+import type { Logger } from '../log/index.js';
+
+/** The files of the pages' folder that are served: the name under /ui/ is the file's name. */
+export const UI_FILES = ['index.html', 'operator.js', 'player.html', 'player.js', 'common.js', 'style.css'] as const;
+/** hls.js from node_modules (a dependency), answered as /ui/vendor/hls.min.js. */
+const VENDOR = { name: 'vendor/hls.min.js', module: 'hls.js/dist/hls.min.js' };
+
+const TYPES: Record<string, string> = {
+  html: 'text/html; charset=utf-8',
+  js: 'text/javascript; charset=utf-8',
+  css: 'text/css; charset=utf-8',
+};
+
+/**
+ * The pages load their own scripts and styles only; hls.js transmuxes in a blob: worker and plays
+ * through blob: media URLs; playlists and segments may come from any http(s) origin.
+ */
+const CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  'connect-src http: https:',
+  'media-src blob: data: http: https:',
+  'worker-src blob:',
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+interface Asset {
+  body: Buffer;
+  headers: Record<string, string>;
+  etag: string;
+}
+
+function asset(name: string, body: Buffer, cacheControl: string): Asset {
+  const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
+  const headers: Record<string, string> = {
+    'Content-Type': TYPES[name.slice(name.lastIndexOf('.') + 1)] ?? 'application/octet-stream',
+    'Cache-Control': cacheControl,
+    ETag: etag,
+    'X-Content-Type-Options': 'nosniff',
+    'Referrer-Policy': 'no-referrer',
+  };
+  if (name.endsWith('.html')) headers['Content-Security-Policy'] = CSP;
+  return { body, headers, etag };
+}
+
+export interface UiPagesOptions {
+  /** The folder holding UI_FILES (the repository's `ui/`). */
+  dir: string;
+  log: Logger;
+}
+
+/** Reads the pages once; a missing file (or hls.js) is logged and answered 404, never a crash. */
+export class UiPages {
+  private readonly assets = new Map<string, Asset>();
+
+  constructor(opts: UiPagesOptions) {
+    const load = (name: string, file: string, cacheControl: string) => {
+      try {
+        this.assets.set(`/ui/${name}`, asset(name, readFileSync(file), cacheControl));
+      } catch (err) {
+        opts.log.warn({ file, err: (err as Error).message }, 'operator page file not readable: /ui/ will answer 404 for it');
+      }
+    };
+    // Revalidated on every load (ETag), so a new version of the pages shows at once.
+    for (const name of UI_FILES) load(name, path.join(opts.dir, name), 'no-cache');
+    let vendor = '';
+    try {
+      vendor = createRequire(import.meta.url).resolve(VENDOR.module);
+    } catch {
+      opts.log.warn('hls.js is not installed: the pages cannot play streams');
+    }
+    if (vendor) load(VENDOR.name, vendor, 'public, max-age=86400');
+    const index = this.assets.get('/ui/index.html');
+    if (index) this.assets.set('/ui/', index);
+  }
+
+  /** The paths answered (tests). */
+  paths(): string[] {
+    return [...this.assets.keys()];
+  }
+
+  mount(app: TemplatedApp): void {
+    app.get('/ui', (res) => void new Exchange(res, false).send(308, { Location: '/ui/', 'Content-Type': 'text/plain' }, '/ui/'));
+    app.get('/ui/*', (res, req) => this.answer(res, req, false));
+    app.head('/ui/*', (res, req) => this.answer(res, req, true));
+  }
+
+  private answer(res: HttpResponse, req: HttpRequest, head: boolean): void {
+    const found = this.assets.get(req.getUrl());
+    const ex = new Exchange(res, head);
+    if (!found) {
+      const p = problemResponse(notFound(`no page ${req.getUrl().slice(0, 200)}`));
+      ex.send(p.status, p.headers, p.body);
+      return;
+    }
+    if (req.getHeader('if-none-match') === found.etag) ex.send(304, found.headers);
+    else ex.send(200, found.headers, found.body);
+  }
+}
