@@ -139,9 +139,15 @@ async function service(upstreamPort: number, workers?: number): Promise<Target> 
       windows_segs: 10,
       live_edge_delay_segments: 2,
     });
-    // The event cache is filled on change; a first request proves the window applies.
-    const probe = await (await fetch(`http://127.0.0.1:${port}${RIG_PATH(0)}?n=probe`)).text();
-    const kept = probe.split('#EXTINF').length - 1;
+    // The event cache is filled on change (each worker's through Redis): requests prove the window applies everywhere.
+    let probe = '';
+    let kept = 0;
+    for (let i = 0, ok = 0; ok < 4 && i < 100; i++) {
+      probe = await (await fetch(`http://127.0.0.1:${port}${RIG_PATH(0)}?n=probe${i}`)).text();
+      kept = probe.split('#EXTINF').length - 1;
+      if (kept === 10) ok++;
+      else await new Promise((r) => setTimeout(r, 100));
+    }
     if (kept !== 10) throw new Error(`the service kept ${kept} segments, not the configured window of 10:\n${probe}`);
   } catch (err) {
     t.child.kill('SIGTERM'); // its embedded Postgres stops with it
