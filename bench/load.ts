@@ -89,10 +89,14 @@ async function runWrk(spec: LoadSpec, workDir: string): Promise<LoadResult> {
   // A held rate: each connection waits a whole number of milliseconds after every answer (wrk's delay()).
   const paced = spec.rate ? `delay = function() return ${Math.max(1, Math.round((spec.connections * 1000) / spec.rate))} end\n` : '';
   writeFileSync(script, pathTable + lua + paced);
-  const args = ['-t1', `-c${spec.connections}`, `-d${spec.seconds}s`, '--latency', '-s', script, `http://127.0.0.1:${spec.port}`];
-  const cmd = spec.cpu ? 'taskset' : 'wrk';
+  return { ...(await wrk(spec.connections, spec.seconds, script, spec.port, spec.cpu)), tool: 'wrk' };
+}
+
+/** Runs wrk (one thread, pinned to cpu when given) with a Lua script and reads its summary. */
+export async function wrk(connections: number, seconds: number, script: string, port: number, cpu?: string): Promise<Omit<LoadResult, 'tool'>> {
+  const args = ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '-s', script, `http://127.0.0.1:${port}`];
   const out = await new Promise<string>((resolve, reject) => {
-    const p = spawn(cmd, spec.cpu ? ['-c', spec.cpu, 'wrk', ...args] : args);
+    const p = cpu ? spawn('taskset', ['-c', cpu, 'wrk', ...args]) : spawn('wrk', args);
     let text = '';
     p.stdout.on('data', (d) => (text += d));
     p.stderr.on('data', (d) => (text += d));
@@ -106,7 +110,7 @@ async function runWrk(spec: LoadSpec, workDir: string): Promise<LoadResult> {
   const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
   const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
   const errors = non2xx + (socketErrors ? socketErrors.slice(1).reduce((a, b) => a + Number(b), 0) : 0);
-  return { rps: Math.round(rps), p50ms: +lat('50').toFixed(2), p99ms: +lat('99').toFixed(2), errors, tool: 'wrk' };
+  return { rps: Math.round(rps), p50ms: +lat('50').toFixed(2), p99ms: +lat('99').toFixed(2), errors };
 }
 
 async function runAutocannon(spec: LoadSpec): Promise<LoadResult> {

@@ -19,7 +19,7 @@ import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { hasCommand } from './load.js';
+import { hasCommand, wrk } from './load.js';
 import { cpuSeconds, freePort, launch, LOAD_CPU, node, root, rssMiB, SERVER_CPU, SERVICE_FLAGS, waitForPort, type Target } from './procs.js';
 import { nginxProxy, nginxStatic } from './nginx.js';
 
@@ -67,33 +67,9 @@ end
   return file;
 }
 
-function toMs(v: string, unit: string): number {
-  const n = parseFloat(v);
-  return unit === 'us' ? n / 1000 : unit === 's' ? n * 1000 : n;
-}
-
-async function wrk(port: number, seconds: number, dir: string): Promise<{ rps: number; p50ms: number; p99ms: number; errors: number }> {
-  const script = wrkScript(dir, `${randomBytes(6).toString('hex')}`);
-  const args = ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', '-s', script, `http://127.0.0.1:${port}`];
-  const out = await new Promise<string>((resolve, reject) => {
-    const p = LOAD_CPU ? spawn('taskset', ['-c', LOAD_CPU, 'wrk', ...args]) : spawn('wrk', args);
-    let text = '';
-    p.stdout.on('data', (d) => (text += d));
-    p.stderr.on('data', (d) => (text += d));
-    p.on('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`wrk failed: ${text}`))));
-  });
-  const lat = (pct: string) => {
-    const m = new RegExp(`\\s${pct}%\\s+([\\d.]+)(us|ms|s)`).exec(out);
-    return m ? +toMs(m[1]!, m[2]!).toFixed(2) : NaN;
-  };
-  const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
-  const sock = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
-  return {
-    rps: Math.round(Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0)),
-    p50ms: lat('50'),
-    p99ms: lat('99'),
-    errors: non2xx + (sock ? sock.slice(1).reduce((a, b) => a + Number(b), 0) : 0),
-  };
+/** One measured (or warm-up) load: a fresh salt, so no URL repeats across runs. */
+function load(port: number, seconds: number, dir: string): ReturnType<typeof wrk> {
+  return wrk(CONNECTIONS, seconds, wrkScript(dir, randomBytes(6).toString('hex')), port, LOAD_CPU);
 }
 
 /**
@@ -191,10 +167,10 @@ export async function runRig(runs: number, opts: RigOptions = {}): Promise<RigRo
         const t = await start();
         try {
           const port = await t.port;
-          await wrk(port, warmupSec, dir);
+          await load(port, warmupSec, dir);
           const pid = t.child.pid!;
           const before = cpuSeconds(pid);
-          const r = await wrk(port, seconds, dir);
+          const r = await load(port, seconds, dir);
           const cpu = cpuSeconds(pid) - before;
           const row: RigRow = { run, target: name, ...r, cpuPct: Math.round((cpu / seconds) * 100), cpuUsPerReq: r.rps ? Math.round((cpu * 1e6) / (r.rps * seconds)) : 0, rssMiB: rssMiB(pid) };
           rows.push(row);
