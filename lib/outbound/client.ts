@@ -63,6 +63,16 @@ export class OutboundClient {
     return (await res.body.json().catch((err: unknown) => Promise.reject(classify(err)))) as T;
   }
 
+  /**
+   * Any method, answering the status and the body text whatever the status (the caller decides
+   * what a 4xx means): for callers that speak an API, such as the demo configuring a service.
+   */
+  async exchange(method: Dispatcher.HttpMethod, url: string, signal: AbortSignal, opts: { headers?: Record<string, string>; body?: string } = {}): Promise<{ status: number; text: string }> {
+    const res = await this.send(url, { method, headers: { accept: 'application/json', ...opts.headers }, body: opts.body ?? null, signal });
+    const text = await res.body.text().catch((err: unknown) => Promise.reject(classify(err)));
+    return { status: res.statusCode, text };
+  }
+
   private async send(url: string, opts: Omit<Dispatcher.RequestOptions, 'origin' | 'path'> & { signal: AbortSignal }): Promise<Dispatcher.ResponseData> {
     try {
       this.policy.assertUrl(url);

@@ -4,6 +4,9 @@
  * breaks, and curated ads on the ad server. Also the cue schedule written into the origin's
  * playlist. The browser tests configure their service the same way.
  */
+import type { Dispatcher } from 'undici';
+import { OutboundClient } from '../outbound/client.js';
+import { OutboundPolicy } from '../outbound/policy.js';
 import { spliceInsert } from './scte35-encode.js';
 import type { CueOriginSim } from './cue-origin.js';
 
@@ -29,21 +32,32 @@ export interface DemoEvent {
   asset_id: string;
 }
 
-async function call(setup: DemoSetup, method: string, path: string, body: unknown): Promise<Record<string, unknown>> {
-  const res = await fetch(`${setup.baseUrl}/api/v1${path}`, {
-    method,
-    headers: { Authorization: `Bearer ${setup.token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (!res.ok && res.status !== 409) throw new Error(`${method} /api/v1${path} answered ${res.status}: ${text.slice(0, 500)}`);
-  return (text ? JSON.parse(text) : {}) as Record<string, unknown>;
+/** The management API of the service being configured, through the outbound client, trusting that one host. */
+function apiClient(setup: DemoSetup): OutboundClient {
+  return new OutboundClient(new OutboundPolicy({ allowPrivate: false, trusted: [setup.baseUrl] }), { timeoutMs: 10_000 });
+}
+
+async function call(api: OutboundClient, setup: DemoSetup, method: Dispatcher.HttpMethod, path: string, body: unknown): Promise<Record<string, unknown>> {
+  const headers: Record<string, string> = { Authorization: `Bearer ${setup.token}` };
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  const res = await api.exchange(method, `${setup.baseUrl}/api/v1${path}`, AbortSignal.timeout(10_000), body === undefined ? { headers } : { headers, body: JSON.stringify(body) });
+  if ((res.status < 200 || res.status >= 300) && res.status !== 409) throw new Error(`${method} /api/v1${path} answered ${res.status}: ${res.text.slice(0, 500)}`);
+  return (res.text ? JSON.parse(res.text) : {}) as Record<string, unknown>;
 }
 
 /** Configures brand, event and curated ads (idempotent: a second run on the same database changes nothing). */
 export async function configureDemo(setup: DemoSetup): Promise<DemoEvent> {
+  const api = apiClient(setup);
+  try {
+    return await configureWith(api, setup);
+  } finally {
+    await api.close();
+  }
+}
+
+async function configureWith(api: OutboundClient, setup: DemoSetup): Promise<DemoEvent> {
   const frame = { enabled: true, thickness_px: 4, color: 'white@0.85' };
-  await call(setup, 'PUT', '/squeeze-brand-config', {
+  await call(api, setup, 'PUT', '/squeeze-brand-config', {
     brand_id: DEMO_BRAND,
     layout: 'dualbox',
     sqz_ratios: { content_box: 0.58, ad_box: 0.36 },
@@ -52,7 +66,7 @@ export async function configureDemo(setup: DemoSetup): Promise<DemoEvent> {
     frames: { content_box: frame, ad_box: { ...frame, color: 'yellow@0.9' } },
     ...(setup.backgroundUri ? { background_uri: setup.backgroundUri } : {}),
   });
-  const event = (await call(setup, 'PUT', '/squeeze-event-config', {
+  const event = (await call(api, setup, 'PUT', '/squeeze-event-config', {
     asset_id: DEMO_ASSET,
     source_uri: `${setup.originUrl}/${DEMO_CHANNEL}/master.m3u8`,
     brand_config_id: DEMO_BRAND,
@@ -66,12 +80,12 @@ export async function configureDemo(setup: DemoSetup): Promise<DemoEvent> {
   for (const [i, ad] of setup.ads.entries()) {
     const fields = { ad_uri: ad.uri, duration: ad.durationSec, is_curated: true };
     const abid = `demo-${i + 1}`;
-    const created = await call(setup, 'PUT', '/squeeze-configured-ad', { event_id: event.id, abid, ...fields });
+    const created = await call(api, setup, 'PUT', '/squeeze-configured-ad', { event_id: event.id, abid, ...fields });
     if (created['id'] !== undefined) continue;
     // There from an earlier run (409): the ad server listens on another port now.
-    const found = (await call(setup, 'GET', `/squeeze-configured-ad?event_id=${event.id}&abid=${abid}`, undefined)) as { results?: Array<{ id: number }> };
+    const found = (await call(api, setup, 'GET', `/squeeze-configured-ad?event_id=${event.id}&abid=${abid}`, undefined)) as { results?: Array<{ id: number }> };
     const id = found.results?.[0]?.id;
-    if (id !== undefined) await call(setup, 'POST', '/squeeze-configured-ad', { id, ...fields });
+    if (id !== undefined) await call(api, setup, 'POST', '/squeeze-configured-ad', { id, ...fields });
   }
   return event;
 }
