@@ -1,8 +1,35 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { LAYERS, PURE, layerOf, mayImport } from './config/layers.js';
 
-/** Folders of lib/ that hold a domain (or I/O): what the framework and the pure modules may not import. */
-const DOMAINS = ['ads', 'beacons', 'brand', 'catalog', 'dai', 'id3', 'inspection', 'scte35', 'squeeze', 'stitch', 'streams', 'transcoder', 'sim', 'store', 'outbound'];
+const LIB = path.join(path.dirname(fileURLToPath(import.meta.url)), 'lib');
+
+/** `layers/may-import`: an import of lib/ from lib/ must be allowed by config/layers.js (the one table). */
+const layersPlugin = {
+  rules: {
+    'may-import': {
+      meta: { type: 'problem', schema: [] },
+      create(context) {
+        const rel = path.relative(LIB, context.filename);
+        if (rel.startsWith('..') || path.isAbsolute(rel)) return {};
+        const from = layerOf(rel);
+        const check = (node) => {
+          const spec = node.source?.value;
+          if (typeof spec !== 'string' || !spec.startsWith('.')) return;
+          const target = path.relative(LIB, path.resolve(path.dirname(context.filename), spec));
+          if (target.startsWith('..')) return;
+          const to = layerOf(target);
+          if (!LAYERS[from]) context.report({ node, message: `lib/${from} is not in config/layers.js: add it with its role and what it may import` });
+          else if (!mayImport(from, to)) context.report({ node, message: `lib/${from} may not import lib/${to} (config/layers.js; docs/architecture.md)` });
+        };
+        return { ImportDeclaration: check, ExportNamedDeclaration: check, ExportAllDeclaration: check, ImportExpression: check };
+      },
+    },
+  },
+};
+
 const IO_MODULES = [
   'node:net',
   'node:http',
@@ -75,27 +102,8 @@ export default tseslint.config(
       },
     },
   },
-  // Import direction (docs/decisions.md "Structure"): the HTTP framework knows no domain; the
-  // errors kernel knows nothing; pure modules do no I/O; repositories know no HTTP.
-  { files: ['lib/http/**/*.ts'], rules: restrict('lib/http is the framework: it imports no domain (wire domains in lib/app.ts)', [], DOMAINS) },
-  { files: ['lib/ui/**/*.ts'], rules: restrict('lib/ui serves the static pages: framework only, no domain (the pages use the HTTP API)', [], DOMAINS) },
-  { files: ['lib/errors/**/*.ts'], rules: restrict('lib/errors is the kernel every layer uses: it imports nothing of lib/', [], [...DOMAINS, 'http', 'config', 'log']) },
-  {
-    files: ['lib/hls/**/*.ts', 'lib/dash/**/*.ts', 'lib/ads/**/*.ts', 'lib/scte35/**/*.ts', 'lib/id3/**/*.ts'],
-    rules: restrict('pure module: no I/O, no storage, no HTTP (hand it data or a callback)', IO_MODULES, [
-      'http',
-      'store',
-      'outbound',
-      'dai',
-      'squeeze',
-      'streams',
-      'beacons',
-      'catalog',
-      'brand',
-      'inspection',
-      'sim',
-      'config',
-    ]),
-  },
+  { files: ['lib/**/*.ts'], plugins: { layers: layersPlugin }, rules: { 'layers/may-import': 'error' } },
+  // Pure modules do no I/O (the folder-to-folder rules come from config/layers.js above).
+  { files: PURE.map((f) => `lib/${f}/**/*.ts`), rules: restrict('pure module: no I/O, no storage, no HTTP (hand it data or a callback)', IO_MODULES, []) },
   { files: ['lib/**/repo.ts', 'lib/**/*-repo.ts'], rules: restrict('repositories throw domain errors (lib/errors), never HTTP ones', [], ['http']) },
 );

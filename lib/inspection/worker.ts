@@ -1,5 +1,5 @@
 /**
- * The ID3 inspection worker (DESIGN.md §1: workers in the same process, work leased through
+ * The ID3 inspection worker (docs/design.md §1: workers in the same process, work leased through
  * Postgres). Every tick it claims due jobs up to `maxJobs`, runs each under a lease renewed on its
  * own clock and a job deadline, and writes the outcome fenced on the lease. An instance that dies
  * stops renewing: its lease lapses and another instance's tick takes the job over (after

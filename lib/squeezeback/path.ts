@@ -1,5 +1,5 @@
 /**
- * Paths of the squeezeback player flow (DESIGN.md §9):
+ * Paths of the squeezeback player flow (docs/design.md §9):
  *   /squeezeback/{asset_id}/master.m3u8               → the event's source master
  *   /squeezeback/{asset_id}/{stream_id}/{path}        → a variant of it on the event's origin
  * `{path}` is the variant's path relative to the master's directory, or `~/` + its absolute path

@@ -1,5 +1,5 @@
 /**
- * The squeezeback player flow (spec "Player-facing endpoints", first row; DESIGN.md §4, §9):
+ * The squeezeback player flow (spec "Player-facing endpoints", first row; docs/design.md §4, §9):
  *
  * - `GET|HEAD /squeezeback/{asset_id}/master.m3u8?{targeting…}[&token=<JWT>]` registers a new
  *   stream (./stream-ids.ts) with the client IP, the brand the recognition rules resolve, and the

@@ -1,5 +1,5 @@
 /**
- * The player's targeting token (DESIGN.md §9): a JWT on the master URL, HS256 with the brand's
+ * The player's targeting token (docs/design.md §9): a JWT on the master URL, HS256 with the brand's
  * key. jose with the algorithm pinned (so `alg: none` and HS/RS confusion cannot pass), `exp`
  * required, 30 s of clock skew. Claims that are strings or numbers become targeting; the
  * registered claims (RFC 7519 §4.1) describe the token, not the viewer, and are left out.

@@ -1,5 +1,5 @@
 /**
- * Generated stream ids of the squeezeback flow (DESIGN.md §3): 9 random digits, claimed with one
+ * Generated stream ids of the squeezeback flow (docs/design.md §3): 9 random digits, claimed with one
  * SET NX in the state store (value: the event id; TTL: the stream idle time, renewed by the stream
  * registry's flush while the stream is seen), so no two live streams share an id on any instance.
  * With `max_concurrent_streams` the stream must also be admitted to the event's registry, atomically

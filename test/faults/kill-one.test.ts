@@ -1,5 +1,5 @@
 /**
- * kill -9 of one of two service processes sharing Postgres and Redis (DESIGN.md §13 "Several
+ * kill -9 of one of two service processes sharing Postgres and Redis (docs/design.md §13 "Several
  * processes"): the survivor keeps serving manifests and the management API without a gap, and it
  * takes over the feed pull the dead one held once its lease lapses (the break worker's lease is
  * covered by test/e2e/break-takeover.test.ts).

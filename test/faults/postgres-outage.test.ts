@@ -1,5 +1,5 @@
 /**
- * A private PostgreSQL stopped (`pg_ctl stop -m immediate`) and restarted under load (DESIGN.md §7
+ * A private PostgreSQL stopped (`pg_ctl stop -m immediate`) and restarted under load (docs/design.md §7
  * "Postgres", §13): the hot path keeps serving from memory, management endpoints answer a 503
  * problem within 1 s, /readyz says postgres down, and everything recovers within 5 s of the
  * restart without restarting the service.

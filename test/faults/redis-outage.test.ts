@@ -1,5 +1,5 @@
 /**
- * Redis killed (SIGKILL) and restarted under load (DESIGN.md §7 "Redis", §13): manifests of known
+ * Redis killed (SIGKILL) and restarted under load (docs/design.md §7 "Redis", §13): manifests of known
  * streams keep coming from in-process state; what needs Redis (the stream registry API) answers a
  * 503 problem within 1 s; /readyz says state_store down; after the restart everything recovers by
  * itself within 5 s, and no request waited past its deadline.

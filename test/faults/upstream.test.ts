@@ -1,5 +1,5 @@
 /**
- * Collaborators failing (DESIGN.md §4 "Upstream failure", §7 "undici"; decisions.md
+ * Collaborators failing (docs/design.md §4 "Upstream failure", §7 "undici"; decisions.md
  * "Decisioning"): the DAI host refusing connections, black-holing, trickling bytes or sending
  * garbage gives a quick 502/504 problem within UPSTREAM_DEADLINE_MS, and a last-good manifest is
  * served stale (with Age) for at most two target durations. The ad server down, slow, garbage or

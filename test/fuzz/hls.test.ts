@@ -159,7 +159,7 @@ t.test('trimThenRewrite on raw input (the hot path) equals rewrite then trim', a
   );
 });
 
-/** The rewritten URI the spec asks for (DESIGN.md §4): root-relative → content origin, relative → upstream, absolute untouched. */
+/** The rewritten URI the spec asks for (docs/design.md §4): root-relative → content origin, relative → upstream, absolute untouched. */
 function expectedUri(s: GenSegment): string {
   switch (s.uriKind) {
     case 'root':

@@ -1,5 +1,5 @@
 /**
- * The attack corpus over real HTTP (issue 18 item 3; DESIGN.md §7, §13): every hostile input of
+ * The attack corpus over real HTTP (issue 18 item 3; docs/design.md §7, §13): every hostile input of
  * ./corpus.ts against one service on real Postgres and Redis, each with its expected status and
  * problem type, each within a latency budget. The DAI host is hostile too (manifest bombs), and a
  * listener on 127.0.0.2 stands for everything private: no SSRF spelling may reach it. Afterwards

@@ -1,5 +1,5 @@
 /**
- * The cue monitor (issue 15; DESIGN.md §9, §10): for each event configured with
+ * The cue monitor (issue 15; docs/design.md §9, §10): for each event configured with
  * `trigger: "scte35"`, exactly one instance (a lease per event in Postgres, taken over when its
  * owner dies, as the break worker's) reads the source playlist every `manifest_polling` seconds
  * (else its target duration), and starts or ends breaks from its cues through the BreakService,

@@ -1,5 +1,5 @@
 /**
- * What the cues of one playlist refresh ask for (DESIGN.md §10), as a pure function: a cue-out
+ * What the cues of one playlist refresh ask for (docs/design.md §10), as a pure function: a cue-out
  * starts a break at its segment, a cue-in or a cancel ends one there, everything else is ignored.
  * Each cue is acted on once per process (`seen` carries over between refreshes); across processes
  * and restarts the monitor claims `claim` in Postgres before acting.
@@ -92,7 +92,7 @@ function decide(base: Base, rules: CueRules): CueAction {
     case 'cancel':
       return { ...base, type: 'end' };
     case 'cont':
-      // CONT repeats a break in progress; it never starts one (DESIGN.md §10).
+      // CONT repeats a break in progress; it never starts one (docs/design.md §10).
       return { ...base, type: 'ignore', reason: 'cont' };
     default:
       // Program, chapter and other segmentation types, splice_null: not ads.

@@ -1,4 +1,4 @@
--- Squeeze ad breaks (DESIGN.md §6): the durable record of a break, its ad assignments and its
+-- Squeeze ad breaks (docs/design.md §6): the durable record of a break, its ad assignments and its
 -- planned squeezeback segments. A restart loses nothing: live breaks, their ads and every ready
 -- output come back from here.
 create table squeeze_break (

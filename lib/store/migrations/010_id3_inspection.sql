@@ -1,4 +1,4 @@
--- ID3 tag inspection jobs (spec "ID3 tag inspection"; DESIGN.md §8, §1): one row per stream, so
+-- ID3 tag inspection jobs (spec "ID3 tag inspection"; docs/design.md §8, §1): one row per stream, so
 -- concurrent first requests on any instance start one job (insert … on conflict). A finished row
 -- is the result, kept for ID3_RESULT_TTL_SEC; a request after that resets the row to a new job.
 -- Jobs run under a lease (owner, expiry renewed while running); a lapsed lease is taken over.

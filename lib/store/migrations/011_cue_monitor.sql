@@ -1,4 +1,4 @@
--- The SCTE-35 cue monitor (issue 15; DESIGN.md §10).
+-- The SCTE-35 cue monitor (issue 15; docs/design.md §10).
 -- What started a break: {"source": "api"} or {"source": "scte35", "key": …, "cue": {…decoded}}.
 alter table squeeze_break add column "trigger" jsonb not null default '{"source": "api"}';
 
