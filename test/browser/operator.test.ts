@@ -13,6 +13,13 @@ import { freshSchemaUrl, needServices, startTestService, token } from '../helper
 import { launchChromium, needChromium } from '../helpers/browser.js';
 
 const firstBreak = (page: Page) => page.locator('[data-testid=break]').first();
+/** The source's segment length and the page's poll interval (ui/operator.js POLL_MS). */
+const SEG_MS = 1000;
+const POLL_MS = 2000;
+/** How much slower than real time a busy CI machine may run the page, the service and the origin. */
+const SLACK = 4;
+/** A deadline for a change the page shows after `segments` source segments and a poll. */
+const shownWithin = (segments: number) => (segments * SEG_MS + 2 * POLL_MS) * SLACK;
 
 t.test('the operator page starts a break, shows it active, then terminated', async (t) => {
   if (!needChromium(t) || !(await needServices(t, ['postgres']))) return;
@@ -37,7 +44,7 @@ t.test('the operator page starts a break, shows it active, then terminated', asy
   await page.goto(`${service.url}/ui/#token=${tok}`);
 
   const row = page.locator(`#events tr[data-event="${event.id}"]`);
-  await row.waitFor({ timeout: 10_000 });
+  await row.waitFor({ timeout: shownWithin(0) });
   t.match(await row.innerText(), new RegExp(`${DEMO_ASSET}\\s+acme\\s+scte35`), 'the event is listed with its brand and trigger');
   t.notMatch(page.url(), /token=/, 'the token left the address bar');
   t.equal(await page.locator('#token').inputValue(), tok, 'the token field holds it');
@@ -46,9 +53,15 @@ t.test('the operator page starts a break, shows it active, then terminated', asy
   // Start: the break appears, scheduled until its first segment's time, then active.
   await page.fill('#duration', '30');
   await page.click('#start');
-  await page.locator('[data-testid=break][data-status="scheduled"], [data-testid=break][data-status="active"]').first().waitFor({ timeout: 10_000 });
+  await page
+    .locator('[data-testid=break][data-status="scheduled"], [data-testid=break][data-status="active"]')
+    .first()
+    .waitFor({ timeout: shownWithin(0) });
   t.ok(await page.locator('#start').isDisabled(), 'no second break while one is in progress');
-  await page.locator('[data-testid=break][data-status="active"]').first().waitFor({ timeout: 15_000 });
+  await page
+    .locator('[data-testid=break][data-status="active"]')
+    .first()
+    .waitFor({ timeout: shownWithin(4) });
   t.equal(await firstBreak(page).getAttribute('data-status'), 'active', 'the break is active');
   t.match(await firstBreak(page).innerText(), /segments \d+\/30 composed/, 'its segments and their progress are shown');
   t.match(await page.locator('#events').innerText(), /active/, 'the event row shows the break');
@@ -56,17 +69,20 @@ t.test('the operator page starts a break, shows it active, then terminated', asy
 
   // Terminate: cancelled (it ends at the next segment boundary), and a new break may start.
   await page.click('#terminate');
-  await page.locator('[data-testid=break][data-status="cancelled"]').first().waitFor({ timeout: 10_000 });
+  await page
+    .locator('[data-testid=break][data-status="cancelled"]')
+    .first()
+    .waitFor({ timeout: shownWithin(1) });
   t.equal(await firstBreak(page).getAttribute('data-status'), 'cancelled', 'the break is terminated');
   t.ok(await page.locator('#terminate').isDisabled(), 'nothing left to terminate');
-  await page.waitForFunction("!document.getElementById('start').disabled", undefined, { timeout: 5000 });
+  await page.waitForFunction("!document.getElementById('start').disabled", undefined, { timeout: shownWithin(0) });
 
   // A cue of the source starts the next break; the page decodes its SCTE-35 through the API.
   scheduleCues(origin, DEMO_CHANNEL, { firstSeq: origin.live() + 3, everySegments: 100, breakSegments: 6, count: 1 });
-  await page.locator('[data-testid=break]:nth-child(1)[data-status="scheduled"], [data-testid=break]:nth-child(1)[data-status="active"]').waitFor({ timeout: 20_000 });
+  await page.locator('[data-testid=break]:nth-child(1)[data-status="scheduled"], [data-testid=break]:nth-child(1)[data-status="active"]').waitFor({ timeout: shownWithin(3 + 2) });
   await firstBreak(page).click();
   const cue = page.locator('[data-testid=cue]');
-  await cue.waitFor({ timeout: 10_000 });
+  await cue.waitFor({ timeout: shownWithin(0) });
   const decoded = JSON.parse(await cue.innerText()) as { table_id?: number; splice_command?: { name?: string; break_duration?: number } };
   t.equal(decoded.table_id, 252, 'a splice_info_section');
   t.equal(decoded.splice_command?.name, 'splice_insert');

@@ -26,7 +26,13 @@ import { freshSchemaUrl, needServices, startTestService, token, REDIS_URL } from
 import { launchChromium, needChromium, servePage } from '../helpers/browser.js';
 
 const SEG = 1;
-const SEGMENTS = 30;
+const SEGMENTS = 40;
+/** Live-edge delay of the events: the transcoder's head start on each break segment. */
+const DELAY_SEGMENTS = 3;
+/** How much slower than real time a busy CI machine may run the players and ffmpeg. */
+const SLACK = 4;
+/** A deadline for `segments` segments of real-time playback, with the slack of a busy machine. */
+const playbackMs = (segments: number) => segments * SEG * 1000 * SLACK;
 const BREAK_SEC = 8;
 const W = 640;
 const H = 360;
@@ -85,7 +91,7 @@ const isComposed = (f: Frag) => f.url.includes('/objects/');
  * (screenshot of a hold frame), then back to content with currentTime 2 s past the cue-in.
  */
 async function playThroughBreak(t: Test, page: Page, startBreak: () => Promise<void>, screenshot: string): Promise<PageState> {
-  await until('playback started', async () => (await stateOf(page)).started, 20_000).catch(async (err: Error) => {
+  await until('playback started', async () => (await stateOf(page)).started, playbackMs(DELAY_SEGMENTS + 4)).catch(async (err: Error) => {
     const st = await stateOf(page);
     throw new Error(`${err.message}: errors ${st.errors.join(', ') || 'none'}; ${st.frags.length} fragments; currentTime ${st.currentTime}`);
   });
@@ -96,11 +102,11 @@ async function playThroughBreak(t: Test, page: Page, startBreak: () => Promise<v
       const c = (await stateOf(page)).frags.filter(isComposed);
       return c.length > 0 && c;
     },
-    30_000,
+    playbackMs(DELAY_SEGMENTS + BREAK_SEC / SEG),
   );
   t.ok(composed.length, `cue-out: composed fragment ${composed[0]!.url} shown`);
   // The third composed fragment is in the hold phase (in and out animations take 1 s each).
-  await until('the hold phase', async () => (await stateOf(page)).frags.filter(isComposed).length >= 3, 15_000).catch(() => undefined);
+  await until('the hold phase', async () => (await stateOf(page)).frags.filter(isComposed).length >= 3, playbackMs(3)).catch(() => undefined);
   await sleep(400);
   const png = await page.locator('video').screenshot({ path: screenshot });
   t.same([png.readUInt32BE(16), png.readUInt32BE(20)], [W, H], `a ${W}×${H} frame of the break: ${screenshot}`);
@@ -113,7 +119,7 @@ async function playThroughBreak(t: Test, page: Page, startBreak: () => Promise<v
       const back = s.frags.slice(lastComposed + 1).find((f) => !isComposed(f));
       return lastComposed >= 0 && back && s.currentTime > back.start + 2 && s;
     },
-    30_000,
+    playbackMs(BREAK_SEC / SEG + 2),
   );
   await page.evaluate(() => ((globalThis as unknown as { state: { stopWatching: boolean } }).state.stopWatching = true));
   return after;
@@ -183,7 +189,7 @@ t.test('hls.js in chromium plays squeezeback and DAI streams through real compos
     background_uri: `${files.url}/bg.png`,
   });
   // Three segments of live-edge delay: the transcoder's time to compose a segment before players see it.
-  const event = (asset: string, origin: MediaOriginSim) => ({ asset_id: asset, source_uri: `${origin.url}/live/master.m3u8`, brand_config_id: 'acme', live_edge_delay_segments: 3 });
+  const event = (asset: string, origin: MediaOriginSim) => ({ asset_id: asset, source_uri: `${origin.url}/live/master.m3u8`, brand_config_id: 'acme', live_edge_delay_segments: DELAY_SEGMENTS });
   const eventA = (await api('PUT', 'squeeze-event-config', event('BRA', originA))).id as number;
   const eventB = (await api('PUT', 'squeeze-event-config', event('BRB', originB))).id as number;
 
@@ -203,6 +209,8 @@ t.test('hls.js in chromium plays squeezeback and DAI streams through real compos
 
   await t.test('(a) a squeezeback stream, then /vast and its beacons', async (t) => {
     const started = Date.now();
+    // The timeline starts now, not at set-up (which a busy machine makes long): the break must fit before its end.
+    originA.restart();
     const page = await browser.newPage();
     await page.goto(pageUrl);
     await page.evaluate(
