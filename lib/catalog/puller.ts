@@ -1,7 +1,8 @@
 /**
  * Scheduled catalog pulls (issue 6). Each feed has a feed_run row; an instance claims a due run
- * (or one whose lease lapsed) with FOR UPDATE SKIP LOCKED, renews the lease with every page, and
- * commits each page's upsert together with the cursor, fenced on its lease: a crash or a restart
+ * (or one whose lease lapsed) with FOR UPDATE SKIP LOCKED, holds it through the shared lease loop
+ * (lib/store/lease.ts: renewed on its own clock, handed back on a graceful stop), and commits each
+ * page's upsert together with the cursor, fenced on its lease: a crash or a restart
  * resumes from the last committed page, nothing lost, nothing twice.
  * Paging: the feed's `atom:link rel="next"` when present, else offset/limit parameters.
  * Real-time (`stop_when_caughtup`): every run starts at feed_uri and stops at the first page that
@@ -21,8 +22,9 @@ import type { Logger } from '../log/index.js';
 import type { OutboundPolicy } from '../outbound/index.js';
 import { MrssReader, type CatalogItem } from './mrss.js';
 import type { CatalogRepo } from './repo.js';
+import { LeaseLoop } from '../store/lease.js';
 
-const LEASE_SEC = 30;
+const DEFAULT_LEASE_MS = 30_000;
 const MAX_PAGES = 1000;
 const PULL_LIMIT_BYTES = 200 * 1024 * 1024;
 
@@ -66,6 +68,8 @@ export interface PullerOptions {
   policy: OutboundPolicy;
   agent: Agent;
   timeoutMs?: number;
+  /** How long a run stays ours without a renewal (default 30 s). */
+  leaseMs?: number;
 }
 
 /** The URL of page `index` in offset/limit paging. */
@@ -80,8 +84,8 @@ export function offsetPageUrl(c: FeedSettings, index: number): string {
 
 export class FeedPuller {
   readonly owner = `${process.pid}-${randomBytes(4).toString('hex')}`;
-  private timer: NodeJS.Timeout | undefined;
-  private busy = false;
+  private readonly leaseMs: number;
+  private lease: LeaseLoop | undefined;
   private stopped = false;
   pagesFetched = 0;
 
@@ -90,34 +94,51 @@ export class FeedPuller {
     private readonly catalog: CatalogRepo,
     private readonly log: Logger,
     private readonly opts: PullerOptions,
-  ) {}
-
-  start(everyMs = 1000): void {
-    this.timer = setInterval(() => void this.tick(), everyMs);
-    this.timer.unref();
+  ) {
+    this.leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
   }
 
+  start(everyMs = 1000): void {
+    this.loop(everyMs).start();
+  }
+
+  /** Stops claiming, lets the page in flight commit, and hands an unfinished run back (another instance resumes it at once). */
   async stop(): Promise<void> {
     this.stopped = true;
-    clearInterval(this.timer);
-    while (this.busy) await new Promise((r) => setTimeout(r, 20));
+    await this.loop().stop(true);
   }
 
   /** Claims and runs at most one due feed. */
-  async tick(): Promise<boolean> {
-    if (this.busy || this.stopped) return false;
-    this.busy = true;
-    try {
-      const run = await this.claim();
-      if (!run) return false;
-      await this.execute(run);
-      return true;
-    } catch (err) {
-      this.log.warn({ err: (err as Error).message }, 'feed pull tick failed');
-      return false;
-    } finally {
-      this.busy = false;
-    }
+  tick(): Promise<void> {
+    return this.loop().tick();
+  }
+
+  private loop(everyMs = 1000): LeaseLoop {
+    this.lease ??= new LeaseLoop(
+      { name: 'feed pull', ttlMs: this.leaseMs, tickMs: everyMs },
+      {
+        tick: async () => {
+          if (this.stopped) return;
+          const run = await this.claim();
+          if (run) await this.execute(run);
+        },
+        renew: () => this.renew(),
+        release: () => this.release(),
+      },
+      this.log,
+    );
+    return this.lease;
+  }
+
+  private async renew(): Promise<string[]> {
+    const rows = await this.sql<{ feed_name: string }[]>`
+      update feed_run set lease_until = now() + make_interval(secs => ${this.leaseMs / 1000}) where lease_owner = ${this.owner} and state = 'running' returning feed_name`;
+    return rows.map((r) => r.feed_name);
+  }
+
+  /** The run stays 'running' at its cursor with a lapsed lease, so the next claim resumes it. */
+  private async release(): Promise<void> {
+    await this.sql`update feed_run set lease_owner = null, lease_until = now() - interval '1 millisecond' where lease_owner = ${this.owner} and state = 'running'`;
   }
 
   private async claim(): Promise<Run | undefined> {
@@ -129,7 +150,7 @@ export class FeedPuller {
         for update of r skip locked
       )
       update feed_run r set
-        state = 'running', lease_owner = ${this.owner}, lease_until = now() + make_interval(secs => ${LEASE_SEC}),
+        state = 'running', lease_owner = ${this.owner}, lease_until = now() + make_interval(secs => ${this.leaseMs / 1000}),
         started_at = case when due.state = 'idle' then now() else r.started_at end,
         pages = case when due.state = 'idle' then 0 else r.pages end,
         inserted = case when due.state = 'idle' then 0 else r.inserted end,
@@ -262,8 +283,7 @@ export class FeedPuller {
       await flush();
       const next = nextOf(count, reader.nextLink ? new URL(reader.nextLink, url).toString() : undefined);
       await t`update feed_run set page_index = ${pageIndex}, next_url = ${next}, first_guid = ${runFirstGuid ?? firstGuid}, mode = ${mode},
-        pages = pages + 1, inserted = inserted + ${counts.inserted}, updated = updated + ${counts.updated}, unchanged = unchanged + ${counts.unchanged},
-        lease_until = now() + make_interval(secs => ${LEASE_SEC})
+        pages = pages + 1, inserted = inserted + ${counts.inserted}, updated = updated + ${counts.updated}, unchanged = unchanged + ${counts.unchanged}
         where feed_name = ${feed}`;
       if (feedUri !== undefined) await setNextFromFeed(t, feed, next ?? feedUri);
       return { wrapped: false, counts, next, count, firstGuid };

@@ -96,12 +96,12 @@ export class InspectionRepo {
     return row;
   }
 
-  /** False when the lease is no longer ours (lapsed and taken, or the job was replaced). */
-  async renew(job: InspectionRow, owner: string, leaseMs: number): Promise<boolean> {
-    const rows = await this.sql`
+  /** Extends this owner's leases; answers the jobs still held (one missing was lapsed and taken, or replaced). */
+  async renew(owner: string, leaseMs: number): Promise<string[]> {
+    const rows = await this.sql<{ job_id: string }[]>`
       update id3_inspection set lease_until = now() + make_interval(secs => ${leaseMs / 1000})
-      where stream_id = ${job.stream_id} and job_id = ${job.job_id} and lease_owner = ${owner} and status = 'pending'`;
-    return rows.count === 1;
+      where lease_owner = ${owner} and status = 'pending' returning job_id`;
+    return rows.map((r) => r.job_id);
   }
 
   /** Writes the outcome if the job is still ours; false otherwise (nothing written). */

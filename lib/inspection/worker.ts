@@ -1,7 +1,7 @@
 /**
  * The ID3 inspection worker (docs/design.md §1: workers in the same process, work leased through
- * Postgres). Every tick it claims due jobs up to `maxJobs`, runs each under a lease renewed on its
- * own clock and a job deadline, and writes the outcome fenced on the lease. An instance that dies
+ * Postgres). Every tick it claims due jobs up to `maxJobs`, runs each under a lease renewed by the
+ * shared lease loop (lib/store/lease.ts) and a job deadline, and writes the outcome fenced on the lease. An instance that dies
  * stops renewing: its lease lapses and another instance's tick takes the job over (after
  * `maxAttempts` claims the job fails instead, so a job that kills its instance cannot go round
  * forever). A graceful stop hands the leases back at once.
@@ -10,6 +10,7 @@ import type { Logger } from '../log/index.js';
 import type { Registry } from '../http/metrics.js';
 import type { InspectionRepo, InspectionRow, Outcome } from './repo.js';
 import type { InspectOutcome, InspectSource } from './inspect.js';
+import { LeaseLoop } from '../store/lease.js';
 
 export interface InspectionWorkerOptions {
   owner: string;
@@ -31,10 +32,8 @@ export interface InspectionWorkerDeps {
 }
 
 export class InspectionWorker {
-  private timer: NodeJS.Timeout | undefined;
-  private ticking: Promise<void> | undefined;
-  private readonly running = new Map<string, { abort: AbortController; done: Promise<void> }>();
-  private stopped = false;
+  private readonly lease: LeaseLoop;
+  private readonly running = new Map<string, { abort: AbortController; done: Promise<void>; lost: boolean }>();
   private lastPurge = 0;
   private readonly results;
 
@@ -45,6 +44,31 @@ export class InspectionWorker {
     const c = deps.metrics.counter('id3_inspection_jobs_total', 'ID3 inspection jobs by result');
     this.results = { complete: c.with({ result: 'complete' }), failed: c.with({ result: 'failed' }), lost: c.with({ result: 'lease_lost' }) };
     deps.metrics.gauge('id3_inspection_jobs_running', 'ID3 inspection jobs running here', () => this.running.size);
+    const { owner, leaseMs } = opts;
+    this.lease = new LeaseLoop(
+      { name: 'id3 inspection', ttlMs: leaseMs, tickMs: opts.tickMs },
+      {
+        tick: () => this.claimAndPurge(),
+        renew: () => deps.repo.renew(owner, leaseMs),
+        release: () => deps.repo.release(owner),
+        drain: async () => {
+          for (const r of this.running.values()) r.abort.abort(new Error('the worker stopped'));
+          await Promise.all([...this.running.values()].map((r) => r.done));
+        },
+        inFlight: () => this.running.keys(),
+        lost: (jobId) => {
+          const r = this.running.get(jobId);
+          if (!r) return;
+          r.lost = true;
+          r.abort.abort(new Error('the lease was lost'));
+        },
+      },
+      deps.log,
+    );
+  }
+
+  private get stopped(): boolean {
+    return this.lease.isStopped;
   }
 
   get owner(): string {
@@ -52,71 +76,44 @@ export class InspectionWorker {
   }
 
   start(): void {
-    this.timer = setInterval(() => void this.tick(), this.opts.tickMs).unref();
-    void this.tick();
+    this.lease.start();
   }
 
   /** Stops claiming and aborts the jobs running here; `release` hands their leases back at once, else they lapse. */
-  async stop(release = true): Promise<void> {
-    if (this.stopped) return;
-    this.stopped = true;
-    clearInterval(this.timer);
-    await this.ticking;
-    for (const r of this.running.values()) r.abort.abort(new Error('the worker stopped'));
-    await Promise.all([...this.running.values()].map((r) => r.done));
-    if (release) await this.deps.repo.release(this.opts.owner).catch(() => undefined);
+  stop(release = true): Promise<void> {
+    return this.lease.stop(release);
   }
 
   tick(): Promise<void> {
-    if (this.ticking || this.stopped) return this.ticking ?? Promise.resolve();
-    this.ticking = (async () => {
-      try {
-        while (!this.stopped && this.running.size < this.opts.maxJobs) {
-          const job = await this.deps.repo.claim(this.opts.owner, this.opts.leaseMs);
-          if (!job) break;
-          this.run(job);
-        }
-        if (Date.now() - this.lastPurge >= (this.opts.purgeEveryMs ?? 60_000)) {
-          this.lastPurge = Date.now();
-          await this.deps.repo.purge();
-        }
-      } catch (err) {
-        this.deps.log.warn({ err: (err as Error).message }, 'id3 inspection claim failed');
-      }
-    })().finally(() => (this.ticking = undefined));
-    return this.ticking;
+    return this.lease.tick();
+  }
+
+  private async claimAndPurge(): Promise<void> {
+    while (!this.stopped && this.running.size < this.opts.maxJobs) {
+      const job = await this.deps.repo.claim(this.opts.owner, this.opts.leaseMs);
+      if (!job) break;
+      this.run(job);
+    }
+    if (Date.now() - this.lastPurge >= (this.opts.purgeEveryMs ?? 60_000)) {
+      this.lastPurge = Date.now();
+      await this.deps.repo.purge();
+    }
   }
 
   private run(job: InspectionRow): void {
     const abort = new AbortController();
-    let lost = false;
-    const renew = setInterval(
-      () => {
-        this.deps.repo.renew(job, this.opts.owner, this.opts.leaseMs).then(
-          (ours) => {
-            if (ours) return;
-            lost = true;
-            abort.abort(new Error('the lease was lost'));
-          },
-          () => undefined, // a failed renewal is retried on the next beat; the lease may still hold
-        );
-      },
-      Math.max(100, Math.floor(this.opts.leaseMs / 3)),
-    );
-    const done = this.execute(job, abort.signal)
+    const entry = { abort, done: Promise.resolve(), lost: false };
+    entry.done = this.execute(job, abort.signal)
       .then(async (outcome) => {
-        if (lost || this.stopped) return void this.results.lost.inc();
+        if (entry.lost || this.stopped) return void this.results.lost.inc();
         const written = await this.deps.repo.finish(job, this.opts.owner, outcome);
         if (!written) return void this.results.lost.inc();
         this.results[outcome.status].inc();
         this.deps.log.info({ streamId: job.stream_id, status: outcome.status, pods: outcome.ad_pods?.length ?? 0, error: outcome.error }, 'id3 inspection finished');
       })
       .catch((err: Error) => this.deps.log.warn({ err: err.message, streamId: job.stream_id }, 'id3 inspection bookkeeping failed'))
-      .finally(() => {
-        clearInterval(renew);
-        this.running.delete(job.job_id);
-      });
-    this.running.set(job.job_id, { abort, done });
+      .finally(() => this.running.delete(job.job_id));
+    this.running.set(job.job_id, entry);
   }
 
   /** The job's outcome; limits and errors become a failed or a cut-short result, never a throw. */

@@ -1,7 +1,7 @@
 /**
  * The break worker (docs/design.md §6): each instance leases the live breaks nobody else holds (a lease
- * in Postgres with a TTL, renewed every tick; when an owner dies its lease lapses and another
- * instance takes over). For an owned break it follows the event's source playlists, plans a
+ * in Postgres with a TTL, renewed by the shared lease loop, lib/store/lease.ts; when an owner dies
+ * its lease lapses and another instance takes over). For an owned break it follows the event's source playlists, plans a
  * squeezeback segment for every content segment inside the window and every ad assignment,
  * submits transcoder jobs, and publishes each ready output to every instance.
  */
@@ -14,6 +14,7 @@ import { animationPhase, placeOnTimeline } from './plan.js';
 import { readSource, type FetchText } from './source.js';
 import type { SqueezeJob, TranscoderClient } from './transcoder.js';
 import type { EventConfig } from '../config/types.js';
+import { LeaseLoop } from '../../store/lease.js';
 
 export interface BreakWorkerOptions {
   owner: string;
@@ -32,14 +33,11 @@ export interface BreakWorkerDeps {
 }
 
 export class BreakWorker {
-  private timer: NodeJS.Timeout | undefined;
-  private renewTimer: NodeJS.Timeout | undefined;
+  private readonly lease: LeaseLoop;
   /** When each owned break last read its source: once per half segment is enough (docs/design.md §6). */
   private readonly planned = new Map<string, number>();
-  private ticking: Promise<void> | undefined;
   private readonly jobs = new Map<string, Promise<void>>();
   private publishTimer: NodeJS.Timeout | undefined;
-  private stopped = false;
   private readonly results;
 
   constructor(
@@ -49,6 +47,23 @@ export class BreakWorker {
     const c = deps.metrics.counter('squeeze_transcoder_jobs_total', 'Squeezeback segment jobs by result');
     this.results = { ready: c.with({ result: 'ready' }), retry: c.with({ result: 'retry' }), failed: c.with({ result: 'failed' }) };
     deps.metrics.gauge('squeeze_transcoder_jobs_in_flight', 'Squeezeback segment jobs running here', () => this.jobs.size);
+    const { owner, leaseMs } = opts;
+    this.lease = new LeaseLoop(
+      { name: 'break worker', ttlMs: leaseMs, tickMs: opts.tickMs },
+      {
+        tick: async () => {
+          const owned = await deps.repo.lease(owner, leaseMs);
+          await Promise.all(owned.map((b) => this.step(b).catch((err: Error) => deps.log.warn({ err: err.message, breakId: b.id }, 'break step failed'))));
+        },
+        renew: () => deps.repo.renew(owner, leaseMs),
+        release: () => deps.repo.release(owner),
+      },
+      deps.log,
+    );
+  }
+
+  private get stopped(): boolean {
+    return this.lease.isStopped;
   }
 
   get owner(): string {
@@ -56,34 +71,17 @@ export class BreakWorker {
   }
 
   start(): void {
-    this.timer = setInterval(() => void this.tick(), this.opts.tickMs).unref();
-    // Leases are renewed on their own clock, so a slow source or transcoder never lets them lapse.
-    this.renewTimer = setInterval(() => void this.deps.repo.renew(this.opts.owner, this.opts.leaseMs).catch(() => undefined), Math.max(100, Math.floor(this.opts.leaseMs / 3))).unref();
-    void this.tick();
+    this.lease.start();
   }
 
   /** Stops ticking; `release` hands the leases back at once (a graceful stop), else they lapse. */
   async stop(release = true): Promise<void> {
-    if (this.stopped) return;
-    this.stopped = true;
-    clearInterval(this.timer);
-    clearInterval(this.renewTimer);
     clearTimeout(this.publishTimer);
-    await this.ticking;
-    if (release) await this.deps.repo.release(this.opts.owner).catch(() => undefined);
+    await this.lease.stop(release);
   }
 
   tick(): Promise<void> {
-    if (this.ticking || this.stopped) return this.ticking ?? Promise.resolve();
-    this.ticking = (async () => {
-      try {
-        const owned = await this.deps.repo.lease(this.opts.owner, this.opts.leaseMs);
-        await Promise.all(owned.map((b) => this.step(b).catch((err: Error) => this.deps.log.warn({ err: err.message, breakId: b.id }, 'break step failed'))));
-      } catch (err) {
-        this.deps.log.warn({ err: (err as Error).message }, 'break lease failed');
-      }
-    })().finally(() => (this.ticking = undefined));
-    return this.ticking;
+    return this.lease.tick();
   }
 
   private async step(b: BreakRow): Promise<void> {

@@ -20,6 +20,7 @@ import type { BreakService } from '../breaks/service.js';
 import type { FetchText } from '../breaks/source.js';
 import { MAX_BREAK_SEC } from '../breaks/schema.js';
 import type { CueMonitorRepo } from './repo.js';
+import { LeaseLoop } from '../../store/lease.js';
 import { cueActions, sequenceOffsetMs, type CueAction } from './trigger.js';
 
 export interface CueMonitorOptions {
@@ -56,11 +57,9 @@ interface Watch {
 }
 
 export class CueMonitor {
-  private timer: NodeJS.Timeout | undefined;
-  private ticking: Promise<void> | undefined;
+  private readonly lease: LeaseLoop;
   private readonly watches = new Map<number, Watch>();
   private readonly polls = new Set<Promise<void>>();
-  private stopped = false;
   private lastPrune = 0;
   private readonly cuesTotal;
   private readonly cueErrors;
@@ -74,44 +73,53 @@ export class CueMonitor {
     this.cueErrors = deps.metrics.counter('scte35_cue_errors_total', 'Cues whose SCTE-35 binary did not decode, by error code');
     this.actionsTotal = deps.metrics.counter('scte35_cue_actions_total', 'What the cue monitor did with an ad cue (started, ended, duplicate, conflict, dai, …)');
     deps.metrics.gauge('scte35_monitored_events', 'Events whose source this instance monitors', () => this.watches.size);
+    const { owner, leaseMs } = opts;
+    this.lease = new LeaseLoop(
+      { name: 'cue monitor', ttlMs: leaseMs, tickMs: opts.tickMs },
+      {
+        tick: () => this.watchOwned(),
+        renew: () => deps.repo.renew(owner, leaseMs),
+        release: () => deps.repo.release(owner),
+        drain: () => Promise.allSettled([...this.polls]).then(() => undefined),
+        inFlight: () => [...this.watches.keys()].map(String),
+        // An event whose lease was taken over is no longer ours to watch (its poll in flight ends on its own).
+        lost: (eventId) => this.watches.delete(Number(eventId)),
+      },
+      deps.log,
+    );
+  }
+
+  private get stopped(): boolean {
+    return this.lease.isStopped;
   }
 
   start(): void {
-    this.timer = setInterval(() => void this.tick(), this.opts.tickMs).unref();
-    void this.tick();
+    this.lease.start();
   }
 
   /** Stops polling, waits for reads in flight, and hands the leases back. */
-  async stop(): Promise<void> {
-    if (this.stopped) return;
-    this.stopped = true;
-    clearInterval(this.timer);
-    await this.ticking;
-    await Promise.allSettled([...this.polls]);
-    await this.deps.repo.release(this.opts.owner).catch(() => undefined);
+  stop(): Promise<void> {
+    return this.lease.stop(true);
   }
 
   tick(): Promise<void> {
-    if (this.ticking || this.stopped) return this.ticking ?? Promise.resolve();
-    this.ticking = (async () => {
-      try {
-        const owned = new Set(await this.deps.repo.lease(this.opts.owner, this.opts.leaseMs));
-        for (const id of this.watches.keys()) if (!owned.has(id)) this.watches.delete(id);
-        const now = Date.now();
-        for (const id of owned) {
-          let w = this.watches.get(id);
-          if (!w) this.watches.set(id, (w = { nextPollAt: 0, polling: false, seen: new Set(), lastFetchLog: 0 }));
-          if (!w.polling && now >= w.nextPollAt) this.pollSoon(id, w);
-        }
-        if (now - this.lastPrune > PRUNE_EVERY_MS) {
-          this.lastPrune = now;
-          await this.deps.repo.prune(CLAIM_TTL_MS);
-        }
-      } catch (err) {
-        this.deps.log.warn({ err: (err as Error).message }, 'cue monitor lease failed');
-      }
-    })().finally(() => (this.ticking = undefined));
-    return this.ticking;
+    return this.lease.tick();
+  }
+
+  /** Leases every scte35 event nobody else holds (renewing its own) and polls those that are due. */
+  private async watchOwned(): Promise<void> {
+    const owned = new Set(await this.deps.repo.lease(this.opts.owner, this.opts.leaseMs));
+    for (const id of this.watches.keys()) if (!owned.has(id)) this.watches.delete(id);
+    const now = Date.now();
+    for (const id of owned) {
+      let w = this.watches.get(id);
+      if (!w) this.watches.set(id, (w = { nextPollAt: 0, polling: false, seen: new Set(), lastFetchLog: 0 }));
+      if (!w.polling && now >= w.nextPollAt) this.pollSoon(id, w);
+    }
+    if (now - this.lastPrune > PRUNE_EVERY_MS) {
+      this.lastPrune = now;
+      await this.deps.repo.prune(CLAIM_TTL_MS);
+    }
   }
 
   /** Polls run beside the tick, so a slow source never delays the lease renewal of the others. */

@@ -20,6 +20,13 @@ export class CueMonitorRepo {
     return rows.map((r) => r.event_id);
   }
 
+  /** Extends this owner's leases between ticks; answers the event ids still held. */
+  async renew(owner: string, ttlMs: number): Promise<string[]> {
+    const rows = await this.sql<{ event_id: number }[]>`
+      update squeeze_cue_monitor_lease set lease_until = now() + ${ttlMs} * interval '1 millisecond' where owner = ${owner} returning event_id`;
+    return rows.map((r) => String(r.event_id));
+  }
+
   /** Hands the leases back (a graceful stop), so another instance takes over on its next tick. */
   async release(owner: string): Promise<void> {
     await this.sql`delete from squeeze_cue_monitor_lease where owner = ${owner}`;

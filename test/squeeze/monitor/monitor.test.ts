@@ -189,7 +189,11 @@ t.test('cue monitor: cue-triggered breaks, exactly once, across two instances', 
       status: 'cancelled',
       trigger: { key: `msn:${L + 23}:out`, cue: { duration_sec: 8 } },
     });
-    const claims = await sql<{ cue_key: string; kind: string; outcome: string }[]>`select cue_key, kind, outcome from squeeze_cue_claim where event_id = ${e1.id} order by claimed_at`;
+    // The claim's outcome is written after the break it ended: wait for it rather than race it.
+    const claims = await until('the cancel claim has its outcome', async () => {
+      const c = await sql<{ cue_key: string; kind: string; outcome: string }[]>`select cue_key, kind, outcome from squeeze_cue_claim where event_id = ${e1.id} order by claimed_at`;
+      return c.at(-1)?.outcome != null && c;
+    });
     t.same(
       claims.map((c) => `${c.kind}:${c.outcome}`),
       ['out:started', 'in:no-change', 'out:started', 'in:ended', 'out:started', 'in:ended', 'out:started', 'cancel:ended'],
