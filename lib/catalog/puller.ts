@@ -26,6 +26,7 @@ import { LeaseLoop } from '../store/lease.js';
 
 const DEFAULT_LEASE_MS = 30_000;
 const MAX_PAGES = 1000;
+const PAGE_DEADLINE_MS = 10 * 60_000;
 const PULL_LIMIT_BYTES = 200 * 1024 * 1024;
 
 interface Run {
@@ -67,6 +68,7 @@ export interface PullerOptions {
   /** Checks each page URL before the transaction opens; the agent checks every connection. */
   policy: OutboundPolicy;
   agent: Agent;
+  /** Longest wait for the head or between two reads of a page (default 30 s). */
   timeoutMs?: number;
   /** How long a run stays ours without a renewal (default 30 s). */
   leaseMs?: number;
@@ -239,7 +241,10 @@ export class FeedPuller {
       const head = pageIndex === 1;
       if (head && mine.etag) headers['if-none-match'] = mine.etag;
       if (head && mine.last_modified) headers['if-modified-since'] = mine.last_modified;
-      const res = await request(url, { dispatcher: this.opts.agent, signal: AbortSignal.timeout(this.opts.timeoutMs ?? 30_000), headers });
+      // A deadline between reads, and a generous one for the whole page: a large page on a busy
+      // machine or a slow link is not a stalled one (its size is capped below), a drip-fed one is.
+      const idleMs = this.opts.timeoutMs ?? 30_000;
+      const res = await request(url, { dispatcher: this.opts.agent, headersTimeout: idleMs, bodyTimeout: idleMs, signal: AbortSignal.timeout(PAGE_DEADLINE_MS), headers });
       if (res.statusCode === 304 && head) {
         await res.body.dump();
         return { wrapped: true, counts: { inserted: 0, updated: 0, unchanged: 0 }, next: null, count: 0, firstGuid: null };

@@ -26,9 +26,12 @@ import { freshSchemaUrl, needServices, startTestService, token, REDIS_URL } from
 import { launchChromium, needChromium, servePage } from '../helpers/browser.js';
 
 const SEG = 1;
-const SEGMENTS = 40;
-/** Live-edge delay of the events: the transcoder's head start on each break segment. */
-const DELAY_SEGMENTS = 3;
+const SEGMENTS = 60;
+/**
+ * Live-edge delay of the events: the transcoder's head start on each break segment. Derived in
+ * set-up from how fast this machine encodes (see composeDelay), so a busy machine gets more.
+ */
+let DELAY_SEGMENTS = 3;
 /** How much slower than real time a busy CI machine may run the players and ffmpeg. */
 const SLACK = 4;
 /** A deadline for `segments` segments of real-time playback, with the slack of a busy machine. */
@@ -46,6 +49,19 @@ async function until<T>(what: string, fn: () => Promise<T | undefined | false | 
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await sleep(100);
   }
+}
+
+/**
+ * The head start the transcoder needs, from the seconds this machine took to encode one content
+ * segment: composing one is about ten encodes' work (two decodes, scaling, overlay, an encode, a
+ * process start), two run at once, and every break segment must be ready before a player is
+ * `delay` segments behind the live edge. A backlog grows when one composition takes over two
+ * segments' time, so the delay covers the whole break's backlog plus one composition.
+ */
+function composeDelay(encodeSecPerSegment: number): number {
+  const composeSec = 10 * encodeSecPerSegment + 0.5;
+  const backlogSec = (BREAK_SEC / SEG) * Math.max(0, composeSec / 2 - SEG);
+  return Math.min(30, Math.max(3, Math.ceil((backlogSec + composeSec) / SEG) + 2));
 }
 
 /** 1 s segments cut from one continuous encode (timestamps run on), an 8 s ad, a background. */
@@ -90,7 +106,7 @@ const isComposed = (f: Frag) => f.url.includes('/objects/');
  * Plays `src` until the break has been played through: started, the first composed fragment
  * (screenshot of a hold frame), then back to content with currentTime 2 s past the cue-in.
  */
-async function playThroughBreak(t: Test, page: Page, startBreak: () => Promise<void>, screenshot: string): Promise<PageState> {
+async function playThroughBreak(t: Test, page: Page, startBreak: () => Promise<void>, screenshot: string, diagnose: () => Promise<string>): Promise<PageState> {
   await until('playback started', async () => (await stateOf(page)).started, playbackMs(DELAY_SEGMENTS + 4)).catch(async (err: Error) => {
     const st = await stateOf(page);
     throw new Error(`${err.message}: errors ${st.errors.join(', ') || 'none'}; ${st.frags.length} fragments; currentTime ${st.currentTime}`);
@@ -103,7 +119,9 @@ async function playThroughBreak(t: Test, page: Page, startBreak: () => Promise<v
       return c.length > 0 && c;
     },
     playbackMs(DELAY_SEGMENTS + BREAK_SEC / SEG),
-  );
+  ).catch(async (err: Error) => {
+    throw new Error(`${err.message}; ${await diagnose()}`);
+  });
   t.ok(composed.length, `cue-out: composed fragment ${composed[0]!.url} shown`);
   // The third composed fragment is in the hold phase (in and out animations take 1 s each).
   await until('the hold phase', async () => (await stateOf(page)).frags.filter(isComposed).length >= 3, playbackMs(3)).catch(() => undefined);
@@ -151,12 +169,15 @@ t.test('hls.js in chromium plays squeezeback and DAI streams through real compos
   const began = Date.now();
   const dir = await mkdtemp(path.join(os.tmpdir(), 'sqz-browser-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const encodeStarted = Date.now();
   const segments = await makeMedia(dir);
   t.equal(segments.length, SEGMENTS, `${SEGMENTS} real ${SEG} s segments encoded`);
+  DELAY_SEGMENTS = composeDelay((Date.now() - encodeStarted) / 1000 / SEGMENTS);
+  t.comment(`encoding took ${Date.now() - encodeStarted} ms: a live-edge delay of ${DELAY_SEGMENTS} segments`);
   const files = await serveDir(dir);
   t.teardown(files.stop);
-  const originA = await new MediaOriginSim({ segments, segmentSec: SEG, windowSegments: 10 }).start();
-  const originB = await new MediaOriginSim({ segments, segmentSec: SEG, windowSegments: 10 }).start();
+  const originA = await new MediaOriginSim({ segments, segmentSec: SEG, windowSegments: DELAY_SEGMENTS + 8 }).start();
+  const originB = await new MediaOriginSim({ segments, segmentSec: SEG, windowSegments: DELAY_SEGMENTS + 8 }).start();
   const ads = await new AdServerSim({ ads: [{ id: 'ad-1', durationSec: BREAK_SEC, mp4: `${files.url}/ad.mp4` }] }).start();
   t.teardown(async () => {
     await Promise.all([originA.stop(), originB.stop(), ads.stop()]);
@@ -199,6 +220,14 @@ t.test('hls.js in chromium plays squeezeback and DAI streams through real compos
   const browser = await launchChromium(t);
   t.comment(`set-up took ${Date.now() - began} ms`);
 
+  /** What a timed-out wait reports: the break's segments as the API sees them, and what the player fetched. */
+  const diagnose = async (page: Page, breakId: string) => {
+    const b = (await call(service.url, 'GET', `/api/v1/squeeze-ad-break/${breakId}`, { token: tok })).body as { status?: string; segments?: Array<{ status?: string }> };
+    const st = await stateOf(page);
+    const byStatus = (b.segments ?? []).reduce<Record<string, number>>((a, x) => ((a[x.status ?? '?'] = (a[x.status ?? '?'] ?? 0) + 1), a), {});
+    return `break ${b.status ?? '?'} with segments ${JSON.stringify(byStatus)}; the player fetched ${st.frags.length} fragments, the last ${st.frags.at(-1)?.url ?? '-'}`;
+  };
+
   const startBreak = (t: Test, eventId: number, streamId: () => Promise<string>, layout: string, out: { id: string }) => async () => {
     const sid = await streamId();
     await service.streams.flush();
@@ -222,7 +251,7 @@ t.test('hls.js in chromium plays squeezeback and DAI streams through real compos
       const s = await until('the variant', () => page.evaluate(() => (globalThis as unknown as { hls?: { levels?: Array<{ url: string }> } }).hls?.levels?.[0]?.url));
       return /\/(\d{9})\//.exec(s)![1]!;
     };
-    const s = await playThroughBreak(t, page, startBreak(t, eventA, streamId, 'dualbox', brk), path.join(shots, 'browser-dualbox.png'));
+    const s = await playThroughBreak(t, page, startBreak(t, eventA, streamId, 'dualbox', brk), path.join(shots, 'browser-dualbox.png'), () => diagnose(page, brk.id));
     checkPlayback(t, s, 'acme', brk.id);
 
     const done = await until('the beacons fired', async () => {
@@ -263,6 +292,7 @@ t.test('hls.js in chromium plays squeezeback and DAI streams through real compos
       page,
       startBreak(t, eventB, async () => 'browser-b', 'lbar', brk),
       path.join(shots, 'browser-lbar.png'),
+      () => diagnose(page, brk.id),
     );
     checkPlayback(t, s, 'acme', brk.id);
     t.ok(
