@@ -9,7 +9,7 @@ export const configSchema = {
     publicBaseUrl: { type: 'string', anyOf: [{ const: '' }, { pattern: '^https?://[^/?#\\s]+(/[^?#\\s]*)?$' }] },
     dataDir: { type: 'string', minLength: 1 },
     databaseUrl: { type: 'string', anyOf: [{ const: '' }, { pattern: '^postgres(ql)?://' }] },
-    redisUrl: { type: 'string', anyOf: [{ const: '' }, { pattern: '^rediss?://' }] },
+    redisUrl: { type: 'string', anyOf: [{ const: '' }, { pattern: '^rediss?(\\+(cluster|sentinel))?://' }] },
     redisKeyPrefix: { type: 'string', maxLength: 64, pattern: '^[A-Za-z0-9:_.-]*$' },
     jwtSecret: { type: 'string', anyOf: [{ const: '' }, { minLength: 32 }] },
     jwksUrl: { type: 'string', anyOf: [{ const: '' }, { pattern: '^https?://' }] },

@@ -1,11 +1,22 @@
 /**
- * Redis state store (ioredis). Commands time out and are not queued while disconnected, so a Redis
- * outage fails fast (callers degrade to their in-memory snapshot) instead of hanging requests;
- * the client reconnects on its own. Pub/sub uses a second connection, re-subscribed on reconnect.
+ * Redis state store (ioredis): one server, a Redis Cluster or a Sentinel-managed primary
+ * (./redis-url.ts). Commands time out and are not queued while disconnected, so a Redis outage
+ * fails fast (callers degrade to their in-memory snapshot) instead of hanging requests; the client
+ * reconnects on its own. Pub/sub uses a second connection, re-subscribed on reconnect.
+ *
+ * On a cluster every single-key command goes to its slot's node; the multi-key round trips
+ * (batches, incrMany, hgetallMany) are sent as single commands that ioredis's auto-pipelining
+ * groups per node, since a pipeline may not span nodes. Keys that must change together share a
+ * hash tag (./state.ts `keys`), and no command here spans two keys.
  */
-import { Redis, type ChainableCommander } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { Batch, StateStore } from './state.js';
 import type { Logger } from '../log/index.js';
+import { parseRedisUrl, redactRedisUrl } from './redis-url.js';
+
+type Client = Redis | Cluster;
+type Command = [name: string, ...args: Array<string | number>];
+type Reply = [Error | null, unknown];
 
 const COMMAND_TIMEOUT_MS = 2000;
 /** zaddCapped in one atomic step (one key: safe on Redis Cluster). */
@@ -20,23 +31,16 @@ return 1`;
 export class RedisStateStore implements StateStore {
   readonly kind = 'redis' as const;
   private readonly handlers = new Map<string, Set<(message: string) => void>>();
-  private subscriber: Redis | undefined;
+  private subscriber: Client | undefined;
 
   private constructor(
-    private readonly client: Redis,
+    private readonly client: Client,
     private readonly log: Logger,
   ) {}
 
   /** Connects, retrying until ready or until the timeout passes. */
   static async connect(url: string, log: Logger, connectTimeoutMs = 10_000, keyPrefix = ''): Promise<RedisStateStore> {
-    const client = new Redis(url, {
-      keyPrefix, // keys only: pub/sub channels are not prefixed
-      commandTimeout: COMMAND_TIMEOUT_MS,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 1,
-      connectTimeout: 3000,
-      retryStrategy: (times) => Math.min(times * 200, 2000),
-    });
+    const client = createClient(url, keyPrefix);
     let lastError = '';
     client.on('error', (err: Error) => {
       if (err.message !== lastError) log.warn({ err: err.message }, 'redis error');
@@ -45,7 +49,7 @@ export class RedisStateStore implements StateStore {
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         client.disconnect();
-        reject(new Error(`Redis at ${redact(url)} is unreachable: ${lastError || 'timed out'}`));
+        reject(new Error(`Redis at ${redactRedisUrl(url)} is unreachable: ${lastError || 'timed out'}`));
       }, connectTimeoutMs);
       client.once('ready', () => {
         clearTimeout(timer);
@@ -106,26 +110,33 @@ export class RedisStateStore implements StateStore {
   }
   async incrMany(increments: Array<{ key: string; by: number; ttlMs: number }>): Promise<number[]> {
     if (!increments.length) return [];
-    const p = this.client.pipeline();
     // PEXPIRE NX (Redis 7): only a counter that has no expiry yet (just created) gets one.
-    for (const { key, by, ttlMs } of increments) p.incrby(key, by).call('PEXPIRE', key, ttlMs, 'NX');
-    const results = (await p.exec()) ?? [];
-    return increments.map((_, i) => {
-      const [err, value] = results[2 * i]!;
-      if (err) throw err;
-      return Number(value);
-    });
+    const replies = await this.send(
+      increments.flatMap(({ key, by, ttlMs }): Command[] => [
+        ['INCRBY', key, by],
+        ['PEXPIRE', key, ttlMs, 'NX'],
+      ]),
+    );
+    return increments.map((_, i) => Number(valueOf(replies[2 * i]!)));
   }
   async hgetallMany(keys: string[]): Promise<Array<Record<string, string>>> {
     if (!keys.length) return [];
-    const p = this.client.pipeline();
-    for (const k of keys) p.hgetall(k);
-    const results = (await p.exec()) ?? [];
-    return results.map(([err, value]) => {
-      if (err) throw err;
-      return value as Record<string, string>;
-    });
+    const replies = await this.send(keys.map((k): Command => ['HGETALL', k]));
+    return replies.map((r) => hashOf(valueOf(r)));
   }
+
+  /** Several commands in one round trip: a pipeline on one server, auto-pipelined per node on a cluster. */
+  private async send(commands: Command[]): Promise<Reply[]> {
+    if (this.client instanceof Cluster) {
+      const client = this.client;
+      const settled = await Promise.allSettled(commands.map(([name, ...args]) => client.call(name, ...args)));
+      return settled.map((r): Reply => (r.status === 'fulfilled' ? [null, r.value] : [r.reason as Error, undefined]));
+    }
+    const p = this.client.pipeline();
+    for (const [name, ...args] of commands) p.call(name, ...args);
+    return ((await p.exec()) ?? []) as Reply[];
+  }
+
   async publish(channel: string, message: string): Promise<void> {
     await this.client.publish(channel, message);
   }
@@ -146,10 +157,13 @@ export class RedisStateStore implements StateStore {
     };
   }
 
-  private subscriberConnection(): Redis {
+  private subscriberConnection(): Client {
     if (this.subscriber) return this.subscriber;
     // The subscriber keeps its offline queue so subscriptions survive a reconnect.
-    const sub = this.client.duplicate({ enableOfflineQueue: true, lazyConnect: false, commandTimeout: undefined });
+    const sub =
+      this.client instanceof Cluster
+        ? this.client.duplicate(undefined, { enableOfflineQueue: true, lazyConnect: false, redisOptions: { ...this.client.options.redisOptions, commandTimeout: undefined } })
+        : this.client.duplicate({ enableOfflineQueue: true, lazyConnect: false, commandTimeout: undefined });
     sub.on('error', (err: Error) => this.log.debug({ err: err.message }, 'redis subscriber error'));
     sub.on('message', (channel: string, message: string) => {
       for (const h of this.handlers.get(channel) ?? []) {
@@ -165,21 +179,22 @@ export class RedisStateStore implements StateStore {
   }
 
   batch(): Batch {
-    const p: ChainableCommander = this.client.pipeline();
+    const queued: Command[] = [];
+    const q = (...c: Command) => (queued.push(c), b);
     const b: Batch = {
-      set: (k, v, ttl) => (ttl ? p.set(k, v, 'PX', ttl) : p.set(k, v), b),
-      del: (k) => (p.del(k), b),
-      expire: (k, ttl) => (p.pexpire(k, ttl), b),
-      hset: (k, f) => (p.hset(k, f), b),
-      hsetnx: (k, f, v) => (p.hsetnx(k, f, v), b),
-      hdel: (k, f) => (p.hdel(k, f), b),
-      sadd: (k, m) => (p.sadd(k, m), b),
-      srem: (k, m) => (p.srem(k, m), b),
-      zadd: (k, sc, m) => (p.zadd(k, sc, m), b),
-      zremRangeByScore: (k, min, max) => (p.zremrangebyscore(k, score(min), score(max)), b),
+      set: (k, v, ttl) => (ttl ? q('SET', k, v, 'PX', ttl) : q('SET', k, v)),
+      del: (k) => q('DEL', k),
+      expire: (k, ttl) => q('PEXPIRE', k, ttl),
+      hset: (k, f) => q('HSET', k, ...Object.entries(f).flat()),
+      hsetnx: (k, f, v) => q('HSETNX', k, f, v),
+      hdel: (k, f) => q('HDEL', k, f),
+      sadd: (k, m) => q('SADD', k, m),
+      srem: (k, m) => q('SREM', k, m),
+      zadd: (k, sc, m) => q('ZADD', k, sc, m),
+      zremRangeByScore: (k, min, max) => q('ZREMRANGEBYSCORE', k, score(min), score(max)),
       exec: async () => {
-        const results = (await p.exec()) ?? [];
-        const failed = results.find(([err]) => err);
+        if (!queued.length) return;
+        const failed = (await this.send(queued)).find(([err]) => err);
         if (failed) throw failed[0];
       },
     };
@@ -199,6 +214,42 @@ function score(n: number): string {
   return n === Infinity ? '+inf' : n === -Infinity ? '-inf' : String(n);
 }
 
-function redact(url: string): string {
-  return url.replace(/\/\/[^@/]*@/, '//***@');
+function valueOf([err, value]: Reply): unknown {
+  if (err) throw err;
+  return value;
+}
+
+/** HGETALL's raw reply (field, value, …) as the object ioredis's own hgetall answers. */
+function hashOf(reply: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  const a = reply as string[];
+  for (let i = 0; i + 1 < a.length; i += 2) out[a[i]!] = a[i + 1]!;
+  return out;
+}
+
+function createClient(url: string, keyPrefix: string): Client {
+  const common: RedisOptions = {
+    keyPrefix, // keys only: pub/sub channels are not prefixed
+    commandTimeout: COMMAND_TIMEOUT_MS,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 3000,
+  };
+  const target = parseRedisUrl(url);
+  const creds =
+    target.kind === 'single' ? {} : { ...(target.username ? { username: target.username } : {}), ...(target.password ? { password: target.password } : {}), ...(target.tls ? { tls: {} } : {}) };
+  if (target.kind === 'cluster') {
+    return new Cluster(target.nodes, {
+      redisOptions: { ...common, ...creds },
+      enableOfflineQueue: false,
+      enableAutoPipelining: true,
+      clusterRetryStrategy: (times) => Math.min(times * 200, 2000),
+      // A failover moves slots: follow MOVED/ASK and retry while the cluster elects a new primary.
+      retryDelayOnFailover: 200,
+      retryDelayOnClusterDown: 300,
+      slotsRefreshTimeout: 2000,
+    });
+  }
+  const opts: RedisOptions = { ...common, enableOfflineQueue: false, retryStrategy: (times) => Math.min(times * 200, 2000) };
+  if (target.kind === 'sentinel') return new Redis({ ...opts, ...creds, sentinels: target.sentinels, name: target.name, db: target.db, sentinelRetryStrategy: (times) => Math.min(times * 200, 2000) });
+  return new Redis(url, opts);
 }
