@@ -49,12 +49,13 @@ export interface StreamRegistryOptions {
 }
 
 /**
- * What this instance knows of a stream between flushes. `seen` is the CLOCK reference bit: set by
- * each flush that wrote the stream, cleared when eviction passes over it.
+ * What this instance knows of a stream between flushes. `mark` is when it was last placed at the
+ * back of the eviction order (admitted, or passed over); a stream seen since then gets a second
+ * chance, one not seen since is evicted (CLOCK).
  */
 interface Known {
   lastSeen: number;
-  seen: boolean;
+  mark: number;
   /** Registered through the preroll ad tag (here or, as its record says, on another instance). */
   proven: boolean;
   /** The brand recognised for it (a beacon metric's label). */
@@ -221,9 +222,9 @@ export class StreamRegistry {
       .hget(keys.stream(streamId), 'proven')
       .then(
         (v) => {
-          if (v !== '1') return;
           const again = this.known.get(streamId);
-          if (again) again.proven = true;
+          if (v !== '1' || !again) return;
+          again.proven = true;
           this.proofChecked.delete(streamId);
         },
         () => undefined, // the store is down: the stream stays unproven here, and is asked again later
@@ -238,25 +239,28 @@ export class StreamRegistry {
   }
 
   /** The stream's entry, created (evicting the oldest idle one at the cap) when new. */
-  private admit(streamId: string): Known {
+  private admit(streamId: string, now: number): Known {
     let k = this.known.get(streamId);
     if (!k) {
-      if (this.known.size >= this.maxStreams) this.evictOne();
-      k = { lastSeen: Date.now(), seen: true, proven: false };
+      if (this.known.size >= this.maxStreams) this.evictOne(now);
+      k = { lastSeen: now, mark: now, proven: false };
       this.known.set(streamId, k);
     }
     return k;
   }
 
-  /** CLOCK: streams seen since the hand last passed go to the back with their bit cleared; the first unseen one is evicted. */
-  private evictOne(): void {
+  /**
+   * CLOCK: a stream seen since it was placed at the back goes to the back again; the first one not
+   * seen since is evicted. After one full pass every stream is unseen, so this ends.
+   */
+  private evictOne(now: number): void {
     for (let passes = 0; passes <= this.known.size; passes++) {
       const first = this.known.entries().next().value as [string, Known] | undefined;
       if (!first) return;
       const [id, k] = first;
       this.known.delete(id);
-      if (k.seen && passes < this.known.size) {
-        k.seen = false;
+      if (k.lastSeen > k.mark && passes < this.known.size) {
+        k.mark = now;
         this.known.set(id, k);
         continue;
       }
@@ -296,7 +300,8 @@ export class StreamRegistry {
    */
   touch(t: StreamTouch): void {
     if (t.streamId.length > STREAM_LIMITS.streamIdChars) return;
-    const k = this.admit(t.streamId);
+    const now = Date.now();
+    const k = this.admit(t.streamId, now);
     if (t.targeting !== undefined && t.flow === 'dai') k.proven = true;
     if (t.brand !== undefined && k.brand !== t.brand) k.brand = t.brand.slice(0, STREAM_LIMITS.brandChars);
     if (this.refresh(t.streamId, t.eventId, t.assetKey, t.masterPath)) {
@@ -312,7 +317,7 @@ export class StreamRegistry {
       return;
     }
     const entry = t as PendingTouch;
-    entry.lastSeen = Date.now();
+    entry.lastSeen = now;
     this.pending.set(t.streamId, entry);
   }
 
@@ -338,10 +343,7 @@ export class StreamRegistry {
     this.pending = new Map();
     for (const s of all) {
       const k = this.known.get(s.streamId);
-      if (k) {
-        k.lastSeen = s.lastSeen;
-        k.seen = true;
-      }
+      if (k) k.lastSeen = s.lastSeen;
     }
     const evicted = this.evictedIds;
     this.evictedIds = [];
