@@ -17,6 +17,7 @@ import { Cors, parseOrigins } from './http/cors.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { createAuthenticator, persistentSecret } from './http/auth.js';
 import { openApiDocument } from './http/openapi.js';
+import { addressText, type HttpRequest, type HttpResponse } from './http/uws.js';
 import { keys, openStores, type Stores } from './store/index.js';
 import { OutboundClient, OutboundPolicy } from './outbound/index.js';
 import { BrandRepo } from './brand/repo.js';
@@ -62,7 +63,7 @@ import { PlayerFlow } from './squeezeback/player-flow.js';
 import { BrandKeyCache } from './squeezeback/brand-keys.js';
 import { OriginPools } from './squeezeback/origins.js';
 import { StreamIds } from './squeezeback/stream-ids.js';
-import { trustedProxies } from './squeezeback/client-ip.js';
+import { clientIp, trustedProxies } from './squeezeback/client-ip.js';
 import { StitchStore } from './stitch/store.js';
 import { StitchService } from './stitch/service.js';
 import { stitchRoutes } from './stitch/routes.js';
@@ -151,7 +152,7 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
   await brandKeys.start();
   const eventConfigs = life.add('event config cache', new EventConfigCache(() => squeezeConfig.allEventSettings(), stores.state, log), (e) => e.stop());
   await eventConfigs.start();
-  const streams = life.add('stream registry', new StreamRegistry(stores.state, log, config.streamIdleSec * 1000), (s) => s.close());
+  const streams = life.add('stream registry', new StreamRegistry(stores.state, log, config.streamIdleSec * 1000, { maxStreams: config.maxStreams, metrics }), (s) => s.close());
   const board = life.add('break board', new BreakBoard(breakRepo, stores.state, log, metrics, config.breakRetentionSec * 1000), (b) => b.stop());
   await board.start();
 
@@ -161,7 +162,7 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
   const beacons = life.add('beacon forwarder', new BeaconForwarder({ claim: (key) => stores.state.setIfAbsent(key, '1', BEACON_TTL_MS), policy, dedupTtlMs: BEACON_TTL_MS, metrics, log }), (b) =>
     b.close(),
   );
-  board.onSqueezed = daiBeaconFiring(beacons);
+  board.onSqueezed = daiBeaconFiring(beacons, streams, metrics);
 
   // Squeeze breaks: decide ads, start breaks, and the worker that has their segments composed.
   const decider = new AdDecider({
@@ -261,15 +262,18 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
   );
   const manifestCache = life.add('manifest cache', new ManifestCache(), (c) => c.close());
   const events = parts.events ?? eventConfigs;
+  const trusted = trustedProxies(config.trustedProxies);
+  // New DAI stream ids count against the viewer as the squeezeback flow sees it (lib/squeezeback/client-ip.ts).
+  const clientKey = (req: HttpRequest, res: HttpResponse) => clientIp(req.getHeader('x-device-ip'), req.getHeader('x-forwarded-for'), addressText(res.getRemoteAddressAsText()), trusted);
   new ManifestProxy(
     { daiHost: config.daiHost, publicBaseUrl: config.publicBaseUrl, contentOrigin: config.contentOrigin, accessLogSampleRate: config.accessLogSampleRate },
-    { upstream, cache: manifestCache, events, streams, breaks: board, metrics, log, inFlight: http.inFlight, cors },
+    { upstream, cache: manifestCache, events, streams, breaks: board, metrics, log, inFlight: http.inFlight, cors, limiter, clientKey },
   ).mount(http.app);
   new PlayerEndpoints({ board, streams, forwarder: beacons, beaconSecret, publicBaseUrl: () => baseUrl, metrics, log, limiter, cors }).mount(http.app);
   new AdProxy(events, streams, metrics, log, brands, limiter).mount(http.app);
   const origins = life.add('origin upstreams', new OriginPools(policy, config.upstreamDeadlineMs), (o) => o.close());
   new PlayerFlow(
-    { contentOrigin: config.contentOrigin, trustedProxies: trustedProxies(config.trustedProxies), idleSec: config.streamIdleSec },
+    { contentOrigin: config.contentOrigin, trustedProxies: trusted, idleSec: config.streamIdleSec },
     { events, streams, ids: new StreamIds(stores.state, config.streamIdleSec * 1000), brands, brandKeys, breaks: board, cache: manifestCache, origins, metrics, log, limiter, cors },
   ).mount(http.app);
   new StitchEndpoints(config.stitchPath, stitchStore, log, cors).mount(http.app);

@@ -27,6 +27,7 @@ export const configSchema = {
     bodyLimitBytes: { type: 'integer', minimum: 1024, maximum: 268435456 },
     upstreamDeadlineMs: { type: 'integer', minimum: 100, maximum: 60000 },
     streamIdleSec: { type: 'integer', minimum: 5, maximum: 86400 },
+    maxStreams: { type: 'integer', minimum: 1, maximum: 10000000 },
     shutdownGraceMs: { type: 'integer', minimum: 0, maximum: 60000 },
     allowUwsFallback: { type: 'boolean' },
     breakLeaseMs: { type: 'integer', minimum: 500, maximum: 600000 },
@@ -87,6 +88,8 @@ export interface Config {
   bodyLimitBytes: number;
   upstreamDeadlineMs: number;
   streamIdleSec: number;
+  /** Streams one instance keeps (and writes to the state store); the oldest idle first are evicted beyond it. */
+  maxStreams: number;
   shutdownGraceMs: number;
   allowUwsFallback: boolean;
   breakLeaseMs: number;
@@ -128,6 +131,7 @@ export const envNames: Record<string, keyof Config> = {
   BODY_LIMIT_BYTES: 'bodyLimitBytes',
   UPSTREAM_DEADLINE_MS: 'upstreamDeadlineMs',
   STREAM_IDLE_SEC: 'streamIdleSec',
+  MAX_STREAMS: 'maxStreams',
   SHUTDOWN_GRACE_MS: 'shutdownGraceMs',
   UWS_ALLOW_FALLBACK: 'allowUwsFallback',
   BREAK_LEASE_MS: 'breakLeaseMs',

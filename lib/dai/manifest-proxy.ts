@@ -4,12 +4,17 @@
  * line by line as it arrives, or, with a live window, trimmed then rewritten in one pass over the
  * held playlist; concurrent requests for one upstream URL share one fetch. A squeeze break of the
  * event (lib/squeeze/breaks/board.ts, from memory) is applied last, as docs/design.md §4 orders it.
+ *
+ * Streams (issue 24): a refresh of a stream this instance knows costs one map lookup and is never
+ * limited. An id it does not know is a new stream: counted against the client's `stream` rate
+ * limit (429 beyond it), and recorded only once the DAI host answered its manifest 2xx, so an
+ * invented id the upstream refuses leaves nothing behind.
  */
-import type { HttpRequest, HttpResponse, TemplatedApp } from '../http/uws.js';
+import { addressText, type HttpRequest, type HttpResponse, type TemplatedApp } from '../http/uws.js';
 import { Exchange, statusLine } from '../http/exchange.js';
 import { corsOf, type Cors } from '../http/cors.js';
 import { sendSized } from '../http/stream-writer.js';
-import { HttpError } from '../http/problem.js';
+import { HttpError, problemResponse } from '../http/problem.js';
 import type { Registry } from '../http/metrics.js';
 import type { Logger } from '../log/index.js';
 import { textPathStats, type UriRules } from '../hls/index.js';
@@ -19,8 +24,9 @@ import { ManifestCache, type LoadDone, type Rendered } from './manifest-cache.js
 import { BodySlab } from './body-slab.js';
 import { ManifestFetch, problemRendered } from './manifest-fetch.js';
 import type { EventSettings, EventSettingsSource } from './event-settings.js';
-import type { StreamRegistry } from '../streams/registry.js';
+import { STREAM_LIMITS, type StreamRegistry } from '../streams/registry.js';
 import type { BreakSource } from './break-source.js';
+import { rateLimited, type RateLimiter } from '../http/rate-limit.js';
 
 export interface ManifestProxyOptions {
   daiHost: string;
@@ -41,6 +47,10 @@ export interface ManifestProxyDeps {
   inFlight: { count: number };
   /** CORS for web players (none: no CORS headers). */
   cors?: Cors;
+  /** Per-client cap on new stream ids (rule `stream`); known streams never reach it. */
+  limiter?: RateLimiter;
+  /** The client a new stream id is counted against (the composition root's trusted-hop rule); the peer address without it. */
+  clientKey?: (req: HttpRequest, res: HttpResponse) => string;
 }
 
 const PATH_CACHE_SIZE = 10_000;
@@ -140,16 +150,29 @@ export class ManifestProxy {
     // A master (or MPD) request records its upstream path for ID3 inspection; media requests, the
     // frequent ones, pass nothing, and refresh() stores the path only when it changed.
     const masterPath = target.kind === 'media' ? undefined : upstreamPath;
-    if (target.streamId && !this.deps.streams.refresh(target.streamId, settings.eventId, target.assetKey, masterPath)) {
-      const touch: Parameters<StreamRegistry['touch']>[0] = { streamId: target.streamId, flow: 'dai' };
-      if (settings.eventId !== undefined) touch.eventId = settings.eventId;
-      if (target.assetKey !== undefined) touch.assetKey = target.assetKey;
-      if (masterPath !== undefined) touch.masterPath = masterPath;
-      this.deps.streams.touch(touch);
+    const streamId = target.streamId;
+    /** A stream id this instance does not know: recorded once the upstream answered 2xx. */
+    let newStream = false;
+    if (streamId && !this.deps.streams.refresh(streamId, settings.eventId, target.assetKey, masterPath)) {
+      if (this.deps.streams.isKnown(streamId)) this.register(streamId, settings, target, masterPath);
+      else if (streamId.length > STREAM_LIMITS.streamIdChars) {
+        this.answer(new Exchange(res, isHead, cors), problemRendered('bad-path', 'the stream id is too long'), undefined, started);
+        return;
+      } else {
+        const verdict = this.deps.limiter?.take('stream', this.deps.clientKey ? this.deps.clientKey(req, res) : addressText(res.getRemoteAddressAsText()));
+        if (verdict && !verdict.ok) {
+          const p = problemResponse(rateLimited(verdict.retryAfterSec));
+          this.count(p.status, started);
+          new Exchange(res, isHead, cors).send(p.status, p.headers, p.body);
+          return;
+        }
+        newStream = true;
+      }
     }
     const key = this.cacheKey(known, upstreamPath, query);
     const hit = this.deps.cache.fresh(key);
     if (hit) {
+      if (newStream && hit.value.status === 200) this.register(streamId!, settings, target, masterPath);
       // Fast lane: answered inside this uWS callback, so no onAborted, cork or promise is needed.
       // Each write is a call into uWS: its default status line is 200 OK, and a fresh hit is
       // under a second old (Age 0 is what its absence means).
@@ -173,12 +196,22 @@ export class ManifestProxy {
       (err, hit) => {
         this.deps.inFlight.count--;
         try {
+          if (newStream && hit?.value.status === 200) this.register(streamId!, settings, target, masterPath);
           this.answer(ex, hit ? hit.value : this.failure(err), hit?.ageSec, started);
         } catch (e) {
           this.deps.log.error({ err: e }, 'manifest answer failed');
         }
       },
     );
+  }
+
+  /** Records (or refreshes) the stream, fire-and-forget. */
+  private register(streamId: string, settings: EventSettings, target: PathTarget, masterPath: string | undefined): void {
+    const touch: Parameters<StreamRegistry['touch']>[0] = { streamId, flow: 'dai' };
+    if (settings.eventId !== undefined) touch.eventId = settings.eventId;
+    if (target.assetKey !== undefined) touch.assetKey = target.assetKey;
+    if (masterPath !== undefined) touch.masterPath = masterPath;
+    this.deps.streams.touch(touch);
   }
 
   private failure(err: unknown): Rendered {

@@ -33,6 +33,8 @@ function sizeOf(s: StitchSession): number {
 
 export class StitchStore {
   private readonly byId = new Map<string, StitchSession>();
+  /** The same sessions by request key: a POST finds its session with one lookup, not a scan (issue 24). */
+  private readonly byRequestKey = new Map<string, StitchSession>();
   private bytes = 0;
 
   constructor(
@@ -60,7 +62,8 @@ export class StitchStore {
 
   /** The live session of a request key, if any. */
   async byKey(key: string): Promise<StitchSession | undefined> {
-    for (const s of this.byId.values()) if (s.key === key && s.expiresAt > Date.now()) return s;
+    const hit = this.byRequestKey.get(key);
+    if (hit && hit.expiresAt > Date.now()) return hit;
     const [row] = await this.sql<Row[]>`select id, key, protocol, files, response, expires_at from stitch_session where key = ${key} and expires_at > now()`;
     return row ? this.remember(toSession(row)) : undefined;
   }
@@ -88,6 +91,9 @@ export class StitchStore {
     const old = this.byId.get(s.id);
     if (old) this.forget(old);
     this.byId.set(s.id, s);
+    const sameKey = this.byRequestKey.get(s.key);
+    if (sameKey && sameKey !== s) this.forget(sameKey);
+    this.byRequestKey.set(s.key, s);
     this.bytes += sizeOf(s);
     for (const victim of this.byId.values()) {
       if (this.bytes <= this.maxChars || victim === s) break;
@@ -101,5 +107,6 @@ export class StitchStore {
       this.byId.delete(s.id);
       this.bytes -= sizeOf(s);
     }
+    if (this.byRequestKey.get(s.key) === s) this.byRequestKey.delete(s.key);
   }
 }

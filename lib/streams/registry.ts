@@ -9,6 +9,7 @@
  */
 import { keys, type StateStore } from '../store/index.js';
 import type { Logger } from '../log/index.js';
+import type { Registry } from '../http/metrics.js';
 
 /**
  * Streams per pipeline. Building a pipeline is synchronous work on the event loop (≈ 3 µs a stream
@@ -16,6 +17,50 @@ import type { Logger } from '../log/index.js';
  * thousands of streams never shows in the manifest path's tail latency.
  */
 const FLUSH_CHUNK = 250;
+
+/**
+ * Bounds of what one stream record may hold (issue 24 item 4; docs/decisions.md). Every field of a
+ * record comes from outside; none may make a record grow with the request.
+ */
+export const STREAM_LIMITS = Object.freeze({
+  /** A longer id is not a stream id (the DAI provider's are `UUID:LOC`, ≈ 45 characters): not recorded. */
+  streamIdChars: 256,
+  assetKeyChars: 256,
+  /** A master path longer than this is recorded without its query (the path itself is at most 2,048). */
+  masterPathChars: 1024,
+  /** fw_params as stored (JSON): parameters are kept in order while they fit, the rest left out. */
+  targetingChars: 4096,
+  clientIpChars: 64,
+  brandChars: 256,
+});
+
+/** Streams one instance keeps by default; the oldest idle ones are evicted beyond it. */
+export const DEFAULT_MAX_STREAMS = 100_000;
+/** How often one stream's proof is looked up in the state store at most (a stream registered on another instance). */
+const PROOF_RECHECK_MS = 2000;
+const PROOF_LOOKUPS_MAX = 32;
+const PROOF_CHECKED_MAX = 10_000;
+
+export interface StreamRegistryOptions {
+  /** Streams this instance keeps (and writes); the oldest idle first are evicted beyond it. */
+  maxStreams?: number;
+  flushEveryMs?: number;
+  metrics?: Registry;
+}
+
+/**
+ * What this instance knows of a stream between flushes. `mark` is when it was last placed at the
+ * back of the eviction order (admitted, or passed over); a stream seen since then gets a second
+ * chance, one not seen since is evicted (CLOCK).
+ */
+interface Known {
+  lastSeen: number;
+  mark: number;
+  /** Registered through the preroll ad tag (here or, as its record says, on another instance). */
+  proven: boolean;
+  /** The brand recognised for it (a beacon metric's label). */
+  brand?: string | undefined;
+}
 
 export interface StreamTouch {
   streamId: string;
@@ -50,6 +95,29 @@ function sameEntries(a: ReadonlyMap<string, string>, b: ReadonlyMap<string, stri
     if (ka !== k || va !== v) return false;
   }
   return true;
+}
+
+/** fw_params as stored: whole parameters in order while the JSON fits STREAM_LIMITS.targetingChars. */
+export function boundedTargeting(targeting: ReadonlyMap<string, string>): string {
+  const whole = JSON.stringify(Object.fromEntries(targeting));
+  if (whole.length <= STREAM_LIMITS.targetingChars) return whole;
+  // Entries, not assignments: a name like `__proto__` stays a name.
+  const kept: Array<[string, string]> = [];
+  let size = 2;
+  for (const [k, v] of targeting) {
+    const add = JSON.stringify(k).length + JSON.stringify(v).length + 2;
+    if (size + add > STREAM_LIMITS.targetingChars) continue;
+    kept.push([k, v]);
+    size += add;
+  }
+  return JSON.stringify(Object.fromEntries(kept));
+}
+
+/** A master path as stored: whole up to STREAM_LIMITS.masterPathChars, else without its query (a cut query would be a wrong URL). */
+export function boundedMasterPath(path: string): string {
+  if (path.length <= STREAM_LIMITS.masterPathChars) return path;
+  const q = path.indexOf('?');
+  return (q === -1 ? path : path.slice(0, q)).slice(0, 2048);
 }
 
 export interface Stream {
@@ -93,17 +161,120 @@ function toStream(h: Record<string, string>): Stream | undefined {
 
 export class StreamRegistry {
   private pending = new Map<string, PendingTouch>();
+  /**
+   * Every stream this instance keeps, in CLOCK order (issue 24 item 4): at `maxStreams` the first
+   * one not seen since eviction last passed over it goes, its record deleted with the next flush.
+   * That is oldest idle first, to the resolution of one flush interval.
+   */
+  private readonly known = new Map<string, Known>();
+  private evictedIds: string[] = [];
+  private readonly maxStreams: number;
   private readonly timer: NodeJS.Timeout;
   private flushing: Promise<void> | undefined;
+  private lastSweep = Date.now();
+  /** Proof look-ups (stream → when) for streams not proven here, so each is asked at most every PROOF_RECHECK_MS. */
+  private readonly proofChecked = new Map<string, number>();
+  private proofLookups = 0;
   flushFailures = 0;
+  evictions = 0;
+  private readonly evictedCounter;
 
   constructor(
     private readonly state: StateStore,
     private readonly log: Logger,
     private readonly idleMs: number,
-    flushEveryMs = 1000,
+    flushEveryMsOrOptions: number | StreamRegistryOptions = 1000,
   ) {
-    this.timer = setInterval(() => void this.flush(), flushEveryMs).unref();
+    const opts = typeof flushEveryMsOrOptions === 'number' ? { flushEveryMs: flushEveryMsOrOptions } : flushEveryMsOrOptions;
+    this.maxStreams = opts.maxStreams ?? DEFAULT_MAX_STREAMS;
+    this.timer = setInterval(() => void this.flush(), opts.flushEveryMs ?? 1000).unref();
+    this.evictedCounter = opts.metrics?.counter('streams_evicted_total', 'Streams evicted (oldest idle first) because the instance held MAX_STREAMS').with();
+    opts.metrics?.gauge('streams_known', 'Streams this instance keeps (at most MAX_STREAMS)', () => this.known.size);
+  }
+
+  /** Streams this instance keeps now. */
+  get size(): number {
+    return this.known.size;
+  }
+
+  /** A stream this instance has registered and not yet forgotten (idle or evicted). One map lookup. */
+  isKnown(streamId: string): boolean {
+    return this.known.has(streamId);
+  }
+
+  /**
+   * Whether a DAI stream has earned server-side beacons: registered through the preroll ad tag
+   * (docs/decisions.md, issue 24). Synchronous, from memory. A stream registered on another
+   * instance is looked up in the state store behind the caller (at most every PROOF_RECHECK_MS per
+   * stream, PROOF_LOOKUPS_MAX at once), so a later call answers true.
+   */
+  isProven(streamId: string): boolean {
+    const k = this.known.get(streamId);
+    if (k?.proven) return true;
+    if (streamId.length > STREAM_LIMITS.streamIdChars || this.proofLookups >= PROOF_LOOKUPS_MAX) return false;
+    const now = Date.now();
+    const at = this.proofChecked.get(streamId);
+    if (at !== undefined && now - at < PROOF_RECHECK_MS) return false;
+    if (this.proofChecked.size >= PROOF_CHECKED_MAX) this.proofChecked.clear();
+    this.proofChecked.set(streamId, now);
+    this.proofLookups++;
+    this.state
+      .hget(keys.stream(streamId), 'proven')
+      .then(
+        (v) => {
+          const again = this.known.get(streamId);
+          if (v !== '1' || !again) return;
+          again.proven = true;
+          this.proofChecked.delete(streamId);
+        },
+        () => undefined, // the store is down: the stream stays unproven here, and is asked again later
+      )
+      .finally(() => this.proofLookups--);
+    return false;
+  }
+
+  /** The brand recognised for a stream this instance keeps. */
+  brandOf(streamId: string): string | undefined {
+    return this.known.get(streamId)?.brand;
+  }
+
+  /** The stream's entry, created (evicting the oldest idle one at the cap) when new. */
+  private admit(streamId: string, now: number): Known {
+    let k = this.known.get(streamId);
+    if (!k) {
+      if (this.known.size >= this.maxStreams) this.evictOne(now);
+      k = { lastSeen: now, mark: now, proven: false };
+      this.known.set(streamId, k);
+    }
+    return k;
+  }
+
+  /**
+   * CLOCK: a stream seen since it was placed at the back goes to the back again; the first one not
+   * seen since is evicted. After one full pass every stream is unseen, so this ends.
+   */
+  private evictOne(now: number): void {
+    for (let passes = 0; passes <= this.known.size; passes++) {
+      const first = this.known.entries().next().value as [string, Known] | undefined;
+      if (!first) return;
+      const [id, k] = first;
+      this.known.delete(id);
+      if (k.lastSeen > k.mark && passes < this.known.size) {
+        k.mark = now;
+        this.known.set(id, k);
+        continue;
+      }
+      this.forget(id);
+      this.evictions++;
+      this.evictedCounter?.inc();
+      return;
+    }
+  }
+
+  /** Drops an evicted stream here; its record goes with the next flush. */
+  private forget(streamId: string): void {
+    this.pending.delete(streamId);
+    this.evictedIds.push(streamId);
   }
 
   /**
@@ -122,8 +293,17 @@ export class StreamRegistry {
     return true;
   }
 
-  /** Fire-and-forget: synchronous, allocation-light, never throws. The registry keeps t. */
+  /**
+   * Fire-and-forget: synchronous, allocation-light, never throws. The registry keeps t. A touch
+   * with targeting on the DAI flow (the preroll ad tag) proves the stream; an id longer than
+   * STREAM_LIMITS.streamIdChars is not a stream id and is not recorded.
+   */
   touch(t: StreamTouch): void {
+    if (t.streamId.length > STREAM_LIMITS.streamIdChars) return;
+    const now = Date.now();
+    const k = this.admit(t.streamId, now);
+    if (t.targeting !== undefined && t.flow === 'dai') k.proven = true;
+    if (t.brand !== undefined && k.brand !== t.brand) k.brand = t.brand.slice(0, STREAM_LIMITS.brandChars);
     if (this.refresh(t.streamId, t.eventId, t.assetKey, t.masterPath)) {
       if (t.targeting !== undefined) {
         // Likewise only what changed is kept: a repeat visit's targeting is usually the same.
@@ -137,8 +317,17 @@ export class StreamRegistry {
       return;
     }
     const entry = t as PendingTouch;
-    entry.lastSeen = Date.now();
+    entry.lastSeen = now;
     this.pending.set(t.streamId, entry);
+  }
+
+  /** Forgets streams idle past idleMs (their records expire in the store by themselves). At most once per half idle time. */
+  private sweep(): void {
+    const now = Date.now();
+    if (now - this.lastSweep < this.idleMs / 2) return;
+    this.lastSweep = now;
+    const cutoff = now - this.idleMs;
+    for (const [id, k] of this.known) if (k.lastSeen < cutoff && !this.pending.has(id)) this.known.delete(id);
   }
 
   /**
@@ -148,11 +337,19 @@ export class StreamRegistry {
    */
   flush(): Promise<void> {
     if (this.flushing) return this.flushing.then(() => this.flush());
-    if (this.pending.size === 0) return Promise.resolve();
+    this.sweep();
+    if (this.pending.size === 0 && this.evictedIds.length === 0) return Promise.resolve();
     const all = [...this.pending.values()];
     this.pending = new Map();
+    for (const s of all) {
+      const k = this.known.get(s.streamId);
+      if (k) k.lastSeen = s.lastSeen;
+    }
+    const evicted = this.evictedIds;
+    this.evictedIds = [];
     this.flushing = (async () => {
       const registries = new Set<string>();
+      if (evicted.length) await this.deleteEvicted(evicted);
       for (let i = 0; i < all.length; i += FLUSH_CHUNK) {
         const chunk = all.slice(i, i + FLUSH_CHUNK);
         try {
@@ -180,13 +377,17 @@ export class StreamRegistry {
       const key = keys.stream(s.streamId);
       const fields: Record<string, string> = { stream_id: s.streamId, last_seen: String(s.lastSeen), flow: s.flow };
       if (s.eventId !== undefined) fields['event_id'] = String(s.eventId);
-      if (s.assetKey !== undefined) fields['asset_key'] = s.assetKey;
-      if (s.targeting !== undefined) fields['fw_params'] = JSON.stringify(Object.fromEntries(s.targeting));
-      if (s.vprn !== undefined) fields['vprn'] = s.vprn;
-      if (s.pvrn !== undefined) fields['pvrn'] = s.pvrn;
-      if (s.clientIp !== undefined) fields['client_ip'] = s.clientIp;
-      if (s.masterPath !== undefined) fields['master_path'] = s.masterPath;
-      if (s.brand !== undefined) fields['brand'] = s.brand;
+      if (s.assetKey !== undefined) fields['asset_key'] = s.assetKey.slice(0, STREAM_LIMITS.assetKeyChars);
+      if (s.targeting !== undefined) {
+        fields['fw_params'] = boundedTargeting(s.targeting);
+        // The preroll ad tag registered it: the proof other instances look up before they fire its beacons.
+        if (s.flow === 'dai') fields['proven'] = '1';
+      }
+      if (s.vprn !== undefined) fields['vprn'] = s.vprn.slice(0, 32);
+      if (s.pvrn !== undefined) fields['pvrn'] = s.pvrn.slice(0, 32);
+      if (s.clientIp !== undefined) fields['client_ip'] = s.clientIp.slice(0, STREAM_LIMITS.clientIpChars);
+      if (s.masterPath !== undefined) fields['master_path'] = boundedMasterPath(s.masterPath);
+      if (s.brand !== undefined) fields['brand'] = s.brand.slice(0, STREAM_LIMITS.brandChars);
       b.hset(key, fields).hsetnx(key, 'created', String(s.lastSeen)).expire(key, this.idleMs);
       // A generated id stays claimed while its stream lives, so no instance hands it out again.
       if (s.flow === 'squeezeback') b.expire(keys.streamClaim(s.streamId), this.idleMs);
@@ -201,6 +402,21 @@ export class StreamRegistry {
       }
     }
     return b.exec();
+  }
+
+  /** Deletes the records of evicted streams (an event registry drops their ids by score, and readers skip missing records). */
+  private async deleteEvicted(ids: string[]): Promise<void> {
+    for (let i = 0; i < ids.length; i += FLUSH_CHUNK) {
+      const b = this.state.batch();
+      for (const id of ids.slice(i, i + FLUSH_CHUNK)) b.del(keys.stream(id));
+      try {
+        await b.exec();
+      } catch (err) {
+        // Not retried: the records expire after the idle time anyway.
+        this.log.warn({ err: (err as Error).message, streams: ids.length }, 'deleting evicted stream records failed; they expire by themselves');
+        return;
+      }
+    }
   }
 
   /** Drops idle streams from the registries a flush wrote to, once per flush (not per chunk). */

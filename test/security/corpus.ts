@@ -104,6 +104,8 @@ export async function buildCorpus(ctx: CorpusContext): Promise<Case[]> {
     { cat: 'path', name: '%2e%2e in a manifest path (raw)', raw: rawGet('/dai/manifest/linear/hls/event/E/stream/S/%2e%2e/%2e%2e/secret.m3u8'), expect: 400 },
     { cat: 'path', name: '%2f inside a manifest segment', path: '/dai/manifest/linear/hls/event/E/stream/S%2f..%2f..%2fx/variant/720p.m3u8', status: 400, type: 'bad-path' },
     { cat: 'path', name: '%00 in a manifest path', path: '/dai/manifest/linear/hls/event/E/stream/S%00/variant/720p.m3u8', status: 400, type: 'bad-path' },
+    // Issue 24: an id no DAI provider issues is refused before it reaches the upstream or the stream registry.
+    { cat: 'path', name: 'a 300-character stream id', path: `/dai/manifest/linear/hls/event/E/stream/${'S'.repeat(300)}/variant/720p.m3u8`, status: 400, type: 'bad-path' },
     { cat: 'path', name: 'overlong UTF-8 dot (%c0%ae)', path: '/dai/manifest/linear/hls/event/E/stream/%c0%ae%c0%ae/variant/720p.m3u8', status: 400, type: 'bad-path' },
     { cat: 'path', name: 'backslashes in a manifest path (raw)', raw: rawGet('/dai/manifest/linear/hls/event/E/stream/S/..\\..\\x.m3u8'), expect: 400 },
     { cat: 'path', name: 'dot-dot under /api/v1 (raw, with a token)', raw: rawGet('/api/v1/brand-recognition/../../healthz', `Authorization: Bearer ${ctx.token}`), expect: 404 },

@@ -1,6 +1,6 @@
 /** The stream model and event registry: expiry, 10,000 streams in one event, the operator read APIs. */
 import t from 'tap';
-import { StreamRegistry } from '../../lib/streams/registry.js';
+import { boundedMasterPath, boundedTargeting, StreamRegistry, STREAM_LIMITS } from '../../lib/streams/registry.js';
 import { MemoryStateStore, RedisStateStore, type StateStore } from '../../lib/store/index.js';
 import { createLogger } from '../../lib/log/index.js';
 import { call } from '../helpers/http.js';
@@ -120,4 +120,74 @@ t.test('operator read APIs', async (t) => {
   t.equal((await call(service.url, 'GET', '/api/v1/streams/nope', { token: tok })).status, 404);
   t.equal((await call(service.url, 'GET', '/api/v1/streams', { token: tok })).status, 400);
   t.equal((await call(service.url, 'GET', `/api/v1/streams?event_id=${ev}`)).status, 401);
+});
+
+t.test('MAX_STREAMS: at the cap the oldest idle stream is evicted, and its record deleted', async (t) => {
+  const state = new MemoryStateStore();
+  const reg = new StreamRegistry(state, log, 60_000, { maxStreams: 3, flushEveryMs: 60_000 });
+  t.teardown(() => reg.close());
+  for (const id of ['a', 'b', 'c']) reg.touch({ streamId: id, eventId: 3, flow: 'dai' });
+  await reg.flush();
+  await new Promise((r) => setTimeout(r, 5));
+  reg.touch({ streamId: 'a', eventId: 3, flow: 'dai' }); // a is seen again: b is now the oldest idle
+  await reg.flush();
+  reg.touch({ streamId: 'd', eventId: 3, flow: 'dai' });
+  t.equal(reg.size, 3, 'the count stays at the cap');
+  t.notOk(reg.isKnown('b'), 'b, the oldest idle, was evicted');
+  t.ok(reg.isKnown('a') && reg.isKnown('c') && reg.isKnown('d'));
+  t.equal(reg.evictions, 1);
+  await reg.flush();
+  t.equal(await reg.get('b'), undefined, "b's record is deleted");
+  t.same((await reg.load(await reg.streamIdsOf(3))).map((s) => s.stream_id).sort(), ['a', 'c', 'd'], 'the event lists the streams kept');
+  for (let i = 0; i < 100; i++) reg.touch({ streamId: `n${i}`, flow: 'dai' });
+  t.equal(reg.size, 3, 'still at the cap after 100 more');
+  t.equal(reg.evictions, 101);
+});
+
+t.test('a stream record holds bounded fields', async (t) => {
+  const state = new MemoryStateStore();
+  const reg = new StreamRegistry(state, log, 60_000, 60_000);
+  t.teardown(() => reg.close());
+  const targeting = new Map(Array.from({ length: 200 }, (_, i) => [`k${i}`, 'v'.repeat(60)] as [string, string]));
+  targeting.set('__proto__', 'x');
+  const masterPath = `/linear/hls/event/e/stream/s/master.m3u8?${'q'.repeat(8000)}`;
+  reg.touch({ streamId: 's', flow: 'dai', targeting, masterPath, clientIp: '1'.repeat(500), assetKey: 'e'.repeat(5000), brand: 'b'.repeat(5000) });
+  reg.touch({ streamId: 'x'.repeat(257), flow: 'dai' });
+  await reg.flush();
+  const raw = await state.hgetall('sqz:{st:s}:stream');
+  const size = Object.entries(raw).reduce((n, [k, v]) => n + k.length + v.length, 0);
+  t.ok(size < 6 * 1024, `the record is ${size} characters`);
+  t.ok(raw['fw_params']!.length <= STREAM_LIMITS.targetingChars, `fw_params ${raw['fw_params']!.length} characters`);
+  const s = (await reg.get('s'))!;
+  t.equal(s.fw_params['k0'], 'v'.repeat(60), 'whole parameters kept in order');
+  t.equal(Object.getPrototypeOf(s.fw_params), Object.prototype, '__proto__ stays a name');
+  t.equal(s.master_path, '/linear/hls/event/e/stream/s/master.m3u8', 'a master path over the cap is kept without its query');
+  t.equal(s.client_ip!.length, STREAM_LIMITS.clientIpChars);
+  t.equal(s.asset_key!.length, STREAM_LIMITS.assetKeyChars);
+  t.equal(reg.isKnown('x'.repeat(257)), false, 'an id over 256 characters is not recorded');
+  t.equal(boundedMasterPath('/a/master.m3u8?t=1'), '/a/master.m3u8?t=1', 'a short master path is kept whole');
+  t.equal(boundedTargeting(new Map([['a', '1']])), '{"a":"1"}');
+});
+
+t.test('proof: the preroll ad tag proves a DAI stream, here or on another instance', async (t) => {
+  const state = new MemoryStateStore();
+  const a = new StreamRegistry(state, log, 60_000, 60_000);
+  const b = new StreamRegistry(state, log, 60_000, 60_000);
+  t.teardown(() => Promise.all([a.close(), b.close()]));
+  a.touch({ streamId: 'manifest-only', flow: 'dai', eventId: 1 });
+  t.notOk(a.isProven('manifest-only'), 'a manifest alone proves nothing');
+  a.touch({ streamId: 'tagged', flow: 'dai', eventId: 1, targeting: new Map([['kv', '1']]) });
+  t.ok(a.isProven('tagged'), 'the ad tag proves it at once on its instance');
+  a.touch({ streamId: 'sb', flow: 'squeezeback', eventId: 1, targeting: new Map() });
+  await a.flush();
+  t.equal((await state.hgetall('sqz:{st:tagged}:stream'))['proven'], '1', 'the proof is in the record');
+  t.equal((await state.hgetall('sqz:{st:manifest-only}:stream'))['proven'], undefined);
+  b.touch({ streamId: 'tagged', flow: 'dai', eventId: 1 });
+  b.touch({ streamId: 'manifest-only', flow: 'dai', eventId: 1 });
+  t.notOk(b.isProven('tagged'), 'the other instance does not know yet: it asks the store behind the caller');
+  await new Promise((r) => setImmediate(r));
+  t.ok(b.isProven('tagged'), 'and knows afterwards');
+  t.notOk(b.isProven('manifest-only'));
+  await new Promise((r) => setImmediate(r));
+  t.notOk(b.isProven('manifest-only'), 'still unproven (asked again at most every 2 s)');
 });

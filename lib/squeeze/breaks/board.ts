@@ -81,8 +81,12 @@ export function adsForStream(b: LiveBreak, a: LiveAssignment, streamId: string):
   return own ? a.ads.map((ad, i) => ({ ...ad, tracking: own[i] ?? {} })) : a.ads;
 }
 
-/** Called when a stream's manifest carries squeezed segments with tracking points (DAI streams fire their own beacons). */
-export type SqueezedHook = (streamId: string, b: LiveBreak, a: LiveAssignment, points: TrackingPoint[], flow: 'dai' | 'squeezeback') => void;
+/**
+ * Called when a stream's manifest carries squeezed segments with tracking points (DAI streams fire
+ * their own beacons). False when the points were refused (a stream not proven yet): they are
+ * handed over again with the stream's next rendering that carries them, not marked as done.
+ */
+export type SqueezedHook = (streamId: string, b: LiveBreak, a: LiveAssignment, points: TrackingPoint[], flow: 'dai' | 'squeezeback') => boolean | void;
 
 /** What the board reads from the durable record: BreakRepo in the service, rows held in memory in tests. */
 export type BoardRows = Pick<BreakRepo, 'board'>;
@@ -180,16 +184,18 @@ export class BreakBoard extends Reloader implements BreakSource {
 
   private handOver(streamId: string, b: LiveBreak, a: LiveAssignment, points: TrackingPoint[], flow: 'dai' | 'squeezeback'): void {
     const key = `${streamId}|${b.id}`;
-    let done = this.fired.get(key);
-    if (!done) {
-      if (this.fired.size >= FIRED_MAX) this.fired.clear(); // the forwarder's own de-duplication still holds
-      done = new Set();
-      this.fired.set(key, done);
-    }
-    const fresh = points.filter((p) => !done.has(`${p.ad}:${p.event}`));
+    const done = this.fired.get(key);
+    const fresh = done ? points.filter((p) => !done.has(`${p.ad}:${p.event}`)) : points;
     if (!fresh.length) return;
-    for (const p of fresh) done.add(`${p.ad}:${p.event}`);
-    this.onSqueezed!(streamId, b, a, fresh, flow);
+    // A refused hand-over leaves nothing behind: unproven (fabricated) streams hold no memory here.
+    if (this.onSqueezed!(streamId, b, a, fresh, flow) === false) return;
+    let set = done;
+    if (!set) {
+      if (this.fired.size >= FIRED_MAX) this.fired.clear(); // the forwarder's own de-duplication still holds
+      set = new Set();
+      this.fired.set(key, set);
+    }
+    for (const p of fresh) set.add(`${p.ad}:${p.event}`);
   }
 
   protected async rebuild(): Promise<void> {
