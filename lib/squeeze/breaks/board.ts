@@ -160,7 +160,9 @@ export class BreakBoard extends Reloader implements BreakSource {
       let r = a.rendered.get(input);
       if (!r) {
         const squeeze = substitutable(input);
-        const applied = applyBreakText(input, b.window, (uri) => (squeeze ? lookup(a, uri)?.uri : undefined), isContent);
+        // A DAI host's cues are its pods (kept, the break suspended across them); an origin's cue in the
+        // squeezeback flow is the one that started the break (replaced by the break's own tags).
+        const applied = applyBreakText(input, b.window, (uri) => (squeeze ? lookup(a, uri)?.uri : undefined), isContent, flow === 'dai' ? 'keep' : 'replace');
         if (applied.notReady) this.notReady.inc(applied.notReady);
         r = { text: applied.text, points: applied.squeezed.flatMap((uri) => lookup(a, uri)?.events ?? []) };
         this.renderedChars += input.length + r.text.length;
