@@ -20,6 +20,12 @@ export interface BreakWindow {
 
 const anchorOf = (w: BreakWindow): SequenceAnchor | undefined => (w.startSeq === undefined ? undefined : { startSeq: w.startSeq, startMs: w.startMs });
 
+/**
+ * The squeezeback segment standing in for a break segment, if ready: given its URI as the playlist
+ * has it and the time the segment stands for (ms, program date-time or placed by sequence).
+ */
+export type SqueezedUri = (contentUri: string, timeMs: number) => string | undefined;
+
 export interface BreakResult {
   lines: string[];
   /** Break segments served as content because their squeezeback output was not ready. */
@@ -81,13 +87,7 @@ function sourceCues(p: MediaPlaylist): SourceCue[] {
   return cues;
 }
 
-export function applyBreakToMedia(
-  p: MediaPlaylist,
-  window: BreakWindow,
-  squeezedUri: (contentUri: string) => string | undefined,
-  isContent: (uri: string) => boolean,
-  cues: SourceCues = 'keep',
-): BreakResult {
+export function applyBreakToMedia(p: MediaPlaylist, window: BreakWindow, squeezedUri: SqueezedUri, isContent: (uri: string) => boolean, cues: SourceCues = 'keep'): BreakResult {
   const times = segmentTimes(p, anchorOf(window));
   const inWindow = (i: number) => {
     const t = times[i];
@@ -136,7 +136,7 @@ export function applyBreakToMedia(
         cue = elapsed < 0.001 || i > 0 ? `#EXT-X-CUE-OUT:${num(window.durationSec)}` : `#EXT-X-CUE-OUT-CONT:ElapsedTime=${num(Math.max(0, elapsed))},Duration=${num(window.durationSec)}`;
       }
       const content = isContent(s.uri);
-      const replacement = content ? squeezedUri(s.uri) : undefined;
+      const replacement = content ? squeezedUri(s.uri, t!) : undefined;
       if (content && replacement === undefined) notReady++;
       if (replacement !== undefined) squeezed.push(s.uri);
       // A cue-in closing an earlier cue on this segment stays first: CUE-IN, then CUE-OUT.
@@ -154,13 +154,7 @@ export function applyBreakToMedia(
   return { lines: out, notReady, squeezed };
 }
 
-export function applyBreak(
-  lines: string[],
-  window: BreakWindow,
-  squeezedUri: (contentUri: string) => string | undefined,
-  isContent: (uri: string) => boolean = () => true,
-  cues: SourceCues = 'keep',
-): BreakResult {
+export function applyBreak(lines: string[], window: BreakWindow, squeezedUri: SqueezedUri, isContent: (uri: string) => boolean = () => true, cues: SourceCues = 'keep'): BreakResult {
   return applyBreakToMedia(parseMedia(lines), window, squeezedUri, isContent, cues);
 }
 
@@ -202,7 +196,7 @@ function headerTagAt(text: string, start: number, end: number): boolean {
   return HEADER_TAGS.has(text.slice(start, colon === -1 || colon > end ? end : colon));
 }
 
-function byLines(text: string, window: BreakWindow, squeezedUri: (contentUri: string) => string | undefined, isContent: (uri: string) => boolean, cues: SourceCues) {
+function byLines(text: string, window: BreakWindow, squeezedUri: SqueezedUri, isContent: (uri: string) => boolean, cues: SourceCues) {
   textPathStats.breakReference++;
   const r = applyBreak(splitLines(text), window, squeezedUri, isContent, cues);
   return { text: joinLines(r.lines), notReady: r.notReady, squeezed: r.squeezed };
@@ -218,7 +212,7 @@ function byLines(text: string, window: BreakWindow, squeezedUri: (contentUri: st
 export function applyBreakText(
   text: string,
   window: BreakWindow,
-  squeezedUri: (contentUri: string) => string | undefined,
+  squeezedUri: SqueezedUri,
   isContent: (uri: string) => boolean = () => true,
   cues: SourceCues = 'keep',
 ): { text: string; notReady: number; squeezed: string[] } {
@@ -289,7 +283,7 @@ export function applyBreakText(
             : `#EXT-X-CUE-OUT-CONT:ElapsedTime=${elapsed > 0 && !Number.isInteger(elapsed) ? num(elapsed) : Math.max(0, elapsed)},Duration=${durationText}`;
         const uri = text.slice(ls, le);
         const content = isContent(uri);
-        const replacement = content ? squeezedUri(uri) : undefined;
+        const replacement = content ? squeezedUri(uri, t) : undefined;
         if (content && replacement === undefined) notReady++;
         if (replacement !== undefined) squeezed.push(uri);
         out += text.slice(copied, segStart) + cue + '\n' + text.slice(segStart, ls) + (replacement ?? uri) + '\n';

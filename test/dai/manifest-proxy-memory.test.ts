@@ -17,6 +17,7 @@ import { ManifestProxy } from '../../lib/dai/manifest-proxy.js';
 import { DEFAULT_EVENT_SETTINGS, type EventSettings, type EventSettingsSource } from '../../lib/dai/event-settings.js';
 import { BreakBoard } from '../../lib/squeeze/breaks/board.js';
 import type { BreakRow, SegmentRow } from '../../lib/squeeze/breaks/repo.js';
+import { breakRow } from '../helpers/break-rows.js';
 import { textPathStats } from '../../lib/hls/index.js';
 import { call } from '../helpers/http.js';
 import { reparse } from '../hls/reparse.js';
@@ -38,36 +39,6 @@ class MemoryEvents implements EventSettingsSource {
   forAssetKey(assetKey: string | undefined): EventSettings {
     return (assetKey !== undefined && this.byKey.get(assetKey)) || DEFAULT_EVENT_SETTINGS;
   }
-}
-
-/** A break row as the repository returns it (only the fields the board reads matter). */
-function breakRow(id: string, eventId: number, startMs: number, durationSec: number): BreakRow {
-  const now = new Date();
-  return {
-    id,
-    event_id: eventId,
-    target: 'event',
-    status: 'active',
-    start_time: new Date(startMs),
-    end_time: new Date(startMs + durationSec * 1000),
-    break_duration: durationSec,
-    segment_sec: defaultShape.segmentSec,
-    layout: 'l-shape',
-    abid: null,
-    geo_lang_loc: null,
-    decision_source: null,
-    reason: null,
-    assignments: [{ key: 'a', source: 'curated', ads: [{ adId: 'ad1', uri: 'https://ads.example/a.mp4', durationSec, tracking: {} }] }],
-    stream_assignments: {},
-    default_assignment: 'a',
-    stream_tracking: {},
-    settings: {} as BreakRow['settings'],
-    trigger: { source: 'api' },
-    lease_owner: null,
-    lease_until: null,
-    created_at: now,
-    updated_at: now,
-  };
 }
 
 function readySegment(breakId: string, seq: number): SegmentRow {
