@@ -53,7 +53,7 @@ import { CueMonitorRepo } from './squeeze/monitor/repo.js';
 import { CueMonitor } from './squeeze/monitor/monitor.js';
 import { scte35Routes } from './squeeze/monitor/routes.js';
 import { BeaconForwarder } from './beacons/forwarder.js';
-import { resolveAds } from './ads/resolve.js';
+import { liveBreakSelector, resolveAds } from './ads/resolve.js';
 import { InspectionRepo } from './inspection/repo.js';
 import { InspectionService } from './inspection/service.js';
 import { inspectionRoutes } from './inspection/routes.js';
@@ -167,7 +167,7 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
   // Squeeze breaks: decide ads, start breaks, and the worker that has their segments composed.
   const decider = new AdDecider({
     configuredAds: async (eventId) => (await configuredAds.list({ event_id: eventId, page: 0, page_size: 500 })).results,
-    resolve: (url) => resolveAds({ url }, fetchText, { log }),
+    resolve: (url, want) => resolveAds({ url }, fetchText, { log, selectBreaks: liveBreakSelector(want?.abid) }),
     creativeAllowed: (uri) => policy.allows(uri),
     log,
   });

@@ -12,7 +12,8 @@
  * others resolve, the resolved ads are returned.
  *
  * VMAP breaks: by default every linear break with an ad source is taken, in document order. The ad
- * request asks for the one break being filled, so an answer normally has one; `pickBreak` narrows it.
+ * request asks for the one break being filled, so an answer normally has one; `pickBreak` narrows
+ * it, and `selectBreaks` chooses among those (a squeeze break fills from one: liveBreakSelector).
  */
 import type { Document } from '@xmldom/xmldom';
 import { TRACKING_EVENTS, type DecidedAd, type TrackingEvent } from './types.js';
@@ -44,6 +45,8 @@ export interface ResolveOptions {
   log?: ResolveLog;
   /** Which VMAP breaks to fill from; default: linear breaks with an ad source. */
   pickBreak?: (b: VmapBreak) => boolean;
+  /** Of the picked VMAP breaks, those to fill from (default: all of them); see liveBreakSelector. */
+  selectBreaks?: (breaks: VmapBreak[]) => VmapBreak[];
   /**
    * Server-side stitching: also accept linear creatives whose only media are streaming renditions
    * (HLS `application/x-mpegURL`, DASH `application/dash+xml`), exposed in `DecidedAd.streams`.
@@ -102,6 +105,23 @@ function hasSource(b: VmapBreak): boolean {
 /** Linear breaks (or breaks that do not say) are the ones a squeeze can fill. */
 export function defaultPickBreak(b: VmapBreak): boolean {
   return hasSource(b) && (b.breakType === '' || b.breakType.split(',').some((t) => t.trim().toLowerCase() === 'linear'));
+}
+
+const PRE_OR_POST = /^(start|end)$/i;
+
+/**
+ * The VMAP break a live squeeze break fills from (issue 30.5; docs/decisions.md): an answer that
+ * schedules several breaks (pre-, mid- and post-roll of a VOD schedule) is not several pods for one
+ * squeeze. The break whose `breakId` is the squeeze break's abid, when one is; else the first
+ * mid-roll (a `timeOffset` other than `start`/`end`) in document order; else the first break.
+ */
+export function liveBreakSelector(breakId?: string): (breaks: VmapBreak[]) => VmapBreak[] {
+  return (breaks) => {
+    if (breaks.length <= 1) return breaks;
+    const named = breakId ? breaks.filter((b) => b.breakId === breakId) : [];
+    if (named.length) return named.slice(0, 1);
+    return [breaks.find((b) => !PRE_OR_POST.test(b.timeOffset)) ?? breaks[0]!];
+  };
 }
 
 function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
@@ -269,7 +289,8 @@ class Resolver {
 
   async vmap(doc: Document, chain: Chain): Promise<DecidedAd[]> {
     const pick = this.o.pickBreak ?? defaultPickBreak;
-    const breaks = parseVmap(doc).breaks.filter((b) => hasSource(b) && pick(b));
+    const picked = parseVmap(doc).breaks.filter((b) => hasSource(b) && pick(b));
+    const breaks = this.o.selectBreaks && picked.length ? this.o.selectBreaks(picked) : picked;
     if (!breaks.length) throw new ChainFailure('no linear ad break in the VMAP', CONTENT, chain.base);
     const perBreak = await Promise.all(
       breaks.map((b, i) =>

@@ -2,7 +2,8 @@
  * String-based MPD rewriting for the DAI proxy (no DOM on the hot path): absolute DAI-host URLs in
  * `Location` and `PatchLocation` point back at the service, so manifest refreshes come through the
  * proxy; segment URLs are never proxied, so an MPD-level `BaseURL` is made absolute (or added) so
- * relative segment URLs resolve against the upstream, not against the proxy's URL.
+ * relative segment URLs resolve against the upstream, not against the proxy's URL; root-relative
+ * segment URLs are the content's and get the content origin (spec rule 6, issue 25).
  */
 import { UriRewriter, type UriRules } from '../hls/uris.js';
 
@@ -117,7 +118,26 @@ export function rewriteMpd(xml: string, rules: UriRules): MpdResult {
       text = `${text.slice(0, insertAt)}<BaseURL>${base}</BaseURL>${text.slice(insertAt)}`;
     }
   }
-  return { valid: true, text };
+  return { valid: true, text: pinContentSegments(text, rules.contentOrigin) };
+}
+
+/** A root-relative value of an attribute that names a segment, an initialization segment or an index (ISO/IEC 23009-1 §5.3.9). */
+const SEGMENT_ATTR = /(?<=\s)(media|initialization|sourceURL|index)\s*=\s*["']\/(?!\/)/g;
+
+/**
+ * Spec rule 6, as the HLS rewrite does it: a root-relative segment URL is the content's, fetched
+ * from the content origin. Resolved against a BaseURL on the DAI host (the MPD-level one, or the
+ * one pinned upstream above), `/content/seg_1.m4s` would reach the DAI host; made absolute on the
+ * content origin it resolves the same under any BaseURL (RFC 3986 §5.2). Absolute URLs (DAI ad
+ * segments) and relative ones (resolved upstream, like HLS's document-relative URIs) stay.
+ */
+function pinContentSegments(xml: string, origin: string): string {
+  if (!origin) return xml;
+  const prefix = origin.replace(/&/g, '&amp;');
+  const rootRelative = (v: string) => v.charCodeAt(0) === 47 && v.charCodeAt(1) !== 47;
+  // BaseURL elements below the MPD level (Period, AdaptationSet, Representation).
+  const text = mapElementText(xml, 'BaseURL', xml.length, (u) => (rootRelative(u) ? prefix + u : u));
+  return text.replace(SEGMENT_ATTR, (m: string, _name: string, at: number) => (inComment(text, at) ? m : m.slice(0, -1) + prefix + '/'));
 }
 
 /** Offset of the MPD's closing tag (`</MPD>`, `</prefix:MPD >`), or -1. */

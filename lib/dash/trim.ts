@@ -16,8 +16,10 @@
  *   startNumber). `presentationTimeOffset`, `availabilityStartTime` and Period@start stay: kept
  *   segments keep their media times, and those attributes only map media time to wall-clock time
  *   (§5.3.9.2, §5.3.1.2), so changing any of them would move the kept segments.
- * - The delay is the dropped tail: for a SegmentTimeline the player's live edge is the timeline's
- *   end, not the wall clock.
+ * - The delay is the dropped tail, and the MPD says so where players compute the live edge:
+ *   `suggestedPresentationDelay` (and ServiceDescription/Latency) grow by the dropped span, since
+ *   dash.js aims at the wall clock minus that delay, not at the timeline's end (issue 30.1;
+ *   raisePresentationDelay below).
  * - `timeShiftBufferDepth` (measured back from the wall-clock now, i.e. the untrimmed end) becomes
  *   the kept window plus the delayed tail when the head was cut; it is only ever lowered.
  * - `r="-1"` followed by an S with `t` repeats up to that `t` and is split like any run. A last S
@@ -455,13 +457,15 @@ interface Scanned {
   /** Longest @duration segment (seconds) of the last Period's templates and lists without a timeline. */
   wallClockDuration: number;
   patchLocations: Edit[];
+  /** Offsets of MPD-level ServiceDescription/Latency @target, @min and @max values (milliseconds). */
+  latency: number[];
 }
 
 function scanMpd(s: string): Scanned | undefined {
   const tag = new TagScan(s);
   while (tag.next()) if (tag.element && !tag.close) break;
   if (!tag.element || tag.close || !tag.is('MPD')) return undefined;
-  const out: Scanned = { mpdNameEnd: tag.nameEnd, mpdEnd: tag.end, mpdSelfClose: tag.selfClose, timelines: [], wallClockDuration: 0, patchLocations: [] };
+  const out: Scanned = { mpdNameEnd: tag.nameEnd, mpdEnd: tag.end, mpdSelfClose: tag.selfClose, timelines: [], wallClockDuration: 0, patchLocations: [], latency: [] };
   const typeAt = tag.attr('type');
   if (typeAt < 0 || !s.startsWith('dynamic', typeAt) || valueEnd(s, typeAt) !== typeAt + 7) return out;
   runs.reset();
@@ -571,6 +575,12 @@ function scanMpd(s: string): Scanned | undefined {
       out.wallClockDuration = 0;
       runs.reset();
     } else if (tag.is('PatchLocation') && innermost() < 0) patchStart = tag.start;
+    else if (tag.is('Latency') && innermost() < 0) {
+      for (const name of ['target', 'min', 'max']) {
+        const at = tag.attr(name);
+        if (at >= 0) out.latency.push(at);
+      }
+    }
   }
   // Open-ended (r="-1" last) timelines run on the wall clock like @duration templates.
   for (const tl of out.timelines) if (tl.opaque && tl.maxD > 0 && tl.timescale > 0) wallClock(tl.maxD, tl.timescale);
@@ -618,7 +628,36 @@ function timelineEdits(s: string, m: Scanned, window: number, delay: number, edi
     changed = true;
   }
   if (changed && start > 0) lowerTsbd(s, m, toSec(ref, startTicks(ref, n)) - from, edits);
+  if (changed && delay > 0) raisePresentationDelay(s, m, toSec(ref, startTicks(ref, n)) - edge, (3 * ref.maxD) / ref.timescale, edits);
   return changed;
+}
+
+/**
+ * The removed tail in the MPD's timing (issue 30.1). dash.js aims at the wall-clock edge
+ * (availabilityStartTime + now) minus its live delay, which it takes from
+ * ServiceDescription/Latency@target, else @suggestedPresentationDelay (PlaybackController
+ * computeAndSetLiveDelay; TimelineConverter derives the DVR window's end from the wall clock, not
+ * the timeline, unless calcFromSegmentTimeline is set): without this it aims `removedSec` past the
+ * trimmed timeline's end and stalls until the timeline reaches it. Both delays grow by the
+ * removed span; a @suggestedPresentationDelay the upstream did not state starts from three of the
+ * longest segments (what HLS holds back, RFC 8216 §6.3.3) rather than from zero, which would aim
+ * at the very end of the timeline. Segment times, availabilityStartTime and publishTime stay:
+ * nothing is re-timed or re-encoded.
+ */
+function raisePresentationDelay(s: string, m: Scanned, removedSec: number, defaultSec: number, edits: Edit[]): void {
+  if (!(removedSec > 0)) return;
+  const at = mpdAttr(s, m, 'suggestedPresentationDelay');
+  const old = at >= 0 ? parseXsDuration(s.slice(at, valueEnd(s, at))) : NaN;
+  setAttr(s, edits, at, m.mpdEnd, m.mpdSelfClose, 'suggestedPresentationDelay', xsDuration((old >= 0 ? old : defaultSec) + removedSec));
+  raiseLatency(s, m, removedSec, edits);
+}
+
+/** ServiceDescription/Latency (ms), which dash.js prefers to @suggestedPresentationDelay, grows by the same delay. */
+function raiseLatency(s: string, m: Scanned, sec: number, edits: Edit[]): void {
+  for (const a of m.latency) {
+    const ms = uintAt(s, a);
+    if (ms >= 0) edits.push({ start: a, end: valueEnd(s, a), text: String(Math.ceil(ms + sec * 1000)) });
+  }
 }
 
 function lastRunOf(tl: Timeline, i: number): number {
@@ -642,6 +681,7 @@ function wallClockEdits(s: string, m: Scanned, window: number, delay: number, ed
     const at = mpdAttr(s, m, 'suggestedPresentationDelay');
     const old = at >= 0 ? parseXsDuration(s.slice(at, valueEnd(s, at))) : 0;
     setAttr(s, edits, at, m.mpdEnd, m.mpdSelfClose, 'suggestedPresentationDelay', xsDuration((old >= 0 ? old : 0) + delay * dur));
+    raiseLatency(s, m, delay * dur, edits);
     changed = true;
   }
   if (window > 0) {

@@ -105,3 +105,46 @@ t.test('markup inside CDATA is not an element, nor the end of one', async (t) =>
   // A CDATA opener quoted in a comment opens nothing.
   t.equal(rewriteMpd('<!--<![CDATA[ x --><MPD><Period/></MPD>', rules).text, '<!--<![CDATA[ x --><MPD><BaseURL>https://dai.example.com/linear/dash/event/E/stream/S:LOC/</BaseURL><Period/></MPD>');
 });
+
+t.test('issue 25: root-relative content segments go to the content origin, whatever BaseURL the DAI host sets', async (t) => {
+  const src = `<MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="dynamic">
+  <BaseURL>https://dai.example.com/linear/dash/event/E/stream/S:LOC/</BaseURL>
+  <Period id="content-1">
+    <BaseURL>/content/p1/</BaseURL>
+    <AdaptationSet><Representation id="v"><SegmentTemplate timescale="90000" initialization="/content/init_$RepresentationID$.mp4" media='/content/seg_$Number$.m4s' startNumber="1"/></Representation></AdaptationSet>
+    <AdaptationSet><Representation id="a"><SegmentList><Initialization sourceURL="/content/a/init.mp4"/><SegmentURL media="/content/a/1.m4s" index="/content/a/1.sidx"/><SegmentURL media="a/2.m4s"/></SegmentList></Representation></AdaptationSet>
+  </Period>
+  <Period id="dai_pod-0001-ad-1">
+    <AdaptationSet><Representation id="v"><SegmentTemplate media="https://dai.example.com/linear/pod/ad_$Number$.m4s" initialization="//dai.example.com/linear/pod/init.mp4"/></Representation></AdaptationSet>
+  </Period>
+  <Period id="content-2"><AdaptationSet><!-- media="/not/a/segment.m4s" --><Representation id="v"><SegmentTemplate media="chunk_$Number$.m4s" initialization="/content/init.mp4"/></Representation></AdaptationSet></Period>
+</MPD>`;
+  const { text } = rewriteMpd(src, rules);
+  t.match(text, '<BaseURL>https://dai.example.com/linear/dash/event/E/stream/S:LOC/</BaseURL>', 'the MPD-level BaseURL on the DAI host stays');
+  t.match(text, '<BaseURL>https://origin.example.org/content/p1/</BaseURL>', 'a root-relative Period BaseURL: the content origin');
+  t.match(text, 'initialization="https://origin.example.org/content/init_$RepresentationID$.mp4"', 'SegmentTemplate@initialization');
+  t.match(text, "media='https://origin.example.org/content/seg_$Number$.m4s'", 'SegmentTemplate@media, single-quoted');
+  t.match(text, '<Initialization sourceURL="https://origin.example.org/content/a/init.mp4"/>', 'Initialization@sourceURL');
+  t.match(text, '<SegmentURL media="https://origin.example.org/content/a/1.m4s" index="https://origin.example.org/content/a/1.sidx"/>', 'SegmentURL@media and @index');
+  t.match(text, '<SegmentURL media="a/2.m4s"/>', 'a relative SegmentURL still resolves upstream');
+  t.match(text, 'media="https://dai.example.com/linear/pod/ad_$Number$.m4s" initialization="//dai.example.com/linear/pod/init.mp4"', 'DAI ad segments untouched');
+  t.match(text, '<!-- media="/not/a/segment.m4s" -->', 'a comment is not an attribute');
+  t.match(text, 'media="chunk_$Number$.m4s" initialization="https://origin.example.org/content/init.mp4"');
+  // What a player resolves (RFC 3986 §5.2): the content segments on the origin, the ad segments on the DAI host.
+  const base = 'https://dai.example.com/linear/dash/event/E/stream/S:LOC/';
+  t.equal(new URL('https://origin.example.org/content/seg_7.m4s', base).host, 'origin.example.org');
+  t.equal((text.match(/https:\/\/origin\.example\.org\//g) ?? []).length, 7, 'every root-relative URL and only those');
+});
+
+t.test('the content origin pins nothing in MPDs with no root-relative URL (fixtures unchanged but for the pinned MPD BaseURL)', async (t) => {
+  let same = 0;
+  for (const f of fixtureFiles('dash', ['.mpd'])) {
+    const src = fixture(f);
+    const withOrigin = rewriteMpd(src, rules).text;
+    const without = rewriteMpd(src, { ...rules, contentOrigin: '' }).text;
+    const rootRelative = /\s(media|initialization|sourceURL|index)\s*=\s*["']\/(?!\/)|<BaseURL[^>]*>\s*\/(?!\/)/.test(src);
+    if (!rootRelative && withOrigin !== without) t.fail(`${f}: changed with no root-relative URL`);
+    else same++;
+  }
+  t.ok(same > 10, `${same} fixtures checked`);
+});

@@ -281,8 +281,44 @@ t.test('other bytes kept: prefixes, comments, explicit </S>, big 10 MHz times ex
     src
       .replace('t="17111111111111111" d="20000000" r="9"', 't="17111111231111111" d="20000000" r="2"')
       .replace('media="$Time$.mp4"', 'media="$Time$.mp4" startNumber="7"')
-      .replace('type="dynamic"', 'type="dynamic" timeShiftBufferDepth="PT8S"'),
+      .replace('type="dynamic"', 'type="dynamic" timeShiftBufferDepth="PT8S" suggestedPresentationDelay="PT8S"'),
   );
+});
+
+/**
+ * Issue 30.1: where dash.js aims on a live MPD (PlaybackController.computeAndSetLiveDelay,
+ * TimelineConverter's DVR window from the wall clock): availabilityStartTime + now, minus the
+ * ServiceDescription latency target if any, else @suggestedPresentationDelay. Period start 0, pto 0.
+ */
+function dashJsStart(mpdText: string, wallClockSec: number): number {
+  const target = /<Latency[^>]*\starget="(\d+)"/.exec(mpdText);
+  const spd = /suggestedPresentationDelay="PT([\d.]+)S"/.exec(mpdText);
+  const delay = target ? Number(target[1]) / 1000 : spd ? Number(spd[1]) : NaN;
+  return wallClockSec - delay;
+}
+
+t.test('issue 30.1: the removed tail raises suggestedPresentationDelay, so dash.js aims inside the trimmed timeline', async (t) => {
+  // 2 s segments from 0 to 60 s; the wall clock is at the upstream's live edge (60 s).
+  const timeline = '<S t="0" d="2" r="29"/>';
+  const withSpd = mpd(period(as('v', 1, timeline)), ' suggestedPresentationDelay="PT6S"');
+  const out = trimMpdWindow(withSpd, { windowSegments: 0, delaySegments: 2 }).text;
+  t.match(out, /<S t="0" d="2" r="27"\/>/, 'two segments (4 s) removed');
+  t.match(out, /suggestedPresentationDelay="PT10S"/, '6 s + the 4 s removed');
+  t.equal(dashJsStart(withSpd, 60), 54, 'untrimmed: 6 s behind the edge');
+  t.equal(dashJsStart(out, 60), 50, 'trimmed: 6 s behind the trimmed timeline’s end (56 s), not past it');
+  const bare = mpd(period(as('v', 1, timeline)));
+  const noSpd = trimMpdWindow(bare, { windowSegments: 10, delaySegments: 2 }).text;
+  t.match(noSpd, /suggestedPresentationDelay="PT10S"/, 'none upstream: three segments (6 s) + 4 s');
+  t.ok(dashJsStart(noSpd, 60) < 56 && dashJsStart(noSpd, 60) >= 56 - 20, 'inside the kept window (36–56 s)');
+  // dash.js takes ServiceDescription/Latency@target before @suggestedPresentationDelay: it grows too.
+  const sd = withSpd.replace(/(<MPD[^>]*>)/, '$1<ServiceDescription id="0"><Latency target="3500" min="2000" max="8000"/></ServiceDescription>');
+  const sdOut = trimMpdWindow(sd, { windowSegments: 0, delaySegments: 2 }).text;
+  t.match(sdOut, /<Latency target="7500" min="6000" max="12000"\/>/, 'latency target, min and max + 4000 ms');
+  t.equal(dashJsStart(sdOut, 60), 52.5, '3.5 s behind the trimmed end');
+  t.match(sdOut, /availabilityStartTime="[^"]*"/.exec(sd)?.[0] ?? /$/, 'availabilityStartTime unchanged');
+  // A delay the upstream MPD cannot give (three segments of content left) changes nothing.
+  const three = mpd(period(as('v', 1, '<S t="0" d="2" r="2"/>')), ' suggestedPresentationDelay="PT6S"');
+  t.equal(trimMpdWindow(three, { windowSegments: 0, delaySegments: 2 }).text, three);
 });
 
 t.test('multi-Period: only the last Period is trimmed; PatchLocation removed once anything changed', async (t) => {

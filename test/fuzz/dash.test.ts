@@ -98,7 +98,29 @@ function expected(doc: Document, xml: string): string {
     base.appendChild(doc.createTextNode(uris.media('./')));
     root.insertBefore(base, kids.find((k) => AFTER_BASEURL.includes(local(k))) ?? null);
   }
+  pinRootRelative(root);
   return canon(root);
+}
+
+/** Issue 25.3: root-relative segment URLs (BaseURL at any level, segment attributes) get the content origin. */
+function pinRootRelative(el: Element): void {
+  const rootRelative = (v: string) => v.startsWith('/') && !v.startsWith('//');
+  for (const c of children(el)) {
+    if (c.nodeType !== 1) continue;
+    const k = c as Element;
+    if (local(k) === 'BaseURL') {
+      const kidsOf = children(k);
+      const cdata = kidsOf.filter((x) => x.nodeType === 4);
+      const onlyText = kidsOf.every((x) => x.nodeType === 3) || (cdata.length === 1 && kidsOf.every((x) => x.nodeType === 4 || (x.nodeType === 3 && !(x.nodeValue ?? '').trim())));
+      const text = textOf(k);
+      if (onlyText && rootRelative(text)) setText(k, rules.contentOrigin + text);
+    }
+    for (const name of ['media', 'initialization', 'sourceURL', 'index']) {
+      const v = k.getAttribute(name);
+      if (k.hasAttribute(name) && v !== null && rootRelative(v)) k.setAttribute(name, rules.contentOrigin + v);
+    }
+    pinRootRelative(k);
+  }
 }
 
 function setText(el: Element, text: string): void {
@@ -183,7 +205,7 @@ t.test('no exception escapes rewriteMpd, on any input', async () => {
   );
 });
 
-t.test('a well-formed MPD stays well-formed and only the MPD-level Location, PatchLocation and BaseURL change', async () => {
+t.test('a well-formed MPD stays well-formed and only the MPD-level Location, PatchLocation and BaseURL and root-relative segment URLs change', async () => {
   const mpds = fc.oneof(genMpd, fc.constantFrom(...fixtures), mutated(genMpd));
   fc.assert(
     fc.property(mpds, (xml) => {

@@ -3,7 +3,7 @@ import { applyBreak, applyBreakText, joinLines, parseMedia, rewritePlaylist, spl
 import { fixture, fixtureFiles } from '../helpers/fixtures.js';
 import { livePlaylist, defaultShape, type LiveShape } from '../../lib/sim/live-playlist.js';
 import { reparse } from './reparse.js';
-import { lateHeaderTag } from './text-path-shapes.js';
+import { carriesCues, lateHeaderTag } from './text-path-shapes.js';
 
 const shape: LiveShape = { ...defaultShape, adEvery: 0 };
 const rules = { daiHost: 'https://dai.example.com', proxyBase: 'https://edge/dai/manifest', contentOrigin: 'https://origin.example.org', playlistUrl: 'https://dai.example.com/x/v.m3u8' };
@@ -81,8 +81,8 @@ t.test('the text form equals the line-based form on every fixture and live shape
   let referenced = 0;
   for (const [name, text] of docs) {
     const lines = splitLines(text);
-    // The text form defers to the line-based one only for a header tag after a segment's tag.
-    const toReference = lateHeaderTag(text);
+    // The text form defers to the line-based one only for a header tag after a segment's tag, or cue tags of the source's.
+    const toReference = lateHeaderTag(text) || carriesCues(text);
     if (toReference) referenced++;
     const before = textPathSnapshot();
     let calls = 0;
@@ -112,9 +112,10 @@ t.test('the text form equals the line-based form on every fixture and live shape
     if (toReference ? byText !== 0 || byLines !== calls : byLines !== 0 || byText !== calls) wrongWay.push(`${name}: ${byText} on the text, ${byLines} by lines`);
   }
   t.ok(compared > 100, `${compared} renderings identical`);
-  t.same(wrongWay, [], 'on the text, unless a header tag stands after a segment tag (then always by lines)');
+  t.same(wrongWay, [], 'on the text, unless a header tag stands after a segment tag or the source has cue tags (then always by lines)');
   // Raw fixtures here: CRLF ones count too (`#EXTM3U\r` is no header tag); on rewritten text it is 65 of 176.
-  t.equal(referenced, 77, 'documents left to the line-based form (76 fixtures and the synthetic one)');
+  // Cue tags add 18 fixtures and the live shape with DAI pods (issues 25 and 30: no nested cues).
+  t.equal(referenced, 96, 'documents left to the line-based form (77 with a late header tag, 19 more with cue tags)');
 });
 
 t.test('a window that starts between segment boundaries still opens with CUE-OUT', async (t) => {
@@ -235,4 +236,134 @@ t.test('the text form equals the line-based form on every fixture with a sequenc
     }
   }
   t.ok(compared > 1000, `${compared} renderings identical`);
+});
+
+/**
+ * Issues 25 and 30: a squeeze break meeting a DAI provider's pod. Walks the output's cue tags and
+ * fails on any nesting: a CUE-OUT while one is open, a CUE-IN with none open. A CUE-OUT-CONT with
+ * none open is a join and only allowed on the playlist's first segment.
+ */
+function cueNesting(text: string): string[] {
+  const problems: string[] = [];
+  let open = false;
+  let segment = 0;
+  for (const l of splitLines(text)) {
+    if (!l.startsWith('#')) segment++;
+    else if (l.startsWith('#EXT-X-CUE-OUT-CONT')) {
+      if (!open && segment > 0) problems.push(`CONT with no cue open before segment ${segment}`);
+      open = true;
+    } else if (l.startsWith('#EXT-X-CUE-OUT')) {
+      if (open) problems.push(`CUE-OUT inside an open cue before segment ${segment}`);
+      open = true;
+    } else if (l === '#EXT-X-CUE-IN') {
+      if (!open) problems.push(`CUE-IN with no cue open before segment ${segment}`);
+      open = false;
+    }
+  }
+  return problems;
+}
+
+t.test('a squeeze break against a DAI pod at every offset: one cue-out open at a time, the pod’s tags as the DAI host wrote them', async (t) => {
+  const source = rewritePlaylist(livePlaylist('ev', now, { ...shape, adEvery: 20, adSegments: 3 }), rules).text;
+  const lines = splitLines(source);
+  const p = parseMedia(lines);
+  const isContent = (u: string) => u.startsWith('https://origin.example.org/');
+  // The pod at 977–979 as the DAI host wrote it: CUE-OUT, its segments, the CUE-IN on the next one.
+  const podFrom = source.indexOf('#EXT-X-CUE-OUT:18\n');
+  const podTo = source.indexOf('#EXT-X-CUE-IN\n', podFrom) + '#EXT-X-CUE-IN\n'.length;
+  const pod = source.slice(podFrom, podTo);
+  t.match(pod, /ad_17_977\.ts[\s\S]*ad_19_979\.ts\n#EXT-X-CUE-IN\n$/, 'the pod read from the source');
+  let cases = 0;
+  const failures: string[] = [];
+  // Break start from 3 segments before the pod to 3 after it, lengths 1–9 segments: starting
+  // before/inside/after the pod, ending before/inside/after it, and covering it whole.
+  for (let startSeq = 974; startSeq <= 983; startSeq++) {
+    for (let len = 1; len <= 9; len++) {
+      for (const offsetMs of [0, 2500]) {
+        const window = { startMs: at(startSeq) + offsetMs, endMs: at(startSeq + len) + offsetMs, durationSec: len * 6 };
+        const name = `break ${startSeq}+${len}${offsetMs ? ' (mid-segment)' : ''}`;
+        for (const [form, text] of [
+          ['lines', joinLines(applyBreak(lines, window, squeezedUri, isContent).lines)],
+          ['text', applyBreakText(source, window, squeezedUri, isContent).text],
+        ] as const) {
+          cases++;
+          const nesting = cueNesting(text);
+          if (nesting.length) failures.push(`${name} (${form}): ${nesting.join('; ')}`);
+          if (!text.includes(pod)) failures.push(`${name} (${form}): the pod's lines changed`);
+          const out = parseMedia(splitLines(text));
+          if (out.segments.length !== p.segments.length) failures.push(`${name} (${form}): segment count`);
+          // Rule 4: every ad segment stays; every content segment in the window is squeezed, no other.
+          p.segments.forEach((s, i) => {
+            const got = out.segments[i]!.uri;
+            const inWindow = s.pdt! >= window.startMs - 1 && s.pdt! < window.endMs - 1;
+            const want = isContent(s.uri) && inWindow ? squeezedUri(s.uri) : s.uri;
+            if (got !== want) failures.push(`${name} (${form}): segment ${i} is ${got}, wanted ${want}`);
+          });
+          // Each run of squeezed segments is opened by one CUE-OUT and, when it ends inside the playlist, closed by one CUE-IN.
+          const runs = out.segments.reduce((n, s, i) => n + (s.uri.startsWith('https://objects.example.com/') && !out.segments[i - 1]?.uri.startsWith('https://objects.example.com/') ? 1 : 0), 0);
+          const podOut = 2; // the pods at 977 and 997 keep their own CUE-OUT and CUE-IN
+          const cueOuts = splitLines(text).filter((l) => /^#EXT-X-CUE-OUT:/.test(l)).length;
+          if (cueOuts !== runs + podOut) failures.push(`${name} (${form}): ${cueOuts} CUE-OUT for ${runs} squeezed runs`);
+        }
+      }
+    }
+  }
+  t.equal(cases, 360, 'break/pod overlaps rendered in both forms');
+  t.same(failures, [], 'no nesting, the pod untouched, every break segment squeezed');
+});
+
+t.test('a break suspended across a pod: CUE-IN before the pod, a fresh CUE-OUT for the rest of the break after it', async (t) => {
+  const source = rewritePlaylist(livePlaylist('ev', now, { ...shape, adEvery: 20, adSegments: 3 }), rules).text;
+  const window = { startMs: at(975), endMs: at(985), durationSec: 60 };
+  const text = applyBreakText(source, window, squeezedUri, (u) => u.startsWith('https://origin.example.org/')).text;
+  t.match(
+    text,
+    /#EXT-X-CUE-OUT:60\n[^\n]+\n[^\n]+\nhttps:\/\/objects\.example\.com\/sqz\/ev\/seg_975\.ts\n#EXT-X-CUE-OUT-CONT:ElapsedTime=6,Duration=60\n[^\n]+\n[^\n]+\nhttps:\/\/objects\.example\.com\/sqz\/ev\/seg_976\.ts\n#EXT-X-CUE-IN\n#EXT-X-CUE-OUT:18\n#EXT-X-DISCONTINUITY\n/,
+    'the break closes right before the pod’s own CUE-OUT',
+  );
+  t.match(
+    text,
+    /ad_19_979\.ts\n#EXT-X-CUE-IN\n#EXT-X-CUE-OUT:30\n#EXT-X-DISCONTINUITY\n[^\n]+\n[^\n]+\nhttps:\/\/objects\.example\.com\/sqz\/ev\/seg_980\.ts\n#EXT-X-CUE-OUT-CONT:ElapsedTime=6,Duration=30\n/,
+    'after the pod’s CUE-IN, a CUE-OUT for the 30 s left of the break',
+  );
+  t.match(text, /sqz\/ev\/seg_984\.ts\n#EXT-X-CUE-IN\n[^\n]+\n[^\n]+\nhttps:\/\/origin\.example\.org\/content\/ev\/seg_985\.ts\n/, 'and its CUE-IN after the last');
+});
+
+t.test('the squeezeback flow: an origin cue the break overlaps is replaced by the break’s own tags (one CUE-OUT, one CUE-IN)', async (t) => {
+  // An origin playlist with SCTE-35 cue tags around 990–992 (as the cue monitor starts a break from) and another at 996.
+  const origin = splitLines(rewritePlaylist(livePlaylist('ev', now, shape), rules).text);
+  const withCue = origin.flatMap((l) => {
+    if (l.endsWith('seg_990.ts')) return ['#EXT-OATCLS-SCTE35:/DAlAAAAAAAAAP/wFAUAAAABf+/+AAAAAH4AG3dAAAEAAAAAAGA=', '#EXT-X-CUE-OUT:18', l];
+    if (l.endsWith('seg_991.ts') || l.endsWith('seg_992.ts')) return [`#EXT-X-CUE-OUT-CONT:ElapsedTime=${l.endsWith('1.ts') ? 6 : 12},Duration=18`, l];
+    if (l.endsWith('seg_993.ts')) return ['#EXT-X-CUE-IN', l];
+    if (l.endsWith('seg_996.ts')) return ['#EXT-X-CUE-OUT:6', l];
+    if (l.endsWith('seg_997.ts')) return ['#EXT-X-CUE-IN', l];
+    return [l];
+  });
+  const source = joinLines(withCue);
+  for (const [name, window, elapsed] of [
+    ['the cue’s own window', { startMs: at(990), endMs: at(993), durationSec: 18 }, [6, 12]],
+    ['a window a second after the cue', { startMs: at(990) + 1000, endMs: at(993) + 1000, durationSec: 18 }, [11, 17]],
+  ] as const) {
+    for (const text of [applyBreakText(source, window, squeezedUri, () => true, 'replace').text, joinLines(applyBreak(withCue, window, squeezedUri, () => true, 'replace').lines)]) {
+      const cueLines = splitLines(text).filter((l) => l.startsWith('#EXT-X-CUE') || l.startsWith('#EXT-OATCLS'));
+      t.same(
+        cueLines,
+        [
+          '#EXT-X-CUE-OUT:18',
+          `#EXT-X-CUE-OUT-CONT:ElapsedTime=${elapsed[0]},Duration=18`,
+          `#EXT-X-CUE-OUT-CONT:ElapsedTime=${elapsed[1]},Duration=18`,
+          '#EXT-X-CUE-IN',
+          '#EXT-X-CUE-OUT:6',
+          '#EXT-X-CUE-IN',
+        ],
+        `${name}: the break's set only, the untouched cue at 996 kept`,
+      );
+      t.same(cueNesting(text), [], `${name}: no nesting`);
+    }
+  }
+  // The DAI flow's reading of the same playlist keeps the cue as a pod and squeezes nothing inside it.
+  const kept = applyBreakText(source, { startMs: at(990), endMs: at(993), durationSec: 18 }, squeezedUri, () => true, 'keep');
+  t.equal(kept.squeezed.length, 0, 'keep: segments inside a source cue are the provider’s');
+  t.same(cueNesting(kept.text), []);
 });

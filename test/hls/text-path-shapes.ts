@@ -19,6 +19,11 @@ export function lateHeaderTag(text: string): boolean {
   return false;
 }
 
+/** A playlist with cue tags of its own (a DAI pod, an origin's cue): breaks render it line by line (lib/hls/breaks.ts). */
+export function carriesCues(text: string): boolean {
+  return splitLines(text).some((l) => l.startsWith('#EXT-X-CUE'));
+}
+
 /** The header tags before the first other line. */
 function headerLines(lines: string[]): string[] {
   const end = lines.findIndex((l) => !HEADER_TAGS.has(tagOf(l)));

@@ -27,6 +27,10 @@ export interface LiveAssignment {
   byPath: Map<string, LiveSegment>;
   /** byPath looked up by the full URI a manifest carries, filled as renderings ask (null: not ready). */
   byUri: Map<string, LiveSegment | null>;
+  /** byPath by file name: a viewer playlist may name the segments of the source under another directory (issue 30.2). */
+  byName: Map<string, Array<[string, LiveSegment]>>;
+  /** Start times of the ready outputs, in 250 ms steps: tells a segment not ready from one ready under another name. */
+  readyTimes: Set<number>;
   /**
    * Renderings by input playlist: the streams of an assignment mostly receive the same variant
    * text from the DAI host, so the substitution runs once per distinct text, not once per stream.
@@ -54,15 +58,50 @@ function substitutable(text: string): boolean {
 
 const BY_URI_MAX = 20_000;
 
+/**
+ * The ready output for a URI of a viewer's playlist (issue 30.2): by its path, else by the resolved
+ * URI's trailing path — the source may name a segment `seg_1.ts` relative to
+ * `https://origin/live/ch1/720p.m3u8` (path `/live/ch1/seg_1.ts`) where the DAI host's variant names
+ * it `/ch1/seg_1.ts`. Among the ready outputs with the same file name, the one sharing the most
+ * trailing path components wins; a tie (the same name in two variants, nothing else to tell them
+ * apart) matches nothing rather than the wrong variant.
+ */
 function lookup(a: LiveAssignment, uri: string): LiveSegment | undefined {
   let s = a.byUri.get(uri);
   if (s === undefined) {
-    s = a.byPath.get(segmentPath(uri)) ?? null;
+    const path = segmentPath(uri);
+    s = a.byPath.get(path) ?? byTrailingPath(a, path) ?? null;
     if (a.byUri.size >= BY_URI_MAX) a.byUri.clear();
     a.byUri.set(uri, s);
   }
   return s ?? undefined;
 }
+
+const fileName = (path: string) => path.slice(path.lastIndexOf('/') + 1);
+
+function byTrailingPath(a: LiveAssignment, path: string): LiveSegment | undefined {
+  const candidates = a.byName.get(fileName(path));
+  if (!candidates) return undefined;
+  if (candidates.length === 1) return candidates[0]![1];
+  const want = path.split('/');
+  let best: LiveSegment | undefined;
+  let bestScore = -1;
+  let tie = false;
+  for (const [p, seg] of candidates) {
+    const have = p.split('/');
+    let n = 0;
+    while (n < want.length && n < have.length && want[want.length - 1 - n] === have[have.length - 1 - n]) n++;
+    if (n > bestScore) [best, bestScore, tie] = [seg, n, false];
+    else if (n === bestScore) tie = true;
+  }
+  return tie ? undefined : best;
+}
+
+const TIME_STEP_MS = 250;
+const hasReadyAt = (a: LiveAssignment, ms: number) => {
+  const k = Math.round(ms / TIME_STEP_MS);
+  return a.readyTimes.has(k) || a.readyTimes.has(k - 1) || a.readyTimes.has(k + 1);
+};
 
 export interface LiveBreak {
   id: string;
@@ -102,6 +141,10 @@ export class BreakBoard extends Reloader implements BreakSource {
   /** What the last rebuild saw, so an unchanged snapshot keeps its generation (and the manifest cache). */
   private signature = '';
   private readonly notReady;
+  private readonly unmatched;
+  private readonly warnLog: Logger;
+  /** Breaks already logged as having ready outputs that matched a viewer playlist's segment nowhere. */
+  private readonly warnedUnmatched = new Set<string>();
 
   constructor(
     private readonly repo: BoardRows,
@@ -111,7 +154,11 @@ export class BreakBoard extends Reloader implements BreakSource {
     private readonly retentionMs: number,
   ) {
     super(keys.channel('squeeze-breaks'), state, log, 'squeeze breaks');
+    this.warnLog = log;
     this.notReady = metrics.counter('squeeze_segments_not_ready_total', 'Break segments served as content because their squeezeback output was not ready').with();
+    this.unmatched = metrics
+      .counter('squeeze_segments_unmatched_total', 'Break segments served as content although outputs were ready for their time: no ready output matched the URI the viewer playlist carries')
+      .with();
     metrics.gauge('squeeze_breaks_live', 'Breaks held in the live snapshot', () => this.byId.size);
   }
 
@@ -164,8 +211,25 @@ export class BreakBoard extends Reloader implements BreakSource {
       let r = a.rendered.get(input);
       if (!r) {
         const squeeze = substitutable(input);
-        const applied = applyBreakText(input, b.window, (uri) => (squeeze ? lookup(a, uri)?.uri : undefined), isContent);
-        if (applied.notReady) this.notReady.inc(applied.notReady);
+        // A DAI host's cues are its pods (kept, the break suspended across them); an origin's cue in the
+        // squeezeback flow is the one that started the break (replaced by the break's own tags).
+        let unmatched = 0;
+        const squeezedUri = (uri: string, timeMs: number) => {
+          if (!squeeze) return undefined;
+          const found = lookup(a, uri)?.uri;
+          if (found === undefined && hasReadyAt(a, timeMs)) unmatched++;
+          return found;
+        };
+        const applied = applyBreakText(input, b.window, squeezedUri, isContent, flow === 'dai' ? 'keep' : 'replace');
+        if (applied.notReady > unmatched) this.notReady.inc(applied.notReady - unmatched);
+        if (unmatched) {
+          this.unmatched.inc(unmatched);
+          if (!this.warnedUnmatched.has(b.id) && this.warnedUnmatched.add(b.id))
+            this.warnLog.warn(
+              { breakId: b.id, eventId, streamId, example: input.split('\n').find((l) => l && !l.startsWith('#')) },
+              'ready squeezeback segments match no segment of a viewer playlist',
+            );
+        }
         r = { text: applied.text, points: applied.squeezed.flatMap((uri) => lookup(a, uri)?.events ?? []) };
         this.renderedChars += input.length + r.text.length;
         if (a.rendered.size >= RENDERED_MAX || this.renderedChars > RENDERED_CHARS_MAX) this.forgetRenderings();
@@ -206,7 +270,9 @@ export class BreakBoard extends Reloader implements BreakSource {
     const byId = new Map<string, LiveBreak>();
     const byEvent = new Map<number, LiveBreak[]>();
     for (const row of breaks) {
-      const assignments = new Map<string, LiveAssignment>(row.assignments.map((a) => [a.key, { key: a.key, ads: a.ads, byPath: new Map(), byUri: new Map(), rendered: new TextMemo<Rendering>() }]));
+      const assignments = new Map<string, LiveAssignment>(
+        row.assignments.map((a) => [a.key, { key: a.key, ads: a.ads, byPath: new Map(), byUri: new Map(), byName: new Map(), readyTimes: new Set(), rendered: new TextMemo<Rendering>() }]),
+      );
       const b: LiveBreak = {
         id: row.id,
         eventId: row.event_id,
@@ -222,7 +288,17 @@ export class BreakBoard extends Reloader implements BreakSource {
       list.push(b);
       byEvent.set(b.eventId, list);
     }
-    for (const s of ready) byId.get(s.break_id)?.assignments.get(s.assignment)?.byPath.set(s.content_path, { uri: s.output_uri!, events: s.events });
+    for (const s of ready) {
+      const a = byId.get(s.break_id)?.assignments.get(s.assignment);
+      if (!a) continue;
+      const live = { uri: s.output_uri!, events: s.events };
+      a.byPath.set(s.content_path, live);
+      const name = fileName(s.content_path);
+      const same = a.byName.get(name);
+      if (same) same.push([s.content_path, live]);
+      else a.byName.set(name, [[s.content_path, live]]);
+      a.readyTimes.add(Math.round(new Date(s.start_time).getTime() / TIME_STEP_MS));
+    }
     this.byId = byId;
     this.byEvent = byEvent;
     this.renderedChars = 0;

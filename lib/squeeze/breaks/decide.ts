@@ -40,7 +40,8 @@ export interface Decision {
   reason: string | undefined;
 }
 
-export type ResolveFn = (url: string) => Promise<{ ads: DecidedAd[]; reason?: string | undefined }>;
+/** `want.abid`: the squeeze break's abid, which names the VMAP break to fill from when the answer has several. */
+export type ResolveFn = (url: string, want?: { abid?: string | undefined }) => Promise<{ ads: DecidedAd[]; reason?: string | undefined }>;
 
 export interface DeciderDeps {
   configuredAds: (eventId: number) => Promise<CuratedCandidate[]>;
@@ -59,12 +60,22 @@ function assignment(source: Assignment['source'], ads: DecidedAd[]): Assignment 
 const MAX_ADS = 10;
 const MAX_URLS_PER_EVENT = 10;
 
-/** Only what the break can show: ads until its duration is covered (at most 10), a few URLs per tracking event. */
+/** What a sum of ad durations may exceed the break by: the millisecond rounding of VAST durations and break lengths. */
+const FIT_TOLERANCE_SEC = 0.05;
+
+/**
+ * Only what the break can show (issue 30.5): in the decided order, each ad that still fits in what
+ * is left of the break (an ad that would overrun it is skipped, and a shorter one after it may
+ * still fit), at most 10, a few URLs per tracking event. The ads never sum to more than the break;
+ * a shortfall is left to the composition, which loops the decided ads over the rest of the break
+ * (plan.ts placeOnTimeline), firing no tracking for the repeat.
+ */
 export function fitAds(ads: DecidedAd[], durationSec: number): DecidedAd[] {
   const out: DecidedAd[] = [];
   let filled = 0;
   for (const ad of ads) {
     if (filled >= durationSec - 1e-6 || out.length >= MAX_ADS) break;
+    if (!(ad.durationSec > 0) || filled + ad.durationSec > durationSec + FIT_TOLERANCE_SEC) continue;
     const tracking: DecidedAd['tracking'] = {};
     for (const [event, urls] of Object.entries(ad.tracking)) tracking[event as keyof DecidedAd['tracking']] = urls.slice(0, MAX_URLS_PER_EVENT);
     out.push({ ...ad, tracking });
@@ -101,7 +112,7 @@ export class AdDecider {
     const url = buildAdRequestUrl(ctx);
     if (!url) return { ads: [], reason: 'no ad server configured' };
     try {
-      const r = await this.deps.resolve(url);
+      const r = await this.deps.resolve(url, { abid: input.abid });
       const allowed = this.deps.creativeAllowed;
       const ads = allowed ? (await Promise.all(r.ads.map(async (ad) => ((await allowed(ad.uri)) ? ad : undefined)))).filter((ad): ad is DecidedAd => ad !== undefined) : r.ads;
       const refused = r.ads.length - ads.length;

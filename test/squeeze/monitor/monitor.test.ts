@@ -86,6 +86,15 @@ t.test('cue monitor: cue-triggered breaks, exactly once, across two instances', 
   t.equal((await request(`${a.url}/dai/adproxy?stream_id=S3&asset_key=EV3`)).statusCode, 200);
   await a.streams.flush();
 
+  // A squeezeback-flow viewer of EV1, registered before its first cue (issue 30: one set of cue tags).
+  const viewerMaster = await request(`${a.url}/squeezeback/EV1/master.m3u8`);
+  t.equal(viewerMaster.statusCode, 200);
+  const viewerVariant = new URL(
+    (await viewerMaster.body.text()).split('\n').find((l) => l && !l.startsWith('#'))!,
+    `${a.url}/squeezeback/EV1/master.m3u8`,
+  ).toString();
+  await a.streams.flush();
+
   // The cue schedule, a few seconds ahead of the live edge.
   const L = origin.live() + 4;
   origin.cue('ch1', L, `#EXT-OATCLS-SCTE35:${b64(spliceInsert(101, 1000, { durationSec: 4 }))}`, '#EXT-X-CUE-OUT:4');
@@ -142,6 +151,25 @@ t.test('cue monitor: cue-triggered breaks, exactly once, across two instances', 
     t.equal(rows.length, 1, 'CONT tags and refreshes start nothing more');
     t.equal(rows[0]!.end_time.getTime(), origin.pdtOf(L + 4), 'an on-time cue-in leaves the end as planned');
     t.not(rows[0]!.status, 'cancelled');
+    // The viewer sees the break once: the origin's CUE-OUT (after its OATCLS), CONT and CUE-IN are
+    // replaced by the service's, which wrap the squeezed segments.
+    const outputs = () => transcoder.jobs.map((j) => transcoder.outputUri(j.output_key));
+    const variant = await until('the squeezed variant', async () => {
+      const body = await (await request(viewerVariant)).body.text();
+      return outputs().some((o) => body.includes(o)) && body;
+    });
+    const lines = variant.split('\n');
+    t.equal(lines.filter((l) => l.startsWith('#EXT-X-CUE-OUT:')).length, 1, 'one CUE-OUT');
+    t.equal(lines.filter((l) => l === '#EXT-X-CUE-IN').length, 1, 'one CUE-IN');
+    t.equal(lines.filter((l) => l.startsWith('#EXT-OATCLS-SCTE35')).length, 0, 'the origin’s own cue is gone');
+    const out = lines.findIndex((l) => l.startsWith('#EXT-X-CUE-OUT:'));
+    const cueIn = lines.indexOf('#EXT-X-CUE-IN');
+    const inside = lines.slice(out, cueIn).filter((l) => l && !l.startsWith('#'));
+    t.equal(inside.length, 4, 'the 4 s break’s segments between them');
+    t.ok(
+      inside.every((u) => outputs().includes(u)),
+      'each of them squeezed',
+    );
   });
 
   await t.test('DATERANGE out/in sharing an ID: start, then the early IN ends it; the monitoring instance closed mid-break', async (t) => {

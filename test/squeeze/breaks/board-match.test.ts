@@ -1,0 +1,112 @@
+/**
+ * Issue 30.2: squeezed segments reach the viewer's playlist whatever path the DAI host's variant
+ * gives them. The source playlist (`source_uri`, read by the break worker as lib/squeeze/breaks/
+ * source.ts does) names segments either relative to itself or root-relative; the viewer's variant
+ * (the DAI host's, through the proxy's rewrite) names them root-relative under another directory.
+ * A BreakBoard fed from memory applies the break; its metrics tell not-ready from unmatched.
+ */
+import t from 'tap';
+import { createLogger } from '../../../lib/log/index.js';
+import { Registry } from '../../../lib/http/metrics.js';
+import { MemoryStateStore } from '../../../lib/store/index.js';
+import { BreakBoard } from '../../../lib/squeeze/breaks/board.js';
+import { mediaSegments } from '../../../lib/squeeze/breaks/source.js';
+import type { BreakRow, SegmentRow } from '../../../lib/squeeze/breaks/repo.js';
+import { livePlaylist, defaultShape } from '../../../lib/sim/live-playlist.js';
+import { rewritePlaylist, splitLines } from '../../../lib/hls/index.js';
+import { breakRow } from '../../helpers/break-rows.js';
+
+const ORIGIN = 'https://origin.example.org';
+const shape = { ...defaultShape, adEvery: 0 };
+const SEG_MS = shape.segmentSec * 1000;
+const now = shape.epochMs + 1000 * SEG_MS + 500; // live edge: seq 1000, window 971..1000
+const at = (seq: number) => shape.epochMs + seq * SEG_MS;
+const rules = { daiHost: 'https://dai.example.com', proxyBase: 'https://edge/dai/manifest', contentOrigin: ORIGIN, playlistUrl: 'https://dai.example.com/x/720p.m3u8' };
+/** The viewer's variant: root-relative `/content/ev/seg_N.ts` made absolute on the origin. */
+const viewer = rewritePlaylist(livePlaylist('ev', now, shape), rules).text;
+/** The source playlist the worker reads: the same segments, named relative to it (`seg_N.ts`) or root-relative. */
+const source = (naming: 'relative' | 'root-relative', dir = 'live/ev') => {
+  const text = livePlaylist('ev', now, shape);
+  return naming === 'relative' ? text.replace(/^\/content\/ev\//gm, '') : text.replace(/^\/content\/ev\//gm, `/${dir}/`);
+};
+
+/** Ready outputs for the break's segments as the worker records them: keyed by the source's path. */
+function readyRows(sourceText: string, sourceUri: string, fromSeq: number, toSeq: number, tag = ''): SegmentRow[] {
+  const p = mediaSegments(sourceText, sourceUri);
+  return p.segments
+    .filter((s) => s.seq >= fromSeq && s.seq < toSeq)
+    .map((s) => ({
+      break_id: 'b1',
+      assignment: 'a',
+      content_path: s.path,
+      content_uri: s.uri,
+      idx: s.seq - fromSeq,
+      start_time: new Date(s.pdtMs!),
+      duration: s.durationSec,
+      ad_index: 0,
+      ad_offset: 0,
+      events: [],
+      output_key: `sqz${tag}/${s.seq}.ts`,
+      status: 'ready',
+      output_uri: `https://objects.example.com/sqz${tag}/${s.seq}.ts`,
+      attempts: 1,
+      error: null,
+      updated_at: new Date(),
+    }));
+}
+
+async function boardWith(ready: SegmentRow[]) {
+  const metrics = new Registry();
+  const rows: { breaks: BreakRow[]; ready: SegmentRow[] } = { breaks: [breakRow('b1', 7, at(990), 30)], ready };
+  const board = new BreakBoard({ board: async () => rows }, new MemoryStateStore(), createLogger('silent'), metrics, 3_600_000);
+  await board.reload();
+  const counter = (name: string) => Number(new RegExp(`^${name} (\\d+)`, 'm').exec(metrics.render())?.[1] ?? 0);
+  const apply = () => board.apply(viewer, 7, 'S1', (u) => u.startsWith(ORIGIN), 'dai') ?? '';
+  return { apply, counter };
+}
+
+const squeezedIn = (text: string) => splitLines(text).filter((l) => l.startsWith('https://objects.example.com/'));
+
+t.test('both naming styles of the source: every break segment of the viewer’s playlist squeezed', async (t) => {
+  for (const [name, text, uri] of [
+    ['relative names (seg_N.ts next to the source playlist)', source('relative'), `${ORIGIN}/live/ev/720p.m3u8`],
+    ['root-relative names under another directory', source('root-relative', 'live/ev'), `${ORIGIN}/other/720p.m3u8`],
+    ['root-relative names as the DAI variant has them', source('root-relative', 'content/ev'), `${ORIGIN}/content/720p.m3u8`],
+  ] as const) {
+    const { apply, counter } = await boardWith(readyRows(text, uri, 990, 995));
+    const out = apply();
+    t.same(
+      squeezedIn(out),
+      [990, 991, 992, 993, 994].map((n) => `https://objects.example.com/sqz/${n}.ts`),
+      `${name}: the 5 break segments squeezed`,
+    );
+    t.equal(counter('squeeze_segments_not_ready_total'), 0, `${name}: none counted as not ready`);
+    t.equal(counter('squeeze_segments_unmatched_total'), 0, `${name}: none unmatched`);
+  }
+});
+
+t.test('not ready counts only segments with no ready output; unmatched counts ready ones no URI matched', async (t) => {
+  // Two of the five composed: three not ready.
+  const partial = await boardWith(readyRows(source('relative'), `${ORIGIN}/live/ev/720p.m3u8`, 990, 992));
+  t.equal(squeezedIn(partial.apply()).length, 2);
+  t.equal(partial.counter('squeeze_segments_not_ready_total'), 3, 'three not ready');
+  t.equal(partial.counter('squeeze_segments_unmatched_total'), 0);
+  // Two variants of the source with the same file names and nothing else to tell them apart from the viewer's path: no guess.
+  const ambiguous = await boardWith([
+    ...readyRows(source('root-relative', 'live/a/ev'), `${ORIGIN}/x.m3u8`, 990, 995, 'a'),
+    ...readyRows(source('root-relative', 'live/b/ev'), `${ORIGIN}/x.m3u8`, 990, 995, 'b'),
+  ]);
+  t.same(squeezedIn(ambiguous.apply()), [], 'the wrong variant is never served');
+  t.equal(ambiguous.counter('squeeze_segments_unmatched_total'), 5, 'ready but unmatched: counted as such');
+  t.equal(ambiguous.counter('squeeze_segments_not_ready_total'), 0, 'and not as not ready');
+  // The longest shared trailing path decides between variants when it can.
+  const twoVariants = await boardWith([
+    ...readyRows(source('root-relative', 'live/content/ev'), `${ORIGIN}/x.m3u8`, 990, 995, 'right'),
+    ...readyRows(source('root-relative', 'live/other/ev2'), `${ORIGIN}/x.m3u8`, 990, 995, 'wrong'),
+  ]);
+  t.same(
+    squeezedIn(twoVariants.apply()),
+    [990, 991, 992, 993, 994].map((n) => `https://objects.example.com/sqzright/${n}.ts`),
+    'content/ev/seg_N.ts over other/ev2/seg_N.ts',
+  );
+});
