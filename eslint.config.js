@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 /** Folders of lib/ that hold a domain (or I/O): what the framework and the pure modules may not import. */
-const DOMAINS = ['ads', 'beacons', 'brand', 'catalog', 'dai', 'id3', 'inspection', 'scte35', 'squeeze', 'stitch', 'streams', 'transcoder', 'sim', 'store', 'outbound'];
+const DOMAINS = ['ads', 'beacons', 'brand', 'catalog', 'conditioning', 'dai', 'id3', 'inspection', 'scte35', 'squeeze', 'stitch', 'streams', 'transcoder', 'sim', 'store', 'outbound'];
 const IO_MODULES = [
   'node:net',
   'node:http',
@@ -93,6 +93,7 @@ export default tseslint.config(
       'catalog',
       'brand',
       'inspection',
+      'conditioning',
       'sim',
       'config',
     ]),

@@ -25,6 +25,7 @@ import { stitchHls, type HlsSource, type StitchedPod } from './hls/stitch.js';
 import { interstitialHls } from './hls/interstitials.js';
 import { parseIsoDuration, stitchDash, type DashPodInput } from './dash/stitch.js';
 import type { StitchSession, StitchStore } from './store.js';
+import { dashProfile, hlsProfile, type ConditionedAd, type LadderProfile } from './profile.js';
 
 export type Protocol = 'hls' | 'dash';
 
@@ -32,7 +33,8 @@ export type Protocol = 'hls' | 'dash';
 interface PodMedia {
   id: string;
   offsetSec: number;
-  ads: Array<{ ad: DecidedAd; source?: HlsSource | string }>;
+  /** `url`: where the source was read (the ad's streaming media file, or its conditioned renditions). */
+  ads: Array<{ ad: DecidedAd; source?: HlsSource | string; url?: string }>;
 }
 
 export interface StitchRequest {
@@ -81,6 +83,11 @@ export interface StitchServiceDeps {
   ttlSec: number;
   beaconSecret: string;
   log: Logger;
+  /**
+   * Renditions of an ad without streaming media of the content's protocol, conditioned from its
+   * MP4 to the content's ladder (issue 26; lib/conditioning). Absent: such ads are left out.
+   */
+  conditioned?: (ad: DecidedAd, profile: LadderProfile) => Promise<ConditionedAd>;
 }
 
 const FETCH_MS = 10_000;
@@ -116,7 +123,12 @@ export class StitchService {
       const content = await this.contentHls(rendition.url);
       const durationSec = contentDuration(content, asset);
       const pods = await this.decide(req, asset, durationSec, warnings);
-      const withMedia = await this.adSources(pods, 'hls', warnings);
+      const withMedia = await this.adSources(
+        pods,
+        'hls',
+        warnings,
+        this.profileOf(() => hlsProfile(content), warnings),
+      );
       const inputs = withMedia.map((p) => ({ id: p.id, offsetSec: p.offsetSec, ads: p.ads.flatMap(({ ad, source }) => (source ? [{ id: adKey(ad), source: source as HlsSource }] : [])) }));
       const result = req.interstitials
         ? guard(() =>
@@ -135,11 +147,16 @@ export class StitchService {
       const mpd = await this.fetch(rendition.url, 'content');
       const declared = /mediaPresentationDuration="([^"]+)"/.exec(mpd)?.[1];
       const pods = await this.decide(req, asset, parseIsoDuration(declared) ?? asset.duration ?? 0, warnings);
-      const withMedia = await this.adSources(pods, 'dash', warnings);
+      const withMedia = await this.adSources(
+        pods,
+        'dash',
+        warnings,
+        this.profileOf(() => dashProfile(mpd), warnings),
+      );
       const inputs: DashPodInput[] = withMedia.map((p) => ({
         id: p.id,
         offsetSec: p.offsetSec,
-        ads: p.ads.flatMap(({ ad, source }) => (source ? [{ id: adKey(ad), url: ad.streams!.dash!, mpd: source as string }] : [])),
+        ads: p.ads.flatMap(({ ad, source, url }) => (source ? [{ id: adKey(ad), url: url!, mpd: source as string }] : [])),
       }));
       const result = guard(() => stitchDash({ url: rendition.url, mpd }, inputs));
       for (const s of result.skipped) warnings.push(`ad ${s.adId} of break ${s.podId} left out: ${s.reason}`);
@@ -181,8 +198,36 @@ export class StitchService {
     return planned.pods;
   }
 
-  /** Fetches each ad's streaming manifests (once per URL); an ad without them is reported and left out. */
-  private async adSources(pods: PlannedPod[], protocol: Protocol, warnings: string[]): Promise<PodMedia[]> {
+  /** The content's ladder profile when ads may be conditioned to it; a content we cannot condition to is a warning. */
+  private profileOf(read: () => LadderProfile | undefined, warnings: string[]): LadderProfile | undefined {
+    if (!this.deps.conditioned) return undefined;
+    try {
+      const p = read();
+      if (!p) warnings.push("the content's video codec cannot be conditioned to (H.264 and HEVC can): ads without its streaming media are left out");
+      return p;
+    } catch (err) {
+      warnings.push(`the content's ladder cannot be read for conditioning ads: ${(err as Error).message}`);
+      return undefined;
+    }
+  }
+
+  /**
+   * Fetches each ad's streaming manifests (once per URL); an ad without them is conditioned from
+   * its MP4 to the content's profile when that is ready, else reported (naming the job) and left out.
+   */
+  private async adSources(pods: PlannedPod[], protocol: Protocol, warnings: string[], profile?: LadderProfile): Promise<PodMedia[]> {
+    const lookups = new Map<string, Promise<ConditionedAd>>();
+    const condition = (ad: DecidedAd): Promise<ConditionedAd> => {
+      let p = lookups.get(ad.uri);
+      if (!p) {
+        p = this.deps.conditioned!(ad, profile!).catch((err: Error) => {
+          this.deps.log.warn({ err: err.message, ad: ad.adId }, 'stitch: ad conditioning lookup failed');
+          return { state: 'refused' as const, detail: `conditioning is unavailable now (${err.message})` };
+        });
+        lookups.set(ad.uri, p);
+      }
+      return p;
+    };
     const cache = new Map<string, Promise<HlsSource | string | undefined>>();
     const load = (url: string) => {
       let p = cache.get(url);
@@ -202,11 +247,20 @@ export class StitchService {
           pod.ads.map(async (ad) => {
             const url = protocol === 'hls' ? ad.streams?.hls : ad.streams?.dash;
             if (!url) {
-              warnings.push(`ad ${adKey(ad)} of break ${pod.id} has no ${protocol === 'hls' ? 'HLS (application/x-mpegURL)' : 'DASH (application/dash+xml)'} media file: left out`);
-              return { ad };
+              const progressive = ad.uri !== ad.streams?.hls && ad.uri !== ad.streams?.dash;
+              if (!profile || !progressive) {
+                warnings.push(`ad ${adKey(ad)} of break ${pod.id} has no ${protocol === 'hls' ? 'HLS (application/x-mpegURL)' : 'DASH (application/dash+xml)'} media file: left out`);
+                return { ad };
+              }
+              const c = await condition(ad);
+              if (c.state !== 'ready') {
+                warnings.push(`ad ${adKey(ad)} of break ${pod.id} left out this time: ${c.detail}`);
+                return { ad };
+              }
+              return { ad, source: protocol === 'hls' ? c.hls! : c.mpd!, url: c.url };
             }
             const source = await load(url);
-            return source === undefined ? { ad } : { ad, source };
+            return source === undefined ? { ad } : { ad, source, url };
           }),
         ),
       })),

@@ -1,0 +1,273 @@
+/**
+ * Issue 26 end to end, real Postgres, Redis and ffmpeg: a VMAP whose VASTs carry only MP4
+ * creatives (H.264/AAC at 426x240, 30 fps, 44.1 kHz — not the content's ladder) stitched into an
+ * HLS TS VOD with a 3-rung ladder (25 fps) and a DASH VOD. The first POSTs answer without those
+ * ads, with warnings naming the jobs; two instances sharing the database and the object store
+ * condition each (creative, profile) once; once the jobs are ready the next POST for another
+ * stream includes the ads, and every ad segment decodes with ffprobe at its rung's resolution and
+ * codec. A creative that is not media fails and is not retried within its back-off.
+ */
+import t from 'tap';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { DOMParser } from '@xmldom/xmldom';
+import { call } from '../helpers/http.js';
+import { REDIS_URL, freshSchemaUrl, needServices, startTestService, tempDir, token } from '../helpers/services.js';
+import { FFMPEG, ffmpeg, ffprobe, needFfmpeg } from '../helpers/ffmpeg.js';
+import { segmentsOf, vod } from '../helpers/stitch-checks.js';
+import { AdServerSim } from '../../lib/sim/ad-server.js';
+import { StaticHostSim } from '../../lib/sim/static-host.js';
+import { parseMaster } from '../../lib/stitch/hls/master.js';
+
+const TOKEN = 'push-token-0123456789abcdefghij';
+const AD_SEC = [3, 2];
+const RUNGS = [
+  { w: 320, h: 180, bw: 400_000, codecs: 'avc1.4d400d,mp4a.40.2' },
+  { w: 480, h: 270, bw: 700_000, codecs: 'avc1.4d4015,mp4a.40.2' },
+  { w: 640, h: 360, bw: 1_000_000, codecs: 'avc1.64001e,mp4a.40.2' },
+];
+const DASH_RUNGS = [RUNGS[0]!, RUNGS[2]!];
+
+function hlsContent(): Map<string, string> {
+  const files = new Map<string, string>();
+  const master = ['#EXTM3U', '#EXT-X-VERSION:3', ...RUNGS.flatMap((r, i) => [`#EXT-X-STREAM-INF:BANDWIDTH=${r.bw},RESOLUTION=${r.w}x${r.h},CODECS="${r.codecs}",FRAME-RATE=25.000`, `v${i}.m3u8`])];
+  files.set('/vod/hls/master.m3u8', master.join('\n') + '\n');
+  RUNGS.forEach((_, i) => files.set(`/vod/hls/v${i}.m3u8`, vod(`v${i}_`, [2, 2, 2, 2, 2, 2], { target: 2 })));
+  return files;
+}
+
+const DASH_MPD = `<?xml version="1.0" encoding="UTF-8"?>
+<MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="static" mediaPresentationDuration="PT12S" minBufferTime="PT2S" profiles="urn:mpeg:dash:profile:isoff-live:2011">
+  <Period id="content" start="PT0S">
+    <AdaptationSet contentType="video" mimeType="video/mp4" segmentAlignment="true" frameRate="25">
+      <SegmentTemplate timescale="1000" duration="2000" startNumber="1" initialization="$RepresentationID$/init.mp4" media="$RepresentationID$/$Number$.m4s"/>
+${DASH_RUNGS.map((r, i) => `      <Representation id="v${i}" width="${r.w}" height="${r.h}" bandwidth="${r.bw}" codecs="${r.codecs.split(',')[0]}"/>`).join('\n')}
+    </AdaptationSet>
+    <AdaptationSet contentType="audio" mimeType="audio/mp4" lang="en">
+      <SegmentTemplate timescale="1000" duration="2000" startNumber="1" initialization="$RepresentationID$/init.mp4" media="$RepresentationID$/$Number$.m4s"/>
+      <Representation id="a0" bandwidth="128000" codecs="mp4a.40.2" audioSamplingRate="48000">
+        <AudioChannelConfiguration schemeIdUri="urn:mpeg:dash:23003:3:audio_channel_configuration:2011" value="2"/>
+      </Representation>
+    </AdaptationSet>
+  </Period>
+</MPD>
+`;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface View {
+  key: string;
+  media_url: string;
+  protocol: string;
+  state: string;
+  job_id: string;
+  attempts: number;
+  failures: number;
+  error?: string;
+  renditions: { files: string[]; seconds_to_ready: number } | null;
+}
+
+t.test('MP4-only creatives conditioned to the content ladder, then stitched (HLS TS 3 rungs, DASH)', async (t) => {
+  if (!needFfmpeg(t)) return;
+  if (!(await needServices(t, ['postgres', 'redis']))) return;
+  const work = tempDir(t);
+  // Creatives: 426x240 at 30 fps with 44.1 kHz mono audio, unlike the content (25 fps, 48 kHz stereo).
+  const creatives = new Map<string, Buffer>();
+  for (const [i, sec] of AD_SEC.entries()) {
+    const file = path.join(work, `ad-${i + 1}.mp4`);
+    await ffmpeg([
+      ...['-f', 'lavfi', '-i', `testsrc2=size=426x240:rate=30:duration=${sec}`, '-f', 'lavfi', '-i', `sine=frequency=${440 * (i + 1)}:sample_rate=44100:duration=${sec}`],
+      ...['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-ac', '1', '-shortest', file],
+    ]);
+    creatives.set(`ad-${i + 1}`, await import('node:fs/promises').then((fs) => fs.readFile(file)));
+  }
+  const files = hlsContent();
+  files.set('/vod/dash/manifest.mpd', DASH_MPD);
+  const origin = await new StaticHostSim(files).start();
+  t.teardown(() => origin.stop());
+  // ad-bad's media file is the simulator's stub (an ftyp box): not playable, so its job fails.
+  const adServer = await new AdServerSim({
+    breaks: ['start', '00:00:06.000'],
+    ads: [
+      { id: 'ad-1', durationSec: AD_SEC[0]! },
+      { id: 'ad-2', durationSec: AD_SEC[1]! },
+      { id: 'ad-bad', durationSec: 2 },
+    ],
+    creatives,
+  }).start();
+  t.teardown(() => adServer.stop());
+
+  const databaseUrl = await freshSchemaUrl(t);
+  // Both instances share the database and the object store (DATA_DIR), as instances on one host do.
+  const overrides = { databaseUrl, redisUrl: REDIS_URL, adServerUrl: `${adServer.url}/ad`, allowPrivateOutbound: true, dataDir: tempDir(t), ffmpegPath: FFMPEG };
+  const a = await startTestService(t, overrides);
+  const b = await startTestService(t, overrides);
+  const jwt = await token(a);
+  t.equal((await call(a.url, 'POST', '/api/v1/brand-recognition', { token: jwt, json: { brand_name: 'acme', match_type: 'header', match_name: 'X-Brand', match_value: 'acme' } })).status, 201);
+  t.equal((await call(a.url, 'PUT', '/api/v1/brand-tokens/acme', { token: jwt, json: { mrss_token: TOKEN } })).status, 204);
+  const mrss = `<?xml version="1.0"?>
+<rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/" xmlns:dfpvideo="http://api.google.com/dfpvideo"><channel>
+<item><guid>vod-hls</guid><title>HLS</title><dfpvideo:cuepoints>6</dfpvideo:cuepoints>
+<media:content url="${origin.url}/vod/hls/master.m3u8" type="application/x-mpegURL" duration="12"/></item>
+<item><guid>vod-dash</guid><title>DASH</title><dfpvideo:cuepoints>6</dfpvideo:cuepoints>
+<media:content url="${origin.url}/vod/dash/manifest.mpd" type="application/dash+xml" duration="12"/></item>
+</channel></rss>`;
+  t.match((await call(a.url, 'POST', '/mrssfeed/acme', { body: mrss, headers: { 'content-type': 'application/xml', 'x-service-mrss-token': TOKEN } })).body, { inserted: 2 });
+  const brandsLoaded = Date.now() + 10_000;
+  while ((a.brands.current.size !== 1 || b.brands.current.size !== 1) && Date.now() < brandsLoaded) await sleep(50);
+  const stitch = (base: string, protocol: string, stream: string, asset: string) => call(base, 'POST', `/stitch/${protocol}/stream/${stream}/asset/${asset}`, { headers: { 'x-brand': 'acme' } });
+  const creativesNow = async (): Promise<View[]> => (await call(a.url, 'GET', '/api/v1/ad-creatives', { token: jwt })).body.items;
+
+  // First requests, on both instances at once: no ads yet, warnings naming the jobs.
+  const [h1, h2, d1] = await Promise.all([stitch(a.url, 'hls', 'hls-1', 'vod-hls'), stitch(b.url, 'hls', 'hls-2', 'vod-hls'), stitch(b.url, 'dash', 'dash-1', 'vod-dash')]);
+  for (const r of [h1, h2, d1]) {
+    t.equal(r.status, 200, JSON.stringify(r.body));
+    t.same(
+      r.body.breaks.flatMap((x: { ads: unknown[] }) => x.ads),
+      [],
+      'no conditioned ad is ready on the first request',
+    );
+  }
+  const queued = await creativesNow();
+  t.equal(queued.length, 6, 'one job per creative and profile: 3 creatives × (the HLS ladder, the DASH ladder), though two instances asked at once');
+  const jobsOf = (body: { warnings?: string[] }) => new Set((body.warnings ?? []).flatMap((w) => [...w.matchAll(/conditioning job ([0-9a-f-]{36})/g)].map((m) => m[1])));
+  const hlsJobs = new Set(queued.filter((c) => c.protocol === 'hls').map((c) => c.job_id));
+  const dashJobs = new Set(queued.filter((c) => c.protocol === 'dash').map((c) => c.job_id));
+  t.same(jobsOf(h1.body), hlsJobs, 'the first HLS answer names the HLS jobs');
+  t.same(jobsOf(h2.body), hlsJobs, 'the other instance names the same jobs');
+  t.same(jobsOf(d1.body), dashJobs, 'the DASH answer names the DASH jobs');
+  t.ok(
+    (h1.body.warnings as string[]).some((w) => /^ad ad-1\/cr-ad-1 of break preroll left out this time: conditioning job [0-9a-f-]{36} is (queued|running)$/.test(w)),
+    'the warning says the ad is left out this time and names its job',
+  );
+
+  // Wait on the job state. The budget follows the work: ffmpeg encodes every rung of every ready
+  // creative (HLS: one run per rung; DASH: one run), a few seconds per rung-second on a busy 2-core machine.
+  const work_sec = AD_SEC.reduce((s, x) => s + x, 0) * (RUNGS.length + DASH_RUNGS.length);
+  const deadline = Date.now() + 30_000 + work_sec * 4_000;
+  const started = Date.now();
+  let views = queued;
+  while (views.some((c) => c.state === 'pending') && Date.now() < deadline) {
+    await sleep(250);
+    views = await creativesNow();
+  }
+  t.comment(`conditioning of 2 creatives × 2 profiles took ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  const good = views.filter((c) => !c.media_url.includes('ad-bad'));
+  const bad = views.filter((c) => c.media_url.includes('ad-bad'));
+  t.same(
+    good.map((c) => c.state),
+    ['ready', 'ready', 'ready', 'ready'],
+    'the MP4 creatives are ready',
+  );
+  t.same(
+    bad.map((c) => c.state),
+    ['failed', 'failed'],
+    'the stub creative failed',
+  );
+  t.match(bad[0]!.error, /not readable media/);
+  t.ok(
+    views.every((c) => c.attempts === 1),
+    'each job was claimed once',
+  );
+  t.equal(a.conditioning.ran + b.conditioning.ran, 6, 'the two instances ran six jobs between them: none twice');
+  for (const c of good) t.ok(c.renditions!.seconds_to_ready > 0, `time to ready recorded (${c.renditions!.seconds_to_ready} s)`);
+
+  t.test('HLS: the next POST for another stream includes the ads; every ad segment decodes at its rung', async (t) => {
+    const r = await stitch(a.url, 'hls', 'hls-3', 'vod-hls');
+    t.equal(r.status, 200);
+    const ads = r.body.breaks.map((x: { ads: Array<{ id: string; duration: number }> }) => x.ads.map((ad) => ad.id));
+    t.same(ads, [
+      ['ad-1', 'ad-2'],
+      ['ad-1', 'ad-2'],
+    ]);
+    t.ok(
+      (r.body.warnings as string[]).every((w) => w.includes('ad-bad')),
+      'only the failed creative is warned about',
+    );
+    t.match(r.body.warnings, [/ad-bad.*failed \(the creative is not readable media.*not retried before/]);
+    const masterUrl: string = r.body.cache_url;
+    const master = parseMaster(masterUrl, (await call(a.url, 'GET', new URL(masterUrl).pathname)).text);
+    t.equal(master.variants.length, 3);
+    for (const v of master.variants) {
+      const text = (await call(a.url, 'GET', new URL(v.uri).pathname)).text;
+      const target = Number(/#EXT-X-TARGETDURATION:(\d+)/.exec(text)![1]);
+      const segs = segmentsOf(text, v.uri);
+      t.ok(
+        segs.every((s) => Math.round(s.duration) <= target),
+        `${v.width}x${v.height}: every EXTINF ≤ the target duration ${target}`,
+      );
+      const adSegs = segs.filter((s) => s.uri.includes('/stitch/creatives/'));
+      t.ok(adSegs.length >= 4, `${v.width}x${v.height}: ${adSegs.length} ad segments`);
+      for (const s of adSegs) {
+        const file = path.join(work, `seg-${v.height}-${path.basename(new URL(s.uri).pathname)}`);
+        const body = await fetch(s.uri);
+        t.equal(body.status, 200);
+        await writeFile(file, Buffer.from(await body.arrayBuffer()));
+        const p = await ffprobe(file);
+        const video = p.streams.find((x) => x.codec_type === 'video');
+        const audio = p.streams.find((x) => x.codec_type === 'audio');
+        t.match(
+          { codec: video?.codec_name, w: video?.width, h: video?.height, audio: audio?.codec_name },
+          { codec: 'h264', w: v.width, h: v.height, audio: 'aac' },
+          `${path.basename(s.uri)} decodes at ${v.width}x${v.height}`,
+        );
+      }
+    }
+  });
+
+  t.test('DASH: the next POST includes the ads; every ad segment decodes at its Representation', async (t) => {
+    const r = await stitch(a.url, 'dash', 'dash-2', 'vod-dash');
+    t.equal(r.status, 200);
+    t.same(
+      r.body.breaks.map((x: { ads: Array<{ id: string }> }) => x.ads.map((ad) => ad.id)),
+      [
+        ['ad-1', 'ad-2'],
+        ['ad-1', 'ad-2'],
+      ],
+    );
+    const mpdText = (await call(a.url, 'GET', new URL(r.body.cache_url).pathname)).text;
+    const doc = new DOMParser().parseFromString(mpdText, 'application/xml');
+    const periods = Array.from(doc.getElementsByTagName('Period')).filter((p) => (p.getElementsByTagName('BaseURL')[0]?.textContent ?? '').includes('/stitch/creatives/'));
+    t.equal(periods.length, 4, 'four ad Periods (two ads in each of two breaks)');
+    for (const period of periods) {
+      const base = period.getElementsByTagName('BaseURL')[0]!.textContent!;
+      for (const set of Array.from(period.getElementsByTagName('AdaptationSet'))) {
+        const tpl = set.getElementsByTagName('SegmentTemplate')[0]!;
+        for (const rep of Array.from(set.getElementsByTagName('Representation'))) {
+          const id = rep.getAttribute('id')!;
+          const sub = (s: string) => s.replace('$RepresentationID$', id).replace(/\$Number%05d\$/, String(Number(tpl.getAttribute('startNumber') ?? 1)).padStart(5, '0'));
+          const init = Buffer.from(await (await fetch(new URL(sub(tpl.getAttribute('initialization')!), base))).arrayBuffer());
+          const first = Buffer.from(await (await fetch(new URL(sub(tpl.getAttribute('media')!), base))).arrayBuffer());
+          const file = path.join(work, `dash-${id}-${Math.random().toString(36).slice(2)}.mp4`);
+          await writeFile(file, Buffer.concat([init, first]));
+          const p = await ffprobe(file);
+          const s = p.streams[0]!;
+          if (s.codec_type === 'video') {
+            t.match(
+              { codec: s.codec_name, w: s.width, h: s.height },
+              { codec: 'h264', w: Number(rep.getAttribute('width')), h: Number(rep.getAttribute('height')) },
+              `video ${id} decodes at its size`,
+            );
+            t.ok(
+              DASH_RUNGS.some((x) => x.w === s.width && x.h === s.height),
+              `${s.width}x${s.height} is a content rung`,
+            );
+          } else t.equal(s.codec_name, 'aac', `audio ${id} is AAC`);
+        }
+      }
+    }
+  });
+
+  t.test('a failed creative is not retried within its back-off', async (t) => {
+    const after = await creativesNow();
+    for (const c of after.filter((x) => x.media_url.includes('ad-bad'))) {
+      const before = bad.find((x) => x.key === c.key)!;
+      t.match(
+        { state: c.state, job: c.job_id, attempts: c.attempts, failures: c.failures },
+        { state: 'failed', job: before.job_id, attempts: 1, failures: 1 },
+        `${c.protocol}: still the one failed attempt after later stitches`,
+      );
+    }
+    t.equal(a.conditioning.ran + b.conditioning.ran, 6, 'no job ran again');
+  });
+});
