@@ -27,6 +27,10 @@ const RUNGS = [
   { w: 640, h: 360, bw: 1_000_000, codecs: 'avc1.64001e,mp4a.40.2' },
 ];
 const DASH_RUNGS = [RUNGS[0]!, RUNGS[2]!];
+/** Rung-seconds ffmpeg encodes for the good creatives (HLS: one run per rung; DASH: one run for all). */
+const WORK_SEC = AD_SEC.reduce((s, x) => s + x, 0) * (RUNGS.length + DASH_RUNGS.length);
+// The file's budget follows that work on a busy 2-core machine (tap's 120 s default is too tight).
+t.setTimeout(90_000 + WORK_SEC * 8_000);
 
 function hlsContent(): Map<string, string> {
   const files = new Map<string, string>();
@@ -143,8 +147,7 @@ t.test('MP4-only creatives conditioned to the content ladder, then stitched (HLS
 
   // Wait on the job state. The budget follows the work: ffmpeg encodes every rung of every ready
   // creative (HLS: one run per rung; DASH: one run), a few seconds per rung-second on a busy 2-core machine.
-  const work_sec = AD_SEC.reduce((s, x) => s + x, 0) * (RUNGS.length + DASH_RUNGS.length);
-  const deadline = Date.now() + 30_000 + work_sec * 4_000;
+  const deadline = Date.now() + 30_000 + WORK_SEC * 4_000;
   const started = Date.now();
   let views = queued;
   while (views.some((c) => c.state === 'pending') && Date.now() < deadline) {
@@ -256,6 +259,28 @@ t.test('MP4-only creatives conditioned to the content ladder, then stitched (HLS
         }
       }
     }
+  });
+
+  t.test('operator view: filters, OpenAPI, metrics', async (t) => {
+    const failed = await call(a.url, 'GET', '/api/v1/ad-creatives?state=failed&limit=10', { token: jwt });
+    t.equal(failed.status, 200);
+    t.same(
+      failed.body.items.map((c: View) => c.state),
+      ['failed', 'failed'],
+    );
+    const badQuery = await call(a.url, 'GET', '/api/v1/ad-creatives?state=lost&limit=0', { token: jwt });
+    t.equal(badQuery.status, 400);
+    t.match(badQuery.headers['content-type'], /application\/problem\+json/);
+    t.equal(badQuery.body.errors.length, 2, 'both bad parameters named');
+    t.equal((await call(a.url, 'GET', '/api/v1/ad-creatives')).status, 401, 'operators only');
+    const doc = (await call(a.url, 'GET', '/api/v1/openapi.json')).body;
+    t.ok(doc.paths['/api/v1/ad-creatives']?.get, 'listed in OpenAPI');
+    const metrics = (await call(a.url, 'GET', '/metrics')).text + (await call(b.url, 'GET', '/metrics')).text;
+    const sum = (name: string) => [...metrics.matchAll(new RegExp(`^${name} (\\d+)`, 'gm'))].reduce((s, m) => s + Number(m[1]), 0);
+    t.equal(sum('ad_conditioning_jobs_queued_total'), 6, 'six jobs queued between the instances');
+    t.equal(sum('ad_conditioning_jobs_total\\{result="ready"\\}'), 4);
+    t.equal(sum('ad_conditioning_jobs_total\\{result="failed"\\}'), 2);
+    t.equal(sum('ad_conditioning_seconds_to_ready_count'), 4, 'time to ready observed for every ready job');
   });
 
   t.test('a failed creative is not retried within its back-off', async (t) => {
