@@ -251,6 +251,10 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     beaconSecret,
     log,
     conditioned: (ad, profile) => conditioning.lookup(ad, profile),
+    slate: async (brand) => {
+      const slate = (await squeezeConfig.getBrand(brand).catch(() => undefined))?.['stitch_slate'] as { uri: string; fill?: boolean } | undefined;
+      return slate ? { uri: slate.uri, fill: slate.fill === true } : undefined;
+    },
   });
   const puller = new FeedPuller(stores.sql, catalog, log, { policy, agent: policy.agent({ timeoutMs: 30_000, maxResponseSize: 200 * 1024 * 1024 }) });
 

@@ -12,115 +12,34 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DOMParser } from '@xmldom/xmldom';
 import { call } from '../helpers/http.js';
-import { REDIS_URL, freshSchemaUrl, needServices, startTestService, tempDir, token } from '../helpers/services.js';
-import { FFMPEG, ffmpeg, ffprobe, needFfmpeg } from '../helpers/ffmpeg.js';
-import { segmentsOf, vod } from '../helpers/stitch-checks.js';
-import { AdServerSim } from '../../lib/sim/ad-server.js';
-import { StaticHostSim } from '../../lib/sim/static-host.js';
+import { needServices, tempDir } from '../helpers/services.js';
+import { ffprobe, needFfmpeg } from '../helpers/ffmpeg.js';
+import { segmentsOf } from '../helpers/stitch-checks.js';
+import { DASH_RUNGS, RUNGS, makeCreative, rig, type CreativeView as View } from '../helpers/conditioning.js';
 import { parseMaster } from '../../lib/stitch/hls/master.js';
 
-const TOKEN = 'push-token-0123456789abcdefghij';
 const AD_SEC = [3, 2];
-const RUNGS = [
-  { w: 320, h: 180, bw: 400_000, codecs: 'avc1.4d400d,mp4a.40.2' },
-  { w: 480, h: 270, bw: 700_000, codecs: 'avc1.4d4015,mp4a.40.2' },
-  { w: 640, h: 360, bw: 1_000_000, codecs: 'avc1.64001e,mp4a.40.2' },
-];
-const DASH_RUNGS = [RUNGS[0]!, RUNGS[2]!];
 /** Rung-seconds ffmpeg encodes for the good creatives (HLS: one run per rung; DASH: one run for all). */
 const WORK_SEC = AD_SEC.reduce((s, x) => s + x, 0) * (RUNGS.length + DASH_RUNGS.length);
 // The file's budget follows that work on a busy 2-core machine (tap's 120 s default is too tight).
 t.setTimeout(90_000 + WORK_SEC * 8_000);
 
-function hlsContent(): Map<string, string> {
-  const files = new Map<string, string>();
-  const master = ['#EXTM3U', '#EXT-X-VERSION:3', ...RUNGS.flatMap((r, i) => [`#EXT-X-STREAM-INF:BANDWIDTH=${r.bw},RESOLUTION=${r.w}x${r.h},CODECS="${r.codecs}",FRAME-RATE=25.000`, `v${i}.m3u8`])];
-  files.set('/vod/hls/master.m3u8', master.join('\n') + '\n');
-  RUNGS.forEach((_, i) => files.set(`/vod/hls/v${i}.m3u8`, vod(`v${i}_`, [2, 2, 2, 2, 2, 2], { target: 2 })));
-  return files;
-}
-
-const DASH_MPD = `<?xml version="1.0" encoding="UTF-8"?>
-<MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="static" mediaPresentationDuration="PT12S" minBufferTime="PT2S" profiles="urn:mpeg:dash:profile:isoff-live:2011">
-  <Period id="content" start="PT0S">
-    <AdaptationSet contentType="video" mimeType="video/mp4" segmentAlignment="true" frameRate="25">
-      <SegmentTemplate timescale="1000" duration="2000" startNumber="1" initialization="$RepresentationID$/init.mp4" media="$RepresentationID$/$Number$.m4s"/>
-${DASH_RUNGS.map((r, i) => `      <Representation id="v${i}" width="${r.w}" height="${r.h}" bandwidth="${r.bw}" codecs="${r.codecs.split(',')[0]}"/>`).join('\n')}
-    </AdaptationSet>
-    <AdaptationSet contentType="audio" mimeType="audio/mp4" lang="en">
-      <SegmentTemplate timescale="1000" duration="2000" startNumber="1" initialization="$RepresentationID$/init.mp4" media="$RepresentationID$/$Number$.m4s"/>
-      <Representation id="a0" bandwidth="128000" codecs="mp4a.40.2" audioSamplingRate="48000">
-        <AudioChannelConfiguration schemeIdUri="urn:mpeg:dash:23003:3:audio_channel_configuration:2011" value="2"/>
-      </Representation>
-    </AdaptationSet>
-  </Period>
-</MPD>
-`;
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-interface View {
-  key: string;
-  media_url: string;
-  protocol: string;
-  state: string;
-  job_id: string;
-  attempts: number;
-  failures: number;
-  error?: string;
-  renditions: { files: string[]; seconds_to_ready: number } | null;
-}
-
 t.test('MP4-only creatives conditioned to the content ladder, then stitched (HLS TS 3 rungs, DASH)', async (t) => {
   if (!needFfmpeg(t)) return;
   if (!(await needServices(t, ['postgres', 'redis']))) return;
   const work = tempDir(t);
-  // Creatives: 426x240 at 30 fps with 44.1 kHz mono audio, unlike the content (25 fps, 48 kHz stereo).
   const creatives = new Map<string, Buffer>();
-  for (const [i, sec] of AD_SEC.entries()) {
-    const file = path.join(work, `ad-${i + 1}.mp4`);
-    await ffmpeg([
-      ...['-f', 'lavfi', '-i', `testsrc2=size=426x240:rate=30:duration=${sec}`, '-f', 'lavfi', '-i', `sine=frequency=${440 * (i + 1)}:sample_rate=44100:duration=${sec}`],
-      ...['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-ac', '1', '-shortest', file],
-    ]);
-    creatives.set(`ad-${i + 1}`, await import('node:fs/promises').then((fs) => fs.readFile(file)));
-  }
-  const files = hlsContent();
-  files.set('/vod/dash/manifest.mpd', DASH_MPD);
-  const origin = await new StaticHostSim(files).start();
-  t.teardown(() => origin.stop());
+  for (const [i, sec] of AD_SEC.entries()) creatives.set(`ad-${i + 1}`, await makeCreative(work, `ad-${i + 1}`, sec, 440 * (i + 1)));
   // ad-bad's media file is the simulator's stub (an ftyp box): not playable, so its job fails.
-  const adServer = await new AdServerSim({
-    breaks: ['start', '00:00:06.000'],
-    ads: [
-      { id: 'ad-1', durationSec: AD_SEC[0]! },
-      { id: 'ad-2', durationSec: AD_SEC[1]! },
-      { id: 'ad-bad', durationSec: 2 },
-    ],
-    creatives,
-  }).start();
-  t.teardown(() => adServer.stop());
-
-  const databaseUrl = await freshSchemaUrl(t);
-  // Both instances share the database and the object store (DATA_DIR), as instances on one host do.
-  const overrides = { databaseUrl, redisUrl: REDIS_URL, adServerUrl: `${adServer.url}/ad`, allowPrivateOutbound: true, dataDir: tempDir(t), ffmpegPath: FFMPEG };
-  const a = await startTestService(t, overrides);
-  const b = await startTestService(t, overrides);
-  const jwt = await token(a);
-  t.equal((await call(a.url, 'POST', '/api/v1/brand-recognition', { token: jwt, json: { brand_name: 'acme', match_type: 'header', match_name: 'X-Brand', match_value: 'acme' } })).status, 201);
-  t.equal((await call(a.url, 'PUT', '/api/v1/brand-tokens/acme', { token: jwt, json: { mrss_token: TOKEN } })).status, 204);
-  const mrss = `<?xml version="1.0"?>
-<rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/" xmlns:dfpvideo="http://api.google.com/dfpvideo"><channel>
-<item><guid>vod-hls</guid><title>HLS</title><dfpvideo:cuepoints>6</dfpvideo:cuepoints>
-<media:content url="${origin.url}/vod/hls/master.m3u8" type="application/x-mpegURL" duration="12"/></item>
-<item><guid>vod-dash</guid><title>DASH</title><dfpvideo:cuepoints>6</dfpvideo:cuepoints>
-<media:content url="${origin.url}/vod/dash/manifest.mpd" type="application/dash+xml" duration="12"/></item>
-</channel></rss>`;
-  t.match((await call(a.url, 'POST', '/mrssfeed/acme', { body: mrss, headers: { 'content-type': 'application/xml', 'x-service-mrss-token': TOKEN } })).body, { inserted: 2 });
-  const brandsLoaded = Date.now() + 10_000;
-  while ((a.brands.current.size !== 1 || b.brands.current.size !== 1) && Date.now() < brandsLoaded) await sleep(50);
-  const stitch = (base: string, protocol: string, stream: string, asset: string) => call(base, 'POST', `/stitch/${protocol}/stream/${stream}/asset/${asset}`, { headers: { 'x-brand': 'acme' } });
-  const creativesNow = async (): Promise<View[]> => (await call(a.url, 'GET', '/api/v1/ad-creatives', { token: jwt })).body.items;
+  const ads = [
+    { id: 'ad-1', durationSec: AD_SEC[0]! },
+    { id: 'ad-2', durationSec: AD_SEC[1]! },
+    { id: 'ad-bad', durationSec: 2 },
+  ];
+  const r0 = await rig(t, { count: 2, breaks: ['start', '00:00:06.000'], ads, creatives });
+  const [a, b] = r0.instances as [(typeof r0.instances)[0], (typeof r0.instances)[0]];
+  const { jwt, stitch } = r0;
+  const creativesNow = r0.creatives;
 
   // First requests, on both instances at once: no ads yet, warnings naming the jobs.
   const [h1, h2, d1] = await Promise.all([stitch(a.url, 'hls', 'hls-1', 'vod-hls'), stitch(b.url, 'hls', 'hls-2', 'vod-hls'), stitch(b.url, 'dash', 'dash-1', 'vod-dash')]);
@@ -147,13 +66,8 @@ t.test('MP4-only creatives conditioned to the content ladder, then stitched (HLS
 
   // Wait on the job state. The budget follows the work: ffmpeg encodes every rung of every ready
   // creative (HLS: one run per rung; DASH: one run), a few seconds per rung-second on a busy 2-core machine.
-  const deadline = Date.now() + 30_000 + WORK_SEC * 4_000;
   const started = Date.now();
-  let views = queued;
-  while (views.some((c) => c.state === 'pending') && Date.now() < deadline) {
-    await sleep(250);
-    views = await creativesNow();
-  }
+  const views = await r0.settle(30_000 + WORK_SEC * 4_000);
   t.comment(`conditioning of 2 creatives × 2 profiles took ${((Date.now() - started) / 1000).toFixed(1)} s`);
   const good = views.filter((c) => !c.media_url.includes('ad-bad'));
   const bad = views.filter((c) => c.media_url.includes('ad-bad'));
