@@ -14,6 +14,7 @@ import { vod } from './stitch-checks.js';
 import { AdServerSim, type SimAd } from '../../lib/sim/ad-server.js';
 import { StaticHostSim } from '../../lib/sim/static-host.js';
 import type { Service } from '../../lib/app.js';
+import type { Config } from '../../lib/config/index.js';
 
 const TOKEN = 'push-token-0123456789abcdefghij';
 
@@ -86,7 +87,7 @@ export interface Rig {
 }
 
 /** Origin, ad server (VMAP breaks `breaks`, the given ads and their MP4s), `count` instances sharing one schema and DATA_DIR, brand `acme` with both VODs (cue point 6 s). */
-export async function rig(t: Test, opts: { count: number; breaks: string[]; ads: SimAd[]; creatives: Map<string, Buffer> }): Promise<Rig> {
+export async function rig(t: Test, opts: { count: number; breaks: string[]; ads: SimAd[]; creatives: Map<string, Buffer>; config?: Partial<Config> }): Promise<Rig> {
   const files = hlsContent();
   files.set('/vod/dash/manifest.mpd', DASH_MPD);
   const origin = await new StaticHostSim(files).start();
@@ -95,7 +96,7 @@ export async function rig(t: Test, opts: { count: number; breaks: string[]; ads:
   t.teardown(() => adServer.stop());
   const databaseUrl = await freshSchemaUrl(t);
   // Instances share the database and the object store (DATA_DIR), as instances on one host do.
-  const overrides = { databaseUrl, redisUrl: REDIS_URL, adServerUrl: `${adServer.url}/ad`, allowPrivateOutbound: true, dataDir: tempDir(t), ffmpegPath: FFMPEG };
+  const overrides = { databaseUrl, redisUrl: REDIS_URL, adServerUrl: `${adServer.url}/ad`, allowPrivateOutbound: true, dataDir: tempDir(t), ffmpegPath: FFMPEG, ...opts.config };
   const instances: Service[] = [];
   for (let i = 0; i < opts.count; i++) instances.push(await startTestService(t, overrides));
   const a = instances[0]!;
