@@ -48,7 +48,9 @@ function audioOut(p: LadderProfile): string[] {
 /** The input arguments: the creative, plus generated silence when the content has audio and the creative has none. */
 function inputs(p: LadderProfile, src: string, info: MediaInfo): { args: string[]; audio: string } {
   if (!p.audio || info.audio) return { args: ['-i', src], audio: '0:a:0' };
-  return { args: ['-i', src, '-f', 'lavfi', '-i', `anullsrc=r=${p.audio.sampleRate}:cl=${p.audio.channels === 1 ? 'mono' : 'stereo'}`, '-shortest'], audio: '1:a:0' };
+  // The silence lasts as long as the creative: bounded on its own, since an audio-only run (demuxed audio) has no video to stop it.
+  const sec = String(info.duration ?? info.video?.duration ?? 1);
+  return { args: ['-i', src, '-f', 'lavfi', '-t', sec, '-i', `anullsrc=r=${p.audio.sampleRate}:cl=${p.audio.channels === 1 ? 'mono' : 'stereo'}`, '-shortest'], audio: '1:a:0' };
 }
 
 const BASE = ['-hide_banner', '-nostdin', '-loglevel', 'error', '-y'];
