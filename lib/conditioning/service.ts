@@ -44,6 +44,8 @@ export interface ConditioningDeps {
 }
 
 const SOURCE = 'source.mp4';
+/** Ready renditions kept in memory (their manifests only); the oldest goes first past this. */
+const READY_CACHE = 1000;
 const PROBE_MS = 15_000;
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
@@ -80,7 +82,10 @@ export class ConditioningService {
     if (row.state === 'failed')
       return { state: 'failed', job: row.job_id, detail: `conditioning job ${row.job_id} failed (${row.error ?? 'no reason'}); not retried before ${row.retry_at?.toISOString() ?? 'later'}` };
     const answer = await this.readRenditions(row);
-    if (answer.state === 'ready') this.ready.set(key, answer);
+    if (answer.state === 'ready') {
+      if (this.ready.size >= READY_CACHE) this.ready.delete(this.ready.keys().next().value!);
+      this.ready.set(key, answer);
+    }
     return answer;
   }
 
