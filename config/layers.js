@@ -38,6 +38,10 @@ export const LAYERS = {
   },
   squeezeback: { role: 'the squeezeback player flow: /squeezeback/{asset}/… through the shared manifest fetch', mayImport: [...BASE, 'hls', 'dai', 'streams', 'brand', 'store', 'outbound'] },
   stitch: { role: 'server-side stitching: HLS and DASH stitchers, the flow, the stitched-manifest cache and endpoints', mayImport: [...BASE, ...PURE, 'catalog', 'brand', 'outbound', 'store'] },
+  conditioning: {
+    role: "ad conditioning: MP4 creatives transcoded to the content's ladder by leased jobs, for stitching",
+    mayImport: [...BASE, ...PURE, 'stitch', 'store', 'outbound', 'transcoder'],
+  },
   inspection: { role: 'ID3 inspection jobs: pod finding in HLS and DASH, leased workers, the API', mayImport: [...BASE, ...PURE, 'outbound', 'store', 'streams'] },
   transcoder: { role: 'the reference transcoder (its own process): ffmpeg composition, ID3 injection, object store', mayImport: [...BASE, 'id3', 'scte35', 'outbound', 'squeeze'] },
   ui: { role: 'the operator and player pages, read once at start-up and answered from memory under /ui/', mayImport: ['http', 'log'] },

@@ -68,6 +68,12 @@ import { StitchStore } from './stitch/store.js';
 import { StitchService } from './stitch/service.js';
 import { stitchRoutes } from './stitch/routes.js';
 import { StitchEndpoints } from './stitch/endpoints.js';
+import { CreativeRepo } from './conditioning/repo.js';
+import { CreativeFiles } from './conditioning/files.js';
+import { ConditioningService } from './conditioning/service.js';
+import { ConditioningWorker } from './conditioning/worker.js';
+import { conditioningRoutes } from './conditioning/routes.js';
+import { mountCreativeFiles } from './conditioning/endpoints.js';
 import type { AdTagSettings } from './ads/ad-request.js';
 import { UiPages } from './ui/static.js';
 
@@ -87,6 +93,7 @@ export interface Service {
   cueMonitor: CueMonitor;
   beacons: BeaconForwarder;
   inspections: InspectionWorker;
+  conditioning: ConditioningWorker;
   close(): Promise<void>;
 }
 
@@ -100,6 +107,8 @@ const BEACON_TTL_MS = 24 * 3600 * 1000;
 /** ID3 inspection (issue 13): segments capped at 16 MiB each, a job at 120 s; 2 jobs at once per instance. */
 const SEGMENT_MAX_BYTES = 16 * 1024 * 1024;
 const INSPECTION = { leaseMs: 15_000, tickMs: 1000, maxJobs: 2, jobTimeoutMs: 120_000, maxAttempts: 3 };
+/** Ad conditioning (issue 26): creatives up to 200 MiB, a job at 180 s; back-off doubled per failure up to a day. */
+const CONDITIONING = { leaseMs: 15_000, tickMs: 2000, jobTimeoutMs: 180_000, maxAttempts: 3, maxBytes: 200 * 1024 * 1024, backoffMaxSec: 86_400 };
 
 export async function startService(config: Config, log: Logger, parts: ServiceParts = {}): Promise<Service> {
   const life = new Lifecycle(log);
@@ -204,6 +213,29 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
   const manifests = new OutboundClient(policy, { timeoutMs: 10_000, maxResponseSize: 8 * 1024 * 1024 });
   life.add('stitch manifest client', manifests, (m) => m.close());
   const stitchStore = new StitchStore(stores.sql);
+  // Ad conditioning: MP4 creatives transcoded to the content's ladder, jobs leased through Postgres.
+  const creativeFiles = new CreativeFiles(config.dataDir);
+  const creatives = new OutboundClient(policy, { timeoutMs: 60_000, maxResponseSize: CONDITIONING.maxBytes });
+  life.add('ad creative client', creatives, (c) => c.close());
+  const creativeRepo = new CreativeRepo(stores.sql, config.adConditioningBackoffSec, CONDITIONING.backoffMaxSec);
+  const conditioning = new ConditioningService(
+    {
+      repo: creativeRepo,
+      files: creativeFiles,
+      fetchBytes: (url, signal) => creatives.bytes(url, signal),
+      ffmpeg: config.ffmpegPath,
+      queued: () => void conditioningWorker.tick(),
+      publicBaseUrl: () => baseUrl,
+      stitchPath: config.stitchPath,
+      log,
+      metrics,
+    },
+    { maxBytes: CONDITIONING.maxBytes, maxDurationSec: config.adConditioningMaxSec, jobTimeoutMs: CONDITIONING.jobTimeoutMs },
+  );
+  const conditioningWorker = new ConditioningWorker(
+    { repo: creativeRepo, condition: (job, signal) => conditioning.condition(job, signal), log, metrics },
+    { owner, leaseMs: CONDITIONING.leaseMs, tickMs: CONDITIONING.tickMs, maxJobs: config.adConditioningJobs, jobTimeoutMs: CONDITIONING.jobTimeoutMs, maxAttempts: CONDITIONING.maxAttempts },
+  );
   const stitch = new StitchService({
     findAsset: (brand, assetId) => catalog.findAsset(brand, assetId),
     adTag: async (brand) => {
@@ -219,6 +251,11 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     ttlSec: config.stitchTtlSec,
     beaconSecret,
     log,
+    conditioned: (ad, profile) => conditioning.lookup(ad, profile),
+    slate: async (brand) => {
+      const slate = (await squeezeConfig.getBrand(brand).catch(() => undefined))?.['stitch_slate'] as { uri: string; fill?: boolean } | undefined;
+      return slate ? { uri: slate.uri, fill: slate.fill === true } : undefined;
+    },
   });
   const puller = new FeedPuller(stores.sql, catalog, log, { policy, agent: policy.agent({ timeoutMs: 30_000, maxResponseSize: 200 * 1024 * 1024 }) });
 
@@ -242,6 +279,7 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     feedConfigRoutes(feedConfigs, () => void puller.tick()),
     inspectionRoutes(new InspectionService(inspections, streams, { daiHost: config.daiHost, contentOrigin: config.contentOrigin })),
     stitchRoutes(config.stitchPath, stitch, brands),
+    conditioningRoutes(conditioning),
   ]) {
     for (const route of routes) router.add(route);
   }
@@ -277,6 +315,7 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     { events, streams, ids: new StreamIds(stores.state, config.streamIdleSec * 1000), brands, brandKeys, breaks: board, cache: manifestCache, origins, metrics, log, limiter, cors },
   ).mount(http.app);
   new StitchEndpoints(config.stitchPath, stitchStore, log, cors).mount(http.app);
+  mountCreativeFiles(http.app, config.stitchPath, creativeFiles, cors);
   // The operator and player pages: files read once here, answered from memory under /ui/.
   new UiPages({ dir: path.join(projectRoot, 'ui'), log }).mount(http.app);
   http.mountFallback();
@@ -286,6 +325,7 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
   life.add('break worker', breakWorker, (w) => w.stop()).start();
   life.add('cue monitor', cueMonitor, (m) => m.stop()).start();
   life.add('id3 inspection worker', inspectionWorker, (w) => w.stop()).start();
+  life.add('ad conditioning worker', conditioningWorker, (w) => w.stop()).start();
   const { port, url } = await http.listen();
   life.add('HTTP listener', http, (h) => h.drain(config.shutdownGraceMs));
   // Listening on port 0 (tests): the derived base URL names the port actually bound.
@@ -308,6 +348,7 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     cueMonitor,
     beacons,
     inspections: inspectionWorker,
+    conditioning: conditioningWorker,
     close: async () => {
       await life.stopAll();
       log.info('stopped');

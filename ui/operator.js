@@ -52,6 +52,7 @@ async function refresh() {
     renderBreaks();
     renderPreview();
     void renderCue();
+    void renderCreatives();
   } catch (err) {
     $('auth-error').textContent = err.status === 401 || err.status === 403 ? `The token was refused (${err.message}).` : `Cannot reach the API: ${err.message}`;
   }
@@ -109,6 +110,28 @@ function renderBreaks() {
       state.breakId = el.dataset.break;
       void renderCue();
     });
+}
+
+/** The newest conditioned ad creatives (GET /api/v1/ad-creatives): state, ladder, time to ready, why one failed. */
+async function renderCreatives() {
+  let items;
+  try {
+    items = (await api('GET', '/ad-creatives?limit=20')).items;
+  } catch (err) {
+    $('creatives').innerHTML = `<tr><td colspan="5" class="dim">Cannot list them: ${esc(err.message)}</td></tr>`;
+    return;
+  }
+  $('creatives').innerHTML = items.length
+    ? items
+        .map((c) => {
+          const rungs = c.profile.rungs.map((r) => `${r.width}x${r.height}`).join(' ');
+          const why = c.state === 'failed' ? ` — ${c.error ?? ''}${c.retry_at ? ` (retry after ${new Date(c.retry_at).toLocaleTimeString()})` : ''}` : '';
+          return `<tr data-testid="creative" data-state="${esc(c.state)}"><td><span class="status ${esc(c.state)}">${esc(c.state)}</span></td><td>${esc(c.protocol)} ${esc(c.profile.container)}</td>
+            <td>${esc(rungs)}</td><td>${c.renditions ? `${esc(c.renditions.seconds_to_ready)} s` : ''}</td>
+            <td title="${esc(c.media_url)}"><code>${esc(c.media_url.split('/').pop().slice(0, 40))}</code><span class="dim">${esc(why)}</span></td></tr>`;
+        })
+        .join('')
+    : '<tr><td colspan="5" class="dim">None yet: stitching conditions MP4-only ads on first use.</td></tr>';
 }
 
 /** The cue's binary as the playlist carried it (base64 or 0x hex), for the decode API. */

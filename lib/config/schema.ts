@@ -48,6 +48,10 @@ export const configSchema = {
       not: { enum: ['api', 'mrssfeed', 'dai', 'beacon', 'vast', 'squeezeback', 'healthz', 'readyz', 'metrics'] },
     },
     stitchTtlSec: { type: 'integer', minimum: 60, maximum: 604800 },
+    ffmpegPath: { type: 'string', minLength: 1, maxLength: 1024 },
+    adConditioningJobs: { type: 'integer', minimum: 0, maximum: 64 },
+    adConditioningBackoffSec: { type: 'integer', minimum: 1, maximum: 86400 },
+    adConditioningMaxSec: { type: 'integer', minimum: 1, maximum: 600 },
     // `*`, or a comma-separated list of origins (scheme://host[:port]).
     corsAllowedOrigins: { type: 'string', maxLength: 8192, pattern: '^(\\*|https?://[^/?#\\s,]+(\\s*,\\s*https?://[^/?#\\s,]+)*)$' },
   },
@@ -102,6 +106,14 @@ export interface Config {
   trustedProxies: string;
   stitchPath: string;
   stitchTtlSec: number;
+  /** ffmpeg for ad conditioning (ffprobe beside it). */
+  ffmpegPath: string;
+  /** Conditioning jobs run at once per instance (0: this instance conditions nothing; others may). */
+  adConditioningJobs: number;
+  /** First back-off after a creative failed conditioning (doubled per further failure, up to a day). */
+  adConditioningBackoffSec: number;
+  /** Longest creative conditioned, in seconds. */
+  adConditioningMaxSec: number;
   /** Origins whose web players may read the player-facing answers: `*` or a comma-separated list. */
   corsAllowedOrigins: string;
 }
@@ -142,5 +154,9 @@ export const envNames: Record<string, keyof Config> = {
   TRUSTED_PROXIES: 'trustedProxies',
   STITCH_PATH: 'stitchPath',
   STITCH_TTL_SEC: 'stitchTtlSec',
+  FFMPEG_PATH: 'ffmpegPath',
+  AD_CONDITIONING_JOBS: 'adConditioningJobs',
+  AD_CONDITIONING_BACKOFF_SEC: 'adConditioningBackoffSec',
+  AD_CONDITIONING_MAX_SEC: 'adConditioningMaxSec',
   CORS_ALLOWED_ORIGINS: 'corsAllowedOrigins',
 };

@@ -25,6 +25,8 @@ import { stitchHls, type HlsSource, type StitchedPod } from './hls/stitch.js';
 import { interstitialHls } from './hls/interstitials.js';
 import { parseIsoDuration, stitchDash, type DashPodInput } from './dash/stitch.js';
 import type { StitchSession, StitchStore } from './store.js';
+import { dashProfile, hlsProfile, type ConditionedAd, type LadderProfile } from './profile.js';
+import { MIN_FILL_SEC, slateHls, slateMpd, sourceSeconds } from './slate.js';
 
 export type Protocol = 'hls' | 'dash';
 
@@ -32,7 +34,8 @@ export type Protocol = 'hls' | 'dash';
 interface PodMedia {
   id: string;
   offsetSec: number;
-  ads: Array<{ ad: DecidedAd; source?: HlsSource | string }>;
+  /** `url`: where the source was read (the ad's streaming media file, or its conditioned renditions). */
+  ads: Array<{ ad: DecidedAd; source?: HlsSource | string; url?: string }>;
 }
 
 export interface StitchRequest {
@@ -58,7 +61,7 @@ export interface BreakOut {
   start: number;
   duration: number;
   content_offset: number;
-  ads: Array<{ id: string; creative_id: string | null; sequence: number; start: number; duration: number; title?: string; ad_system?: string; tracking: TrackingOut[] }>;
+  ads: Array<{ id: string; creative_id: string | null; sequence: number; start: number; duration: number; title?: string; ad_system?: string; slate?: true; tracking: TrackingOut[] }>;
 }
 
 export interface StitchAnswer {
@@ -81,7 +84,17 @@ export interface StitchServiceDeps {
   ttlSec: number;
   beaconSecret: string;
   log: Logger;
+  /**
+   * Renditions of an ad without streaming media of the content's protocol, conditioned from its
+   * MP4 to the content's ladder (issue 26; lib/conditioning). Absent: such ads are left out.
+   */
+  conditioned?: (ad: DecidedAd, profile: LadderProfile) => Promise<ConditionedAd>;
+  /** The brand's slate (`stitch_slate` of its squeeze brand config): its MP4, and whether short pods are filled with it. */
+  slate?: (brand: string) => Promise<{ uri: string; fill: boolean } | undefined>;
 }
+
+/** The slate ads of this process (told apart in `breaks[]`). */
+const SLATES = new WeakSet<DecidedAd>();
 
 const FETCH_MS = 10_000;
 const MAX_PLAYLISTS = 64;
@@ -116,7 +129,9 @@ export class StitchService {
       const content = await this.contentHls(rendition.url);
       const durationSec = contentDuration(content, asset);
       const pods = await this.decide(req, asset, durationSec, warnings);
-      const withMedia = await this.adSources(pods, 'hls', warnings);
+      const profile = this.profileOf(() => hlsProfile(content), warnings);
+      const withMedia = await this.adSources(pods, 'hls', warnings, profile);
+      if (!req.interstitials) await this.fillWithSlate(req.brand, withMedia, profile, warnings);
       const inputs = withMedia.map((p) => ({ id: p.id, offsetSec: p.offsetSec, ads: p.ads.flatMap(({ ad, source }) => (source ? [{ id: adKey(ad), source: source as HlsSource }] : [])) }));
       const result = req.interstitials
         ? guard(() =>
@@ -135,11 +150,13 @@ export class StitchService {
       const mpd = await this.fetch(rendition.url, 'content');
       const declared = /mediaPresentationDuration="([^"]+)"/.exec(mpd)?.[1];
       const pods = await this.decide(req, asset, parseIsoDuration(declared) ?? asset.duration ?? 0, warnings);
-      const withMedia = await this.adSources(pods, 'dash', warnings);
+      const profile = this.profileOf(() => dashProfile(mpd), warnings);
+      const withMedia = await this.adSources(pods, 'dash', warnings, profile);
+      await this.fillWithSlate(req.brand, withMedia, profile, warnings);
       const inputs: DashPodInput[] = withMedia.map((p) => ({
         id: p.id,
         offsetSec: p.offsetSec,
-        ads: p.ads.flatMap(({ ad, source }) => (source ? [{ id: adKey(ad), url: ad.streams!.dash!, mpd: source as string }] : [])),
+        ads: p.ads.flatMap(({ ad, source, url }) => (source ? [{ id: adKey(ad), url: url!, mpd: source as string }] : [])),
       }));
       const result = guard(() => stitchDash({ url: rendition.url, mpd }, inputs));
       for (const s of result.skipped) warnings.push(`ad ${s.adId} of break ${s.podId} left out: ${s.reason}`);
@@ -181,8 +198,36 @@ export class StitchService {
     return planned.pods;
   }
 
-  /** Fetches each ad's streaming manifests (once per URL); an ad without them is reported and left out. */
-  private async adSources(pods: PlannedPod[], protocol: Protocol, warnings: string[]): Promise<PodMedia[]> {
+  /** The content's ladder profile when ads may be conditioned to it; a content we cannot condition to is a warning. */
+  private profileOf(read: () => LadderProfile | undefined, warnings: string[]): LadderProfile | undefined {
+    if (!this.deps.conditioned) return undefined;
+    try {
+      const p = read();
+      if (!p) warnings.push("the content's video codec cannot be conditioned to (H.264 and HEVC can): ads without its streaming media are left out");
+      return p;
+    } catch (err) {
+      warnings.push(`the content's ladder cannot be read for conditioning ads: ${(err as Error).message}`);
+      return undefined;
+    }
+  }
+
+  /**
+   * Fetches each ad's streaming manifests (once per URL); an ad without them is conditioned from
+   * its MP4 to the content's profile when that is ready, else reported (naming the job) and left out.
+   */
+  private async adSources(pods: PlannedPod[], protocol: Protocol, warnings: string[], profile?: LadderProfile): Promise<PodMedia[]> {
+    const lookups = new Map<string, Promise<ConditionedAd>>();
+    const condition = (ad: DecidedAd): Promise<ConditionedAd> => {
+      let p = lookups.get(ad.uri);
+      if (!p) {
+        p = this.deps.conditioned!(ad, profile!).catch((err: Error) => {
+          this.deps.log.warn({ err: err.message, ad: ad.adId }, 'stitch: ad conditioning lookup failed');
+          return { state: 'refused' as const, detail: `conditioning is unavailable now (${err.message})` };
+        });
+        lookups.set(ad.uri, p);
+      }
+      return p;
+    };
     const cache = new Map<string, Promise<HlsSource | string | undefined>>();
     const load = (url: string) => {
       let p = cache.get(url);
@@ -202,15 +247,54 @@ export class StitchService {
           pod.ads.map(async (ad) => {
             const url = protocol === 'hls' ? ad.streams?.hls : ad.streams?.dash;
             if (!url) {
-              warnings.push(`ad ${adKey(ad)} of break ${pod.id} has no ${protocol === 'hls' ? 'HLS (application/x-mpegURL)' : 'DASH (application/dash+xml)'} media file: left out`);
-              return { ad };
+              const progressive = ad.uri !== ad.streams?.hls && ad.uri !== ad.streams?.dash;
+              if (!profile || !progressive) {
+                warnings.push(`ad ${adKey(ad)} of break ${pod.id} has no ${protocol === 'hls' ? 'HLS (application/x-mpegURL)' : 'DASH (application/dash+xml)'} media file: left out`);
+                return { ad };
+              }
+              const c = await condition(ad);
+              if (c.state !== 'ready') {
+                warnings.push(`ad ${adKey(ad)} of break ${pod.id} left out this time: ${c.detail}`);
+                return { ad };
+              }
+              return { ad, source: protocol === 'hls' ? c.hls! : c.mpd!, url: c.url };
             }
             const source = await load(url);
-            return source === undefined ? { ad } : { ad, source };
+            return source === undefined ? { ad } : { ad, source, url };
           }),
         ),
       })),
     );
+  }
+
+  /**
+   * When the brand asks for it, a pod whose playing ads are shorter than planned (ads not ready,
+   * left out, or shorter than their VAST duration) gets the brand's slate, conditioned like any ad
+   * and cut to the gap, after its ads; without it the pod is just shorter.
+   */
+  private async fillWithSlate(brand: string, pods: PodMedia[], profile: LadderProfile | undefined, warnings: string[]): Promise<void> {
+    if (!profile || !this.deps.slate || !this.deps.conditioned || !pods.length) return;
+    const slate = await this.deps.slate(brand).catch((err: Error) => {
+      this.deps.log.warn({ err: err.message, brand }, 'stitch: brand slate settings unavailable');
+      return undefined;
+    });
+    if (!slate?.fill) return;
+    const ad: DecidedAd = { adId: 'slate', uri: slate.uri, durationSec: 0, tracking: {}, title: 'slate' };
+    SLATES.add(ad);
+    let conditioned: ConditionedAd | undefined;
+    for (const pod of pods) {
+      const planned = pod.ads.reduce((s, a) => s + a.ad.durationSec, 0);
+      const gap = planned - pod.ads.reduce((s, a) => s + (a.source === undefined ? 0 : sourceSeconds(a.source)), 0);
+      if (gap < MIN_FILL_SEC) continue;
+      conditioned ??= await this.deps.conditioned(ad, profile).catch((err: Error) => ({ state: 'refused' as const, detail: `conditioning is unavailable now (${err.message})` }));
+      if (conditioned.state !== 'ready') {
+        warnings.push(`break ${pod.id}: ${round(gap)} s not filled with slate this time: ${conditioned.detail}`);
+        continue;
+      }
+      const cut = conditioned.hls ? slateHls(conditioned.hls, gap) : slateMpd(conditioned.mpd!, gap, profile.segmentSec);
+      if (cut.seconds < gap - MIN_FILL_SEC - profile.segmentSec / 2) warnings.push(`break ${pod.id}: the slate (${round(cut.seconds)} s) is shorter than the ${round(gap)} s to fill`);
+      pod.ads.push({ ad, source: 'source' in cut ? cut.source : cut.mpd, url: conditioned.url });
+    }
   }
 
   private async contentHls(url: string): Promise<HlsSource> {
@@ -259,6 +343,7 @@ export class StitchService {
           const out: BreakOut['ads'][number] = { id: ad.adId, creative_id: ad.creativeId ?? null, sequence: i + 1, start: round(a.start), duration: round(a.duration), tracking: [] };
           if (ad.title) out.title = ad.title;
           if (ad.adSystem) out.ad_system = ad.adSystem;
+          if (SLATES.has(ad)) out.slate = true;
           const at: Record<string, number> = { impression: 0, start: 0, firstQuartile: 0.25, midpoint: 0.5, thirdQuartile: 0.75, complete: 1 };
           for (const event of TRACKING_EVENTS) {
             const urls = ad.tracking[event];

@@ -49,6 +49,8 @@ t.test('the operator page starts a break, shows it active, then terminated', asy
   t.notMatch(page.url(), /token=/, 'the token left the address bar');
   t.equal(await page.locator('#token').inputValue(), tok, 'the token field holds it');
   t.equal(await page.locator('[data-testid=break]').count(), 0, 'no break yet');
+  await page.locator('[data-testid=creatives] tr').first().waitFor({ timeout: 10_000 });
+  t.match(await page.locator('[data-testid=creatives]').innerText(), /None yet/, 'the conditioned ad creatives are listed (none in this demo)');
 
   // Start: the break appears, scheduled until its first segment's time, then active.
   await page.fill('#duration', '30');

@@ -40,6 +40,13 @@ export const brandFields = {
     },
   },
   background_uri: httpUri,
+  stitch_slate: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['uri'],
+    description: 'server-side stitching: the slate (an MP4, conditioned like any ad) and whether a pod shorter than planned is filled with it (default false: the pod is shortened)',
+    properties: { uri: httpUri, fill: { type: 'boolean' } },
+  },
   manifest_polling: { type: 'number', minimum: 0.5, maximum: 60, description: 'seconds between two reads of the source playlist by the cue monitor (default: its target duration)' },
 } as const;
 

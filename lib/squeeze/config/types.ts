@@ -24,6 +24,8 @@ export interface SqueezeSettings {
   max_concurrent_streams: number;
   ad_tag: { template?: string; params: Record<string, string | number | boolean> };
   background_uri?: string;
+  /** Server-side stitching's slate: its MP4 and whether short pods are filled with it (issue 26). */
+  stitch_slate?: { uri: string; fill?: boolean };
   /** Seconds between two reads of the source by the cue monitor; unset: the playlist's target duration. */
   manifest_polling?: number;
 }

@@ -1,0 +1,187 @@
+/**
+ * Ad creative conditioning (issue 26): the stitcher asks for an ad's renditions matching the
+ * content's ladder profile; the first ask queues a job (one per creative and profile across
+ * instances, lib/conditioning/repo.ts) and answers "pending" with the job's id, later asks answer
+ * the renditions once the worker has written them to the object store. A failed creative answers
+ * "failed" until its back-off has passed, then the next ask queues it again.
+ *
+ * Cache key: the creative is its progressive media URL's SHA-256 (VAST's Creative@id is not unique
+ * across ad servers and may name new media; UniversalAdId is not read yet), plus the profile key.
+ * Ready renditions are kept in memory after the first read; nothing here runs on the manifest hot path.
+ */
+import { createHash } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Logger } from '../log/index.js';
+import type { Registry } from '../http/metrics.js';
+import type { DecidedAd } from '../ads/types.js';
+import { probe, ffprobeBeside } from '../transcoder/ffmpeg.js';
+import { profileKey, type ConditionedAd, type LadderProfile } from '../stitch/profile.js';
+import type { CreativeFiles } from './files.js';
+import type { CreativeRepo, CreativeRow, Renditions } from './repo.js';
+import { transcode } from './transcode.js';
+
+export interface ConditioningLimits {
+  /** Largest creative fetched (bytes). */
+  maxBytes: number;
+  /** Longest creative conditioned (seconds, VAST's Duration and the file's). */
+  maxDurationSec: number;
+  jobTimeoutMs: number;
+}
+
+export interface ConditioningDeps {
+  repo: CreativeRepo;
+  files: CreativeFiles;
+  /** The creative's bytes through the outbound policy, capped at `maxBytes`. */
+  fetchBytes(url: string, signal: AbortSignal): Promise<Buffer>;
+  ffmpeg: string;
+  /** Called when this instance queued a job, so its worker claims it now. */
+  queued(): void;
+  publicBaseUrl: () => string;
+  stitchPath: string;
+  log: Logger;
+  metrics: Registry;
+}
+
+const SOURCE = 'source.mp4';
+/** Ready renditions kept in memory (their manifests only); the oldest goes first past this. */
+const READY_CACHE = 1000;
+const PROBE_MS = 15_000;
+const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
+
+export class ConditioningService {
+  private readonly ready = new Map<string, ConditionedAd>();
+  private readonly queuedCount;
+
+  constructor(
+    private readonly deps: ConditioningDeps,
+    readonly limits: ConditioningLimits,
+  ) {
+    this.queuedCount = deps.metrics.counter('ad_conditioning_jobs_queued_total', 'Ad creative conditioning jobs queued by this instance').with({});
+  }
+
+  /** The public URL of a file of a key's renditions. */
+  url(key: string, file: string): string {
+    return `${this.deps.publicBaseUrl().replace(/\/+$/, '')}/${this.deps.stitchPath}/creatives/${key}/${file}`;
+  }
+
+  /** The ad's renditions for the profile, or why not this time (queuing the job when there is none). */
+  async lookup(ad: DecidedAd, profile: LadderProfile): Promise<ConditionedAd> {
+    if (ad.durationSec > this.limits.maxDurationSec) return { state: 'refused', detail: `longer (${ad.durationSec} s) than the conditioning cap of ${this.limits.maxDurationSec} s` };
+    const creativeKey = sha256(ad.uri);
+    const pKey = profileKey(profile);
+    const key = sha256(`${creativeKey}/${pKey}`);
+    const hit = this.ready.get(key);
+    if (hit) return hit;
+    const { row, queued } = await this.deps.repo.ensure({ key, creativeKey, profileKey: pKey, profile, mediaUrl: ad.uri, durationSec: ad.durationSec });
+    if (queued) {
+      this.queuedCount.inc();
+      this.deps.queued();
+    }
+    if (row.state === 'pending') return { state: 'pending', job: row.job_id, detail: `conditioning job ${row.job_id} is ${row.lease_owner ? 'running' : 'queued'}` };
+    if (row.state === 'failed')
+      return { state: 'failed', job: row.job_id, detail: `conditioning job ${row.job_id} failed (${row.error ?? 'no reason'}); not retried before ${row.retry_at?.toISOString() ?? 'later'}` };
+    const answer = await this.readRenditions(row);
+    if (answer.state === 'ready') {
+      if (this.ready.size >= READY_CACHE) this.ready.delete(this.ready.keys().next().value!);
+      this.ready.set(key, answer);
+    }
+    return answer;
+  }
+
+  /** The ready renditions' manifests from the object store (absent: this instance does not share the store). */
+  private async readRenditions(row: CreativeRow): Promise<ConditionedAd> {
+    const r = row.renditions!;
+    const read = async (name: string) => {
+      const b = await this.deps.files.read(row.key, name);
+      if (!b) throw new Error(`${name} is missing from this instance's object store`);
+      return b.toString('utf8');
+    };
+    try {
+      const manifest = await read(r.manifest);
+      const url = this.url(row.key, r.manifest);
+      if (row.protocol === 'dash') return { state: 'ready', url, mpd: manifest };
+      const names = r.files.filter((f) => f.endsWith('.m3u8') && f !== r.manifest);
+      const texts = await Promise.all(names.map(read));
+      return { state: 'ready', url, hls: { url, master: manifest, playlists: new Map(names.map((n, i) => [this.url(row.key, n), texts[i]!])) } };
+    } catch (err) {
+      return { state: 'pending', job: row.job_id, detail: `conditioning job ${row.job_id} is ready but ${(err as Error).message}` };
+    }
+  }
+
+  /** The worker's job: fetch (capped), probe, check the caps, transcode, publish. */
+  async condition(job: CreativeRow, signal: AbortSignal): Promise<Renditions> {
+    const scratch = await this.deps.files.scratch();
+    try {
+      const bytes = await this.deps.fetchBytes(job.media_url, signal);
+      const src = path.join(scratch, SOURCE);
+      await writeFile(src, bytes);
+      const info = await probe(ffprobeBeside(this.deps.ffmpeg), src, PROBE_MS).catch((err: Error) => {
+        throw new Error(`the creative is not readable media: ${err.message}`);
+      });
+      if (!info.video) throw new Error('the creative has no video stream');
+      const duration = info.duration ?? info.video.duration ?? 0;
+      if (duration > this.limits.maxDurationSec) throw new Error(`the creative lasts ${duration} s, over the cap of ${this.limits.maxDurationSec} s`);
+      const out = await transcode(this.deps.ffmpeg, job.profile, src, info, scratch, this.limits.jobTimeoutMs, signal);
+      const files = await this.deps.files.publish(scratch, job.key, (n) => n !== SOURCE && !n.endsWith('.tmp'));
+      return {
+        manifest: out.manifest,
+        files,
+        rungs: job.profile.rungs.map(({ width, height, bandwidth }) => ({ width, height, bandwidth })),
+        seconds_to_ready: Math.round((Date.now() - new Date(job.queued_at).getTime()) / 100) / 10,
+      };
+    } catch (err) {
+      await this.deps.files.discard(scratch).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  async list(limit: number, state?: CreativeRow['state']): Promise<CreativeView[]> {
+    return (await this.deps.repo.list(limit, state)).map((r) => this.view(r));
+  }
+
+  view(r: CreativeRow): CreativeView {
+    const v: CreativeView = {
+      key: r.key,
+      creative_key: r.creative_key,
+      media_url: r.media_url,
+      duration_sec: r.duration_sec,
+      protocol: r.protocol,
+      state: r.state,
+      job_id: r.job_id,
+      attempts: r.attempts,
+      failures: r.failures,
+      profile: { key: r.profile_key, ...r.profile },
+      renditions: r.renditions,
+      created: r.created_at.toISOString(),
+      queued: r.queued_at.toISOString(),
+      updated: r.updated_at.toISOString(),
+    };
+    if (r.renditions) v.url = this.url(r.key, r.renditions.manifest);
+    if (r.ready_at) v.ready = r.ready_at.toISOString();
+    if (r.error) v.error = r.error;
+    if (r.retry_at && r.state === 'failed') v.retry_at = r.retry_at.toISOString();
+    return v;
+  }
+}
+
+export interface CreativeView {
+  key: string;
+  creative_key: string;
+  media_url: string;
+  duration_sec: number;
+  protocol: 'hls' | 'dash';
+  state: CreativeRow['state'];
+  job_id: string;
+  attempts: number;
+  failures: number;
+  profile: LadderProfile & { key: string };
+  renditions: Renditions | null;
+  url?: string;
+  created: string;
+  queued: string;
+  updated: string;
+  ready?: string;
+  error?: string;
+  retry_at?: string;
+}
