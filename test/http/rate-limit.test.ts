@@ -64,11 +64,12 @@ t.test('instances count together through the shared counters', async (t) => {
   });
 });
 
-t.test('over HTTP: 429 problem with Retry-After on /api/v1, /beacon, /vast, /dai/adproxy; manifests never limited', async (t) => {
+t.test('over HTTP: 429 problem with Retry-After on /api/v1, /beacon, /vast; /dai/adproxy registers no more; manifests never limited', async (t) => {
   if (!(await needServices(t, ['postgres']))) return;
   const sim = await new DaiHostSim().start();
   t.teardown(() => sim.stop());
-  const rateLimits = { ...UNLIMITED, api: { rate: 1, burst: 20 }, beacon: { rate: 1, burst: 3 }, vast: { rate: 1, burst: 3 }, adproxy: { rate: 1, burst: 3 } };
+  // Refills slowed to 0.01/s: on a busy machine a rate of 1/s refilled a token mid-burst.
+  const rateLimits = { ...UNLIMITED, api: { rate: 0.01, burst: 20 }, beacon: { rate: 0.01, burst: 3 }, vast: { rate: 0.01, burst: 3 }, adproxy: { rate: 0.01, burst: 3 } };
   const service = await startTestService(t, { databaseUrl: await freshSchemaUrl(t), daiHost: sim.url, rateLimits });
   const jwt = await token(service);
 
@@ -87,15 +88,18 @@ t.test('over HTTP: 429 problem with Retry-After on /api/v1, /beacon, /vast, /dai
   for (const [path, label] of [
     ['/beacon?u=x', 'beacon'],
     ['/vast?stream_id=s1', 'vast'],
-    ['/dai/adproxy?stream_id=s1&asset_key=K', 'adproxy'],
   ] as const) {
     const statuses = [];
     for (let i = 0; i < 4; i++) statuses.push((await call(service.url, 'GET', path)).status);
     t.equal(statuses[3], 429, `${label}: the fourth within the second is refused`);
     t.notOk(statuses.slice(0, 3).includes(429), `${label}: the burst of 3 passes`);
   }
-  const viewer = await call(service.url, 'GET', '/dai/adproxy?stream_id=s2&asset_key=K', { headers: { 'X-Device-Ip': '203.0.113.9' } });
-  t.equal(viewer.status, 200, 'the ad proxy counts per viewer (X-Device-Ip), not per DAI server');
+  // The ad proxy answers the empty VAST over its limit too (issue 25): over it, the stream is not registered.
+  for (let i = 0; i < 4; i++) t.equal((await call(service.url, 'GET', `/dai/adproxy?stream_id=a${i}&asset_key=K`)).status, 200, 'adproxy: never a 429');
+  await call(service.url, 'GET', '/dai/adproxy?stream_id=s2&asset_key=K', { headers: { 'X-Device-Ip': '203.0.113.9' } });
+  await service.streams.flush();
+  t.ok((await service.streams.get('a2')) && !(await service.streams.get('a3')), 'adproxy: the fourth within the second is not registered');
+  t.ok(await service.streams.get('s2'), 'the ad proxy counts per viewer (X-Device-Ip), not per DAI server');
 
   const manifests = await Promise.all(Array.from({ length: 60 }, (_, i) => call(service.url, 'GET', `/dai/manifest/linear/hls/pa/event/E/stream/m${i}:LOC/variant/720p.m3u8`)));
   t.ok(
