@@ -47,7 +47,8 @@ export interface Route {
   /** The client's token bucket this route draws from (default `api`). */
   rateRule?: string;
   /** Schemas for the OpenAPI document (the same objects the validators compile). */
-  schema?: { body?: object; query?: object; response?: object; status?: number };
+  /** `problems`: statuses this route answers beyond the common ones, with what each means (OpenAPI). */
+  schema?: { body?: object; query?: object; response?: object; status?: number; problems?: Record<number, string> };
   handler: (req: RequestInfo, body: unknown) => Promise<Reply>;
 }
 

@@ -16,6 +16,8 @@ import type { Logger } from '../log/index.js';
  * thousands of streams never shows in the manifest path's tail latency.
  */
 const FLUSH_CHUNK = 250;
+/** Time another instance's flush pipeline may take after its timer fires (a Redis round trip or a few). */
+const SETTLE_MARGIN_MS = 250;
 
 export interface StreamTouch {
   streamId: string;
@@ -101,9 +103,24 @@ export class StreamRegistry {
     private readonly state: StateStore,
     private readonly log: Logger,
     private readonly idleMs: number,
-    flushEveryMs = 1000,
+    private readonly flushEveryMs = 1000,
   ) {
     this.timer = setInterval(() => void this.flush(), flushEveryMs).unref();
+  }
+
+  /**
+   * Waits until every touch made before the call, on any instance, is in the state store: what a
+   * break must do before it reads an event's streams (issue 25: a stream registered less than a
+   * second before a PUT was missed, its touch still pending in memory). This instance's touches are
+   * flushed now; other instances' (a shared store) are flushed by their own timers within one
+   * flush interval, so the call waits out the rest of that interval (plus a margin for the write)
+   * from `sinceMs`, the moment the request arrived.
+   */
+  async settled(sinceMs = Date.now()): Promise<void> {
+    await this.flush();
+    if (this.state.kind !== 'redis') return; // one process owns the store: nothing else is pending
+    const wait = sinceMs + this.flushEveryMs + SETTLE_MARGIN_MS - Date.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
   }
 
   /**
