@@ -11,7 +11,7 @@ import type { EventConfig } from '../config/types.js';
 import type { AdDecider, Decision, DecideInput } from './decide.js';
 import type { BreakBoard } from './board.js';
 import type { BreakRepo, BreakRow, BreakTrigger, SegmentRow } from './repo.js';
-import { planSegments } from './plan.js';
+import { planSegments, squeezedSpanSec } from './plan.js';
 import { readSource, type FetchText } from './source.js';
 import { MAX_TOTAL_BREAK_SEC, type BreakInput } from './schema.js';
 
@@ -148,14 +148,16 @@ export class BreakService {
 
   private persist(id: string, event: EventConfig, input: BreakInput, target: 'event' | 'streams', window: StartWindow, decision: Decision, trigger: BreakTrigger): Promise<BreakRow> {
     const decided = decision.assignments.length > 0;
+    // The break is as long as what it squeezes: whole segments (the cue-out duration, the planned segments, the jobs agree).
+    const span = squeezedSpanSec(input.break_duration, window.segmentSec);
     return this.deps.repo.insert({
       id,
       event_id: event.id,
       target,
       status: decided ? 'scheduled' : 'failed',
       start_time: new Date(window.startMs),
-      end_time: new Date(window.startMs + input.break_duration * 1000),
-      break_duration: input.break_duration,
+      end_time: new Date(window.startMs + span * 1000),
+      break_duration: span,
       segment_sec: window.segmentSec,
       layout: input.layout ?? event.layout ?? 'dualbox',
       abid: input.abid ?? null,
@@ -194,7 +196,10 @@ export class BreakService {
   }
 
   async extend(id: string, additionalSec: number): Promise<Json> {
-    const row = await this.deps.repo.extend(checkId(id), additionalSec, MAX_TOTAL_BREAK_SEC);
+    // Extended to whole segments too, so the new end is a segment boundary.
+    const b = await this.deps.repo.get(checkId(id));
+    const added = squeezedSpanSec(b.break_duration + additionalSec, b.segment_sec) - b.break_duration;
+    const row = await this.deps.repo.extend(b.id, added > 0 ? added : additionalSec, MAX_TOTAL_BREAK_SEC);
     await this.deps.board.changed();
     return this.view(row, await this.deps.repo.segments(row.id));
   }
