@@ -58,12 +58,12 @@ if (await needServices(t)) {
     const pods = done.ad_pods;
     t.equal(pods.length, 2);
     t.same(
-      pods.map((p: { break: number; start_time_sec: number }) => [p.break, p.start_time_sec]),
+      pods.map((p: { break: number; start_time_sec: number; start_time_epoch_sec: number }) => [p.break, p.start_time_sec, p.start_time_epoch_sec]),
       [
-        [0, EPOCH_SEC + 12],
-        [1, EPOCH_SEC + 30],
+        [0, 12, EPOCH_SEC + 12],
+        [1, 30, EPOCH_SEC + 30],
       ],
-      'break index and PDT start of each pod',
+      'break index; start in the presentation, as in the DASH form (before issue 25: the PDT); the PDT as start_time_epoch_sec',
     );
     const [pod0, pod1] = pods;
     t.equal(pod0.hls.length, 1);
@@ -125,7 +125,8 @@ if (await needServices(t)) {
     t.equal(done.ad_pods.length, 1);
     const pod = done.ad_pods[0];
     t.equal(pod.break, 0);
-    t.equal(pod.start_time_sec, 12);
+    t.equal(pod.start_time_sec, 12, 'the Period start in the presentation, as in the HLS form');
+    t.notOk('start_time_epoch_sec' in pod, 'a static MPD has no wall-clock start');
     t.equal(pod.dash.length, 1);
     t.equal(pod.dash[0].name, 'dai_pod-0001-ad-1');
     const r = pod.dash[0].rendtions;
