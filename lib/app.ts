@@ -277,7 +277,9 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     streamRoutes(streams),
     catalogRoutes(catalog, () => brandKeys.changed()),
     feedConfigRoutes(feedConfigs, () => void puller.tick()),
-    inspectionRoutes(new InspectionService(inspections, streams, { daiHost: config.daiHost, contentOrigin: config.contentOrigin })),
+    inspectionRoutes(
+      new InspectionService(inspections, streams, { daiHost: config.daiHost, contentOrigin: config.contentOrigin, eventSource: (eventId, assetKey) => squeezeConfig.sourceOf(eventId, assetKey) }),
+    ),
     stitchRoutes(config.stitchPath, stitch, brands),
     conditioningRoutes(conditioning),
   ]) {

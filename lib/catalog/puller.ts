@@ -74,11 +74,29 @@ export interface PullerOptions {
   leaseMs?: number;
 }
 
+/** How far the offset moves per page (offset units), and how many items a full page holds. */
+function offsetStep(p: FeedSettings['pagination_params']): { step: number; pageItems: number } {
+  const step = p.offset_multiplier ?? Number(p.limit ?? 0);
+  return { step, pageItems: p.limit !== undefined ? Number(p.limit) : step };
+}
+
+/**
+ * What a page of `count` items consumed, in offset units (issue 25): a full page its whole step; a
+ * partial page, when offsets count items (step = page size), the items it held, so the next run
+ * starts right after them and items the feed adds there later are pulled; when offsets count pages,
+ * nothing (the partial page is read again next time: an upsert, never a skipped item).
+ */
+export function consumedOffset(p: FeedSettings['pagination_params'], count: number): number {
+  const { step, pageItems } = offsetStep(p);
+  if (count >= pageItems) return step;
+  return step === pageItems ? count : 0;
+}
+
 /** The URL of page `index` in offset/limit paging. */
 export function offsetPageUrl(c: FeedSettings, index: number): string {
   const p = c.pagination_params;
   const url = new URL(c.feed_uri);
-  const offset = (p.offset_base ?? 0) + index * (p.offset_multiplier ?? Number(p.limit ?? 0));
+  const offset = (p.offset_base ?? 0) + index * offsetStep(p).step;
   if (p.offset_param) url.searchParams.set(p.offset_param, String(offset));
   if (p.limit_param && p.limit !== undefined) url.searchParams.set(p.limit_param, String(p.limit));
   return url.toString();
@@ -178,6 +196,9 @@ export class FeedPuller {
     const followsLinks = c.pagination_supported === true && !byOffset;
     if (run.state_was === 'idle' && realtime) pageIndex = 0;
     const visited = new Set<string>();
+    // Offset units consumed by this run: the pages a resumed run already committed were full
+    // (a partial page ends a run), so they count whole.
+    let consumed = pageIndex * offsetStep(p).step;
     let firstGuid = run.first_guid;
     let error: string | null = null;
     try {
@@ -204,6 +225,7 @@ export class FeedPuller {
         if (page_.wrapped) break; // the feed wrapped around to its first page
         const { counts, next, count } = page_;
         pageIndex++;
+        if (byOffset) consumed += consumedOffset(p, count);
         if (!next || count === 0) break;
         if (realtime && counts.inserted + counts.updated === 0) break; // caught up
         url = next;
@@ -212,7 +234,7 @@ export class FeedPuller {
       error = (err as Error).message;
       this.log.warn({ feed: run.feed_name, err: error }, 'feed pull failed');
     }
-    await this.finish(run, c, pageIndex, error, followsLinks);
+    await this.finish(run, c, consumed, error, followsLinks);
   }
 
   /**
@@ -295,7 +317,8 @@ export class FeedPuller {
     }) as Promise<PageResult | undefined>;
   }
 
-  private async finish(run: Run, c: FeedSettings, pageIndex: number, error: string | null, followsLinks: boolean): Promise<void> {
+  /** `consumed`: offset units this run's committed pages consumed (offset paging). */
+  private async finish(run: Run, c: FeedSettings, consumed: number, error: string | null, followsLinks: boolean): Promise<void> {
     const freq = c.pull_frequency_sec ?? 0;
     const retrySec = error ? Math.max(freq, 60) : freq;
     await this.sql.begin(async (tx) => {
@@ -306,10 +329,12 @@ export class FeedPuller {
         next_url = null, next_due_at = ${retrySec > 0 ? t`now() + make_interval(secs => ${retrySec})` : null}
         where feed_name = ${run.feed_name}`;
       if (!error && followsLinks) await setNextFromFeed(t, run.feed_name, c.feed_uri);
-      if (!error && c.pagination_params.update_offset_base && c.pagination_params.offset_param) {
-        const p = c.pagination_params;
-        const finalOffset = (p.offset_base ?? 0) + pageIndex * (p.offset_multiplier ?? Number(p.limit ?? 0));
-        await t`update feed_config set config = jsonb_set(config, '{pagination_params,offset_base}', ${finalOffset}::text::jsonb), updated_at = now() where feed_name = ${run.feed_name}`;
+      // The base moves by what was consumed, never by a page per run (issue 25: a 7-item feed with
+      // limit 3 read 12, 15, 18, 21 on successive runs, and items added later at the skipped offsets
+      // were never pulled). Pages committed before an error were consumed too.
+      if (consumed > 0 && c.pagination_params.update_offset_base && c.pagination_params.offset_param) {
+        const base = (c.pagination_params.offset_base ?? 0) + consumed;
+        await t`update feed_config set config = jsonb_set(config, '{pagination_params,offset_base}', ${base}::text::jsonb), updated_at = now() where feed_name = ${run.feed_name}`;
       }
     });
   }

@@ -36,7 +36,7 @@ export const configSchema = {
     rateLimits: {
       type: 'object',
       additionalProperties: false,
-      properties: Object.fromEntries(['api', 'beacon', 'vast', 'adproxy', 'stream', 'stitch'].map((k) => [k, { $ref: '#/$defs/rateRule' }])),
+      properties: Object.fromEntries(['api', 'auth_failure', 'beacon', 'vast', 'adproxy', 'stream', 'stitch'].map((k) => [k, { $ref: '#/$defs/rateRule' }])),
     },
     id3ResultTtlSec: { type: 'integer', minimum: 0, maximum: 2592000 },
     trustedProxies: { type: 'string', maxLength: 4096 },

@@ -4,13 +4,13 @@
  * its prefixed twin), the event is resolved by asset_key or caid from memory, the stream is created
  * or updated fire-and-forget, and the answer is always an empty VAST 4.0 document: the DAI provider
  * must never see an error from us. Oversized query strings are truncated, not rejected.
+ * The per-viewer rate limit (`adproxy`) therefore never changes the answer: a caller over it still
+ * gets the empty VAST, and only the registration is skipped (counted, logged once a second).
  */
 import { isIP } from 'node:net';
 import { addressText, type HttpRequest, type HttpResponse, type TemplatedApp } from '../http/uws.js';
 import type { Registry } from '../http/metrics.js';
-import { Exchange } from '../http/exchange.js';
-import { problemResponse } from '../http/problem.js';
-import { rateLimited, type RateLimiter } from '../http/rate-limit.js';
+import type { RateLimiter } from '../http/rate-limit.js';
 import type { Logger } from '../log/index.js';
 import type { EventSettingsSource } from './event-settings.js';
 import type { StreamRegistry, StreamTouch } from '../streams/registry.js';
@@ -21,6 +21,9 @@ const EMPTY_VAST_BYTES = Buffer.from(EMPTY_VAST);
 const MAX_QUERY_BYTES = 8192;
 const MAX_PARAMS = 200;
 const PREFIX = 'imafw_';
+/** Distinct unknown asset keys remembered for log throttling; beyond it the oldest is forgotten. */
+const MAX_LOGGED_KEYS = 1000;
+const LOG_EVERY_MS = 60_000;
 
 function decode(s: string): string {
   if (s.indexOf('%') === -1 && s.indexOf('+') === -1) return s;
@@ -74,6 +77,12 @@ export class AdProxy {
   private readonly requests;
   private readonly unknownEvent;
   private readonly noStream;
+  private readonly overLimit;
+  /** Requests over the limit since the last log line, and when it was written. */
+  private overLimitPending = 0;
+  private overLimitLoggedAt = 0;
+  /** Unknown asset keys → when each was last logged: one line a key a minute, not one a request. */
+  private readonly unknownLogged = new Map<string, number>();
 
   constructor(
     private readonly events: EventSettingsSource,
@@ -88,6 +97,7 @@ export class AdProxy {
     this.requests = family.with({ outcome: 'registered' });
     this.unknownEvent = family.with({ outcome: 'unknown_event' });
     this.noStream = family.with({ outcome: 'no_stream_id' });
+    this.overLimit = family.with({ outcome: 'rate_limited' });
   }
 
   mount(app: TemplatedApp): void {
@@ -98,17 +108,50 @@ export class AdProxy {
     // Keyed by the viewer (X-Device-Ip): the caller is the DAI provider's server, shared by every viewer.
     const clientIp = clientIpOf(req, res);
     const verdict = this.limiter?.take('adproxy', clientIp);
-    if (verdict && !verdict.ok) {
-      const p = problemResponse(rateLimited(verdict.retryAfterSec));
-      new Exchange(res, false).send(p.status, p.headers, p.body);
-      return;
-    }
+    if (verdict && !verdict.ok) this.refused(clientIp);
+    else this.registerSafely(req, clientIp);
+    res.writeStatus('200 OK').writeHeader('Content-Type', 'application/xml').writeHeader('Cache-Control', 'no-store').end(EMPTY_VAST_BYTES);
+  }
+
+  /**
+   * Over the limit: the viewer is not registered (its stream gets no targeting from this call and
+   * no break until a manifest or a later ad tag registers it), but the ad manager still gets the
+   * empty VAST: a problem document here would cost the viewer its preroll slot, not us a request.
+   */
+  private refused(clientIp: string): void {
+    this.overLimit.inc();
+    this.overLimitPending++;
+    const now = Date.now();
+    if (now - this.overLimitLoggedAt < 1000) return;
+    this.log.warn({ requests: this.overLimitPending, client_ip: clientIp }, 'adproxy: over the per-viewer rate limit; not registered (answered the empty VAST)');
+    this.overLimitPending = 0;
+    this.overLimitLoggedAt = now;
+  }
+
+  /** A stream whose asset key names no event can never get a break: worth a warning, once a minute a key. */
+  private unknownKey(streamId: string, key: string | undefined): void {
+    this.unknownEvent.inc();
+    const name = key ?? '';
+    const now = Date.now();
+    const last = this.unknownLogged.get(name);
+    if (last !== undefined && now - last < LOG_EVERY_MS) return;
+    if (last === undefined && this.unknownLogged.size >= MAX_LOGGED_KEYS) this.unknownLogged.delete(this.unknownLogged.keys().next().value as string);
+    this.unknownLogged.delete(name);
+    this.unknownLogged.set(name, now);
+    this.log.warn(
+      { stream_id: streamId, key: name.slice(0, 256) },
+      key === undefined
+        ? 'adproxy: no asset_key or caid; stream recorded without an event (it can never get a break)'
+        : 'adproxy: no event config for this asset key or caid; stream recorded without an event (it can never get a break)',
+    );
+  }
+
+  private registerSafely(req: HttpRequest, clientIp: string): void {
     try {
       this.register(req, clientIp);
     } catch (err) {
       this.log.error({ err }, 'adproxy registration failed');
     }
-    res.writeStatus('200 OK').writeHeader('Content-Type', 'application/xml').writeHeader('Cache-Control', 'no-store').end(EMPTY_VAST_BYTES);
   }
 
   private register(req: HttpRequest, clientIp: string): void {
@@ -141,10 +184,7 @@ export class AdProxy {
           })?.brand_name;
     if (brand !== undefined) touch.brand = brand;
     if (settings.eventId !== undefined) touch.eventId = settings.eventId;
-    else {
-      this.unknownEvent.inc();
-      this.log.info({ stream_id: streamId, key }, 'adproxy: no event config for this asset key or caid; stream recorded without an event');
-    }
+    else this.unknownKey(streamId, key);
     this.requests.inc();
     this.streams.touch(touch);
   }

@@ -7,7 +7,8 @@ export interface FieldError {
   message: string;
 }
 
-export type DomainErrorKind = 'not-found' | 'conflict' | 'invalid' | 'unavailable';
+/** `unprocessable`: well-formed, but the state it names makes it impossible (422). */
+export type DomainErrorKind = 'not-found' | 'conflict' | 'invalid' | 'unprocessable' | 'unavailable';
 
 export class DomainError extends Error {
   override name = 'DomainError';
@@ -23,6 +24,7 @@ export class DomainError extends Error {
 export const notFound = (detail = 'no such resource') => new DomainError('not-found', detail);
 export const conflict = (detail: string) => new DomainError('conflict', detail);
 export const invalid = (detail: string, errors?: FieldError[]) => new DomainError('invalid', detail, errors);
+export const unprocessable = (detail: string) => new DomainError('unprocessable', detail);
 export const unavailable = (detail: string) => new DomainError('unavailable', detail);
 
 export function isDomainError(err: unknown): err is DomainError {

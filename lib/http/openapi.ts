@@ -43,6 +43,7 @@ export function openApiDocument(routes: Route[], info: { version: string; server
         413: errorResponse('body too large'),
         415: errorResponse('wrong content type'),
         503: errorResponse('a backing service is down'),
+        ...Object.fromEntries(Object.entries(r.schema?.problems ?? {}).map(([status, description]) => [status, errorResponse(description)])),
       },
     };
     if (!r.public) op['security'] = [{ bearer: [] }];

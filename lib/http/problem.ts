@@ -85,7 +85,7 @@ export const conflict = (detail: string) => new HttpError('conflict', detail);
 export const payloadTooLarge = (limit: number) => new HttpError('payload-too-large', `the body exceeds the limit of ${limit} bytes`);
 export const unsupportedMediaType = (expected: string) => new HttpError('unsupported-media-type', `Content-Type must be ${expected}`);
 
-const DOMAIN_CODES: Record<DomainError['kind'], ProblemCode> = { 'not-found': 'not-found', conflict: 'conflict', invalid: 'bad-request', unavailable: 'unavailable' };
+const DOMAIN_CODES: Record<DomainError['kind'], ProblemCode> = { 'not-found': 'not-found', conflict: 'conflict', invalid: 'bad-request', unprocessable: 'unprocessable', unavailable: 'unavailable' };
 const RETRY = { 'Retry-After': '2' };
 
 interface Log {

@@ -47,7 +47,8 @@ export interface Route {
   /** The client's token bucket this route draws from (default `api`). */
   rateRule?: string;
   /** Schemas for the OpenAPI document (the same objects the validators compile). */
-  schema?: { body?: object; query?: object; response?: object; status?: number };
+  /** `problems`: statuses this route answers beyond the common ones, with what each means (OpenAPI). */
+  schema?: { body?: object; query?: object; response?: object; status?: number; problems?: Record<number, string> };
   handler: (req: RequestInfo, body: unknown) => Promise<Reply>;
 }
 
@@ -59,12 +60,12 @@ export interface RouterOptions {
   bodyLimit: number;
   authenticate: Authenticator;
   inFlight: { count: number };
-  /** Per client IP: the `api` rule for every request, and a failed authentication costs 10. */
+  /**
+   * Per client IP: the `api` rule for every request; a failed authentication is charged to the
+   * client's own `auth_failure` bucket, so bad tokens never lock out a valid one (issue 25).
+   */
   limiter?: RateLimiter;
 }
-
-/** A failed authentication costs this many requests of the client's `api` bucket (credential stuffing). */
-const FAILED_AUTH_COST = 10;
 
 interface CompiledRoute {
   route: Route;
@@ -215,7 +216,13 @@ export class Router {
     try {
       return await this.opts.authenticate(info);
     } catch (err) {
-      if (err instanceof HttpError && err.code === 'unauthorized') this.opts.limiter?.take('api', info.remoteAddress, FAILED_AUTH_COST - 1);
+      // Failures have their own bucket: a client that keeps failing is answered 429 instead of 401
+      // (credential stuffing costs it time), while a request with a valid token is charged only
+      // to the `api` bucket and never refused for the failures before it.
+      if (err instanceof HttpError && err.code === 'unauthorized') {
+        const verdict = this.opts.limiter?.take('auth_failure', info.remoteAddress);
+        if (verdict && !verdict.ok) throw rateLimited(verdict.retryAfterSec);
+      }
       throw err;
     }
   }

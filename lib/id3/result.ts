@@ -32,7 +32,10 @@ export interface DashPeriod {
 }
 export interface DashAdPod {
   break: number;
+  /** Seconds into the presentation, in both forms (issue 25). */
   start_time_sec: number;
+  /** The same start on the wall clock (epoch seconds), when the manifest says it (PDT; a live MPD's availabilityStartTime). */
+  start_time_epoch_sec?: number;
   dash: DashPeriod[];
 }
 
@@ -53,7 +56,10 @@ export interface HlsPlaylist {
 }
 export interface HlsAdPod {
   break: number;
+  /** Seconds into the presentation, in both forms (issue 25). */
   start_time_sec: number;
+  /** The same start on the wall clock (epoch seconds), when the manifest says it (PDT; a live MPD's availabilityStartTime). */
+  start_time_epoch_sec?: number;
   hls: HlsPlaylist[];
 }
 
@@ -79,8 +85,10 @@ export function dashRendition(name: string, segments: DashSegment[]): DashRendit
 export function dashPeriod(name: string, rendtions: DashRendition[]): DashPeriod {
   return { name, rendtions };
 }
-export function dashAdPod(breakIndex: number, startTimeSec: number, periods: DashPeriod[]): DashAdPod {
-  return { break: breakIndex, start_time_sec: startTimeSec, dash: periods };
+export function dashAdPod(breakIndex: number, startTimeSec: number, periods: DashPeriod[], startEpochSec?: number): DashAdPod {
+  return startEpochSec === undefined
+    ? { break: breakIndex, start_time_sec: startTimeSec, dash: periods }
+    : { break: breakIndex, start_time_sec: startTimeSec, start_time_epoch_sec: startEpochSec, dash: periods };
 }
 
 export function hlsSegment(name: string, sequence: number, tags: readonly Id3TagResult[], error?: string): HlsSegment {
@@ -94,6 +102,8 @@ export function hlsRendition(name: string, segments: HlsSegment[], bandwidth?: n
 export function hlsPlaylist(name: string, rendtions: HlsRendition[]): HlsPlaylist {
   return { name, rendtions };
 }
-export function hlsAdPod(breakIndex: number, startTimeSec: number, playlists: HlsPlaylist[]): HlsAdPod {
-  return { break: breakIndex, start_time_sec: startTimeSec, hls: playlists };
+export function hlsAdPod(breakIndex: number, startTimeSec: number, playlists: HlsPlaylist[], startEpochSec?: number): HlsAdPod {
+  return startEpochSec === undefined
+    ? { break: breakIndex, start_time_sec: startTimeSec, hls: playlists }
+    : { break: breakIndex, start_time_sec: startTimeSec, start_time_epoch_sec: startEpochSec, hls: playlists };
 }

@@ -43,7 +43,10 @@ export interface DashPeriodRef {
   events: Array<{ event: MpdEvent; sec: number }>;
 }
 export interface DashPod {
+  /** The first Period's start in the presentation (seconds). */
   startSec: number;
+  /** Wall-clock start (epoch seconds) of a live MPD: availabilityStartTime + the Period's start. */
+  startEpochSec?: number;
   periods: DashPeriodRef[];
 }
 
@@ -184,6 +187,7 @@ export function findDashPods(mpd: string, mpdUrl: string, opts: { limit?: number
   const mpdBase = baseOf(root, mpdUrl);
   const periods = childElements(root, 'Period');
   const total = seconds(attrOf(root, 'mediaPresentationDuration'));
+  const ast = Date.parse(attrOf(root, 'availabilityStartTime') ?? '');
   const starts: number[] = [];
   let prevEnd = 0;
   for (const p of periods) {
@@ -215,7 +219,7 @@ export function findDashPods(mpd: string, mpdUrl: string, opts: { limit?: number
     const periodEvents = events.filter((e) => e.periodIndex === i).map((event) => ({ event, sec: (event.presentationTime - event.presentationTimeOffset) / event.timescale }));
     const ref: DashPeriodRef = { name: id ?? `period-${i}`, startSec: start, renditions, events: periodEvents };
     if (!current) {
-      current = { startSec: start, periods: [] };
+      current = Number.isFinite(ast) ? { startSec: start, startEpochSec: ast / 1000 + start, periods: [] } : { startSec: start, periods: [] };
       pods.push(current);
     }
     current.periods.push(ref);

@@ -23,8 +23,13 @@ export interface PodSegment {
 }
 
 export interface HlsPod {
-  /** Program date-time of the first segment (epoch seconds), else its offset from the playlist's first segment. */
+  /**
+   * Seconds into the presentation as the playlist gives it (the EXTINF sum before the pod's first
+   * segment), as DASH's `start_time_sec` is the Period's start in the presentation (issue 25).
+   */
   startSec: number;
+  /** Wall-clock start (epoch seconds): the first segment's program date-time, when it has one. */
+  startEpochSec?: number;
   segments: PodSegment[];
 }
 
@@ -106,11 +111,11 @@ export function findHlsPods(playlist: string, rules: PodRules = {}): HlsPod[] {
     offsets.push(t);
     t += s.duration;
   }
-  const startOf = (i: number) => {
+  const startOf = (i: number): HlsPod => {
     const pdt = segments[i]!.program_date_time_ms;
-    return pdt !== undefined ? pdt / 1000 : offsets[i]!;
+    return pdt !== undefined ? { startSec: offsets[i]!, startEpochSec: pdt / 1000, segments: [] } : { startSec: offsets[i]!, segments: [] };
   };
-  if (rules.wholePlaylist) return segments.length ? [{ startSec: startOf(0), segments: segments.map(podSegment) }] : [];
+  if (rules.wholePlaylist) return segments.length ? [{ ...startOf(0), segments: segments.map(podSegment) }] : [];
   const hasCues = segments.some((s) => s.cues.some((c) => c.kind === 'out' || c.kind === 'in'));
   if (!hasCues) return rules.isAdUri ? inlinePods(segments, rules.isAdUri, startOf) : [];
 
@@ -129,7 +134,7 @@ export function findHlsPods(playlist: string, rules: PodRules = {}): HlsPod[] {
       if (cue.kind === 'in') close();
       else if (cue.kind === 'out' || (cue.kind === 'cont' && !open)) {
         close();
-        open = { startSec: startOf(i), segments: [] };
+        open = startOf(i);
         openDuration = cue.duration_sec !== undefined && cue.duration_sec > 0 ? cue.duration_sec - (cue.kind === 'cont' ? (cue.elapsed_sec ?? 0) : 0) : undefined;
       }
     }
@@ -156,7 +161,7 @@ function upTo(segments: PodSegment[], durationSec: number): PodSegment[] {
   return kept;
 }
 
-function inlinePods(segments: SegmentCues[], isAdUri: (uri: string) => boolean, startOf: (i: number) => number): HlsPod[] {
+function inlinePods(segments: SegmentCues[], isAdUri: (uri: string) => boolean, startOf: (i: number) => HlsPod): HlsPod[] {
   const pods: HlsPod[] = [];
   let current: HlsPod | undefined;
   for (let i = 0; i < segments.length; i++) {
@@ -166,7 +171,7 @@ function inlinePods(segments: SegmentCues[], isAdUri: (uri: string) => boolean, 
       continue;
     }
     if (!current) {
-      current = { startSec: startOf(i), segments: [] };
+      current = startOf(i);
       pods.push(current);
     }
     current.segments.push(podSegment(s));

@@ -130,7 +130,7 @@ async function planHls(source: InspectSource, text: string, deps: InspectDeps, s
             r.bandwidth,
           );
         });
-      out.push(hlsAdPod(k, first.pod.startSec, [hlsPlaylist(playlist, rendtions)]));
+      out.push(hlsAdPod(k, first.pod.startSec, [hlsPlaylist(playlist, rendtions)], first.pod.startEpochSec));
     }
     return out;
   };
@@ -167,6 +167,7 @@ function planDash(source: InspectSource, text: string, limits: InspectLimits, ta
             }),
           ),
         ),
+        pod.startEpochSec,
       ),
     );
 }

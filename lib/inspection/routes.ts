@@ -16,7 +16,10 @@ export function inspectionRoutes(service: InspectionService): Route[] {
       pattern: PATH,
       body: 'json',
       summary: "Inspect the ID3 tags of a stream's ad pods: starts a job (pending, ad_pods null), later answers it (complete with ad_pods, or failed with error)",
-      schema: { body: inspectInput },
+      schema: {
+        body: inspectInput,
+        problems: { 422: 'the stream is known but nothing says which manifest to inspect (no manifest proxied for it, and its event is not configured): the detail says what is missing' },
+      },
       handler: async (_r, body) => ({ json: await service.request(validate(body)) }),
     },
     {

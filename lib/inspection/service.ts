@@ -2,16 +2,22 @@
  * ID3 tag inspection (spec "ID3 tag inspection" rules 1–3; "States and transitions"): a request
  * returns the stream's job, starting one when it has none live. What is inspected is decided
  * when the job starts: a pod manifest given by URL (on DAI_HOST or CONTENT_ORIGIN only), else the
- * master playlist or MPD the manifest proxy last served for the stream, fetched from DAI_HOST.
+ * master playlist or MPD the manifest proxy last served for the stream, fetched from DAI_HOST, else
+ * (a stream known only from the ad tag or from /squeezeback: issue 25) its event's configured
+ * `source_uri`, the playlist the stream's manifests are made from.
  */
-import { invalid, notFound } from '../errors/index.js';
+import { invalid, notFound, unprocessable } from '../errors/index.js';
 import type { StreamRegistry } from '../streams/registry.js';
 import { toView, type InspectionRepo, type InspectionView } from './repo.js';
 import type { InspectInput } from './schema.js';
 
+/** The configured source of a stream's event: by its resolved id, else by the asset key it came with. */
+export type EventSourceLookup = (eventId: number | null, assetKey: string | null) => Promise<{ eventId: number; sourceUri: string } | undefined>;
+
 export interface InspectionServiceOptions {
   daiHost: string;
   contentOrigin: string;
+  eventSource?: EventSourceLookup;
 }
 
 function originOf(url: string): string | undefined {
@@ -56,8 +62,17 @@ export class InspectionService {
   private async streamManifest(streamId: string): Promise<string> {
     await this.streams.flush(); // include the touches of the last second
     const stream = await this.streams.get(streamId);
-    if (!stream) throw notFound(`stream ${streamId} is not known (or has expired)`);
-    if (!stream.master_path) throw notFound(`stream ${streamId} has had no master playlist or MPD proxied yet; give manifest_url to inspect a pod manifest`);
-    return this.opts.daiHost + stream.master_path;
+    if (!stream) throw notFound(`stream ${streamId} is not known (or has expired): no ad tag, manifest or /squeezeback request registered it within the idle time`);
+    if (stream.master_path) return this.opts.daiHost + stream.master_path;
+    const event = await this.opts.eventSource?.(stream.event_id, stream.asset_key);
+    if (event) return event.sourceUri;
+    throw unprocessable(`stream ${streamId} has had no master playlist or MPD proxied, and ${this.missingEvent(stream.event_id, stream.asset_key)}; give manifest_url to inspect a pod manifest`);
+  }
+
+  /** What keeps a stream's event (and so its source) from being known. */
+  private missingEvent(eventId: number | null, assetKey: string | null): string {
+    if (eventId !== null) return `its event ${eventId} no longer exists`;
+    if (assetKey !== null) return `its asset key ${assetKey.slice(0, 256)} matches no event config (configure the event with that asset_id)`;
+    return 'it was registered without an asset_key or caid, so it has no event';
   }
 }

@@ -1,7 +1,9 @@
 /**
  * A simulated MRSS feed host for tests and demos: a catalog of items served newest first, paged
  * either by `atom:link rel="next"` (`/next.rss?page=N`) or by offset/limit parameters
- * (`/offset.rss?offset=&limit=`). Items can be added at the head to model a live catalog.
+ * (`/offset.rss?offset=&limit=`). Items can be added at the head to model a live catalog, or
+ * appended at the tail to model a feed ordered oldest first (where offset paging with
+ * `update_offset_base` makes sense), also while a run is reading it (`beforeAnswer`).
  */
 import http from 'node:http';
 
@@ -23,6 +25,8 @@ export class FeedHostSim {
   /** Paths with their query (`/next.rss?page=2`) answered 503, to fail a run mid-way. */
   readonly failing = new Set<string>();
   readonly requests: string[] = [];
+  /** Called with each request's path and query before it is answered (e.g. to grow the feed mid-run). */
+  beforeAnswer: ((pathAndQuery: string) => void) | undefined;
   url = '';
   private server: http.Server | undefined;
 
@@ -47,10 +51,17 @@ export class FeedHostSim {
     for (let i = 1; i <= n; i++) this.items.unshift({ guid: `item-${top + i}`, title: `Item ${top + i}` });
   }
 
+  /** Adds n items at the tail (the newest last, as a feed ordered oldest first grows). */
+  append(n: number): void {
+    const top = this.items.length;
+    for (let i = 1; i <= n; i++) this.items.push({ guid: `item-${top + i}`, title: `Item ${top + i}` });
+  }
+
   async start(): Promise<this> {
     this.server = http.createServer((req, res) => {
       const u = new URL(req.url ?? '/', 'http://sim');
       this.requests.push(u.pathname + u.search);
+      this.beforeAnswer?.(u.pathname + u.search);
       if (this.failing.has(u.pathname + u.search)) {
         res.writeHead(503).end();
         return;

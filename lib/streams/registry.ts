@@ -17,6 +17,8 @@ import type { Registry } from '../http/metrics.js';
  * thousands of streams never shows in the manifest path's tail latency.
  */
 const FLUSH_CHUNK = 250;
+/** Time another instance's flush pipeline may take after its timer fires (a Redis round trip or a few). */
+const SETTLE_MARGIN_MS = 250;
 
 /**
  * Bounds of what one stream record may hold (issue 24 item 4; docs/decisions.md). Every field of a
@@ -169,6 +171,7 @@ export class StreamRegistry {
   private readonly known = new Map<string, Known>();
   private evictedIds: string[] = [];
   private readonly maxStreams: number;
+  private readonly flushEveryMs: number;
   private readonly timer: NodeJS.Timeout;
   private flushing: Promise<void> | undefined;
   private lastSweep = Date.now();
@@ -187,7 +190,8 @@ export class StreamRegistry {
   ) {
     const opts = typeof flushEveryMsOrOptions === 'number' ? { flushEveryMs: flushEveryMsOrOptions } : flushEveryMsOrOptions;
     this.maxStreams = opts.maxStreams ?? DEFAULT_MAX_STREAMS;
-    this.timer = setInterval(() => void this.flush(), opts.flushEveryMs ?? 1000).unref();
+    this.flushEveryMs = opts.flushEveryMs ?? 1000;
+    this.timer = setInterval(() => void this.flush(), this.flushEveryMs).unref();
     this.evictedCounter = opts.metrics?.counter('streams_evicted_total', 'Streams evicted (oldest idle first) because the instance held MAX_STREAMS').with();
     opts.metrics?.gauge('streams_known', 'Streams this instance keeps (at most MAX_STREAMS)', () => this.known.size);
   }
@@ -275,6 +279,21 @@ export class StreamRegistry {
   private forget(streamId: string): void {
     this.pending.delete(streamId);
     this.evictedIds.push(streamId);
+  }
+
+  /**
+   * Waits until every touch made before the call, on any instance, is in the state store: what a
+   * break must do before it reads an event's streams (issue 25: a stream registered less than a
+   * second before a PUT was missed, its touch still pending in memory). This instance's touches are
+   * flushed now; other instances' (a shared store) are flushed by their own timers within one
+   * flush interval, so the call waits out the rest of that interval (plus a margin for the write)
+   * from `sinceMs`, the moment the request arrived.
+   */
+  async settled(sinceMs = Date.now()): Promise<void> {
+    await this.flush();
+    if (this.state.kind !== 'redis') return; // one process owns the store: nothing else is pending
+    const wait = sinceMs + this.flushEveryMs + SETTLE_MARGIN_MS - Date.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
   }
 
   /**

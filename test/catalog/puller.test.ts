@@ -124,7 +124,7 @@ t.test('feed pulls', async (t) => {
     t.match((await api('GET', 'global-config/nlrt')).body.status, { mode: 'realtime' });
     const offbf = (await api('GET', 'global-config/offbf')).body;
     t.match(offbf.status, { mode: 'backfill', pages: 3 });
-    t.equal(offbf.pagination_params.offset_base, 36, 'update_offset_base stored the final offset');
+    t.equal(offbf.pagination_params.offset_base, sim.items.length, 'update_offset_base stored the offset after the last item consumed (not a whole page past it)');
   });
 
   t.test('a run whose instance died resumes from its cursor: nothing lost, nothing twice', async (t) => {
@@ -240,3 +240,77 @@ t.test('a real feed (the Guardian fixture, 55 items) served paged both ways', as
   const total = async (b: string) => (await call(service.url, 'GET', `/api/v1/catalog?brand_name=${b}&page_size=1`, { token: jwt })).body.total_results;
   t.ok(await until(async () => (await total('gn')) === 55 && (await total('go')) === 55, 15_000), 'both ways: all 55 items');
 });
+
+for (const mode of ['backfill', 'realtime'] as const)
+  t.test(`update_offset_base moves by what was consumed: a feed growing while pulled loses nothing (${mode}, issue 25 item 1)`, async (t) => {
+    if (!(await needServices(t, ['postgres']))) return;
+    // A feed ordered oldest first: new items are appended, so the offset after the last item
+    // consumed is where the next run's new items start.
+    const sim = await new FeedHostSim(7).start();
+    t.teardown(() => sim.stop());
+    const service = await startTestService(t, { databaseUrl: await freshSchemaUrl(t), allowPrivateOutbound: true });
+    const jwt = await token(service);
+    const api = (method: string, path: string, json?: unknown) => call(service.url, method, `/api/v1/${path}`, { token: jwt, json });
+    const guids = async () => (await service.stores.sql<{ guid: string }[]>`select guid from catalog_item where brand_name = 'grow'`).map((r) => r.guid).sort();
+    const feed = async () => (await api('GET', 'global-config/grow')).body as { pagination_params: { offset_base: number }; status: { state: string; last_run_at: string | null; inserted: number } };
+    const ranAfter = async (before: string | null) => {
+      const st = (await feed()).status;
+      return st.state === 'idle' && st.last_run_at !== null && st.last_run_at !== before;
+    };
+    const offsets = () => sim.requests.map((r) => Number(new URL(r, 'http://x').searchParams.get('offset')));
+
+    // Run 1: the feed grows by one item while the run reads its second page.
+    let grown = false;
+    sim.beforeAnswer = (req) => {
+      if (!grown && req.includes('offset=3&')) {
+        grown = true;
+        sim.append(1);
+      }
+    };
+    const created = await api('POST', 'global-config', {
+      brand_name: 'grow',
+      feed_name: 'grow',
+      feed_uri: `${sim.url}/offset.rss`,
+      pagination_supported: true,
+      pull_frequency_sec: 3600,
+      pagination_params: { limit: 3, limit_param: 'limit', offset_param: 'offset', offset_base: 0, update_offset_base: true, stop_when_caughtup: mode === 'realtime' },
+    });
+    t.equal(created.status, 201);
+    t.ok(await until(() => ranAfter(null), 15_000), 'the first run finished');
+    t.same(offsets(), [0, 3, 6], 'pages 0, 3 and 6 (the last one partial: 2 of 3)');
+    t.equal((await guids()).length, 8, 'the item added mid-run was pulled in the same run');
+    t.equal((await feed()).pagination_params.offset_base, 8, 'the base is after the 8 items consumed (before issue 25: 9, a whole page past the partial one)');
+
+    // Run 2: the feed grew by k = 4; exactly those are pulled, starting right after the last consumed.
+    sim.beforeAnswer = undefined;
+    sim.append(4);
+    sim.requests.length = 0;
+    let before = (await feed()).status.last_run_at;
+    t.equal((await api('POST', 'global-config/grow/pull')).status, 202);
+    t.ok(await until(() => ranAfter(before), 15_000));
+    t.same(offsets(), [8, 11], 'from the stored base: a full page, then the partial one');
+    t.equal((await feed()).status.inserted, 4, 'exactly the 4 new items were inserted');
+    t.same(await guids(), sim.items.map((i) => i.guid).sort(), 'every item of the feed, none skipped (before issue 25 the item at offset 8 was never pulled)');
+    t.equal((await feed()).pagination_params.offset_base, 12);
+
+    // Run 3: nothing new. The base stays (before issue 25 it moved a page per run: 12, 15, 18, ...).
+    sim.requests.length = 0;
+    before = (await feed()).status.last_run_at;
+    t.equal((await api('POST', 'global-config/grow/pull')).status, 202);
+    t.ok(await until(() => ranAfter(before), 15_000));
+    t.same(offsets(), [12], 'one empty page asked');
+    t.equal((await feed()).pagination_params.offset_base, 12, 'an empty page moves the base by nothing');
+
+    // Run 4: it grows again, by 2, while the run reads; both are pulled, the base follows.
+    sim.requests.length = 0;
+    sim.append(1);
+    sim.beforeAnswer = (req) => {
+      if (req.includes('offset=12&')) sim.append(1);
+    };
+    before = (await feed()).status.last_run_at;
+    t.equal((await api('POST', 'global-config/grow/pull')).status, 202);
+    t.ok(await until(() => ranAfter(before), 15_000));
+    t.equal((await feed()).status.inserted, 2);
+    t.equal((await guids()).length, 14);
+    t.equal((await feed()).pagination_params.offset_base, 14);
+  });

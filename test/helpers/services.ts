@@ -76,7 +76,7 @@ export function tempDir(t: Test): string {
 }
 
 /** Tests are one client firing many requests: limits far above them unless a test sets its own (the limiter still runs). */
-export const UNLIMITED = Object.fromEntries(['api', 'beacon', 'vast', 'adproxy', 'stream', 'stitch'].map((k) => [k, { rate: 1e6, burst: 1e6 }]));
+export const UNLIMITED = Object.fromEntries(['api', 'auth_failure', 'beacon', 'vast', 'adproxy', 'stream', 'stitch'].map((k) => [k, { rate: 1e6, burst: 1e6 }]));
 
 export function testConfig(t: Test, overrides: Partial<Config> = {}): Config {
   return loadConfig(

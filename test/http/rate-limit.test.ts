@@ -64,11 +64,12 @@ t.test('instances count together through the shared counters', async (t) => {
   });
 });
 
-t.test('over HTTP: 429 problem with Retry-After on /api/v1, /beacon, /vast, /dai/adproxy; manifests never limited', async (t) => {
+t.test('over HTTP: 429 problem with Retry-After on /api/v1, /beacon, /vast; /dai/adproxy registers no more; manifests never limited', async (t) => {
   if (!(await needServices(t, ['postgres']))) return;
   const sim = await new DaiHostSim().start();
   t.teardown(() => sim.stop());
-  const rateLimits = { ...UNLIMITED, api: { rate: 1, burst: 20 }, beacon: { rate: 1, burst: 3 }, vast: { rate: 1, burst: 3 }, adproxy: { rate: 1, burst: 3 } };
+  // Refills slowed to 0.01/s: on a busy machine a rate of 1/s refilled a token mid-burst.
+  const rateLimits = { ...UNLIMITED, api: { rate: 0.01, burst: 20 }, beacon: { rate: 0.01, burst: 3 }, vast: { rate: 0.01, burst: 3 }, adproxy: { rate: 0.01, burst: 3 } };
   const service = await startTestService(t, { databaseUrl: await freshSchemaUrl(t), daiHost: sim.url, rateLimits });
   const jwt = await token(service);
 
@@ -87,15 +88,18 @@ t.test('over HTTP: 429 problem with Retry-After on /api/v1, /beacon, /vast, /dai
   for (const [path, label] of [
     ['/beacon?u=x', 'beacon'],
     ['/vast?stream_id=s1', 'vast'],
-    ['/dai/adproxy?stream_id=s1&asset_key=K', 'adproxy'],
   ] as const) {
     const statuses = [];
     for (let i = 0; i < 4; i++) statuses.push((await call(service.url, 'GET', path)).status);
     t.equal(statuses[3], 429, `${label}: the fourth within the second is refused`);
     t.notOk(statuses.slice(0, 3).includes(429), `${label}: the burst of 3 passes`);
   }
-  const viewer = await call(service.url, 'GET', '/dai/adproxy?stream_id=s2&asset_key=K', { headers: { 'X-Device-Ip': '203.0.113.9' } });
-  t.equal(viewer.status, 200, 'the ad proxy counts per viewer (X-Device-Ip), not per DAI server');
+  // The ad proxy answers the empty VAST over its limit too (issue 25): over it, the stream is not registered.
+  for (let i = 0; i < 4; i++) t.equal((await call(service.url, 'GET', `/dai/adproxy?stream_id=a${i}&asset_key=K`)).status, 200, 'adproxy: never a 429');
+  await call(service.url, 'GET', '/dai/adproxy?stream_id=s2&asset_key=K', { headers: { 'X-Device-Ip': '203.0.113.9' } });
+  await service.streams.flush();
+  t.ok((await service.streams.get('a2')) && !(await service.streams.get('a3')), 'adproxy: the fourth within the second is not registered');
+  t.ok(await service.streams.get('s2'), 'the ad proxy counts per viewer (X-Device-Ip), not per DAI server');
 
   const manifests = await Promise.all(Array.from({ length: 60 }, (_, i) => call(service.url, 'GET', `/dai/manifest/linear/hls/pa/event/E/stream/m${i}:LOC/variant/720p.m3u8`)));
   t.ok(
@@ -104,10 +108,39 @@ t.test('over HTTP: 429 problem with Retry-After on /api/v1, /beacon, /vast, /dai
   );
 });
 
-t.test('a failed authentication costs ten requests', async (t) => {
+t.test('failed authentications have their own bucket: bad tokens never lock out a valid one (issue 25)', async (t) => {
+  if (!(await needServices(t, ['postgres', 'redis']))) return;
+  // The api default (config/default.json) and the failure bucket's burst of 10 (its refill slowed so
+  // that a busy machine cannot refill it mid-test), counted through Redis as in production.
+  const service = await startTestService(t, {
+    databaseUrl: await freshSchemaUrl(t),
+    redisUrl: REDIS_URL,
+    rateLimits: { ...UNLIMITED, api: { rate: 50, burst: 100 }, auth_failure: { rate: 0.01, burst: 10 } },
+  });
+  const jwt = await token(service);
+  const bad = [];
+  for (let i = 0; i < 11; i++) bad.push((await call(service.url, 'GET', '/api/v1/brand-recognition', { token: 'not-a-token' })).status);
+  t.same(bad.slice(0, 10), Array(10).fill(401), 'ten failures are answered 401');
+  t.equal(bad[10], 429, 'the eleventh failure is over the failure bucket: 429');
+  // Before issue 25 a failure cost 10 of the api bucket (100): after ~11 failures this was 429.
+  const good = [];
+  for (let i = 0; i < 20; i++) good.push((await call(service.url, 'GET', '/api/v1/brand-recognition', { token: jwt })).status);
+  t.same(good, Array(20).fill(200), 'a valid token right after the failures is answered, twenty times');
+  const again = await call(service.url, 'GET', '/api/v1/brand-recognition', { token: 'still-not-a-token' });
+  t.equal(again.status, 429, 'the failing client is still held back');
+  t.match(again.body, { type: 'urn:squeezeback:problem:rate-limited' });
+  t.ok(Number(again.headers['retry-after']) >= 1);
+  const noToken = await call(service.url, 'GET', '/api/v1/brand-recognition');
+  t.equal(noToken.status, 429, 'a missing token is a failure too');
+});
+
+t.test('valid-token requests are limited by the api bucket alone', async (t) => {
   if (!(await needServices(t, ['postgres']))) return;
-  const service = await startTestService(t, { databaseUrl: await freshSchemaUrl(t), rateLimits: { ...UNLIMITED, api: { rate: 0.01, burst: 30 } } });
+  const service = await startTestService(t, { databaseUrl: await freshSchemaUrl(t), rateLimits: { ...UNLIMITED, api: { rate: 0.01, burst: 5 }, auth_failure: { rate: 0.01, burst: 1 } } });
+  const jwt = await token(service);
+  t.equal((await call(service.url, 'GET', '/api/v1/brand-recognition', { token: 'bad' })).status, 401);
+  t.equal((await call(service.url, 'GET', '/api/v1/brand-recognition', { token: 'bad' })).status, 429, 'the failure bucket (1) is spent');
   const statuses = [];
-  for (let i = 0; i < 4; i++) statuses.push((await call(service.url, 'GET', '/api/v1/brand-recognition', { token: 'not-a-token' })).status);
-  t.same(statuses, [401, 401, 401, 429], 'three bad tokens spend a bucket of 30');
+  for (let i = 0; i < 4; i++) statuses.push((await call(service.url, 'GET', '/api/v1/brand-recognition', { token: jwt })).status);
+  t.same(statuses, [200, 200, 200, 429], 'the api bucket of 5 had two failed requests in it (1 each), then three valid ones');
 });

@@ -87,3 +87,19 @@ t.test('every DASH fixture: no throw; content-only MPDs have no pods', async (t)
   t.same(findDashPods('<html>', 'https://h.example/'), []);
   t.same(findDashPods('<!DOCTYPE x [<!ENTITY a "b">]><MPD/>', 'https://h.example/'), []);
 });
+
+t.test('a live MPD: start_time_sec is the Period start in the presentation, the wall-clock start beside it (issue 25 item 10)', async (t) => {
+  const mpd = `<?xml version="1.0"?><MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="dynamic" availabilityStartTime="2026-01-01T00:00:00Z" profiles="urn:mpeg:dash:profile:isoff-live:2011">
+<Period id="content-0" start="PT0S"><AdaptationSet mimeType="video/mp4"><SegmentTemplate timescale="1" duration="4" media="c/$Number$.m4s" startNumber="1"/><Representation id="v" bandwidth="1"/></AdaptationSet></Period>
+<Period id="dai_pod-0001-ad-1" start="PT120S" duration="PT8S"><AdaptationSet mimeType="video/mp4"><SegmentTemplate timescale="1" duration="4" media="ad/$Number$.m4s" startNumber="1"/><Representation id="ad" bandwidth="1"/></AdaptationSet></Period>
+</MPD>`;
+  const pods = findDashPods(mpd, 'https://dai.example.com/live/manifest.mpd');
+  t.equal(pods.length, 1);
+  t.equal(pods[0]!.startSec, 120, 'seconds into the presentation');
+  t.equal(pods[0]!.startEpochSec, Date.UTC(2026, 0, 1) / 1000 + 120, 'availabilityStartTime + the Period start');
+  t.equal(
+    findDashPods(fixture('dash-mpd-rs/telenet-mid-ad-rolls.mpd'), 'https://dai.google.com/x/manifest.mpd')[0]!.startEpochSec,
+    undefined,
+    'a static MPD without availabilityStartTime has no wall-clock start',
+  );
+});

@@ -28,10 +28,12 @@ t.test('MediaTailor: a 20.020 s cue-out ends at its cue-in, not at the rounded d
   t.equal(pods[0]!.startSec, 6.006 + 6.006 + 5.372);
 });
 
-t.test('DATERANGE SCTE35-OUT/IN: the ad segments; the start is the PDT (epoch seconds)', async (t) => {
+t.test('DATERANGE SCTE35-OUT/IN: the ad segments; the start in the presentation, and the PDT (epoch seconds) beside it', async (t) => {
   const pods = findHlsPods(fixture('kuu-hls-parser/8.10-EXT-X-DATERANGE-carrying-SCTE-35-tags.m3u8'));
   t.same(uris(pods), [['http://ads.example.com/ad-01.ts', 'http://ads.example.com/ad-02.ts']]);
-  t.equal(pods[0]!.startSec, Date.parse('2014-03-05T11:15:00.000Z') / 1000);
+  // Issue 25: start_time_sec meant epoch seconds in HLS and seconds into the presentation in DASH.
+  t.equal(pods[0]!.startSec, 60, 'two 30 s segments before it');
+  t.equal(pods[0]!.startEpochSec, Date.parse('2014-03-05T11:15:00.000Z') / 1000);
 });
 
 t.test('a cue-out without cue-in: the pod runs to its announced duration, or the end', async (t) => {

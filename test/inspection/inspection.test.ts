@@ -58,12 +58,12 @@ if (await needServices(t)) {
     const pods = done.ad_pods;
     t.equal(pods.length, 2);
     t.same(
-      pods.map((p: { break: number; start_time_sec: number }) => [p.break, p.start_time_sec]),
+      pods.map((p: { break: number; start_time_sec: number; start_time_epoch_sec: number }) => [p.break, p.start_time_sec, p.start_time_epoch_sec]),
       [
-        [0, EPOCH_SEC + 12],
-        [1, EPOCH_SEC + 30],
+        [0, 12, EPOCH_SEC + 12],
+        [1, 30, EPOCH_SEC + 30],
       ],
-      'break index and PDT start of each pod',
+      'break index; start in the presentation, as in the DASH form (before issue 25: the PDT); the PDT as start_time_epoch_sec',
     );
     const [pod0, pod1] = pods;
     t.equal(pod0.hls.length, 1);
@@ -125,7 +125,8 @@ if (await needServices(t)) {
     t.equal(done.ad_pods.length, 1);
     const pod = done.ad_pods[0];
     t.equal(pod.break, 0);
-    t.equal(pod.start_time_sec, 12);
+    t.equal(pod.start_time_sec, 12, 'the Period start in the presentation, as in the HLS form');
+    t.notOk('start_time_epoch_sec' in pod, 'a static MPD has no wall-clock start');
     t.equal(pod.dash.length, 1);
     t.equal(pod.dash[0].name, 'dai_pod-0001-ad-1');
     const r = pod.dash[0].rendtions;
@@ -179,6 +180,40 @@ if (await needServices(t)) {
     const doc = await call(a.url, 'GET', '/api/v1/openapi.json');
     t.ok(doc.body.paths[API]?.post, 'OpenAPI lists POST');
     t.ok(doc.body.paths[`${API}/{stream_id}`]?.get, 'OpenAPI lists GET');
+  });
+
+  t.test('a stream known only from the ad tag or /squeezeback is inspected from its event source; otherwise a 422 says what is missing (issue 25 item 9)', async (t) => {
+    const api = (method: string, path: string, json: unknown) => call(a.url, method, `/api/v1/${path}`, { token: tokA, json });
+    t.equal((await api('PUT', 'squeeze-brand-config', { brand_id: 'insp' })).status, 200);
+    t.equal((await api('PUT', 'squeeze-event-config', { asset_id: 'EVSRC', source_uri: `${sim.url}/live/evsrc/master.m3u8`, brand_config_id: 'insp' })).status, 200);
+    const complete = async (id: string) => {
+      const first = await post(a, { stream_id: id });
+      t.equal(first.status, 200, `${id}: a job starts (before issue 25: 404, no master playlist proxied)`);
+      const done = await finished(b, id);
+      t.equal(done.status, 'complete');
+      t.equal(done.ad_pods.length, 2, 'both pods of the event source');
+      t.equal(done.ad_pods[0].hls[0].name, 'master.m3u8');
+      t.equal(done.ad_pods[0].hls[0].rendtions.length, 4);
+    };
+    // Known from the preroll ad tag only (no manifest through the proxy).
+    t.equal((await call(a.url, 'GET', '/dai/adproxy?stream_id=tag1:LOC&asset_key=EVSRC')).status, 200);
+    await complete('tag1:LOC');
+    // Known from /squeezeback only: the service generated its id.
+    const sb = await call(a.url, 'GET', '/squeezeback/EVSRC/master.m3u8');
+    t.equal(sb.status, 200, sb.text);
+    const sbId = /^(\d{9})\/variant\/720p\.m3u8$/m.exec(sb.text)?.[1];
+    t.ok(sbId, 'the squeezeback stream id from its variant URLs');
+    await complete(sbId!);
+    // Known, but nothing says what to inspect: 422 with what is missing.
+    await call(a.url, 'GET', '/dai/adproxy?stream_id=orphan1:LOC&asset_key=NOPE');
+    const noEvent = await post(a, { stream_id: 'orphan1:LOC' });
+    t.equal(noEvent.status, 422);
+    t.match(noEvent.body, { type: 'urn:squeezeback:problem:unprocessable', detail: /asset key NOPE matches no event config/ });
+    await call(a.url, 'GET', '/dai/adproxy?stream_id=orphan2:LOC');
+    t.match((await post(a, { stream_id: 'orphan2:LOC' })).body, { status: 422, detail: /without an asset_key or caid/ });
+    t.match((await post(a, { stream_id: 'never-seen' })).body, { status: 404, detail: /is not known/ });
+    const doc = await call(a.url, 'GET', '/api/v1/openapi.json');
+    t.ok(doc.body.paths[API].post.responses['422'], 'OpenAPI lists the 422');
   });
 
   t.test('a job whose owner died (lease taken, never finished) is finished by a live instance', async (t) => {

@@ -23,6 +23,17 @@ export function planSegments(startMs: number, durationSec: number, segmentSec: n
   return Array.from({ length: count }, (_, i) => ({ index: i, startMs: startMs + i * segMs, durationSec: Math.min(segMs, totalMs - i * segMs) / 1000 }));
 }
 
+/**
+ * The span a break of `durationSec` actually squeezes: every content segment whose start falls in
+ * the window is replaced whole, so the span is whole segments (issue 25: `CUE-OUT:30` was
+ * advertised while 8 × 4 s = 32 s were squeezed, and the last planned segment said 2 s while its
+ * transcoder job said 4 s). The break's end and duration are this span, in milliseconds.
+ */
+export function squeezedSpanSec(durationSec: number, segmentSec: number): number {
+  if (!(segmentSec > 0)) return durationSec;
+  return Math.round(Math.ceil(durationSec / segmentSec - 1e-6) * segmentSec * 1000) / 1000;
+}
+
 export interface TrackingPoint {
   ad: number;
   event: TrackingEvent;

@@ -24,8 +24,8 @@ export function breakRoutes(breaks: BreakService): Route[] {
       method: 'PUT',
       pattern: PATH,
       body: 'json',
-      summary: "Start a squeeze break on an event's DAI streams (optionally stream_ids), deciding ads per stream from its targeting",
-      schema: { body: daiBreakInput },
+      summary: "Start a squeeze break on an event's DAI streams (optionally stream_ids), deciding ads per stream from its targeting; 422 when no live stream matches",
+      schema: { body: daiBreakInput, problems: { 422: 'no live stream of the event matches (none registered, or none of stream_ids): nothing is started' } },
       handler: async (_r, body) => ({ json: await breaks.create(validateDai(body), 'streams') }),
     },
     {

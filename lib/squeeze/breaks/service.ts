@@ -4,14 +4,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../log/index.js';
-import { conflict, invalid, notFound } from '../../errors/index.js';
+import { conflict, invalid, notFound, unprocessable } from '../../errors/index.js';
 import type { StreamRegistry, Stream } from '../../streams/registry.js';
 import type { SqueezeConfigRepo } from '../config/repo.js';
 import type { EventConfig } from '../config/types.js';
 import type { AdDecider, Decision, DecideInput } from './decide.js';
 import type { BreakBoard } from './board.js';
 import type { BreakRepo, BreakRow, BreakTrigger, SegmentRow } from './repo.js';
-import { planSegments } from './plan.js';
+import { planSegments, squeezedSpanSec } from './plan.js';
 import { readSource, type FetchText } from './source.js';
 import { MAX_TOTAL_BREAK_SEC, type BreakInput } from './schema.js';
 
@@ -57,9 +57,10 @@ export class BreakService {
    * the ads (at once: both wait on the network) → persist → publish to every instance.
    */
   async create(input: BreakInput, target: 'event' | 'streams', opts: StartOptions = {}): Promise<Json> {
+    const arrived = Date.now();
     const event = await this.loadEvent(input);
     const id = randomUUID();
-    const [window, decision] = await Promise.all([this.planWindow(event, opts.at), this.decideAds(id, event, input, target)]);
+    const [window, decision] = await Promise.all([this.planWindow(event, opts.at), this.decideAds(id, event, input, target, arrived)]);
     const row = await this.persist(id, event, input, target, window, decision, opts.trigger ?? { source: 'api' });
     await this.deps.board.changed();
     this.deps.log.info(
@@ -119,7 +120,7 @@ export class BreakService {
   }
 
   /** Event-wide ads (POST), or per stream from each stream's targeting (PUT). */
-  private async decideAds(breakId: string, event: EventConfig, input: BreakInput, target: 'event' | 'streams'): Promise<Decision> {
+  private async decideAds(breakId: string, event: EventConfig, input: BreakInput, target: 'event' | 'streams', arrived: number): Promise<Decision> {
     const decideInput: DecideInput = {
       eventId: event.id,
       breakId,
@@ -129,7 +130,16 @@ export class BreakService {
       adRequest: { adServerUrl: this.deps.adServerUrl, adTag: event.ad_tag, override: event.ad_tag_override, caid: event.caid, assetId: event.asset_id },
     };
     if (target === 'event') return this.deps.decider.forEvent(decideInput);
-    const streams = await this.streamsOf(event.id, input.stream_ids, event.max_concurrent_streams);
+    const streams = await this.streamsOf(event.id, input.stream_ids, event.max_concurrent_streams, arrived);
+    // A break on no stream would squeeze nothing: refused before any ad request or job, and with
+    // nothing persisted, so it blocks no later break (issue 25).
+    if (!streams.length) {
+      throw unprocessable(
+        input.stream_ids
+          ? `none of stream_ids is a live stream of event ${event.id} (unknown, expired, or of another event)`
+          : `event ${event.id} has no live streams (none registered by /dai/adproxy, /dai/manifest or /squeezeback within the idle time)`,
+      );
+    }
     return this.deps.decider.forStreams(
       decideInput,
       streams.map((x) => ({ streamId: x.stream_id, targeting: x.fw_params, vprn: x.vprn ?? undefined, pvrn: x.pvrn ?? undefined, clientIp: x.client_ip ?? undefined })),
@@ -138,14 +148,16 @@ export class BreakService {
 
   private persist(id: string, event: EventConfig, input: BreakInput, target: 'event' | 'streams', window: StartWindow, decision: Decision, trigger: BreakTrigger): Promise<BreakRow> {
     const decided = decision.assignments.length > 0;
+    // The break is as long as what it squeezes: whole segments (the cue-out duration, the planned segments, the jobs agree).
+    const span = squeezedSpanSec(input.break_duration, window.segmentSec);
     return this.deps.repo.insert({
       id,
       event_id: event.id,
       target,
       status: decided ? 'scheduled' : 'failed',
       start_time: new Date(window.startMs),
-      end_time: new Date(window.startMs + input.break_duration * 1000),
-      break_duration: input.break_duration,
+      end_time: new Date(window.startMs + span * 1000),
+      break_duration: span,
       segment_sec: window.segmentSec,
       layout: input.layout ?? event.layout ?? 'dualbox',
       abid: input.abid ?? null,
@@ -163,7 +175,9 @@ export class BreakService {
   }
 
   /** The streams a PUT squeezes (both flows: DAI and squeezeback streams share the registry): the event's live streams or the named ones, at most `max_concurrent_streams` (0 = all). */
-  private async streamsOf(eventId: number, ids: string[] | undefined, max: number): Promise<Stream[]> {
+  private async streamsOf(eventId: number, ids: string[] | undefined, max: number, arrived: number): Promise<Stream[]> {
+    // Streams registered just before the request are still in the registries' write-behind buffers.
+    await this.deps.streams.settled(arrived);
     // A named stream of another event is not this break's to squeeze.
     const streams = ids ? (await this.deps.streams.load(ids)).filter((s) => s.event_id === eventId) : await this.deps.streams.streamsOf(eventId);
     return max > 0 ? streams.slice(0, max) : streams;
@@ -182,7 +196,10 @@ export class BreakService {
   }
 
   async extend(id: string, additionalSec: number): Promise<Json> {
-    const row = await this.deps.repo.extend(checkId(id), additionalSec, MAX_TOTAL_BREAK_SEC);
+    // Extended to whole segments too, so the new end is a segment boundary.
+    const b = await this.deps.repo.get(checkId(id));
+    const added = squeezedSpanSec(b.break_duration + additionalSec, b.segment_sec) - b.break_duration;
+    const row = await this.deps.repo.extend(b.id, added > 0 ? added : additionalSec, MAX_TOTAL_BREAK_SEC);
     await this.deps.board.changed();
     return this.view(row, await this.deps.repo.segments(row.id));
   }

@@ -106,6 +106,18 @@ export class SqueezeConfigRepo {
     return this.getEvent(row.id);
   }
 
+  /**
+   * The configured source playlist of an event named by id, else by asset id; undefined when there
+   * is no such event (ID3 inspection of a stream known only from its ad tag or /squeezeback).
+   */
+  async sourceOf(eventId: number | null, assetId: string | null): Promise<{ eventId: number; sourceUri: string } | undefined> {
+    // By id first; an event re-created under the stream's asset id (a new id) is found by the asset.
+    const [row] = await this.sql<{ id: number; source_uri: string }[]>`
+      select id, config->>'source_uri' as source_uri from squeeze_event_config
+      where id = ${eventId ?? -1} or asset_id = ${assetId ?? ''} order by (id = ${eventId ?? -1}) desc limit 1`;
+    return row?.source_uri ? { eventId: row.id, sourceUri: row.source_uri } : undefined;
+  }
+
   /** A page of events, each with its effective configuration, by id (the operator page lists them). */
   async listEvents(page: number, pageSize: number): Promise<{ results: EventConfig[]; total_results: number }> {
     const [rows, [count]] = await Promise.all([
