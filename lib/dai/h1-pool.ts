@@ -140,10 +140,17 @@ const HEAD_PREFIX = /^HTTP\/1\.[01] \d{3}(?: [^\r\n]*)?\r\n(?:[!#$%&'*+\-.^_`|~0
 const TRAILER_SYNTAX = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+:[\t\x20-\x7e\x80-\xff]*$/;
 /** A Content-Length value between the colon and the CR: llhttp takes leading SP/HTAB, trailing SP only. */
 const LENGTH_SYNTAX = /^[\t ]*\d{1,15} *$/;
-/** The one Transfer-Encoding this client reads (any other coding is refused: it would need decoding). */
-const CHUNKED = /^[\t ]*chunked[\t ]*$/i;
-/** Chunk extensions after the size (RFC 9112 §7.1.1), no whitespace, as llhttp's strict mode. */
-const CHUNK_EXT = /^(?:;[!#$%&'*+\-.^_`|~0-9A-Za-z]+(?:=(?:[!#$%&'*+\-.^_`|~0-9A-Za-z]*|"(?:[\t\x20\x21\x23-\x5b\x5d-\x7e\x80-\xff]|\\[\t\x20-\x7e\x80-\xff])*"))?)*$/;
+/**
+ * The one Transfer-Encoding this client reads (any other coding is refused: it would need decoding).
+ * Trailing spaces but not tabs, as llhttp: it reads `chunked<TAB>` as an unknown coding.
+ */
+const CHUNKED = /^[\t ]*chunked *$/i;
+/**
+ * Chunk extensions after the size (RFC 9112 §7.1.1) as llhttp's strict mode reads them: no
+ * whitespace; a name, or none before an `=`; a token or quoted value, possibly empty.
+ */
+const CHUNK_EXT =
+  /^(?:;(?:[!#$%&'*+\-.^_`|~0-9A-Za-z]+(?:=(?:[!#$%&'*+\-.^_`|~0-9A-Za-z]*|"(?:[\t\x20\x21\x23-\x5b\x5d-\x7e\x80-\xff]|\\[\t\x20-\x7e\x80-\xff])*"))?|=(?:[!#$%&'*+\-.^_`|~0-9A-Za-z]*|"(?:[\t\x20\x21\x23-\x5b\x5d-\x7e\x80-\xff]|\\[\t\x20-\x7e\x80-\xff])*")))*$/;
 
 class Connection {
   socket: Socket | undefined;
