@@ -249,6 +249,8 @@ class Connection {
     while (at < buf.length && this.req) {
       switch (this.state) {
         case State.Head: {
+          // Empty lines before a status line are skipped, as llhttp skips them (RFC 9112 §2.2).
+          while (buf[at] === CR || buf[at] === LF) if (++at === buf.length) return;
           // The earliest blank line ends the head. Lines end CRLF only: a bare LF is refused at once
           // (llhttp's strict mode), never read as a terminator nor waited past until the deadline.
           const end = buf.indexOf('\r\n\r\n', at, 'latin1');

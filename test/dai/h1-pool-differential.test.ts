@@ -296,6 +296,8 @@ t.test('named cases agree with llhttp, whole and cut at every byte boundary', as
     'connection: close': 'HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: 3\r\n\r\nbye',
     'to the close': 'HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\n\r\nall of it',
     'HTTP/1.0 to the close': 'HTTP/1.0 200 OK\r\n\r\nold',
+    'empty lines before the status line': '\r\n\n\rHTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok',
+    'a space before the status line': ' HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok',
     'a second response after the first': 'HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nokHTTP/1.1 200 OK\r\ncontent-length: 3\r\n\r\ntwo',
     'chunk data longer than its size': 'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n1\r\nxy\r\n0\r\n\r\n',
     'bare LF after a chunk size': 'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\nok\r\n0\r\n\r\n',
