@@ -125,19 +125,31 @@ const CR = 0x0d;
 const MAX_HEAD = 16 * 1024;
 const MAX_LINE = 4096;
 
+// The pieces of llhttp's strict syntax (RFC 9112 §4, §5, §7.1), composed into the tests below.
+const TOKEN = "[!#$%&'*+\\-.^_`|~0-9A-Za-z]"; // tchar (RFC 9110 §5.6.2)
+const STATUS_LINE = 'HTTP/1\\.[01] \\d{3}(?: [^\\r\\n]*)?\\r\\n';
+/** A header line: a token name, a colon, a value free of control bytes but HTAB. */
+const FIELD = `${TOKEN}+:[\\t\\x20-\\x7e\\x80-\\xff]*`;
+const QUOTED = '"(?:[\\t\\x20\\x21\\x23-\\x5b\\x5d-\\x7e\\x80-\\xff]|\\\\[\\t\\x20-\\x7e\\x80-\\xff])*"';
+const EXT_VALUE = `=(?:${TOKEN}*|${QUOTED})`;
+
 /*
- * A response head as llhttp's strict mode takes it (RFC 9112 §4, §5): status line, then header
- * lines of a token name, a colon and a value free of control bytes (HTAB allowed), every line
+ * A response head as llhttp's strict mode takes it: status line, then header lines, every line
  * ending CRLF. A bare LF or CR, obs-fold (a line starting with whitespace), a space before the
  * colon or a 4-digit status fail it. One test over the head string the parser makes anyway; it
  * allocates nothing. Versions other than 1.0/1.1 are refused here too (llhttp takes 2.0 and 0.9;
  * this client speaks 1.1 only).
  */
-const HEAD_SYNTAX = /^HTTP\/1\.[01] \d{3}(?: [^\r\n]*)?\r\n(?:[!#$%&'*+\-.^_`|~0-9A-Za-z]+:[\t\x20-\x7e\x80-\xff]*\r\n)*\r\n$/;
+const HEAD_SYNTAX = new RegExp(`^${STATUS_LINE}(?:${FIELD}\\r\\n)*\\r\\n$`);
 /** The complete lines of a head still arriving. */
-const HEAD_PREFIX = /^HTTP\/1\.[01] \d{3}(?: [^\r\n]*)?\r\n(?:[!#$%&'*+\-.^_`|~0-9A-Za-z]+:[\t\x20-\x7e\x80-\xff]*\r\n)*$/;
+const HEAD_PREFIX = new RegExp(`^${STATUS_LINE}(?:${FIELD}\\r\\n)*$`);
 /** One trailer line without its CRLF (a header line, RFC 9112 §7.1.2). */
-const TRAILER_SYNTAX = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+:[\t\x20-\x7e\x80-\xff]*$/;
+const TRAILER_SYNTAX = new RegExp(`^${FIELD}$`);
+/**
+ * Chunk extensions after the size (RFC 9112 §7.1.1) as llhttp's strict mode reads them: no
+ * whitespace; a name, or none before an `=`; a token or quoted value, possibly empty.
+ */
+const CHUNK_EXT = new RegExp(`^(?:;(?:${TOKEN}+(?:${EXT_VALUE})?|${EXT_VALUE}))*$`);
 /** A Content-Length value between the colon and the CR: llhttp takes leading SP/HTAB, trailing SP only. */
 const LENGTH_SYNTAX = /^[\t ]*\d{1,15} *$/;
 /**
@@ -145,12 +157,6 @@ const LENGTH_SYNTAX = /^[\t ]*\d{1,15} *$/;
  * Trailing spaces but not tabs, as llhttp: it reads `chunked<TAB>` as an unknown coding.
  */
 const CHUNKED = /^[\t ]*chunked *$/i;
-/**
- * Chunk extensions after the size (RFC 9112 §7.1.1) as llhttp's strict mode reads them: no
- * whitespace; a name, or none before an `=`; a token or quoted value, possibly empty.
- */
-const CHUNK_EXT =
-  /^(?:;(?:[!#$%&'*+\-.^_`|~0-9A-Za-z]+(?:=(?:[!#$%&'*+\-.^_`|~0-9A-Za-z]*|"(?:[\t\x20\x21\x23-\x5b\x5d-\x7e\x80-\xff]|\\[\t\x20-\x7e\x80-\xff])*"))?|=(?:[!#$%&'*+\-.^_`|~0-9A-Za-z]*|"(?:[\t\x20\x21\x23-\x5b\x5d-\x7e\x80-\xff]|\\[\t\x20-\x7e\x80-\xff])*")))*$/;
 
 class Connection {
   socket: Socket | undefined;
@@ -373,14 +379,15 @@ class Connection {
       this.fail('protocol', 'both Transfer-Encoding and Content-Length');
       return -1;
     }
+    this.keepAlive = http10 ? connection.includes('keep-alive') : !connection.includes('close');
     if (status < 200) {
-      if (status === 101) {
-        this.fail('protocol', 'an unexpected protocol switch');
+      // An informational answer that closes the connection leaves no room for the real one (llhttp: HPE_CLOSED_CONNECTION).
+      if (status === 101 || !this.keepAlive) {
+        this.fail('protocol', status === 101 ? 'an unexpected protocol switch' : 'an informational response that closes the connection');
         return -1;
       }
       return end; // informational: the real head follows
     }
-    this.keepAlive = http10 ? connection.includes('keep-alive') : !connection.includes('close');
     const req = this.req!;
     this.keep = req.handler.status(status);
     if (req.done) return -1; // the handler gave up (its deadline)

@@ -14,7 +14,8 @@
  *
  * Where this client refuses what llhttp accepts, it is a stated policy, not framing
  * (docs/decisions.md, issue 24): content codings other than chunked, 101, versions other than
- * HTTP/1.0 and 1.1, a status below 100, and bytes past a response's end in the same read.
+ * HTTP/1.0 and 1.1, a status below 100, a status line ended by CR CR (an llhttp quirk), and bytes
+ * past a response's end in the same read.
  */
 import t from 'tap';
 import fc from 'fast-check';
@@ -115,6 +116,9 @@ function policyRefusal(f: Framing): string | undefined {
   for (const h of f.heads) {
     if (h.major !== 1 || h.minor > 1) return 'version';
     if (h.status < 100 || h.status === 101) return 'status';
+    // llhttp takes CR CR as the end of a status line (a quirk of its strict mode; RFC 9112 wants CRLF): refused here.
+    const head = h.raw.replace(/^[\r\n]+/, '');
+    if (head[head.indexOf('\r') + 1] === '\r') return 'status-line-cr-cr';
     // Only `chunked` alone is read here; llhttp also takes `gzip, chunked` (and reads `chunked<TAB>` to the close).
     const te = h.raw.match(/^transfer-encoding:.*$/gim) ?? [];
     if (te.length > 1 || (te.length === 1 && !/^transfer-encoding:[\t ]*chunked *$/i.test(te[0]!))) return 'transfer-coding';
@@ -296,6 +300,9 @@ t.test('named cases agree with llhttp, whole and cut at every byte boundary', as
     'connection: close': 'HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: 3\r\n\r\nbye',
     'to the close': 'HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\n\r\nall of it',
     'HTTP/1.0 to the close': 'HTTP/1.0 200 OK\r\n\r\nold',
+    'an HTTP/1.0 1xx, then the answer': 'HTTP/1.0 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok',
+    'a 1xx with connection: close, then the answer': 'HTTP/1.1 100 Continue\r\nconnection: close\r\n\r\nHTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok',
+    'CR CR after the status line (llhttp takes it)': 'HTTP/1.1 200 OK\r\rcontent-length: 2\r\n\r\nok',
     'empty lines before the status line': '\r\n\n\rHTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok',
     'a space before the status line': ' HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok',
     'a second response after the first': 'HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nokHTTP/1.1 200 OK\r\ncontent-length: 3\r\n\r\ntwo',
