@@ -18,7 +18,9 @@
  * only if its bytes came after that request was written and nothing beyond its framing came with
  * it. Bytes with no request in flight, or past a response's end in the same read, mean the server
  * and this client disagree on which answer is whose: the connection is closed, and the request
- * those bytes arrived with fails rather than take an answer that may be someone else's.
+ * those bytes arrived with fails rather than take an answer that may be someone else's. A stray
+ * that arrives alone, after the next request went out, looks exactly like that request's answer
+ * (HTTP/1.1 carries no request id): that window stays, as for every HTTP/1.1 client.
  */
 import type { Socket } from 'node:net';
 import type { buildConnector } from 'undici';
