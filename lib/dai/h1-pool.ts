@@ -8,8 +8,19 @@
  *
  * Framing follows RFC 9112 §6: no body for 1xx/204/304; `Transfer-Encoding: chunked` (§7.1),
  * else `Content-Length`, else the body runs to the connection's close. A response with both, or
- * with two different lengths, is refused (§6.3: request smuggling). Sockets come from the
- * outbound policy's connector, so every connection is checked where it is made.
+ * with two lengths, is refused (§6.3: request smuggling). The syntax is llhttp's strict mode (what
+ * Node's http client and undici accept): CRLF line ends only, token header names, no obs-fold, no
+ * control bytes in values; test/dai/h1-pool-differential.test.ts holds the two to the same
+ * decisions. Sockets come from the outbound policy's connector, so every connection is checked
+ * where it is made.
+ *
+ * Pairing is strict (docs/decisions.md, issue 24): a response is handed to the request in flight
+ * only if its bytes came after that request was written and nothing beyond its framing came with
+ * it. Bytes with no request in flight, or past a response's end in the same read, mean the server
+ * and this client disagree on which answer is whose: the connection is closed, and the request
+ * those bytes arrived with fails rather than take an answer that may be someone else's. A stray
+ * that arrives alone, after the next request went out, looks exactly like that request's answer
+ * (HTTP/1.1 carries no request id): that window stays, as for every HTTP/1.1 client.
  */
 import type { Socket } from 'node:net';
 import type { buildConnector } from 'undici';
@@ -111,9 +122,43 @@ export const H1_SOCKET_OPTIONS = Object.freeze({
   }),
 });
 
-const CRLF = 0x0a; // lines end at LF; a CR before it is dropped (RFC 9112 §2.2 lets a recipient accept a bare LF)
+const LF = 0x0a;
+const CR = 0x0d;
 const MAX_HEAD = 16 * 1024;
 const MAX_LINE = 4096;
+
+// The pieces of llhttp's strict syntax (RFC 9112 §4, §5, §7.1), composed into the tests below.
+const TOKEN = "[!#$%&'*+\\-.^_`|~0-9A-Za-z]"; // tchar (RFC 9110 §5.6.2)
+const STATUS_LINE = 'HTTP/1\\.[01] \\d{3}(?: [^\\r\\n]*)?\\r\\n';
+/** A header line: a token name, a colon, a value free of control bytes but HTAB. */
+const FIELD = `${TOKEN}+:[\\t\\x20-\\x7e\\x80-\\xff]*`;
+const QUOTED = '"(?:[\\t\\x20\\x21\\x23-\\x5b\\x5d-\\x7e\\x80-\\xff]|\\\\[\\t\\x20-\\x7e\\x80-\\xff])*"';
+const EXT_VALUE = `=(?:${TOKEN}*|${QUOTED})`;
+
+/*
+ * A response head as llhttp's strict mode takes it: status line, then header lines, every line
+ * ending CRLF. A bare LF or CR, obs-fold (a line starting with whitespace), a space before the
+ * colon or a 4-digit status fail it. One test over the head string the parser makes anyway; it
+ * allocates nothing. Versions other than 1.0/1.1 are refused here too (llhttp takes 2.0 and 0.9;
+ * this client speaks 1.1 only).
+ */
+const HEAD_SYNTAX = new RegExp(`^${STATUS_LINE}(?:${FIELD}\\r\\n)*\\r\\n$`);
+/** The complete lines of a head still arriving. */
+const HEAD_PREFIX = new RegExp(`^${STATUS_LINE}(?:${FIELD}\\r\\n)*$`);
+/** One trailer line without its CRLF (a header line, RFC 9112 §7.1.2). */
+const TRAILER_SYNTAX = new RegExp(`^${FIELD}$`);
+/**
+ * Chunk extensions after the size (RFC 9112 §7.1.1) as llhttp's strict mode reads them: no
+ * whitespace; a name, or none before an `=`; a token or quoted value, possibly empty.
+ */
+const CHUNK_EXT = new RegExp(`^(?:;(?:${TOKEN}+(?:${EXT_VALUE})?|${EXT_VALUE}))*$`);
+/** A Content-Length value between the colon and the CR: llhttp takes leading SP/HTAB, trailing SP only. */
+const LENGTH_SYNTAX = /^[\t ]*\d{1,15} *$/;
+/**
+ * The one Transfer-Encoding this client reads (any other coding is refused: it would need decoding).
+ * Trailing spaces but not tabs, as llhttp: it reads `chunked<TAB>` as an unknown coding.
+ */
+const CHUNKED = /^[\t ]*chunked *$/i;
 
 class Connection {
   socket: Socket | undefined;
@@ -212,9 +257,17 @@ class Connection {
     while (at < buf.length && this.req) {
       switch (this.state) {
         case State.Head: {
-          const end = headEnd(buf, at);
-          if (end === -1 || end - at > MAX_HEAD) return this.hold(buf, at, end === -1 ? MAX_HEAD : 0, 'the response head is over 16 KiB');
-          const next = this.head(buf, at, end);
+          // Empty lines before a status line are skipped, as llhttp skips them (RFC 9112 §2.2).
+          while (buf[at] === CR || buf[at] === LF) if (++at === buf.length) return;
+          // The earliest blank line ends the head. Lines end CRLF only: a bare LF is refused at once
+          // (llhttp's strict mode), never read as a terminator nor waited past until the deadline.
+          const end = buf.indexOf('\r\n\r\n', at, 'latin1');
+          if (end === -1) {
+            if (!headSoFar(buf, at)) return this.fail('protocol', 'a malformed response head');
+            return this.hold(buf, at, MAX_HEAD, 'the response head is over 16 KiB');
+          }
+          if (end + 4 - at > MAX_HEAD) return this.fail('protocol', 'the response head is over 16 KiB');
+          const next = this.head(buf, at, end + 4);
           if (next === -1) return;
           at = next;
           break;
@@ -233,10 +286,11 @@ class Connection {
           break;
         }
         case State.ChunkSize: {
-          const lf = buf.indexOf(CRLF, at);
+          const lf = buf.indexOf(LF, at);
           if (lf === -1) return this.hold(buf, at, MAX_LINE, 'a chunk size line is too long');
-          const size = chunkSize(buf.toString('latin1', at, lf));
+          const size = lf > at && buf[lf - 1] === CR ? chunkSize(buf.toString('latin1', at, lf - 1)) : -1;
           if (size < 0) return this.fail('protocol', 'a malformed chunk size');
+          if (this.bodyBytes + size > this.pool.opts.maxResponseSize) return this.fail('too-large', 'the response exceeds the size limit');
           at = lf + 1;
           this.remaining = size;
           this.state = size === 0 ? State.Trailers : State.ChunkData;
@@ -251,17 +305,19 @@ class Connection {
           break;
         }
         case State.ChunkEnd: {
-          const lf = buf.indexOf(CRLF, at);
-          if (lf === -1) return this.hold(buf, at, 2, 'no line end after a chunk');
-          if (lf - at > 1 || (lf - at === 1 && buf[at] !== 0x0d)) return this.fail('protocol', 'no line end after a chunk');
-          at = lf + 1;
+          // Exactly CRLF after a chunk's data (llhttp's strict mode refuses a bare LF or anything else).
+          if (buf[at] !== CR || (at + 1 < buf.length && buf[at + 1] !== LF)) return this.fail('protocol', 'no CRLF after a chunk');
+          if (at + 1 === buf.length) return this.hold(buf, at, 1, 'no CRLF after a chunk');
+          at += 2;
           this.state = State.ChunkSize;
           break;
         }
         case State.Trailers: {
-          const lf = buf.indexOf(CRLF, at);
+          const lf = buf.indexOf(LF, at);
           if (lf === -1) return this.hold(buf, at, MAX_HEAD, 'the trailers are over 16 KiB');
-          const empty = lf === at || (lf === at + 1 && buf[at] === 0x0d);
+          if (lf === at || buf[lf - 1] !== CR) return this.fail('protocol', 'a malformed trailer');
+          const empty = lf === at + 1;
+          if (!empty && !TRAILER_SYNTAX.test(buf.toString('latin1', at, lf - 1))) return this.fail('protocol', 'a malformed trailer');
           at = lf + 1;
           if (empty) return this.complete(buf, at);
           break;
@@ -279,13 +335,13 @@ class Connection {
   /** Parses the head in buf[at, end) (end = after its blank line); returns where the body starts, or -1. */
   private head(buf: Buffer, at: number, end: number): number {
     const text = buf.toString('latin1', at, end);
-    // Status line: HTTP/1.x SP 3DIGIT (RFC 9112 §4).
-    if (!text.startsWith('HTTP/1.') || text.charCodeAt(8) !== 0x20) {
-      this.fail('protocol', 'the answer is not HTTP/1.x');
+    if (!HEAD_SYNTAX.test(text)) {
+      this.fail('protocol', text.startsWith('HTTP/1.') ? 'a malformed response head' : 'the answer is not HTTP/1.x');
       return -1;
     }
+    // The syntax test has checked the status line: HTTP/1.x SP 3DIGIT (RFC 9112 §4).
     const status = Number(text.slice(9, 12));
-    if (!(status >= 100 && status <= 999) || !/^\d{3}$/.test(text.slice(9, 12))) {
+    if (status < 100) {
       this.fail('protocol', 'a malformed status line');
       return -1;
     }
@@ -293,46 +349,47 @@ class Connection {
     let length = -1;
     let chunked = false;
     let connection = '';
+    // Each line ends CRLF (checked above); the blank line ends the text.
     let line = text.indexOf('\n') + 1;
-    while (line < text.length) {
-      const lf = text.indexOf('\n', line);
-      const stop = lf === -1 ? text.length : lf;
-      const colon = text.indexOf(':', line);
-      if (colon !== -1 && colon < stop) {
-        const len = colon - line;
-        // Only the framing headers are read (by their name's length first); the rest are never turned into strings.
-        if (len === 14 || len === 17 || len === 10) {
-          const name = text.slice(line, colon).toLowerCase();
-          const value = text.slice(colon + 1, stop).trim();
-          if (name === 'content-length') {
-            if (!/^\d{1,15}$/.test(value) || (length !== -1 && length !== Number(value))) {
-              this.fail('protocol', 'a malformed or repeated Content-Length');
-              return -1;
-            }
-            length = Number(value);
-          } else if (name === 'transfer-encoding') {
-            if (value.toLowerCase() !== 'chunked' || chunked) {
-              this.fail('protocol', `an unsupported Transfer-Encoding: ${value.slice(0, 40)}`);
-              return -1;
-            }
-            chunked = true;
-          } else if (name === 'connection') connection = value.toLowerCase();
-        }
+    const last = text.length - 2;
+    while (line < last) {
+      const stop = text.indexOf('\r', line);
+      const colon = text.indexOf(':', line); // a name holds no colon, so this one ends it
+      const len = colon - line;
+      // Only the framing headers are read (by their name's length first); the rest are never turned into strings.
+      if (len === 14 || len === 17 || len === 10) {
+        const name = text.slice(line, colon).toLowerCase();
+        const value = text.slice(colon + 1, stop);
+        if (name === 'content-length') {
+          // Two Content-Length lines are refused even when equal, as llhttp does (RFC 9112 §6.3 allows either).
+          if (!LENGTH_SYNTAX.test(value) || length !== -1) {
+            this.fail('protocol', 'a malformed or repeated Content-Length');
+            return -1;
+          }
+          length = Number(value);
+        } else if (name === 'transfer-encoding') {
+          if (!CHUNKED.test(value) || chunked) {
+            this.fail('protocol', `an unsupported Transfer-Encoding: ${value.slice(0, 40)}`);
+            return -1;
+          }
+          chunked = true;
+        } else if (name === 'connection') connection = value.toLowerCase();
       }
-      line = stop + 1;
+      line = stop + 2;
     }
     if (chunked && length !== -1) {
       this.fail('protocol', 'both Transfer-Encoding and Content-Length');
       return -1;
     }
+    this.keepAlive = http10 ? connection.includes('keep-alive') : !connection.includes('close');
     if (status < 200) {
-      if (status === 101) {
-        this.fail('protocol', 'an unexpected protocol switch');
+      // An informational answer that closes the connection leaves no room for the real one (llhttp: HPE_CLOSED_CONNECTION).
+      if (status === 101 || !this.keepAlive) {
+        this.fail('protocol', status === 101 ? 'an unexpected protocol switch' : 'an informational response that closes the connection');
         return -1;
       }
       return end; // informational: the real head follows
     }
-    this.keepAlive = http10 ? connection.includes('keep-alive') : !connection.includes('close');
     const req = this.req!;
     this.keep = req.handler.status(status);
     if (req.done) return -1; // the handler gave up (its deadline)
@@ -374,30 +431,38 @@ class Connection {
     return !this.req!.done;
   }
 
-  /** The response ended at buf[at]: the connection goes back to the pool when nothing is left over. */
+  /**
+   * The response ended at buf[at]. Bytes after it in the same read were sent before this request's
+   * answer was complete, yet no request is waiting for them: either they are a stray response, or
+   * what was just framed was one and they are this request's real answer. Nobody can tell which,
+   * so the request fails and the connection closes; it is reused only when nothing is left over.
+   */
   private complete(buf: Buffer, at: number): void {
+    if (at !== buf.length) return this.fail('protocol', "bytes beyond the response's framing");
     const req = this.req!;
-    const reusable = this.keepAlive && at === buf.length;
     this.state = State.Head;
     this.finish(req);
-    if (reusable) this.pool.release(this);
+    if (this.keepAlive) this.pool.release(this);
     else this.socket?.destroy();
   }
 }
 
-/** Where the head starting at from ends (just past its blank line), or -1. */
-function headEnd(buf: Buffer, from: number): number {
-  const crlf = buf.indexOf('\r\n\r\n', from, 'latin1');
-  if (crlf !== -1) return crlf + 4;
-  const lf = buf.indexOf('\n\n', from, 'latin1');
-  return lf === -1 ? -1 : lf + 2;
+/**
+ * Whether the complete lines of an unfinished head (buf from `from`) could start a valid one. Run
+ * only when a head is split across reads: a bare LF, a bare CR or a malformed line is refused when
+ * it arrives instead of waiting for a blank line that may never come (until the deadline).
+ */
+function headSoFar(buf: Buffer, from: number): boolean {
+  const lf = buf.lastIndexOf(LF);
+  if (lf < from) return true;
+  return HEAD_PREFIX.test(buf.toString('latin1', from, lf + 1));
 }
 
-/** A chunk-size line's size (RFC 9112 §7.1: hex, optional extensions after ';'), or -1. */
+/** A chunk-size line's size without its CRLF (RFC 9112 §7.1: hex, then extensions after ';'), or -1. */
 function chunkSize(line: string): number {
   const semi = line.indexOf(';');
-  const hex = (semi === -1 ? line : line.slice(0, semi)).trim();
-  if (!/^[0-9a-fA-F]{1,12}$/.test(hex)) return -1;
+  const hex = semi === -1 ? line : line.slice(0, semi);
+  if (!/^[0-9a-fA-F]{1,16}$/.test(hex) || (semi !== -1 && !CHUNK_EXT.test(line.slice(semi)))) return -1;
   return parseInt(hex, 16);
 }
 

@@ -87,6 +87,17 @@ async function hostileDaiHost(t: Test, trapPort: number): Promise<string> {
       case 'GARBAGE':
         res.writeHead(200, m3u8);
         return res.end(randomBytes(4096));
+      // Raw answers, past node:http's own framing (issue 24): a bare-LF head whose body holds a
+      // CRLFCRLF, and an answer with another viewer's playlist sent after it in the same write.
+      case 'BARELF': {
+        // Kept open: framed at the later terminator, the body looked short and waited for the deadline.
+        const body = `${PLAYLIST}#A\r\n\r\n#B\n`;
+        return void req.socket.write(`HTTP/1.1 200 OK\ncontent-type: application/vnd.apple.mpegurl\ncontent-length: ${body.length}\n\n${body}`);
+      }
+      case 'STRAY': {
+        const answer = (body: string) => `HTTP/1.1 200 OK\r\ncontent-type: application/vnd.apple.mpegurl\r\ncontent-length: ${body.length}\r\n\r\n${body}`;
+        return void req.socket.write(answer(PLAYLIST) + answer(PLAYLIST.replace('/content/a1.ts', '/content/other-viewer.ts')));
+      }
       case 'REDIRECT':
         res.writeHead(302, { location: `http://127.0.0.2:${trapPort}/x.m3u8` });
         return res.end();

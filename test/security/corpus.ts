@@ -470,6 +470,10 @@ export async function buildCorpus(ctx: CorpusContext): Promise<Case[]> {
     { cat: 'manifest-bomb', name: 'headers that never come', path: variant('SILENT'), status: 504, type: 'upstream-timeout', withinMs: 3000 },
     { cat: 'manifest-bomb', name: 'binary garbage', path: variant('GARBAGE'), status: 502, type: 'upstream-failed' },
     { cat: 'manifest-bomb', name: 'a redirect to the trap', path: variant('REDIRECT'), status: 502, type: 'upstream-failed' },
+    // Refused at once, not at the 1 s upstream deadline (it was framed at the later terminator and waited).
+    { cat: 'manifest-bomb', name: 'a bare-LF head with CRLFCRLF in its body', path: variant('BARELF'), status: 502, type: 'upstream-failed', withinMs: 800 },
+    // Which of the two answers was this request's cannot be told: neither is served (issue 24).
+    { cat: 'manifest-bomb', name: 'a stray answer after the answer', path: variant('STRAY'), status: 502, type: 'upstream-failed' },
 
     // --- SSRF: every URL field the service later fetches, in the spellings of 127.0.0.2 --------
     ...ssrfHosts(ctx.trapPort).flatMap((host, i): HttpCase[] => [
