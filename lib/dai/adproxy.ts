@@ -8,8 +8,9 @@
 import { isIP } from 'node:net';
 import { addressText, type HttpRequest, type HttpResponse, type TemplatedApp } from '../http/uws.js';
 import type { Registry } from '../http/metrics.js';
-import { Exchange } from '../http/exchange.js';
-import { problemResponse } from '../http/problem.js';
+import { Exchange, NO_HEADERS } from '../http/exchange.js';
+import { guardMethods } from '../http/methods.js';
+import { requestIdOf } from '../http/request-id.js';
 import { rateLimited, type RateLimiter } from '../http/rate-limit.js';
 import type { Logger } from '../log/index.js';
 import type { EventSettingsSource } from './event-settings.js';
@@ -92,15 +93,16 @@ export class AdProxy {
 
   mount(app: TemplatedApp): void {
     app.get('/dai/adproxy', (res, req) => this.handle(res, req));
+    guardMethods(app, '/dai/adproxy', 'GET');
   }
 
   private handle(res: HttpResponse, req: HttpRequest): void {
     // Keyed by the viewer (X-Device-Ip): the caller is the DAI provider's server, shared by every viewer.
     const clientIp = clientIpOf(req, res);
     const verdict = this.limiter?.take('adproxy', clientIp);
+    const id = requestIdOf(req);
     if (verdict && !verdict.ok) {
-      const p = problemResponse(rateLimited(verdict.retryAfterSec));
-      new Exchange(res, false).send(p.status, p.headers, p.body);
+      new Exchange(res, false, NO_HEADERS, id).problem(rateLimited(verdict.retryAfterSec));
       return;
     }
     try {
@@ -108,7 +110,7 @@ export class AdProxy {
     } catch (err) {
       this.log.error({ err }, 'adproxy registration failed');
     }
-    res.writeStatus('200 OK').writeHeader('Content-Type', 'application/xml').writeHeader('Cache-Control', 'no-store').end(EMPTY_VAST_BYTES);
+    res.writeStatus('200 OK').writeHeader('Content-Type', 'application/xml').writeHeader('Cache-Control', 'no-store').writeHeader('X-Request-Id', id).end(EMPTY_VAST_BYTES);
   }
 
   private register(req: HttpRequest, clientIp: string): void {

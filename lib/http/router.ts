@@ -12,6 +12,7 @@ import { HttpError, badRequest, notFound, payloadTooLarge, problemResponse, toHt
 import type { Logger } from '../log/index.js';
 import type { Registry } from './metrics.js';
 import { rateLimited, type RateLimiter } from './rate-limit.js';
+import { requestId } from './request-id.js';
 import type { Cors, Preflight } from './cors.js';
 
 export interface RequestInfo {
@@ -71,13 +72,7 @@ interface CompiledRoute {
   segments: string[];
 }
 
-const requestIdPattern = /^[A-Za-z0-9._:-]{1,64}$/;
-const idPrefix = Math.random().toString(36).slice(2, 8);
-let idCounter = 0;
-
-export function requestId(incoming: string | undefined): string {
-  return incoming && requestIdPattern.test(incoming) ? incoming : `${idPrefix}-${(++idCounter).toString(36)}`;
-}
+export { requestId } from './request-id.js';
 
 export class Router {
   private readonly routes: CompiledRoute[] = [];
@@ -139,11 +134,11 @@ export class Router {
       headers[k] = headers[k] === undefined ? v : `${headers[k]}, ${v}`;
     });
     if (cors && method === 'OPTIONS') {
-      new Exchange(res, false).send(204, cors.preflight(headers['origin']));
+      new Exchange(res, false, NO_HEADERS, requestId(headers['x-request-id'])).send(204, cors.preflight(headers['origin']));
       return;
     }
-    const ex = new Exchange(res, method === 'HEAD', cors ? cors.policy.pairs(headers['origin']) : NO_HEADERS);
     const id = requestId(headers['x-request-id']);
+    const ex = new Exchange(res, method === 'HEAD', cors ? cors.policy.pairs(headers['origin']) : NO_HEADERS, id);
     const info: RequestInfo = {
       id,
       method,
@@ -200,7 +195,7 @@ export class Router {
       }
       const reply = await route.handler(info, body);
       const status = reply.status ?? 200;
-      const outHeaders: Headers = { 'X-Request-Id': id, ...reply.headers };
+      const outHeaders: Headers = { ...reply.headers };
       let payload: string | Uint8Array = reply.body ?? '';
       if (reply.json !== undefined) {
         payload = JSON.stringify(reply.json);

@@ -9,9 +9,11 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { Exchange } from '../http/exchange.js';
+import { Exchange, NO_HEADERS } from '../http/exchange.js';
+import { guardMethods } from '../http/methods.js';
+import { requestIdOf } from '../http/request-id.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from '../http/uws.js';
-import { notFound, problemResponse } from '../http/problem.js';
+import { notFound } from '../http/problem.js';
 import type { Logger } from '../log/index.js';
 
 /** The files of the pages' folder that are served: the name under /ui/ is the file's name. */
@@ -98,17 +100,18 @@ export class UiPages {
   }
 
   mount(app: TemplatedApp): void {
-    app.get('/ui', (res) => void new Exchange(res, false).send(308, { Location: '/ui/', 'Content-Type': 'text/plain' }, '/ui/'));
+    app.get('/ui', (res, req) => void new Exchange(res, false, NO_HEADERS, requestIdOf(req)).send(308, { Location: '/ui/', 'Content-Type': 'text/plain' }, '/ui/'));
     app.get('/ui/*', (res, req) => this.answer(res, req, false));
     app.head('/ui/*', (res, req) => this.answer(res, req, true));
+    guardMethods(app, '/ui', 'GET');
+    guardMethods(app, '/ui/*', 'GET, HEAD');
   }
 
   private answer(res: HttpResponse, req: HttpRequest, head: boolean): void {
     const found = this.assets.get(req.getUrl());
-    const ex = new Exchange(res, head);
+    const ex = new Exchange(res, head, NO_HEADERS, requestIdOf(req));
     if (!found) {
-      const p = problemResponse(notFound(`no page ${req.getUrl().slice(0, 200)}`));
-      ex.send(p.status, p.headers, p.body);
+      ex.problem(notFound(`no page ${req.getUrl().slice(0, 200)}`));
       return;
     }
     if (req.getHeader('if-none-match') === found.etag) ex.send(304, found.headers);
