@@ -48,7 +48,22 @@ export interface Route {
   /** The client's token bucket this route draws from (default `api`). */
   rateRule?: string;
   /** Schemas for the OpenAPI document (the same objects the validators compile). */
-  schema?: { body?: object; query?: object; response?: object; status?: number };
+  schema?: {
+    body?: object;
+    query?: object;
+    response?: object;
+    status?: number;
+    /** The success answer's media type (default application/json). */
+    contentType?: string;
+    /** Header parameters (OpenAPI parameter objects), e.g. a push token. */
+    headers?: object[];
+  };
+  /** A JSON body the route can do without (OpenAPI `requestBody.required: false`). */
+  optionalBody?: boolean;
+  /** Error statuses the handler answers besides the router's own (OpenAPI). */
+  errors?: number[];
+  /** OpenAPI security requirements of a public route that authenticates itself (e.g. `[{ mrssToken: [] }]`). */
+  security?: Array<Record<string, string[]>>;
   handler: (req: RequestInfo, body: unknown) => Promise<Reply>;
 }
 

@@ -14,6 +14,7 @@ import { guardMethods } from '../http/methods.js';
 import { requestIdOf } from '../http/request-id.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from '../http/uws.js';
 import { notFound } from '../http/problem.js';
+import { answer, problemResponses, type Operations } from '../http/openapi.js';
 import type { Logger } from '../log/index.js';
 
 /** The files of the pages' folder that are served: the name under /ui/ is the file's name. */
@@ -70,6 +71,31 @@ export interface UiPagesOptions {
 }
 
 /** Reads the pages once; a missing file (or hls.js) is logged and answered 404, never a crash. */
+/** The pages in the OpenAPI document (lib/http/openapi.ts). */
+export const uiOperations: Operations = {
+  '/ui': {
+    get: {
+      operationId: 'getUi',
+      summary: 'Redirects to /ui/',
+      security: [],
+      responses: { 308: answer('to /ui/', { 'text/plain': { type: 'string' } }, { Location: { schema: { type: 'string' } } }), ...problemResponses([405]) },
+    },
+  },
+  '/ui/{file}': {
+    get: {
+      operationId: 'getUiFile',
+      summary: 'The operator and player pages and their scripts (304 on a matching If-None-Match)',
+      security: [],
+      parameters: [{ name: 'file', in: 'path', required: true, description: 'a file of ui/ (slashes kept)', schema: { type: 'string' } }],
+      responses: {
+        200: answer('the file', { 'text/html': { type: 'string' }, 'text/javascript': { type: 'string' }, 'text/css': { type: 'string' } }),
+        304: answer('not modified'),
+        ...problemResponses([404, 405]),
+      },
+    },
+  },
+};
+
 export class UiPages {
   private readonly assets = new Map<string, Asset>();
 
