@@ -20,6 +20,7 @@ export function brandRoutes(repo: BrandRepo, cache: BrandCache): Route[] {
       pattern: BASE,
       body: 'json',
       summary: 'Create a brand-recognition rule',
+      errors: [409],
       schema: { body: brandRuleInput, response: brandRule, status: 201 },
       handler: async (_req, body) => {
         const rule = await repo.create(validateInput(body));
@@ -52,6 +53,7 @@ export function brandRoutes(repo: BrandRepo, cache: BrandCache): Route[] {
       pattern: `${BASE}/:id`,
       body: 'json',
       summary: 'Replace a brand-recognition rule',
+      errors: [409],
       schema: { body: brandRuleInput, response: brandRule },
       handler: async (req, body) => {
         const id = idParam(req.params['id']);
@@ -77,6 +79,7 @@ export function brandRoutes(repo: BrandRepo, cache: BrandCache): Route[] {
       pattern: `${BASE}/resolve`,
       body: 'json',
       summary: 'Resolve a request (headers, query, hostname) to the winning rule, or 404',
+      errors: [404],
       schema: { body: resolveInput, response: brandRule },
       handler: async (_req, body) => {
         const rule = cache.current.resolve(validateResolve(body));

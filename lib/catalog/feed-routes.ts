@@ -48,6 +48,7 @@ export function feedConfigRoutes(repo: FeedConfigRepo, onPullRequested: () => vo
         pattern: base,
         body: 'json',
         summary: 'Create a feed configuration (flat or {name, jsonb_value}; reachable by feed_name and by the wrapper name)',
+        errors: [409],
         schema: { body: feedConfigInput, response: feedConfigAnswer, status: 201 },
         handler: create,
       },
@@ -72,6 +73,7 @@ export function feedConfigRoutes(repo: FeedConfigRepo, onPullRequested: () => vo
         method: 'POST',
         pattern: `${base}/:name/pull`,
         summary: 'Start a pull now (202); 409 while one is in progress',
+        errors: [409],
         schema: { status: 202, response: pullAnswer },
         handler: async (req) => {
           if (!(await repo.requestPull(req.params['name']!))) throw conflict('a pull of this feed is in progress');
@@ -84,6 +86,7 @@ export function feedConfigRoutes(repo: FeedConfigRepo, onPullRequested: () => vo
         pattern: `${base}/:name`,
         body: 'json',
         summary: 'Replace a feed configuration',
+        errors: [409],
         schema: { body: feedConfigInput, response: feedConfigAnswer },
         handler: async (req, body) => ({ json: await repo.replace(req.params['name']!, parse(body)) }),
       },

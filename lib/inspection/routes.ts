@@ -16,6 +16,7 @@ export function inspectionRoutes(service: InspectionService): Route[] {
       pattern: PATH,
       body: 'json',
       summary: "Inspect the ID3 tags of a stream's ad pods: starts a job (pending, ad_pods null), later answers it (complete with ad_pods, or failed with error)",
+      errors: [404, 422],
       schema: { body: inspectInput },
       handler: async (_r, body) => ({ json: await service.request(validate(body)) }),
     },

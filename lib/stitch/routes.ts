@@ -63,6 +63,7 @@ export function stitchRoutes(stitchPath: string, service: StitchService, brands:
       body: 'json',
       maxBody: STITCH_BODY_LIMIT,
       summary: 'Server-side stitching: stitch ad pods into a VOD asset of the recognised brand (?interstitials=1: HLS Interstitials instead); answers {cache_url, breaks, warnings?}',
+      errors: [404, 422, 502, 504],
       schema: { body: stitchBody, query: stitchQuery, response: stitchAnswer },
       handler: async (req, raw) => {
         const protocol = req.params['protocol'];

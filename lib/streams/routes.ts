@@ -1,4 +1,5 @@
 /** Operator read APIs over the stream model: who is watching an event, and one stream. */
+import { listOf } from '../http/envelope.js';
 import type { Route } from '../http/router.js';
 import { notFound } from '../http/problem.js';
 import { queryValidator } from '../http/validate.js';
@@ -21,7 +22,7 @@ export function streamRoutes(streams: StreamRegistry): Route[] {
       method: 'GET',
       pattern: '/api/v1/streams',
       summary: "An event's live streams, oldest first: {results, total_results}",
-      schema: { query: listQuery },
+      schema: { query: listQuery, response: listOf({ type: 'object' }) },
       handler: async (req) => {
         const q = validateList(req.query);
         await streams.flush(); // include touches of the last second

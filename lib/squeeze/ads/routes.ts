@@ -1,4 +1,5 @@
 /** `/api/v1/squeeze-configured-ad`: PUT creates, GET lists, POST updates by id, DELETE removes by id (spec, docs/design.md §3). */
+import { listOf } from '../../http/envelope.js';
 import type { Route } from '../../http/router.js';
 import { bodyValidator, queryValidator } from '../../http/validate.js';
 import { adCreateInput, adDeleteInput, adListQuery, adUpdateInput } from './schema.js';
@@ -17,6 +18,7 @@ export function configuredAdRoutes(repo: ConfiguredAdRepo): Route[] {
       pattern: PATH,
       body: 'json',
       summary: 'Create a configured ad (409 on a duplicate (event_id, abid))',
+      errors: [404, 409],
       schema: { body: adCreateInput },
       handler: async (_r, body) => ({ json: await repo.create(validateCreate(body)) }),
     },
@@ -24,7 +26,7 @@ export function configuredAdRoutes(repo: ConfiguredAdRepo): Route[] {
       method: 'GET',
       pattern: PATH,
       summary: 'List configured ads: {results, total_results}',
-      schema: { query: adListQuery },
+      schema: { query: adListQuery, response: listOf({ type: 'object', required: ['id', 'event_id', 'ad_uri', 'duration', 'abid'] }) },
       handler: async (req) => ({ json: await repo.list(validateList(req.query)) }),
     },
     {
@@ -32,6 +34,7 @@ export function configuredAdRoutes(repo: ConfiguredAdRepo): Route[] {
       pattern: PATH,
       body: 'json',
       summary: 'Update a configured ad by id (ad_duration is accepted for duration)',
+      errors: [404, 409],
       schema: { body: adUpdateInput },
       handler: async (_r, body) => {
         const { id, ...fields } = validateUpdate(body);
@@ -43,6 +46,7 @@ export function configuredAdRoutes(repo: ConfiguredAdRepo): Route[] {
       pattern: PATH,
       body: 'json',
       summary: 'Delete a configured ad; body {id}',
+      errors: [404],
       schema: { body: adDeleteInput },
       handler: async (_r, body) => ({ json: await repo.remove(validateDelete(body).id) }),
     },

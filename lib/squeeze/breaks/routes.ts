@@ -1,4 +1,5 @@
 /** `/api/v1/squeeze-ad-break` (spec "Squeeze configuration and ad-break operations"; docs/design.md §3). */
+import { listOf } from '../../http/envelope.js';
 import type { Route } from '../../http/router.js';
 import { bodyValidator, queryValidator } from '../../http/validate.js';
 import { breakInput, breakListQuery, daiBreakInput, extendInput, type BreakInput } from './schema.js';
@@ -17,6 +18,7 @@ export function breakRoutes(breaks: BreakService): Route[] {
       pattern: PATH,
       body: 'json',
       summary: 'Start a squeeze break on an event (curated ads, else the ad server); 409 while one is in progress',
+      errors: [404, 409, 422, 502, 504],
       schema: { body: breakInput },
       handler: async (_r, body) => ({ json: await breaks.create(validateEvent(body), 'event') }),
     },
@@ -25,6 +27,7 @@ export function breakRoutes(breaks: BreakService): Route[] {
       pattern: PATH,
       body: 'json',
       summary: "Start a squeeze break on an event's DAI streams (optionally stream_ids), deciding ads per stream from its targeting",
+      errors: [404, 409, 422, 502, 504],
       schema: { body: daiBreakInput },
       handler: async (_r, body) => ({ json: await breaks.create(validateDai(body), 'streams') }),
     },
@@ -32,7 +35,7 @@ export function breakRoutes(breaks: BreakService): Route[] {
       method: 'GET',
       pattern: PATH,
       summary: "An event's breaks, newest first, each with its segments: {results, total_results}",
-      schema: { query: breakListQuery },
+      schema: { query: breakListQuery, response: listOf({ type: 'object', required: ['id'] }) },
       handler: async (req) => {
         const q = validateList(req.query);
         return { json: await breaks.list(q.event_id, q.page, q.page_size) };
@@ -44,6 +47,7 @@ export function breakRoutes(breaks: BreakService): Route[] {
       pattern: `${PATH}/:break_id/extend`,
       body: 'json',
       summary: 'Extend a break in progress by additional_sec',
+      errors: [409],
       schema: { body: extendInput },
       handler: async (req, body) => ({ json: await breaks.extend(req.params['break_id']!, validateExtend(body).additional_sec) }),
     },
@@ -51,6 +55,7 @@ export function breakRoutes(breaks: BreakService): Route[] {
       method: 'DELETE',
       pattern: `${PATH}/:break_id`,
       summary: 'Terminate a break: its end moves to the next segment boundary and cue-in follows',
+      errors: [409],
       handler: async (req) => ({ json: await breaks.terminate(req.params['break_id']!) }),
     },
   ];

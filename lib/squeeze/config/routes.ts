@@ -1,4 +1,5 @@
 /** Squeeze configuration endpoints (spec "Squeeze configuration and ad-break operations", configuration rows). */
+import { listOf } from '../../http/envelope.js';
 import type { Route } from '../../http/router.js';
 import { badRequest, validationFailed } from '../../http/problem.js';
 import { bodyValidator, idParam, queryValidator } from '../../http/validate.js';
@@ -55,6 +56,7 @@ export function squeezeConfigRoutes(repo: SqueezeConfigRepo, events: EventConfig
       pattern: EVENT,
       body: 'json',
       summary: 'Create or replace a squeeze event config (keyed by asset_id); answers the effective config with its id',
+      errors: [404, 409],
       schema: { body: eventConfigInput },
       handler: async (_req, body) => {
         const stored = await repo.upsertEvent(withSnakeCaseSpellings(validateEvent(body)));
@@ -66,6 +68,7 @@ export function squeezeConfigRoutes(repo: SqueezeConfigRepo, events: EventConfig
       method: 'GET',
       pattern: EVENT,
       summary: 'The effective (brand-merged) event config for an asset_id',
+      errors: [404],
       schema: { query: eventConfigQuery },
       handler: async (req) => ({ json: await repo.getEventByAsset(validateEventQuery(req.query).asset_id) }),
     },
@@ -73,7 +76,7 @@ export function squeezeConfigRoutes(repo: SqueezeConfigRepo, events: EventConfig
       method: 'GET',
       pattern: '/api/v1/squeeze-events',
       summary: 'List the events with their effective configs, by id: {results, total_results}',
-      schema: { query: eventListQuery },
+      schema: { query: eventListQuery, response: listOf({ type: 'object', required: ['id'] }) },
       handler: async (req) => {
         const q = validateEventList(req.query);
         return { json: await repo.listEvents(q.page, q.page_size) };
