@@ -100,7 +100,7 @@ function routeOperation(r: Route): Operation {
   const success =
     status === 204
       ? answer('done, no content')
-      : answer(r.summary ?? 'OK', { [r.schema?.contentType ?? 'application/json']: r.schema?.response ?? { type: 'object', description: 'fields not described here' } });
+      : answer(r.summary ?? 'OK', { [r.schema?.contentType ?? 'application/json']: r.schema?.response ?? { type: 'object', description: 'fields not described here' } }, r.schema?.responseHeaders);
   const op: Operation = {
     operationId: operationId(r.method, r.pattern),
     summary: r.summary ?? '',

@@ -57,6 +57,8 @@ export interface Route {
     contentType?: string;
     /** Header parameters (OpenAPI parameter objects), e.g. a push token. */
     headers?: object[];
+    /** Headers of the success answer (OpenAPI header objects by name). */
+    responseHeaders?: Record<string, object>;
   };
   /** A JSON body the route can do without (OpenAPI `requestBody.required: false`). */
   optionalBody?: boolean;
