@@ -285,6 +285,7 @@ t.test('OpenAPI contract', async (t) => {
 
   t.test('player-facing routes', async (t) => {
     const stitch = `/${service.config.stitchPath}`;
+    const eventId = (await call(service.url, 'GET', '/api/v1/squeeze-event-config?asset_id=AK1', { token: jwt })).body.id as number;
     await driveAll(t, [
       { op: 'GET /dai/adproxy', url: '/dai/adproxy?stream_id=c1:LOC&asset_key=AK1', token: false, expect: 200 },
       { op: 'GET /dai/manifest/{path}', url: '/dai/manifest/linear/v1/hls/event/AK1/stream/c1:LOC/master.m3u8', token: false },
@@ -292,6 +293,9 @@ t.test('OpenAPI contract', async (t) => {
       { op: 'GET /dai/manifest/{path}', url: '/dai/manifest/linear/v1/hls/event/AK1/stream/c1:LOC/nothing-here.m3u8', token: false },
       { op: 'GET /vast', url: '/vast?stream_id=c1:LOC', token: false, expect: 200 },
       { op: 'GET /vast', url: '/vast', token: false, expect: 400 },
+      // the stream the ad tag registered, as the management API answers it
+      { op: 'GET /api/v1/streams/{stream_id}', url: '/api/v1/streams/c1:LOC', expect: 200 },
+      { op: 'GET /api/v1/streams', url: `/api/v1/streams?event_id=${eventId}`, expect: 200 },
       { op: 'GET /beacon', url: '/beacon?u=https%3A%2F%2Fads.example%2Fi', token: false, expect: 400 },
       { op: 'HEAD /beacon', url: '/beacon', token: false, expect: 400 },
       { op: 'POST /beacon', url: '/beacon', token: false, body: 'x', headers: { 'content-type': 'text/plain' }, expect: 400 },
