@@ -7,6 +7,9 @@ import type { BreakService } from './service.js';
 
 const PATH = '/api/v1/squeeze-ad-break';
 
+/** A break as answered (service.ts `view`): `id`, and `break_id` for existing clients. */
+const breakAnswer = { type: 'object', required: ['id', 'break_id', 'status', 'event_id', 'start_time', 'end_time', 'break_duration'] };
+
 export function breakRoutes(breaks: BreakService): Route[] {
   const validateEvent = bodyValidator<BreakInput>(breakInput);
   const validateDai = bodyValidator<BreakInput>(daiBreakInput);
@@ -35,26 +38,33 @@ export function breakRoutes(breaks: BreakService): Route[] {
       method: 'GET',
       pattern: PATH,
       summary: "An event's breaks, newest first, each with its segments: {results, total_results}",
-      schema: { query: breakListQuery, response: listOf({ type: 'object', required: ['id'] }) },
+      schema: { query: breakListQuery, response: listOf(breakAnswer) },
       handler: async (req) => {
         const q = validateList(req.query);
         return { json: await breaks.list(q.event_id, q.page, q.page_size) };
       },
     },
-    { method: 'GET', pattern: `${PATH}/:break_id`, summary: 'Show a break with its planned segments', handler: async (req) => ({ json: await breaks.get(req.params['break_id']!) }) },
+    {
+      method: 'GET',
+      pattern: `${PATH}/:break_id`,
+      summary: 'Show a break with its planned segments',
+      schema: { response: breakAnswer },
+      handler: async (req) => ({ json: await breaks.get(req.params['break_id']!) }),
+    },
     {
       method: 'POST',
       pattern: `${PATH}/:break_id/extend`,
       body: 'json',
       summary: 'Extend a break in progress by additional_sec',
       errors: [409],
-      schema: { body: extendInput },
+      schema: { body: extendInput, response: breakAnswer },
       handler: async (req, body) => ({ json: await breaks.extend(req.params['break_id']!, validateExtend(body).additional_sec) }),
     },
     {
       method: 'DELETE',
       pattern: `${PATH}/:break_id`,
       summary: 'Terminate a break: its end moves to the next segment boundary and cue-in follows',
+      schema: { response: breakAnswer },
       errors: [409],
       handler: async (req) => ({ json: await breaks.terminate(req.params['break_id']!) }),
     },
