@@ -68,6 +68,14 @@ t.test('OpenAPI contract', async (t) => {
     }
     // A self-check of the contract check: a document that lost the 405 answers fails validation of one.
     t.ok(doc.paths['/vast']!['get']!.responses['405'], '405 is described');
+    const stitchOp = doc.paths[`/${service.config.stitchPath}/{protocol}/stream/{stream_id}/asset/{asset_id}`]!['post'] as unknown as { requestBody: { required: boolean } };
+    t.equal(stitchOp.requestBody.required, false, 'an optional body is marked optional');
+    const push = doc.paths['/mrssfeed/{brand_name}']!['post'] as unknown as { parameters: Array<{ name: string; in: string; required: boolean }> };
+    t.ok(
+      push.parameters.some((p) => p.in === 'header' && p.name === 'X-Service-Mrss-Token' && p.required),
+      'the push token is a required header parameter',
+    );
+    t.ok(doc.paths['/api/v1/global-config/{name}/pull']!['post']!.responses['202'], 'the pull answers 202');
   });
 
   const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true });
