@@ -16,8 +16,12 @@ import { Router } from './http/router.js';
 import { Cors, parseOrigins } from './http/cors.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { createAuthenticator, persistentSecret } from './http/auth.js';
-import { openApiDocument } from './http/openapi.js';
 import { addressText, type HttpRequest, type HttpResponse } from './http/uws.js';
+import { coreOperations, openApiDocument } from './http/openapi.js';
+import { daiOperations } from './dai/openapi.js';
+import { playerOperations } from './squeeze/breaks/openapi.js';
+import { squeezebackOperations } from './squeezeback/openapi.js';
+import { stitchOperations } from './stitch/openapi.js';
 import { keys, openStores, type Stores } from './store/index.js';
 import { OutboundClient, OutboundPolicy } from './outbound/index.js';
 import { BrandRepo } from './brand/repo.js';
@@ -75,7 +79,7 @@ import { ConditioningWorker } from './conditioning/worker.js';
 import { conditioningRoutes } from './conditioning/routes.js';
 import { mountCreativeFiles } from './conditioning/endpoints.js';
 import type { AdTagSettings } from './ads/ad-request.js';
-import { UiPages } from './ui/static.js';
+import { UiPages, uiOperations } from './ui/static.js';
 
 export interface Service {
   config: Config;
@@ -285,8 +289,18 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
   ]) {
     for (const route of routes) router.add(route);
   }
-  const openapi = JSON.stringify(openApiDocument(router.list(), { version, serverUrl: config.publicBaseUrl }));
-  router.add({ method: 'GET', pattern: '/api/v1/openapi.json', public: true, summary: 'This document', handler: async () => ({ body: openapi, headers: { 'Content-Type': 'application/json' } }) });
+  let openapi = '';
+  router.add({
+    method: 'GET',
+    pattern: '/api/v1/openapi.json',
+    public: true,
+    summary: 'This document (OpenAPI 3.1)',
+    schema: { response: { type: 'object', required: ['openapi', 'paths'] } },
+    handler: async () => ({ body: openapi, headers: { 'Content-Type': 'application/json' } }),
+  });
+  // Every endpoint: the routes above, and the player-facing ones their modules describe.
+  const playerFacing = { ...coreOperations, ...daiOperations, ...playerOperations, ...squeezebackOperations, ...stitchOperations(config.stitchPath), ...uiOperations };
+  openapi = JSON.stringify(openApiDocument(router.list(), { version, serverUrl: config.publicBaseUrl }, playerFacing));
   router.mount(http.app, '/api/v1');
   router.mount(http.app, '/mrssfeed');
   // Player-facing answers carry CORS headers (web players on other origins); /api/v1 and /mrssfeed do not (docs/decisions.md "CORS").

@@ -76,7 +76,11 @@ export function normalizeHostname(host: string): string {
   return h.endsWith('.') ? h.slice(0, -1) : h;
 }
 
-/** The forwarded hostname: explicit, else X-Forwarded-Host, else the host= of X-Forwarded / Forwarded. */
+/**
+ * The forwarded hostname: explicit, else X-Forwarded-Host, else the host= of X-Forwarded /
+ * Forwarded, else a bare host in X-Forwarded (`X-Forwarded: brand.example.com`, as the spec's
+ * "X-Forwarded-Host / X-Forwarded header" allows: recognised like `host=`, issue 25).
+ */
 export function forwardedHostname(input: MatchInput, headers: Map<string, string[]>): string | undefined {
   if (input.hostname) return normalizeHostname(input.hostname);
   const xfh = headers.get('x-forwarded-host')?.[0];
@@ -86,8 +90,13 @@ export function forwardedHostname(input: MatchInput, headers: Map<string, string
     const m = v && /(?:^|[;,\s])host="?([^";,\s]+)"?/i.exec(v);
     if (m) return normalizeHostname(m[1]!);
   }
+  const bare = headers.get('x-forwarded')?.[0]?.split(',')[0]!.trim();
+  if (bare && !bare.includes('=') && BARE_HOST.test(bare)) return normalizeHostname(bare);
   return undefined;
 }
+
+/** A host[:port] or [IPv6]:port, nothing else (a bare X-Forwarded value). */
+const BARE_HOST = /^(?:[A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
 
 function lowerHeaders(headers: MatchInput['headers']): Map<string, string[]> {
   const out = new Map<string, string[]>();

@@ -20,7 +20,8 @@ export function brandRoutes(repo: BrandRepo, cache: BrandCache): Route[] {
       pattern: BASE,
       body: 'json',
       summary: 'Create a brand-recognition rule',
-      schema: { body: brandRuleInput, response: brandRule, status: 201 },
+      errors: [409],
+      schema: { body: brandRuleInput, response: brandRule, status: 201, responseHeaders: { Location: { required: true, schema: { type: 'string' } } } },
       handler: async (_req, body) => {
         const rule = await repo.create(validateInput(body));
         await cache.changed();
@@ -31,7 +32,7 @@ export function brandRoutes(repo: BrandRepo, cache: BrandCache): Route[] {
       method: 'GET',
       pattern: BASE,
       summary: 'List brand-recognition rules (bare array; X-Total-Count has the total)',
-      schema: { query: brandListQuery, response: arrayOfRules },
+      schema: { query: brandListQuery, response: arrayOfRules, responseHeaders: { 'X-Total-Count': { required: true, description: 'the number of matching rules', schema: { type: 'string' } } } },
       handler: async (req) => {
         const q = validateQuery(req.query);
         const opts: { namePrefix?: string; page: number; pageSize: number } = { page: q.page, pageSize: q.page_size };
@@ -52,6 +53,7 @@ export function brandRoutes(repo: BrandRepo, cache: BrandCache): Route[] {
       pattern: `${BASE}/:id`,
       body: 'json',
       summary: 'Replace a brand-recognition rule',
+      errors: [409],
       schema: { body: brandRuleInput, response: brandRule },
       handler: async (req, body) => {
         const id = idParam(req.params['id']);
@@ -77,6 +79,7 @@ export function brandRoutes(repo: BrandRepo, cache: BrandCache): Route[] {
       pattern: `${BASE}/resolve`,
       body: 'json',
       summary: 'Resolve a request (headers, query, hostname) to the winning rule, or 404',
+      errors: [404],
       schema: { body: resolveInput, response: brandRule },
       handler: async (_req, body) => {
         const rule = cache.current.resolve(validateResolve(body));

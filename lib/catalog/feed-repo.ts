@@ -1,4 +1,8 @@
-/** Feed configurations and the state of their pulls, in Postgres. brand_name and feed_name are unique. */
+/**
+ * Feed configurations and the state of their pulls, in Postgres. brand_name and feed_name are
+ * unique. A configuration posted wrapped (`{name, jsonb_value}`) keeps the wrapper's `name` in its
+ * config and is found by it as well as by its feed_name (issue 25); the feed_name wins when both match.
+ */
 import type { Sql } from '../store/index.js';
 import { notFound } from '../errors/index.js';
 import { rethrowViolation } from '../store/pg-errors.js';
@@ -10,8 +14,17 @@ const mapUnique = (err: unknown): never =>
 export class FeedConfigRepo {
   constructor(private readonly sql: Sql) {}
 
+  /** The answer: `id` (the spec's `ID`, one spelling for every resource: docs/decisions.md) and the config as stored. */
   private view(row: { id: number; config: Record<string, unknown> }) {
-    return { ID: row.id, ...row.config };
+    return { id: row.id, ...row.config };
+  }
+
+  /** The feed_name of the configuration named `name` (its feed_name, else its wrapper's name). */
+  private async feedName(name: string): Promise<string> {
+    const [row] = await this.sql<{ feed_name: string }[]>`
+      select feed_name from feed_config where feed_name = ${name} or config->>'name' = ${name} order by (feed_name = ${name}) desc, id limit 1`;
+    if (!row) throw notFound(`no feed configuration named ${name}`);
+    return row.feed_name;
   }
 
   /** A new feed is due at once (its first pull runs on creation, whatever its frequency). */
@@ -27,6 +40,7 @@ export class FeedConfigRepo {
 
   /** The state of the feed's pulls. */
   async status(name: string) {
+    name = await this.feedName(name);
     const [s] = await this
       .sql`select state, mode, pages, inserted, updated, unchanged, page_index, next_url as cursor, started_at, last_run_at, last_error, next_due_at from feed_run where feed_name = ${name}`;
     return s ?? null;
@@ -34,12 +48,13 @@ export class FeedConfigRepo {
 
   /** Makes the feed due now; false while a run is in progress. */
   async requestPull(name: string): Promise<boolean> {
-    await this.get(name);
+    name = await this.feedName(name);
     const rows = await this.sql`update feed_run set next_due_at = now() where feed_name = ${name} and state = 'idle' returning 1`;
     return rows.length > 0;
   }
 
   async replace(name: string, c: FeedConfig) {
+    name = await this.feedName(name);
     const [row] = await this.sql<{ id: number; config: Record<string, unknown> }[]>`
       update feed_config set feed_name = ${c.feed_name}, brand_name = ${c.brand_name}, config = ${this.sql.json(c as never)}, updated_at = now()
       where feed_name = ${name} returning id, config`.catch(mapUnique);
@@ -48,16 +63,23 @@ export class FeedConfigRepo {
   }
 
   async get(name: string) {
+    name = await this.feedName(name);
     const [row] = await this.sql<{ id: number; config: Record<string, unknown> }[]>`select id, config from feed_config where feed_name = ${name}`;
     if (!row) throw notFound(`no feed configuration named ${name}`);
     return this.view(row);
   }
 
-  async list() {
-    return (await this.sql<{ id: number; config: Record<string, unknown> }[]>`select id, config from feed_config order by id`).map((r) => this.view(r));
+  /** A page of configurations by id: `{results, total_results}`, the one list envelope. */
+  async list(page: number, pageSize: number) {
+    const [rows, [count]] = await Promise.all([
+      this.sql<{ id: number; config: Record<string, unknown> }[]>`select id, config from feed_config order by id limit ${pageSize} offset ${page * pageSize}`,
+      this.sql<{ total: number }[]>`select count(*)::int as total from feed_config`,
+    ]);
+    return { results: rows.map((r) => this.view(r)), total_results: count?.total ?? 0 };
   }
 
   async remove(name: string) {
+    name = await this.feedName(name);
     const [row] = await this.sql<{ id: number; config: Record<string, unknown> }[]>`delete from feed_config where feed_name = ${name} returning id, config`;
     if (!row) throw notFound(`no feed configuration named ${name}`);
     return this.view(row);

@@ -46,3 +46,38 @@ export const wrappedFeedConfigSchema = {
 } as const;
 
 export type FeedConfig = Record<string, unknown> & { brand_name: string; feed_name: string; feed_uri: string };
+
+/** A POST or PUT body as OpenAPI describes it: flat, or wrapped (the wrapper's `name` is kept as `name`). */
+export const feedConfigInput = { anyOf: [feedConfigSchema, wrappedFeedConfigSchema] } as const;
+
+const { ID: _spellingOfId, ...answerFields } = feedConfigSchema.properties;
+
+/** A feed configuration as answered: `id` (the spec's `ID`), the flat fields, and `name` when it was posted wrapped under another name. */
+export const feedConfigAnswer = {
+  type: 'object',
+  required: ['id', 'brand_name', 'feed_name', 'feed_uri', 'pagination_supported', 'pull_frequency_sec', 'pagination_params'],
+  properties: {
+    ...answerFields,
+    id: { type: 'integer', description: 'server-generated (the spec writes ID)' },
+    name: { type: 'string', description: 'the name of the {name, jsonb_value} wrapper it was posted in, when that differs from feed_name' },
+  },
+} as const;
+
+/** The state of a feed's pulls (GET …/{name}). */
+export const feedStatusAnswer = {
+  type: ['object', 'null'],
+  properties: {
+    state: { type: 'string', enum: ['idle', 'running'] },
+    mode: { type: ['string', 'null'] },
+    pages: { type: ['integer', 'null'] },
+    inserted: { type: ['integer', 'null'] },
+    updated: { type: ['integer', 'null'] },
+    unchanged: { type: ['integer', 'null'] },
+    page_index: { type: ['integer', 'null'] },
+    cursor: { type: ['string', 'null'] },
+    started_at: { type: ['string', 'null'] },
+    last_run_at: { type: ['string', 'null'] },
+    last_error: { type: ['string', 'null'] },
+    next_due_at: { type: ['string', 'null'] },
+  },
+} as const;

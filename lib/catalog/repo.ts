@@ -104,7 +104,7 @@ export class CatalogRepo {
         from catalog_item ${where} order by published_at desc nulls last, guid limit ${f.page_size} offset ${f.page * f.page_size}`,
       this.sql<{ total: number }[]>`select count(*)::int as total from catalog_item ${where}`,
     ]);
-    return { results, total_results: count?.total ?? 0 };
+    return { results: results.map(nestedAsJson), total_results: count?.total ?? 0 };
   }
 
   /** The brand's item whose guid or content id is `assetId` (the guid wins when both match different items). */
@@ -120,6 +120,27 @@ export class CatalogRepo {
   async get(brandName: string, guid: string): Promise<unknown> {
     const [row] = await this.sql`select * from catalog_item where brand_name = ${brandName} and guid = ${guid}`;
     if (!row) throw notFound(`no catalog item ${guid} for brand ${brandName}`);
-    return row;
+    return nestedAsJson(row);
   }
+}
+
+const NESTED = ['renditions', 'thumbnails', 'cue_points', 'extras'] as const;
+
+/**
+ * An item as answered: its nested fields as JSON, never as JSON-encoded strings (issue 25).
+ * upsert() hands them to jsonb as JSON text, so rows written so far read back as strings.
+ */
+function nestedAsJson(row: Record<string, unknown>): Record<string, unknown> {
+  const out = { ...row };
+  for (const k of NESTED) {
+    const v = out[k];
+    if (typeof v === 'string') {
+      try {
+        out[k] = JSON.parse(v) as unknown;
+      } catch {
+        // not JSON text: left as the string it is
+      }
+    }
+  }
+  return out;
 }

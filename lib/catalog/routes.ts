@@ -2,6 +2,7 @@
 import type { Route } from '../http/router.js';
 import { badRequest, unauthorized } from '../http/problem.js';
 import { bodyValidator, queryValidator } from '../http/validate.js';
+import { listOf } from '../http/envelope.js';
 import { MrssError, parseMrss } from './mrss.js';
 import type { CatalogRepo } from './repo.js';
 
@@ -34,6 +35,40 @@ function brandName(raw: string | undefined): string {
   return raw;
 }
 
+/** An item as answered; its nested fields are JSON (issue 25). */
+const catalogItem = {
+  type: 'object',
+  required: ['brand_name', 'guid', 'renditions', 'thumbnails', 'cue_points', 'extras'],
+  properties: {
+    brand_name: { type: 'string' },
+    guid: { type: 'string' },
+    content_id: { type: ['string', 'null'] },
+    title: { type: ['string', 'null'] },
+    description: { type: ['string', 'null'] },
+    published_at: { type: ['string', 'null'] },
+    duration: { type: ['number', 'null'] },
+    renditions: { type: 'array', items: { type: 'object' } },
+    thumbnails: { type: 'array', items: { type: 'string' } },
+    cue_points: { type: 'array', items: { type: 'number' } },
+    extras: { type: 'object' },
+    content_hash: { type: 'string' },
+    updated_at: { type: 'string' },
+  },
+} as const;
+
+const pushAnswer = {
+  type: 'object',
+  required: ['brand_name', 'items_received', 'inserted', 'updated', 'unchanged'],
+  properties: {
+    brand_name: { type: 'string' },
+    items_received: { type: 'integer' },
+    skipped: {},
+    inserted: { type: 'integer' },
+    updated: { type: 'integer' },
+    unchanged: { type: 'integer' },
+  },
+} as const;
+
 const badToken = () => unauthorized('missing or invalid X-Service-Mrss-Token', 'X-Service-Mrss-Token');
 
 /** `onJwtKeyChanged`: a brand's player-token key was set (the player flow's key cache reloads). */
@@ -49,6 +84,12 @@ export function catalogRoutes(repo: CatalogRepo, onJwtKeyChanged: () => Promise<
       contentTypes: XML_TYPES,
       maxBody: PUSH_LIMIT_BYTES,
       summary: 'Push a Media RSS feed for a brand (header X-Service-Mrss-Token); answers after the upsert committed',
+      security: [{ mrssToken: [] }],
+      errors: [401],
+      schema: {
+        headers: [{ name: 'X-Service-Mrss-Token', in: 'header', required: true, description: "the brand's push token (PUT /api/v1/brand-tokens/{brand_name})", schema: { type: 'string' } }],
+        response: pushAnswer,
+      },
       handler: async (req, body) => {
         const brand = brandName(req.params['brand_name']);
         const token = req.headers[TOKEN_HEADER];
@@ -81,13 +122,14 @@ export function catalogRoutes(repo: CatalogRepo, onJwtKeyChanged: () => Promise<
       method: 'GET',
       pattern: '/api/v1/catalog',
       summary: 'Catalog items, newest first: {results, total_results}; q searches titles',
-      schema: { query: catalogQuery },
+      schema: { query: catalogQuery, response: listOf(catalogItem) },
       handler: async (req) => ({ json: await repo.list(validateQuery(req.query)) }),
     },
     {
       method: 'GET',
       pattern: '/api/v1/catalog/:brand_name/:guid',
       summary: 'One catalog item (the media record stitching looks up)',
+      schema: { response: catalogItem },
       handler: async (req) => ({ json: await repo.get(brandName(req.params['brand_name']), req.params['guid']!) }),
     },
   ];

@@ -10,6 +10,8 @@
 import { isIP } from 'node:net';
 import { addressText, type HttpRequest, type HttpResponse, type TemplatedApp } from '../http/uws.js';
 import type { Registry } from '../http/metrics.js';
+import { guardMethods } from '../http/methods.js';
+import { requestIdOf } from '../http/request-id.js';
 import type { RateLimiter } from '../http/rate-limit.js';
 import type { Logger } from '../log/index.js';
 import type { EventSettingsSource } from './event-settings.js';
@@ -102,6 +104,7 @@ export class AdProxy {
 
   mount(app: TemplatedApp): void {
     app.get('/dai/adproxy', (res, req) => this.handle(res, req));
+    guardMethods(app, '/dai/adproxy', 'GET');
   }
 
   private handle(res: HttpResponse, req: HttpRequest): void {
@@ -110,7 +113,7 @@ export class AdProxy {
     const verdict = this.limiter?.take('adproxy', clientIp);
     if (verdict && !verdict.ok) this.refused(clientIp);
     else this.registerSafely(req, clientIp);
-    res.writeStatus('200 OK').writeHeader('Content-Type', 'application/xml').writeHeader('Cache-Control', 'no-store').end(EMPTY_VAST_BYTES);
+    res.writeStatus('200 OK').writeHeader('Content-Type', 'application/xml').writeHeader('Cache-Control', 'no-store').writeHeader('X-Request-Id', requestIdOf(req)).end(EMPTY_VAST_BYTES);
   }
 
   /**

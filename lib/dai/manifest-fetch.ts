@@ -4,7 +4,7 @@
  * live window and rewritten line by line, a squeeze break applied last (docs/design.md §4), DASH
  * rewritten whole; response headers and micro-cache lifetimes from the target duration.
  */
-import { HttpError, problemResponse, type ProblemCode } from '../http/problem.js';
+import { HttpError, problemResponse, withRequestId, type ProblemCode } from '../http/problem.js';
 import { PlaylistRewriter, trimThenRewrite, type TrimOptions, type UriRules } from '../hls/index.js';
 import { rewriteMpd, trimMpdWindow } from '../dash/index.js';
 import { UpstreamError, type UpstreamSink } from './upstream.js';
@@ -31,6 +31,11 @@ export function mediaHeaders(maxAge: number): Readonly<Record<string, string>> {
     if (mediaHeaderSets.size < 100) mediaHeaderSets.set(maxAge, h);
   }
   return h;
+}
+
+/** The body of a rendering for one answer: a problem gets this answer's `request_id` (renderings are shared). */
+export function bodyFor(r: Rendered, requestId: string): Buffer {
+  return r.status < 400 ? r.body : Buffer.from(withRequestId(r.body.toString('utf8'), requestId));
 }
 
 export function problemRendered(code: ProblemCode, detail: string, status?: number): Rendered {

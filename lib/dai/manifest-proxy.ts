@@ -22,7 +22,9 @@ import { checkQuery, parsePath, type PathTarget } from './path.js';
 import { Upstream, UpstreamError } from './upstream.js';
 import { ManifestCache, type LoadDone, type Rendered } from './manifest-cache.js';
 import { BodySlab } from './body-slab.js';
-import { ManifestFetch, problemRendered } from './manifest-fetch.js';
+import { ManifestFetch, bodyFor, problemRendered } from './manifest-fetch.js';
+import { guardMethods } from '../http/methods.js';
+import { requestIdOf } from '../http/request-id.js';
 import type { EventSettings, EventSettingsSource } from './event-settings.js';
 import { STREAM_LIMITS, type StreamRegistry } from '../streams/registry.js';
 import type { BreakSource } from './break-source.js';
@@ -101,6 +103,7 @@ export class ManifestProxy {
     app.get('/dai/manifest/*', (res, req) => this.handle(res, req, false));
     app.head('/dai/manifest/*', (res, req) => this.handle(res, req, true));
     this.deps.cors?.mountPreflight(app, '/dai/manifest/*', 'GET, HEAD, OPTIONS');
+    guardMethods(app, '/dai/manifest/*', this.deps.cors ? 'GET, HEAD, OPTIONS' : 'GET, HEAD', this.deps.cors);
   }
 
   /** Path parsing depends on the path alone: remembered for the paths seen recently. */
@@ -136,12 +139,13 @@ export class ManifestProxy {
     const url = req.getUrl();
     const query = req.getQuery() ?? '';
     const cors = corsOf(this.deps.cors, req);
+    const id = requestIdOf(req);
     let known: KnownPath;
     try {
       checkQuery(query);
       known = this.known(url);
     } catch (err) {
-      this.answer(new Exchange(res, isHead, cors), err instanceof HttpError ? problemRendered('bad-path', err.message) : problemRendered('internal', 'internal error'), undefined, started);
+      this.answer(new Exchange(res, isHead, cors, id), err instanceof HttpError ? problemRendered('bad-path', err.message) : problemRendered('internal', 'internal error'), undefined, started);
       return;
     }
     const target = known.target;
@@ -171,8 +175,8 @@ export class ManifestProxy {
     }
     const key = this.cacheKey(known, upstreamPath, query);
     const hit = this.deps.cache.fresh(key);
-    if (hit) {
-      if (newStream && hit.value.status === 200) this.register(streamId!, settings, target, masterPath);
+    if (hit && newStream && hit.value.status === 200) this.register(streamId!, settings, target, masterPath);
+    if (hit && hit.value.status < 400) {
       // Fast lane: answered inside this uWS callback, so no onAborted, cork or promise is needed.
       // Each write is a call into uWS: its default status line is 200 OK, and a fresh hit is
       // under a second old (Age 0 is what its absence means).
@@ -182,12 +186,14 @@ export class ManifestProxy {
       for (const name in headers) res.writeHeader(name, headers[name]!);
       if (hit.ageSec) res.writeHeader('Age', String(hit.ageSec));
       for (let i = 0; i < cors.length; i++) res.writeHeader(cors[i]![0], cors[i]![1]);
+      res.writeHeader('X-Request-Id', id);
       // This uWS build does not count endWithoutBody as an answer: an abort handler keeps it from aborting the process.
       if (isHead) res.onAborted(noop).endWithoutBody(hit.value.body.byteLength);
       else res.end(hit.value.body);
       return;
     }
-    const ex = new Exchange(res, isHead, cors);
+    const ex = new Exchange(res, isHead, cors, id);
+    if (hit) return this.answer(ex, hit.value, hit.ageSec, started);
     const xff = req.getHeader('x-forwarded-for');
     this.deps.inFlight.count++;
     this.deps.cache.load(
@@ -230,8 +236,9 @@ export class ManifestProxy {
     this.count(r.status, started);
     if (ex.aborted) return;
     const headers = ageSec === undefined ? r.headers : { ...r.headers, Age: String(ageSec) };
-    if (ex.isHead) ex.send(r.status, headers, r.body);
-    else sendSized(ex, r.status, headers, r.body);
+    const body = bodyFor(r, ex.id);
+    if (ex.isHead) ex.send(r.status, headers, body);
+    else sendSized(ex, r.status, headers, body);
   }
 
   /** Fetches and rewrites one manifest: done gets the rendering, or the error (5xx, garbage, timeout). */

@@ -5,6 +5,8 @@
  */
 import type { HttpResponse } from './uws.js';
 import { STATUS_CODES } from 'node:http';
+import { problemResponse, type HttpError } from './problem.js';
+import { requestId } from './request-id.js';
 
 export type Headers = Record<string, string>;
 /** A header written as is (precomputed sets such as the CORS headers, lib/http/cors.ts). */
@@ -35,6 +37,8 @@ export class Exchange {
     readonly isHead: boolean,
     /** Written with every answer of this exchange, errors included (the CORS headers of player-facing routes). */
     readonly extra: readonly HeaderPair[] = NO_HEADERS,
+    /** Written as `X-Request-Id` with every answer (lib/http/request-id.ts); a fresh counter id by default. */
+    readonly id: string = requestId(undefined),
   ) {
     res.onAborted(() => {
       this.aborted = true;
@@ -58,6 +62,12 @@ export class Exchange {
     return true;
   }
 
+  /** Answers a problem (RFC 9457) whose body and header carry this exchange's request id. */
+  problem(err: HttpError): boolean {
+    const p = problemResponse(err, this.id);
+    return this.send(p.status, p.headers, p.body);
+  }
+
   /** Status and headers only; the caller is inside cork. trusted: the service's own constant values, not checked for CR/LF. */
   writeHead(status: number, headers: Headers, trusted = false): void {
     if (status !== 200) this.res.writeStatus(statusLine(status)); // uWS writes 200 OK by default
@@ -65,6 +75,7 @@ export class Exchange {
       const value = headers[name]!;
       if (trusted || !hasCrLf(value)) this.res.writeHeader(name, value);
     }
+    this.res.writeHeader('X-Request-Id', this.id); // checked at its making: safe characters only
     for (let i = 0; i < this.extra.length; i++) this.res.writeHeader(this.extra[i]![0], this.extra[i]![1]);
   }
 }

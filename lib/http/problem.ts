@@ -114,11 +114,22 @@ export interface ProblemResponse {
   body: string;
 }
 
-/** The one renderer: status, headers (problem+json, never cached, the error's own) and body. */
+/**
+ * The one renderer: status, headers (problem+json, never cached, the error's own) and body. The
+ * `X-Request-Id` header is written by the Exchange that sends it (lib/http/exchange.ts).
+ */
 export function problemResponse(err: HttpError, requestId?: string): ProblemResponse {
   const headers: Record<string, string> = { 'Content-Type': 'application/problem+json', 'Cache-Control': 'no-store', ...err.headers };
-  if (requestId) headers['X-Request-Id'] = requestId;
   return { status: err.status, headers, body: JSON.stringify(err.toProblem(requestId)) };
+}
+
+/**
+ * A problem body rendered once (a cached rendering of the hot path) with this answer's request id
+ * added: `{…}` becomes `{…,"request_id":"<id>"}`. The id has only safe characters (request-id.ts).
+ */
+export function withRequestId(body: string, id: string): string {
+  if (!body.endsWith('}') || body.includes('"request_id"')) return body;
+  return `${body.slice(0, -1)},"request_id":"${id}"}`;
 }
 
 /** For the OpenAPI document: every problem type with its status and title. */

@@ -12,6 +12,7 @@ import { HttpError, badRequest, notFound, payloadTooLarge, problemResponse, toHt
 import type { Logger } from '../log/index.js';
 import type { Registry } from './metrics.js';
 import { rateLimited, type RateLimiter } from './rate-limit.js';
+import { requestId } from './request-id.js';
 import type { Cors, Preflight } from './cors.js';
 
 export interface RequestInfo {
@@ -47,8 +48,24 @@ export interface Route {
   /** The client's token bucket this route draws from (default `api`). */
   rateRule?: string;
   /** Schemas for the OpenAPI document (the same objects the validators compile). */
-  /** `problems`: statuses this route answers beyond the common ones, with what each means (OpenAPI). */
-  schema?: { body?: object; query?: object; response?: object; status?: number; problems?: Record<number, string> };
+  schema?: {
+    body?: object;
+    query?: object;
+    response?: object;
+    status?: number;
+    /** The success answer's media type (default application/json). */
+    contentType?: string;
+    /** Header parameters (OpenAPI parameter objects), e.g. a push token. */
+    headers?: object[];
+    /** Headers of the success answer (OpenAPI header objects by name). */
+    responseHeaders?: Record<string, object>;
+  };
+  /** A JSON body the route can do without (OpenAPI `requestBody.required: false`). */
+  optionalBody?: boolean;
+  /** Error statuses the handler answers besides the router's own (OpenAPI). */
+  errors?: number[];
+  /** OpenAPI security requirements of a public route that authenticates itself (e.g. `[{ mrssToken: [] }]`). */
+  security?: Array<Record<string, string[]>>;
   handler: (req: RequestInfo, body: unknown) => Promise<Reply>;
 }
 
@@ -72,13 +89,7 @@ interface CompiledRoute {
   segments: string[];
 }
 
-const requestIdPattern = /^[A-Za-z0-9._:-]{1,64}$/;
-const idPrefix = Math.random().toString(36).slice(2, 8);
-let idCounter = 0;
-
-export function requestId(incoming: string | undefined): string {
-  return incoming && requestIdPattern.test(incoming) ? incoming : `${idPrefix}-${(++idCounter).toString(36)}`;
-}
+export { requestId } from './request-id.js';
 
 export class Router {
   private readonly routes: CompiledRoute[] = [];
@@ -140,11 +151,11 @@ export class Router {
       headers[k] = headers[k] === undefined ? v : `${headers[k]}, ${v}`;
     });
     if (cors && method === 'OPTIONS') {
-      new Exchange(res, false).send(204, cors.preflight(headers['origin']));
+      new Exchange(res, false, NO_HEADERS, requestId(headers['x-request-id'])).send(204, cors.preflight(headers['origin']));
       return;
     }
-    const ex = new Exchange(res, method === 'HEAD', cors ? cors.policy.pairs(headers['origin']) : NO_HEADERS);
     const id = requestId(headers['x-request-id']);
+    const ex = new Exchange(res, method === 'HEAD', cors ? cors.policy.pairs(headers['origin']) : NO_HEADERS, id);
     const info: RequestInfo = {
       id,
       method,
@@ -201,7 +212,7 @@ export class Router {
       }
       const reply = await route.handler(info, body);
       const status = reply.status ?? 200;
-      const outHeaders: Headers = { 'X-Request-Id': id, ...reply.headers };
+      const outHeaders: Headers = { ...reply.headers };
       let payload: string | Uint8Array = reply.body ?? '';
       if (reply.json !== undefined) {
         payload = JSON.stringify(reply.json);

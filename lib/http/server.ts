@@ -4,9 +4,11 @@
  * Domains mount their routes on `app`; the composition root (lib/app.ts) decides which.
  */
 import { loadUws, type TemplatedApp, type us_listen_socket } from './uws.js';
-import { Exchange } from './exchange.js';
+import { Exchange, NO_HEADERS } from './exchange.js';
+import { guardMethods } from './methods.js';
+import { requestIdOf } from './request-id.js';
 import type { Registry } from './metrics.js';
-import { notFound, problemResponse } from './problem.js';
+import { notFound } from './problem.js';
 import type { Logger } from '../log/index.js';
 
 /** A readiness check: resolves when the dependency answers. */
@@ -40,10 +42,10 @@ export class HttpServer {
   constructor(private readonly opts: HttpServerOptions) {
     this.uws = loadUws(opts.allowUwsFallback);
     const app = (this.app = this.uws.App());
-    app.get('/healthz', (res) => void new Exchange(res, false).send(200, { 'Content-Type': 'application/json' }, '{"status":"ok"}'));
-    app.get('/metrics', (res) => void new Exchange(res, false).send(200, { 'Content-Type': 'text/plain; version=0.0.4' }, opts.metrics.render()));
-    app.get('/readyz', (res) => {
-      const ex = new Exchange(res, false);
+    app.get('/healthz', (res, req) => void new Exchange(res, false, NO_HEADERS, requestIdOf(req)).send(200, { 'Content-Type': 'application/json' }, '{"status":"ok"}'));
+    app.get('/metrics', (res, req) => void new Exchange(res, false, NO_HEADERS, requestIdOf(req)).send(200, { 'Content-Type': 'text/plain; version=0.0.4' }, opts.metrics.render()));
+    app.get('/readyz', (res, req) => {
+      const ex = new Exchange(res, false, NO_HEADERS, requestIdOf(req));
       const names = Object.keys(opts.readiness);
       void Promise.allSettled(names.map((n) => withTimeout(opts.readiness[n]!(), READY_TIMEOUT_MS, n))).then((results) => {
         const status: Record<string, string | boolean> = {};
@@ -56,9 +58,9 @@ export class HttpServer {
 
   /** Answers every path no domain claimed with a 404 problem; call after the domains mounted theirs. */
   mountFallback(): void {
+    for (const path of ['/healthz', '/readyz', '/metrics']) guardMethods(this.app, path, 'GET');
     this.app.any('/*', (res, req) => {
-      const p = problemResponse(notFound(`no route for ${req.getUrl()}`));
-      new Exchange(res, req.getMethod() === 'head').send(p.status, p.headers, p.body);
+      new Exchange(res, req.getMethod() === 'head', NO_HEADERS, requestIdOf(req)).problem(notFound(`no route for ${req.getUrl().slice(0, 200)}`));
     });
   }
 

@@ -8,6 +8,20 @@ import type { InspectionService } from './service.js';
 const PATH = '/api/v1/id3-tag-inspect';
 const STREAM_ID = new RegExp(STREAM_ID_PATTERN);
 
+/** The ID3 inspection result (spec "ID3 inspection result"; `error` and `updated` are ours). */
+const inspectionAnswer = {
+  type: 'object',
+  required: ['stream_id', 'status', 'ad_pods', 'created'],
+  properties: {
+    stream_id: { type: 'string' },
+    status: { enum: ['pending', 'complete', 'failed'] },
+    ad_pods: { type: ['array', 'null'], items: { type: 'object', required: ['break', 'start_time_sec'] } },
+    created: { type: 'string' },
+    updated: { type: 'string' },
+    error: { type: 'string' },
+  },
+};
+
 export function inspectionRoutes(service: InspectionService): Route[] {
   const validate = bodyValidator<InspectInput>(inspectInput);
   return [
@@ -16,16 +30,15 @@ export function inspectionRoutes(service: InspectionService): Route[] {
       pattern: PATH,
       body: 'json',
       summary: "Inspect the ID3 tags of a stream's ad pods: starts a job (pending, ad_pods null), later answers it (complete with ad_pods, or failed with error)",
-      schema: {
-        body: inspectInput,
-        problems: { 422: 'the stream is known but nothing says which manifest to inspect (no manifest proxied for it, and its event is not configured): the detail says what is missing' },
-      },
+      errors: [404, 422],
+      schema: { body: inspectInput, response: inspectionAnswer },
       handler: async (_r, body) => ({ json: await service.request(validate(body)) }),
     },
     {
       method: 'GET',
       pattern: `${PATH}/:stream_id`,
       summary: "A stream's ID3 inspection, without starting one (404 when there is none)",
+      schema: { response: inspectionAnswer },
       handler: async (req) => {
         const id = req.params['stream_id']!;
         if (!STREAM_ID.test(id)) throw validationFailed([{ path: '/stream_id', message: `must match ${STREAM_ID_PATTERN}` }]);

@@ -18,7 +18,9 @@
 import { Exchange } from '../http/exchange.js';
 import { corsOf, type Cors } from '../http/cors.js';
 import { sendSized } from '../http/stream-writer.js';
-import { HttpError, problem, problemResponse, toHttpError } from '../http/problem.js';
+import { HttpError, problem, toHttpError } from '../http/problem.js';
+import { guardMethods } from '../http/methods.js';
+import { requestIdOf } from '../http/request-id.js';
 import { addressText, type HttpRequest, type HttpResponse, type TemplatedApp } from '../http/uws.js';
 import type { Counter, Registry } from '../http/metrics.js';
 import type { Logger } from '../log/index.js';
@@ -29,7 +31,7 @@ import type { ManifestCache, Rendered } from '../dai/manifest-cache.js';
 import { BodySlab } from '../dai/body-slab.js';
 import { checkQuery } from '../dai/path.js';
 import { UpstreamError, type UpstreamSink } from '../dai/upstream.js';
-import { HLS_TYPE, MASTER_FRESH_MS, ManifestFetch, problemRendered } from '../dai/manifest-fetch.js';
+import { HLS_TYPE, MASTER_FRESH_MS, ManifestFetch, bodyFor, problemRendered } from '../dai/manifest-fetch.js';
 import { targetingFrom } from '../dai/adproxy.js';
 import type { StreamRegistry } from '../streams/registry.js';
 import type { BrandCache } from '../brand/cache.js';
@@ -104,10 +106,11 @@ export class PlayerFlow {
     app.get('/squeezeback/*', (res, req) => this.handle(res, req, false));
     app.head('/squeezeback/*', (res, req) => this.handle(res, req, true));
     this.deps.cors?.mountPreflight(app, '/squeezeback/*', 'GET, HEAD, OPTIONS');
+    guardMethods(app, '/squeezeback/*', this.deps.cors ? 'GET, HEAD, OPTIONS' : 'GET, HEAD', this.deps.cors);
   }
 
   private handle(res: HttpResponse, req: HttpRequest, isHead: boolean): void {
-    const ex = new Exchange(res, isHead, corsOf(this.deps.cors, req));
+    const ex = new Exchange(res, isHead, corsOf(this.deps.cors, req), requestIdOf(req));
     try {
       const p = parsePlayerPath(req.getUrl());
       const settings = this.deps.events.forAssetKey(p.assetId);
@@ -129,9 +132,8 @@ export class PlayerFlow {
 
   private fail(ex: Exchange, kind: string, err: unknown): void {
     const e = err instanceof UpstreamError ? new HttpError(err.code === 'timeout' ? 'upstream-timeout' : 'upstream-failed', err.message) : toHttpError(err, this.deps.log);
-    const p = problemResponse(e);
-    this.outcomes(kind, p.status).inc();
-    ex.send(p.status, p.headers, p.body);
+    this.outcomes(kind, e.status).inc();
+    ex.problem(e);
   }
 
   private source(settings: EventSettings): Source {
@@ -269,8 +271,9 @@ export class PlayerFlow {
     this.outcomes('variant', r.status).inc();
     if (ex.aborted) return;
     const headers = ageSec ? { ...r.headers, Age: String(ageSec) } : r.headers;
-    if (ex.isHead) ex.send(r.status, headers, r.body);
-    else sendSized(ex, r.status, headers, r.body);
+    const body = bodyFor(r, ex.id);
+    if (ex.isHead) ex.send(r.status, headers, body);
+    else sendSized(ex, r.status, headers, body);
   }
 }
 

@@ -8,7 +8,9 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from '../http/uws.js';
 import { Exchange } from '../http/exchange.js';
 import { corsOf, type Cors } from '../http/cors.js';
-import { problem, problemResponse, type ProblemCode } from '../http/problem.js';
+import { problem, type ProblemCode } from '../http/problem.js';
+import { guardMethods } from '../http/methods.js';
+import { requestIdOf } from '../http/request-id.js';
 import type { Logger } from '../log/index.js';
 import type { StitchSession, StitchStore } from './store.js';
 
@@ -20,8 +22,7 @@ const TYPES: Record<string, string> = { m3u8: 'application/vnd.apple.mpegurl', m
 const FILLER = 'WEBVTT\n\n';
 
 function sendProblem(ex: Exchange, code: ProblemCode, detail: string): void {
-  const p = problemResponse(problem(code, detail));
-  ex.send(p.status, p.headers, p.body);
+  ex.problem(problem(code, detail));
 }
 
 export class StitchEndpoints {
@@ -38,15 +39,18 @@ export class StitchEndpoints {
     app.get(`/${this.stitchPath}/cache/*`, cache);
     app.head(`/${this.stitchPath}/cache/*`, cache);
     const filler = (res: HttpResponse, req: HttpRequest) =>
-      void new Exchange(res, req.getMethod() === 'head', corsOf(this.cors, req)).send(200, { 'Content-Type': 'text/vtt', 'Cache-Control': 'public, max-age=86400' }, FILLER);
+      void new Exchange(res, req.getMethod() === 'head', corsOf(this.cors, req), requestIdOf(req)).send(200, { 'Content-Type': 'text/vtt', 'Cache-Control': 'public, max-age=86400' }, FILLER);
     app.get(`/${this.stitchPath}/filler.vtt`, filler);
     app.head(`/${this.stitchPath}/filler.vtt`, filler);
     this.cors?.mountPreflight(app, `/${this.stitchPath}/cache/*`, 'GET, HEAD, OPTIONS');
     this.cors?.mountPreflight(app, `/${this.stitchPath}/filler.vtt`, 'GET, HEAD, OPTIONS');
+    const allow = this.cors ? 'GET, HEAD, OPTIONS' : 'GET, HEAD';
+    guardMethods(app, `/${this.stitchPath}/cache/*`, allow, this.cors);
+    guardMethods(app, `/${this.stitchPath}/filler.vtt`, allow, this.cors);
   }
 
   private serve(res: HttpResponse, req: HttpRequest): void {
-    const ex = new Exchange(res, req.getMethod() === 'head', corsOf(this.cors, req));
+    const ex = new Exchange(res, req.getMethod() === 'head', corsOf(this.cors, req), requestIdOf(req));
     const parts = req
       .getUrl()
       .slice(this.stitchPath.length + 2)

@@ -61,8 +61,10 @@ export function stitchRoutes(stitchPath: string, service: StitchService, brands:
       pattern: `/${stitchPath}/:protocol/stream/:stream_id/asset/:asset_id`,
       public: true,
       body: 'json',
+      optionalBody: true, // {targeting?, content_uri?}: a POST without a body stitches with none
       maxBody: STITCH_BODY_LIMIT,
       summary: 'Server-side stitching: stitch ad pods into a VOD asset of the recognised brand (?interstitials=1: HLS Interstitials instead); answers {cache_url, breaks, warnings?}',
+      errors: [404, 422, 502, 504],
       schema: { body: stitchBody, query: stitchQuery, response: stitchAnswer },
       handler: async (req, raw) => {
         const protocol = req.params['protocol'];

@@ -1,8 +1,30 @@
 /** Operator read APIs over the stream model: who is watching an event, and one stream. */
+import { listOf } from '../http/envelope.js';
 import type { Route } from '../http/router.js';
 import { notFound } from '../http/problem.js';
 import { queryValidator } from '../http/validate.js';
 import type { StreamRegistry } from './registry.js';
+
+const nullableText = { type: ['string', 'null'] };
+/** A stream as answered (lib/streams/registry.ts `Stream`); its key is the spec's StreamID, `stream_id`. */
+const streamAnswer = {
+  type: 'object',
+  required: ['stream_id', 'event_id', 'flow', 'fw_params', 'last_seen', 'created'],
+  properties: {
+    stream_id: { type: 'string' },
+    event_id: { type: ['integer', 'null'] },
+    asset_key: nullableText,
+    flow: { type: 'string' },
+    fw_params: { type: 'object', additionalProperties: { type: 'string' } },
+    vprn: nullableText,
+    pvrn: nullableText,
+    client_ip: nullableText,
+    master_path: nullableText,
+    brand: nullableText,
+    last_seen: { type: 'string' },
+    created: { type: 'string' },
+  },
+};
 
 const listQuery = {
   type: 'object',
@@ -21,7 +43,7 @@ export function streamRoutes(streams: StreamRegistry): Route[] {
       method: 'GET',
       pattern: '/api/v1/streams',
       summary: "An event's live streams, oldest first: {results, total_results}",
-      schema: { query: listQuery },
+      schema: { query: listQuery, response: listOf(streamAnswer) },
       handler: async (req) => {
         const q = validateList(req.query);
         await streams.flush(); // include touches of the last second
@@ -34,6 +56,7 @@ export function streamRoutes(streams: StreamRegistry): Route[] {
       method: 'GET',
       pattern: '/api/v1/streams/:stream_id',
       summary: 'One stream: event, targeting (fw_params), vprn, pvrn, client IP, last seen',
+      schema: { response: streamAnswer },
       handler: async (req) => {
         await streams.flush();
         const s = await streams.get(req.params['stream_id']!);

@@ -9,9 +9,12 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { Exchange } from '../http/exchange.js';
+import { Exchange, NO_HEADERS } from '../http/exchange.js';
+import { guardMethods } from '../http/methods.js';
+import { requestIdOf } from '../http/request-id.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from '../http/uws.js';
-import { notFound, problemResponse } from '../http/problem.js';
+import { notFound } from '../http/problem.js';
+import { answer, problemResponses, type Operations } from '../http/openapi.js';
 import type { Logger } from '../log/index.js';
 
 /** The files of the pages' folder that are served: the name under /ui/ is the file's name. */
@@ -68,6 +71,31 @@ export interface UiPagesOptions {
 }
 
 /** Reads the pages once; a missing file (or hls.js) is logged and answered 404, never a crash. */
+/** The pages in the OpenAPI document (lib/http/openapi.ts). */
+export const uiOperations: Operations = {
+  '/ui': {
+    get: {
+      operationId: 'getUi',
+      summary: 'Redirects to /ui/',
+      security: [],
+      responses: { 308: answer('to /ui/', { 'text/plain': { type: 'string' } }, { Location: { schema: { type: 'string' } } }), ...problemResponses([405]) },
+    },
+  },
+  '/ui/{file}': {
+    get: {
+      operationId: 'getUiFile',
+      summary: 'The operator and player pages and their scripts (304 on a matching If-None-Match)',
+      security: [],
+      parameters: [{ name: 'file', in: 'path', required: true, description: 'a file of ui/ (slashes kept)', schema: { type: 'string' } }],
+      responses: {
+        200: answer('the file', { 'text/html': { type: 'string' }, 'text/javascript': { type: 'string' }, 'text/css': { type: 'string' } }),
+        304: answer('not modified'),
+        ...problemResponses([404, 405]),
+      },
+    },
+  },
+};
+
 export class UiPages {
   private readonly assets = new Map<string, Asset>();
 
@@ -98,17 +126,18 @@ export class UiPages {
   }
 
   mount(app: TemplatedApp): void {
-    app.get('/ui', (res) => void new Exchange(res, false).send(308, { Location: '/ui/', 'Content-Type': 'text/plain' }, '/ui/'));
+    app.get('/ui', (res, req) => void new Exchange(res, false, NO_HEADERS, requestIdOf(req)).send(308, { Location: '/ui/', 'Content-Type': 'text/plain' }, '/ui/'));
     app.get('/ui/*', (res, req) => this.answer(res, req, false));
     app.head('/ui/*', (res, req) => this.answer(res, req, true));
+    guardMethods(app, '/ui', 'GET');
+    guardMethods(app, '/ui/*', 'GET, HEAD');
   }
 
   private answer(res: HttpResponse, req: HttpRequest, head: boolean): void {
     const found = this.assets.get(req.getUrl());
-    const ex = new Exchange(res, head);
+    const ex = new Exchange(res, head, NO_HEADERS, requestIdOf(req));
     if (!found) {
-      const p = problemResponse(notFound(`no page ${req.getUrl().slice(0, 200)}`));
-      ex.send(p.status, p.headers, p.body);
+      ex.problem(notFound(`no page ${req.getUrl().slice(0, 200)}`));
       return;
     }
     if (req.getHeader('if-none-match') === found.etag) ex.send(304, found.headers);

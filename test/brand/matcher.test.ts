@@ -46,6 +46,10 @@ t.test('matching by type, case rules and specificity', async (t) => {
   t.equal(m.resolve({ hostname: 'radio.example.com' })?.brand_name, 'wild');
   t.equal(m.resolve({ headers: { 'x-forwarded-host': 'radio.example.com, proxy.internal' } })?.brand_name, 'wild', 'X-Forwarded-Host, first hop');
   t.equal(m.resolve({ headers: { 'X-Forwarded': 'for=1.2.3.4;host=tv.example.com' } })?.brand_name, 'exact', 'X-Forwarded host=');
+  // issue 25: a bare host in X-Forwarded is recognised like host=
+  t.equal(m.resolve({ headers: { 'X-Forwarded': 'tv.example.com' } })?.brand_name, 'exact', 'X-Forwarded with a bare host');
+  t.equal(m.resolve({ headers: { 'X-Forwarded': 'TV.example.com:443, proxy.internal' } })?.brand_name, 'exact', 'X-Forwarded bare host: first hop, port and case ignored');
+  t.equal(m.resolve({ headers: { 'X-Forwarded': 'for=1.2.3.4' } }), undefined, 'X-Forwarded with only for= names no host');
   t.equal(m.resolve({ headers: { 'x-BRAND': 'acme' } })?.brand_name, 'hdr', 'header names case-insensitive');
   t.equal(m.resolve({ headers: { 'x-brand': 'ACME' } }), undefined, 'header values case-sensitive');
   t.equal(m.resolve({ query: 'brand=acme&x=1' })?.brand_name, 'qp', 'exact query beats wildcard query');

@@ -19,7 +19,8 @@ t.test('global-config', async (t) => {
 
   const created = await api('POST', 'global-config', flat);
   t.equal(created.status, 201);
-  t.match(created.body, { ID: Number, feed_name: 'acme-vod', pagination_params: { next_from_feed: 'https://feeds.example.com/acme.rss', limit: 100 } });
+  t.notOk('ID' in created.body, 'one spelling of the id: id (issue 25)');
+  t.match(created.body, { id: Number, feed_name: 'acme-vod', pagination_params: { next_from_feed: 'https://feeds.example.com/acme.rss', limit: 100 } });
   const wrappedBody = {
     name: 'beta-feed',
     jsonb_value: {
@@ -47,9 +48,26 @@ t.test('global-config', async (t) => {
   const named = await api('POST', 'global-config', { name: 'gamma config', jsonb_value: { ...flat, brand_name: 'gamma', feed_name: 'gamma-feed' } });
   t.equal(named.status, 201);
   t.equal(named.body.feed_name, 'gamma-feed');
-  t.equal((await api('DELETE', 'global-config/gamma-feed')).status, 200);
+  t.equal(named.body.name, 'gamma config', 'the wrapper name is kept');
+  // issue 25: a wrapped configuration is reachable by its name as well as by its feed_name
+  const byName = await api('GET', `global-config/${encodeURIComponent('gamma config')}`);
+  t.equal(byName.status, 200, 'GET by the wrapper name');
+  t.equal(byName.body.feed_name, 'gamma-feed');
+  t.equal(byName.body.id, named.body.id);
+  // 202, or 409 while the pull a new feed starts with is still running: either way the name was found (not 404)
+  t.ok([202, 409].includes((await api('POST', `global-config/${encodeURIComponent('gamma config')}/pull`)).status), 'pull by the wrapper name');
+  t.equal((await api('DELETE', `global-config/${encodeURIComponent('gamma config')}`)).body.feed_name, 'gamma-feed', 'DELETE by the wrapper name');
+  t.equal((await api('GET', 'global-config/gamma-feed')).status, 404);
 
-  t.equal((await api('GET', 'global-config')).body.length, 2);
+  // issue 25: the one list envelope
+  const list = await api('GET', 'global-config');
+  t.equal(list.body.total_results, 2);
+  t.equal(list.body.results.length, 2);
+  t.ok(list.body.results.every((c: { id: unknown }) => typeof c.id === 'number'));
+  const page = await api('GET', 'global-config?page=1&page_size=1');
+  t.equal(page.body.results.length, 1, 'paged');
+  t.equal(page.body.total_results, 2);
+  t.equal((await api('GET', 'global-config?page_size=501')).status, 400);
   t.equal((await api('GET', 'global-config/beta-feed')).body.brand_name, 'beta');
   t.equal((await api('GET', 'global-config/nope')).status, 404);
   const upd = await api('PUT', 'global-config/beta-feed', { ...wrappedBody.jsonb_value, feed_name: 'beta-feed', pull_frequency_sec: 60 });

@@ -42,6 +42,14 @@ t.test('catalog push', async (t) => {
     const one = await call(service.url, 'GET', `/api/v1/catalog/acme/${encodeURIComponent(item.guid)}`, { token: jwt });
     t.equal(one.status, 200);
     t.equal(one.body.guid, item.guid);
+    // issue 25: nested fields are JSON, not JSON-encoded strings, in the list and in the item
+    for (const it of [item, one.body]) {
+      t.ok(Array.isArray(it.renditions), 'renditions is an array');
+      t.ok(Array.isArray(it.thumbnails), 'thumbnails is an array');
+      t.ok(Array.isArray(it.cue_points), 'cue_points is an array');
+      t.equal(typeof it.extras, 'object', 'extras is an object');
+      t.not(it.extras, null);
+    }
     t.equal((await call(service.url, 'GET', '/api/v1/catalog/acme/nope', { token: jwt })).status, 404);
     t.ok((await call(service.url, 'GET', '/api/v1/catalog?q=%25', { token: jwt })).body.total_results >= 0, 'LIKE metacharacters are literal');
   });

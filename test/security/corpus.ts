@@ -543,7 +543,7 @@ export async function buildCorpus(ctx: CorpusContext): Promise<Case[]> {
       status: 200,
       check: (r) => (r.headers['set-cookie'] ? 'a header was injected' : undefined),
     },
-    { cat: 'path', name: 'POST to /healthz', method: 'POST', path: '/healthz', body: 'x', status: 404, type: 'not-found' },
+    { cat: 'path', name: 'POST to /healthz (a known path: 405, issue 25)', method: 'POST', path: '/healthz', body: 'x', status: 405, type: 'method-not-allowed' },
     { cat: 'path', name: 'TRACE on /api/v1', method: 'TRACE', path: '/api/v1/streams', headers: auth, status: 405, type: 'method-not-allowed' },
   ];
   return cases;

@@ -8,7 +8,9 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from '../../http/uws.js';
 import { Exchange } from '../../http/exchange.js';
 import { corsOf, type Cors } from '../../http/cors.js';
-import { problem, problemResponse, type ProblemCode } from '../../http/problem.js';
+import { problem, type ProblemCode } from '../../http/problem.js';
+import { guardMethods } from '../../http/methods.js';
+import { requestIdOf } from '../../http/request-id.js';
 import type { Registry } from '../../http/metrics.js';
 import { rateLimited, type RateLimiter } from '../../http/rate-limit.js';
 import { addressText } from '../../http/uws.js';
@@ -40,8 +42,7 @@ export interface PlayerEndpointsDeps {
 }
 
 function sendProblem(ex: Exchange, code: ProblemCode, detail: string): void {
-  const p = problemResponse(problem(code, detail));
-  ex.send(p.status, p.headers, p.body);
+  ex.problem(problem(code, detail));
 }
 
 export class PlayerEndpoints {
@@ -63,10 +64,12 @@ export class PlayerEndpoints {
     app.post('/beacon', beacon);
     this.deps.cors?.mountPreflight(app, '/vast', 'GET, OPTIONS');
     this.deps.cors?.mountPreflight(app, '/beacon', 'GET, HEAD, POST, OPTIONS');
+    guardMethods(app, '/vast', this.deps.cors ? 'GET, OPTIONS' : 'GET', this.deps.cors);
+    guardMethods(app, '/beacon', this.deps.cors ? 'GET, HEAD, POST, OPTIONS' : 'GET, HEAD, POST', this.deps.cors);
   }
 
   private beacon(res: HttpResponse, req: HttpRequest): void {
-    const ex = new Exchange(res, req.getMethod() === 'head', corsOf(this.deps.cors, req));
+    const ex = new Exchange(res, req.getMethod() === 'head', corsOf(this.deps.cors, req), requestIdOf(req));
     if (!this.allowed(ex, res, 'beacon')) return;
     const verdict = verifyBeacon(req.getQuery() ?? '', this.deps.beaconSecret);
     if (!verdict.ok) {
@@ -81,7 +84,7 @@ export class PlayerEndpoints {
   }
 
   private vast(res: HttpResponse, req: HttpRequest): void {
-    const ex = new Exchange(res, false, corsOf(this.deps.cors, req));
+    const ex = new Exchange(res, false, corsOf(this.deps.cors, req), requestIdOf(req));
     if (!this.allowed(ex, res, 'vast')) return;
     const streamId = new URLSearchParams(req.getQuery() ?? '').get('stream_id') ?? '';
     if (!STREAM_ID.test(streamId)) return sendProblem(ex, 'bad-request', 'stream_id is required (1–256 characters of A-Z a-z 0-9 . _ : ~ -)');
@@ -101,8 +104,7 @@ export class PlayerEndpoints {
   private allowed(ex: Exchange, res: HttpResponse, rule: 'beacon' | 'vast'): boolean {
     const verdict = this.deps.limiter?.take(rule, addressText(res.getRemoteAddressAsText()));
     if (!verdict || verdict.ok) return true;
-    const p = problemResponse(rateLimited(verdict.retryAfterSec));
-    ex.send(p.status, p.headers, p.body);
+    ex.problem(rateLimited(verdict.retryAfterSec));
     return false;
   }
 

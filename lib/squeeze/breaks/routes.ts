@@ -1,10 +1,14 @@
 /** `/api/v1/squeeze-ad-break` (spec "Squeeze configuration and ad-break operations"; docs/design.md §3). */
+import { listOf } from '../../http/envelope.js';
 import type { Route } from '../../http/router.js';
 import { bodyValidator, queryValidator } from '../../http/validate.js';
 import { breakInput, breakListQuery, daiBreakInput, extendInput, type BreakInput } from './schema.js';
 import type { BreakService } from './service.js';
 
 const PATH = '/api/v1/squeeze-ad-break';
+
+/** A break as answered (service.ts `view`): `id`, and `break_id` for existing clients. */
+const breakAnswer = { type: 'object', required: ['id', 'break_id', 'status', 'event_id', 'start_time', 'end_time', 'break_duration'] };
 
 export function breakRoutes(breaks: BreakService): Route[] {
   const validateEvent = bodyValidator<BreakInput>(breakInput);
@@ -17,6 +21,7 @@ export function breakRoutes(breaks: BreakService): Route[] {
       pattern: PATH,
       body: 'json',
       summary: 'Start a squeeze break on an event (curated ads, else the ad server); 409 while one is in progress',
+      errors: [404, 409, 422, 502, 504],
       schema: { body: breakInput },
       handler: async (_r, body) => ({ json: await breaks.create(validateEvent(body), 'event') }),
     },
@@ -25,32 +30,42 @@ export function breakRoutes(breaks: BreakService): Route[] {
       pattern: PATH,
       body: 'json',
       summary: "Start a squeeze break on an event's DAI streams (optionally stream_ids), deciding ads per stream from its targeting; 422 when no live stream matches",
-      schema: { body: daiBreakInput, problems: { 422: 'no live stream of the event matches (none registered, or none of stream_ids): nothing is started' } },
+      errors: [404, 409, 422, 502, 504],
+      schema: { body: daiBreakInput },
       handler: async (_r, body) => ({ json: await breaks.create(validateDai(body), 'streams') }),
     },
     {
       method: 'GET',
       pattern: PATH,
       summary: "An event's breaks, newest first, each with its segments: {results, total_results}",
-      schema: { query: breakListQuery },
+      schema: { query: breakListQuery, response: listOf(breakAnswer) },
       handler: async (req) => {
         const q = validateList(req.query);
         return { json: await breaks.list(q.event_id, q.page, q.page_size) };
       },
     },
-    { method: 'GET', pattern: `${PATH}/:break_id`, summary: 'Show a break with its planned segments', handler: async (req) => ({ json: await breaks.get(req.params['break_id']!) }) },
+    {
+      method: 'GET',
+      pattern: `${PATH}/:break_id`,
+      summary: 'Show a break with its planned segments',
+      schema: { response: breakAnswer },
+      handler: async (req) => ({ json: await breaks.get(req.params['break_id']!) }),
+    },
     {
       method: 'POST',
       pattern: `${PATH}/:break_id/extend`,
       body: 'json',
       summary: 'Extend a break in progress by additional_sec',
-      schema: { body: extendInput },
+      errors: [409],
+      schema: { body: extendInput, response: breakAnswer },
       handler: async (req, body) => ({ json: await breaks.extend(req.params['break_id']!, validateExtend(body).additional_sec) }),
     },
     {
       method: 'DELETE',
       pattern: `${PATH}/:break_id`,
       summary: 'Terminate a break: its end moves to the next segment boundary and cue-in follows',
+      schema: { response: breakAnswer },
+      errors: [409],
       handler: async (req) => ({ json: await breaks.terminate(req.params['break_id']!) }),
     },
   ];

@@ -230,6 +230,8 @@ export class BreakService {
     for (const s of segments) byIndex.set(s.idx, [...(byIndex.get(s.idx) ?? []), s]);
     const def = b.assignments.find((a) => a.key === b.default_assignment) ?? b.assignments[0];
     return {
+      // `id` as every resource answers it (issue 25); `break_id`, the name the paths use, kept for existing clients.
+      id: b.id,
       break_id: b.id,
       status: b.status,
       event_id: b.event_id,

@@ -1,4 +1,5 @@
 /** Squeeze configuration endpoints (spec "Squeeze configuration and ad-break operations", configuration rows). */
+import { listOf } from '../../http/envelope.js';
 import type { Route } from '../../http/router.js';
 import { badRequest, validationFailed } from '../../http/problem.js';
 import { bodyValidator, idParam, queryValidator } from '../../http/validate.js';
@@ -13,6 +14,10 @@ const EVENT = '/api/v1/squeeze-event-config';
  * A validated event body with the spec's spellings (WindowsSegs, LiveEdgeDelaySegments) folded into
  * the snake_case fields; both spellings with different values are a 400, since neither can win.
  */
+/** As answered: the brand config with its defaults, `id` = `brand_id`; the event config effective (brand-merged), snake_case. */
+const brandConfigAnswer = { type: 'object', required: ['id', 'brand_id'] };
+const eventConfigAnswer = { type: 'object', required: ['id', 'asset_id', 'source_uri', 'windows_segs', 'live_edge_delay_segments'] };
+
 export function withSnakeCaseSpellings(input: EventConfigInput): EventConfigInput {
   const out: EventConfigInput = { ...input };
   for (const [spec, canonical] of Object.entries(SPEC_SPELLINGS)) {
@@ -35,7 +40,7 @@ export function squeezeConfigRoutes(repo: SqueezeConfigRepo, events: EventConfig
       pattern: BRAND,
       body: 'json',
       summary: 'Create or replace a squeeze brand config (keyed by brand_id; the answer carries id = brand_id)',
-      schema: { body: brandConfigInput },
+      schema: { body: brandConfigInput, response: brandConfigAnswer },
       handler: async (_req, body) => {
         const input = validateBrand(body);
         if (input['id'] !== undefined && String(input['id']) !== String(input.brand_id)) throw badRequest('id, when given, must equal brand_id');
@@ -48,6 +53,7 @@ export function squeezeConfigRoutes(repo: SqueezeConfigRepo, events: EventConfig
       method: 'GET',
       pattern: `${BRAND}/:brand_id`,
       summary: 'Show a squeeze brand config with defaults applied',
+      schema: { response: brandConfigAnswer },
       handler: async (req) => ({ json: await repo.getBrand(req.params['brand_id']!) }),
     },
     {
@@ -55,7 +61,8 @@ export function squeezeConfigRoutes(repo: SqueezeConfigRepo, events: EventConfig
       pattern: EVENT,
       body: 'json',
       summary: 'Create or replace a squeeze event config (keyed by asset_id); answers the effective config with its id',
-      schema: { body: eventConfigInput },
+      errors: [404, 409],
+      schema: { body: eventConfigInput, response: eventConfigAnswer },
       handler: async (_req, body) => {
         const stored = await repo.upsertEvent(withSnakeCaseSpellings(validateEvent(body)));
         await events.changed();
@@ -66,14 +73,15 @@ export function squeezeConfigRoutes(repo: SqueezeConfigRepo, events: EventConfig
       method: 'GET',
       pattern: EVENT,
       summary: 'The effective (brand-merged) event config for an asset_id',
-      schema: { query: eventConfigQuery },
+      errors: [404],
+      schema: { query: eventConfigQuery, response: eventConfigAnswer },
       handler: async (req) => ({ json: await repo.getEventByAsset(validateEventQuery(req.query).asset_id) }),
     },
     {
       method: 'GET',
       pattern: '/api/v1/squeeze-events',
       summary: 'List the events with their effective configs, by id: {results, total_results}',
-      schema: { query: eventListQuery },
+      schema: { query: eventListQuery, response: listOf(eventConfigAnswer) },
       handler: async (req) => {
         const q = validateEventList(req.query);
         return { json: await repo.listEvents(q.page, q.page_size) };
@@ -83,6 +91,7 @@ export function squeezeConfigRoutes(repo: SqueezeConfigRepo, events: EventConfig
       method: 'GET',
       pattern: `${EVENT}/:id`,
       summary: 'The effective (brand-merged) event config by id',
+      schema: { response: eventConfigAnswer },
       handler: async (req) => ({ json: await repo.getEvent(idParam(req.params['id'])) }),
     },
   ];
