@@ -38,6 +38,21 @@ export abstract class HttpSim {
     });
   }
 
+  /**
+   * For the media origins: the request's path (counted in `requests`) and a `send` that answers like
+   * a CDN serving web players (no-cache, CORS `*`; no body for HEAD; nothing once the client left).
+   */
+  protected cdnExchange(req: http.IncomingMessage, res: http.ServerResponse, requests: Map<string, number>) {
+    req.resume();
+    const path = (req.url ?? '/').split('?')[0]!;
+    requests.set(path, (requests.get(path) ?? 0) + 1);
+    const send = (status: number, type: string, body: string | Buffer) => {
+      if (!res.headersSent && !res.destroyed)
+        res.writeHead(status, { 'content-type': type, 'cache-control': 'no-cache', 'access-control-allow-origin': '*' }).end(req.method === 'HEAD' ? undefined : body);
+    };
+    return { path, send };
+  }
+
   /** Runs `fn` after `ms` (at once for 0), unless the client went away first. */
   protected later(res: http.ServerResponse, ms: number, fn: () => void): void {
     if (ms <= 0) return fn();

@@ -60,13 +60,7 @@ export class MediaOriginSim extends HttpSim {
   }
 
   protected handle(req: http.IncomingMessage, res: http.ServerResponse): void {
-    req.resume();
-    const path = (req.url ?? '/').split('?')[0]!;
-    this.requests.set(path, (this.requests.get(path) ?? 0) + 1);
-    const send = (status: number, type: string, body: string | Buffer) => {
-      if (!res.headersSent && !res.destroyed)
-        res.writeHead(status, { 'content-type': type, 'cache-control': 'no-cache', 'access-control-allow-origin': '*' }).end(req.method === 'HEAD' ? undefined : body);
-    };
+    const { path, send } = this.cdnExchange(req, res, this.requests);
     const seg = /^\/seg\/(\d{1,6})\.ts$/.exec(path);
     if (seg) {
       const i = Number(seg[1]);

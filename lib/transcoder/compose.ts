@@ -9,7 +9,8 @@ import type { Composition } from './job.js';
 /** What ffprobe told about an input (./ffmpeg.ts `probe`). */
 export interface MediaInfo {
   video?: { width: number; height: number; fps: string; startPts?: number; duration?: number };
-  audio?: { sampleRate: number; channels: number };
+  /** `startPts` (90 kHz) and `span` (s): where the audio packets lie, when the packets were read. */
+  audio?: { sampleRate: number; channels: number; startPts?: number; span?: number };
   duration?: number;
 }
 
@@ -65,6 +66,27 @@ export function layoutBoxes(comp: Composition, width: number, height: number) {
 
 const frameOf = (f: Composition['frames']['content']) => (f.enabled && f.thickness_px > 0 ? f : undefined);
 
+/** ffmpeg's native AAC encoder: 1024 samples a frame, and one frame of priming before the first. */
+const AAC_FRAME = 1024;
+
+/**
+ * The squeezed segment's audio covers exactly the AAC frames the content segment's audio covers,
+ * so it meets its neighbours (content or squeezed) without overlap or gap and a break of any
+ * length accumulates no A/V drift. Frames: the content audio's span in whole AAC frames at the
+ * output rate (from the segment's video start and duration when the content has no audio, or its
+ * packets were not read). The encoder writes its priming frame first, one frame before the first
+ * real sample, so the real samples are one frame fewer than the frames and start one frame after
+ * the first packet. `offsetSec`: where the first real sample goes, from the video's first frame.
+ */
+export function audioSlot(content: MediaInfo, duration: number, rate: number): { samples: number; offsetSec: number; frames: number } {
+  const a = content.audio;
+  const videoStart = content.video?.startPts;
+  const measured = a?.span !== undefined && a.startPts !== undefined && videoStart !== undefined && a.span > 0 && a.span <= duration + 1;
+  const frames = Math.max(2, Math.round(((measured ? a.span! : duration) * rate) / AAC_FRAME));
+  const firstPacketSec = measured ? (a.startPts! - videoStart!) / 90000 : 0;
+  return { frames, samples: (frames - 1) * AAC_FRAME, offsetSec: firstPacketSec + AAC_FRAME / rate };
+}
+
 /** The ffmpeg arguments; throws ComposeError when the content has no usable video. */
 export function composeArgs({ comp, content, ad, files, output, threads = 0 }: ComposeInput): string[] {
   const v = content.video;
@@ -76,6 +98,7 @@ export function composeArgs({ comp, content, ad, files, output, threads = 0 }: C
   if (!duration || !(duration > 0) || duration > 60) throw new ComposeError('the content segment duration is unknown or over 60 s');
   const D = num(duration);
   const box = layoutBoxes(comp, W, H);
+  const frames = Math.max(1, Math.round(duration * fps.value));
   const e = progressExpr(comp.phase, comp.inSec, comp.outSec, duration);
 
   const graph: string[] = [];
@@ -98,14 +121,17 @@ export function composeArgs({ comp, content, ad, files, output, threads = 0 }: C
   const cScale = `scale=w=${scaleOf(W, box.content.w)}:h=${scaleOf(H, box.content.h)}${e ? ':eval=frame' : ''}`;
   const cPad = cFrame ? `,format=yuva420p,pad=w=iw+${2 * cT}:h=ih+${2 * cT}:x=${cT}:y=${cT}:color=${cFrame.color}${e ? ':eval=frame' : ''}` : '';
   graph.push(`[0:v]setpts=PTS-STARTPTS,${cScale},setsar=1${cPad}[content]`);
-  graph.push(`[under][content]overlay=x=${posOf(box.content.x)}:y=${posOf(box.content.y)}:eof_action=repeat:format=yuv420,format=yuv420p[v]`);
+  graph.push(`[under][content]overlay=x=${posOf(box.content.x)}:y=${posOf(box.content.y)}:eof_action=repeat:format=yuv420,format=yuv420p,trim=end_frame=${frames}[v]`);
 
   // Audio: the ad's (default) or the content's, at the content's sample rate and layout (so the
   // squeezed segment keeps the variant's audio parameters); silence when that source has none.
+  // Cut and placed to cover what the content segment's audio covers (audioSlot).
   const rate = content.audio?.sampleRate ?? ad.audio?.sampleRate ?? 48000;
   const layout = (content.audio?.channels ?? ad.audio?.channels ?? 2) === 1 ? 'mono' : 'stereo';
+  const slot = audioSlot(content, duration, rate);
   const source = comp.audio === 'content' ? (content.audio ? '[0:a]' : undefined) : ad.audio ? '[1:a]' : undefined;
-  graph.push(source ? `${source}asetpts=PTS-STARTPTS,aresample=${rate},aformat=sample_fmts=fltp:channel_layouts=${layout},apad[a]` : `anullsrc=r=${rate}:cl=${layout}[a]`);
+  const cut = `atrim=end_sample=${slot.samples},asetpts=PTS-STARTPTS${slot.offsetSec < 0 ? '-' : '+'}${num(Math.abs(slot.offsetSec))}/TB`;
+  graph.push(source ? `${source}asetpts=PTS-STARTPTS,aresample=${rate},aformat=sample_fmts=fltp:channel_layouts=${layout},apad,${cut}[a]` : `anullsrc=r=${rate}:cl=${layout},${cut}[a]`);
 
   const start = v.startPts;
   const args = ['-hide_banner', '-nostdin', '-loglevel', 'error', '-y'];
@@ -114,7 +140,10 @@ export function composeArgs({ comp, content, ad, files, output, threads = 0 }: C
   if (files.background) args.push('-loop', '1', '-framerate', fps.text, '-t', D, '-i', files.background);
   args.push('-filter_complex', graph.join(';'));
   if (threads > 0) args.push('-filter_complex_threads', String(threads));
-  args.push('-map', '[v]', '-map', '[a]', '-t', D);
+  // The length is set in the graph (video: `trim` to the frame count; audio: `atrim`), not by `-t`
+  // or `-frames:v`: either closes every stream of the output, and the audio may rightly end up to
+  // a frame after the video (it ends where the content's audio ends).
+  args.push('-map', '[v]', '-map', '[a]');
   args.push('-c:v', 'libx264', '-preset', 'veryfast', '-crf', '21', '-pix_fmt', 'yuv420p', '-r', fps.text, '-force_key_frames', 'expr:eq(n,0)', '-g', String(Math.ceil(fps.value * duration) + 1));
   if (threads > 0) args.push('-threads', String(threads));
   args.push('-c:a', 'aac', '-b:a', '128k', '-ar', String(rate), '-ac', layout === 'mono' ? '1' : '2');

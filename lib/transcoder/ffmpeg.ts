@@ -58,6 +58,7 @@ export function run(bin: string, args: string[], timeoutMs: number, signal?: Abo
 }
 
 interface ProbeStream {
+  index?: number;
   codec_type?: string;
   width?: number;
   height?: number;
@@ -68,16 +69,42 @@ interface ProbeStream {
   channels?: number;
 }
 
+interface ProbePacket {
+  stream_index?: number;
+  pts_time?: string;
+  duration_time?: string;
+}
+
 const seconds = (s: string | undefined) => (s !== undefined && Number.isFinite(Number(s)) ? Number(s) : undefined);
 
-/** The streams of a media file, as far as composing needs them; start PTS in 90 kHz units. */
-export async function probe(ffprobe: string, file: string, timeoutMs: number): Promise<MediaInfo> {
-  const json = await run(
-    ffprobe,
-    ['-v', 'error', '-show_entries', 'stream=codec_type,width,height,r_frame_rate,start_time,duration,sample_rate,channels:format=duration', '-of', 'json', file],
-    timeoutMs,
-  );
-  let parsed: { streams?: ProbeStream[]; format?: { duration?: string } };
+/**
+ * Where the audio packets lie: the first packet's PTS (90 kHz units) and the span in seconds from
+ * it to the last packet's end. Not the stream `duration`: in MPEG-TS ffprobe computes that from
+ * PES timestamps and leaves out the frames of the last PES, so it reads short by up to a PES.
+ */
+function audioSpan(packets: ProbePacket[] | undefined, index: number | undefined): { startPts: number; span: number } | undefined {
+  let first: number | undefined;
+  let end: number | undefined;
+  for (const p of packets ?? []) {
+    const pts = seconds(p.pts_time);
+    if (p.stream_index !== index || pts === undefined) continue;
+    const d = Math.max(0, seconds(p.duration_time) ?? 0);
+    if (first === undefined || pts < first) first = pts;
+    if (end === undefined || pts + d > end) end = pts + d;
+  }
+  return first !== undefined && end !== undefined && end > first ? { startPts: Math.round(first * 90000), span: end - first } : undefined;
+}
+
+/**
+ * The streams of a media file, as far as composing needs them; start PTS in 90 kHz units.
+ * `audioPackets`: also read the audio packets' timing (a content segment, a few hundred packets;
+ * not the ad, whose audio is cut to the slot anyway).
+ */
+export async function probe(ffprobe: string, file: string, timeoutMs: number, opts: { audioPackets?: boolean } = {}): Promise<MediaInfo> {
+  const entries = 'stream=index,codec_type,width,height,r_frame_rate,start_time,duration,sample_rate,channels:format=duration';
+  const args = ['-v', 'error', '-show_entries', opts.audioPackets ? `${entries}:packet=stream_index,pts_time,duration_time` : entries, '-of', 'json', file];
+  const json = await run(ffprobe, args, timeoutMs);
+  let parsed: { streams?: ProbeStream[]; packets?: ProbePacket[]; format?: { duration?: string } };
   try {
     parsed = JSON.parse(json.toString('utf8')) as typeof parsed;
   } catch {
@@ -93,7 +120,11 @@ export async function probe(ffprobe: string, file: string, timeoutMs: number): P
     const d = seconds(v.duration);
     if (d !== undefined) info.video.duration = d;
   }
-  if (a && Number(a.sample_rate) > 0) info.audio = { sampleRate: Number(a.sample_rate), channels: a.channels ?? 2 };
+  if (a && Number(a.sample_rate) > 0) {
+    info.audio = { sampleRate: Number(a.sample_rate), channels: a.channels ?? 2 };
+    const span = opts.audioPackets ? audioSpan(parsed.packets, a.index) : undefined;
+    if (span) Object.assign(info.audio, span);
+  }
   const d = seconds(parsed.format?.duration);
   if (d !== undefined) info.duration = d;
   return info;

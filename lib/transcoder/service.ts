@@ -119,7 +119,7 @@ export class Transcoder {
         ]),
       );
       const probeMs = Math.min(30_000, this.opts.jobTimeoutMs);
-      const [content, ad] = await within(Promise.all([probe(this.opts.ffprobePath, files.content, probeMs), probe(this.opts.ffprobePath, files.ad, probeMs)]).catch(unusable));
+      const [content, ad] = await within(Promise.all([probe(this.opts.ffprobePath, files.content, probeMs, { audioPackets: true }), probe(this.opts.ffprobePath, files.ad, probeMs)]).catch(unusable));
       const output = path.join(dir, 'out.ts');
       let args: string[];
       try {

@@ -8,6 +8,8 @@
  * (a) the page's /vast call and beacons reached the ad server once each. Screenshots of the video
  * element during the breaks (browser-dualbox.png, browser-lbar.png) go to a temporary directory, or
  * to SCREENSHOT_DIR (`SCREENSHOT_DIR=docs npx tap test/browser/players.test.ts` refreshes the docs' ones).
+ * (c) Shaka Player (issue 30, item 6) plays a squeezeback stream through a composed break too, from
+ * the Shaka/dash.js page (test/browser/shaka-dashjs.html); DASH is in dash-players.test.ts.
  */
 import t, { type Test } from 'tap';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
@@ -24,45 +26,14 @@ import { call } from '../helpers/http.js';
 import { ffmpeg, FFMPEG, needFfmpeg, serveDir } from '../helpers/ffmpeg.js';
 import { freshSchemaUrl, needServices, startTestService, token, REDIS_URL } from '../helpers/services.js';
 import { launchChromium, needChromium, servePage } from '../helpers/browser.js';
+import { deadlineFor, describe, openPlayer, stateOf, stopWatching, until, type Frag, type PlayerState } from '../helpers/player-page.js';
 
 const SEG = 1;
 const SEGMENTS = 60;
-/**
- * Live-edge delay of the events: the transcoder's head start on each break segment. Derived in
- * set-up from how fast this machine encodes (see composeDelay), so a busy machine gets more.
- */
-let DELAY_SEGMENTS = 3;
-/** How much slower than real time a busy CI machine may run the players and ffmpeg. */
-const SLACK = 4;
-/** A deadline for `segments` segments of real-time playback, with the slack of a busy machine. */
-const playbackMs = (segments: number) => segments * SEG * 1000 * SLACK;
 const BREAK_SEC = 8;
 const W = 640;
 const H = 360;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(what: string, fn: () => Promise<T | undefined | false | null>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
-
-/**
- * The head start the transcoder needs, from the seconds this machine took to encode one content
- * segment: composing one is about ten encodes' work (two decodes, scaling, overlay, an encode, a
- * process start), two run at once, and every break segment must be ready before a player is
- * `delay` segments behind the live edge. A backlog grows when one composition takes over two
- * segments' time, so the delay covers the whole break's backlog plus one composition.
- */
-function composeDelay(encodeSecPerSegment: number): number {
-  const composeSec = 10 * encodeSecPerSegment + 0.5;
-  const backlogSec = (BREAK_SEC / SEG) * Math.max(0, composeSec / 2 - SEG);
-  return Math.min(30, Math.max(3, Math.ceil((backlogSec + composeSec) / SEG) + 2));
-}
 
 /** 1 s segments cut from one continuous encode (timestamps run on), an 8 s ad, a background. */
 async function makeMedia(dir: string): Promise<Buffer[]> {
@@ -77,54 +48,60 @@ async function makeMedia(dir: string): Promise<Buffer[]> {
   return Promise.all(names.map((n) => readFile(path.join(dir, n))));
 }
 
-interface Frag {
-  sn: number;
-  url: string;
-  tags: string[];
-  start: number;
-  shownAt: number;
-}
-
-interface PageState {
-  frags: Frag[];
-  id3: Array<{ owner: string; text: string; frag: string }>;
-  errors: string[];
-  fatal: string | null;
-  started: boolean;
-  maxStallMs: number;
-  stallAt: number | null;
-  currentTime: number;
+/** What the hls.js page (player.html) records beyond the common state. */
+interface PageState extends PlayerState {
   vast: { status: number; ads: number; urls: string[] } | null;
   beacons: Array<{ url: string; status: number }>;
-  waiting: number;
 }
 
-const stateOf = (page: Page) => page.evaluate(() => (globalThis as unknown as { state: PageState }).state);
 const isComposed = (f: Frag) => f.url.includes('/objects/');
+
+/** The events trail the origin by this many segments (set-up below). */
+/**
+ * Live-edge delays of the events: the transcoder's head start on each break segment. Set in set-up
+ * from how fast this machine encodes (composeDelay), so a busy machine gets more, up to the cap.
+ */
+const MAX_DELAY_SEGMENTS = 30;
+let DELAY_SEGMENTS = 3;
+let SHAKA_DELAY_SEGMENTS = 6;
+
+/**
+ * The head start the transcoder needs, from the seconds this machine took to encode one content
+ * segment: composing one is about ten encodes' work (two decodes, scaling, overlay, an encode, a
+ * process start), two run at once, and every break segment must be ready before a player is
+ * `delay` segments behind the live edge (hls.js treats a listed URI that changes as fatal). A
+ * backlog grows when one composition takes over two segments' time, so the delay covers the whole
+ * break's backlog plus one composition.
+ */
+function composeDelay(encodeSecPerSegment: number): number {
+  const composeSec = 10 * encodeSecPerSegment + 0.5;
+  const backlogSec = (BREAK_SEC / SEG) * Math.max(0, composeSec / 2 - SEG);
+  return Math.min(MAX_DELAY_SEGMENTS, Math.max(3, Math.ceil((backlogSec + composeSec) / SEG) + 2));
+}
 
 /**
  * Plays `src` until the break has been played through: started, the first composed fragment
- * (screenshot of a hold frame), then back to content with currentTime 2 s past the cue-in.
+ * (screenshot of a hold frame), then back to content with currentTime 2 s past the cue-in. The
+ * deadlines come from the media waited for (deadlineFor: a busy machine plays slower).
  */
-async function playThroughBreak(t: Test, page: Page, startBreak: () => Promise<void>, screenshot: string, diagnose: () => Promise<string>): Promise<PageState> {
-  await until('playback started', async () => (await stateOf(page)).started, playbackMs(DELAY_SEGMENTS + 4)).catch(async (err: Error) => {
-    const st = await stateOf(page);
-    throw new Error(`${err.message}: errors ${st.errors.join(', ') || 'none'}; ${st.frags.length} fragments; currentTime ${st.currentTime}`);
-  });
+async function playThroughBreak<S extends PlayerState>(t: Test, page: Page, startBreak: () => Promise<void>, screenshot: string): Promise<S> {
+  const fail = async (err: Error) => {
+    throw new Error(`${err.message}: ${describe(await stateOf(page))}`);
+  };
+  await until('playback started', async () => (await stateOf(page)).started, deadlineFor(DELAY_SEGMENTS * SEG)).catch(fail);
   await startBreak();
+  // The cue-out reaches the player after the live-edge delay (the transcoder's time to compose).
   const composed = await until(
     'a composed fragment on screen',
     async () => {
       const c = (await stateOf(page)).frags.filter(isComposed);
       return c.length > 0 && c;
     },
-    playbackMs(DELAY_SEGMENTS + BREAK_SEC / SEG),
-  ).catch(async (err: Error) => {
-    throw new Error(`${err.message}; ${await diagnose()}`);
-  });
+    deadlineFor(2 * DELAY_SEGMENTS * SEG),
+  ).catch(fail);
   t.ok(composed.length, `cue-out: composed fragment ${composed[0]!.url} shown`);
   // The third composed fragment is in the hold phase (in and out animations take 1 s each).
-  await until('the hold phase', async () => (await stateOf(page)).frags.filter(isComposed).length >= 3, playbackMs(3)).catch(() => undefined);
+  await until('the hold phase', async () => (await stateOf(page)).frags.filter(isComposed).length >= 3, deadlineFor(3 * SEG)).catch(() => undefined);
   await sleep(400);
   const png = await page.locator('video').screenshot({ path: screenshot });
   t.same([png.readUInt32BE(16), png.readUInt32BE(20)], [W, H], `a ${W}×${H} frame of the break: ${screenshot}`);
@@ -132,39 +109,49 @@ async function playThroughBreak(t: Test, page: Page, startBreak: () => Promise<v
   const after = await until(
     'content again, 2 s past the cue-in',
     async () => {
-      const s = await stateOf(page);
+      const s = await stateOf<S>(page);
       const lastComposed = s.frags.map(isComposed).lastIndexOf(true);
       const back = s.frags.slice(lastComposed + 1).find((f) => !isComposed(f));
       return lastComposed >= 0 && back && s.currentTime > back.start + 2 && s;
     },
-    playbackMs(BREAK_SEC / SEG + 2),
-  );
-  await page.evaluate(() => ((globalThis as unknown as { state: { stopWatching: boolean } }).state.stopWatching = true));
+    deadlineFor(BREAK_SEC + 2),
+  ).catch(fail);
+  await stopWatching(page);
   return after;
 }
 
-function checkPlayback(t: Test, s: PageState, brand: string, breakId: string): void {
-  t.equal(s.fatal, null, `no fatal hls.js error (errors: ${s.errors.join(', ') || 'none'})`);
-  t.ok(s.maxStallMs < 1000, `no stall over 1 s (longest ${Math.round(s.maxStallMs)} ms at ${s.stallAt ?? '-'}; ${s.waiting} waiting events)`);
+/** What every player must show: no fatal error, no stall, composed segments after content, the ID3 cue. */
+function checkCommon(t: Test, s: PlayerState, brand: string, breakId: string, player: string) {
+  t.equal(s.fatal, null, `no fatal ${player} error (errors: ${s.errors.join(', ') || 'none'})`);
+  t.ok(s.maxStallMs < 1000, `${player}: no stall over 1 s (longest ${Math.round(s.maxStallMs)} ms at ${s.stallAt ?? '-'}; ${s.waiting} waiting events)`);
   const composed = s.frags.filter(isComposed);
   const first = s.frags.findIndex(isComposed);
-  t.ok(composed.length >= BREAK_SEC / SEG / 2, `${composed.length} of ${BREAK_SEC / SEG} break fragments were composed segments`);
-  t.ok(first > 0 && !isComposed(s.frags[first - 1]!), 'content played before the cue-out');
+  t.ok(composed.length >= BREAK_SEC / SEG / 2, `${player}: ${composed.length} of ${BREAK_SEC / SEG} break fragments were composed segments`);
+  t.ok(first > 0 && !isComposed(s.frags[first - 1]!), `${player}: content played before the cue-out`);
+  const cue = s.id3.find((c) => c.owner === `com.${brand}.vtg`);
+  t.ok(cue, `${player} surfaced the com.${brand}.vtg ID3 cue`);
+  t.ok(cue?.text.includes(breakId), `${player}: the cue names the break`);
+  return cue;
+}
+
+function checkPlayback(t: Test, s: PageState, brand: string, breakId: string): void {
+  const cue = checkCommon(t, s, brand, breakId, 'hls.js');
   t.ok(
-    s.frags.some((f) => f.tags.some((tag) => tag.startsWith('EXT-X-CUE-OUT'))),
+    s.frags.some((f) => f.tags?.some((tag) => tag.startsWith('EXT-X-CUE-OUT'))),
     'hls.js saw the cue-out tag',
   );
   t.ok(
-    s.frags.some((f) => f.tags.includes('EXT-X-CUE-IN')),
+    s.frags.some((f) => f.tags?.includes('EXT-X-CUE-IN')),
     'hls.js saw the cue-in tag',
   );
-  const cue = s.id3.find((c) => c.owner === `com.${brand}.vtg`);
-  t.ok(cue, `hls.js surfaced the com.${brand}.vtg ID3 cue`);
-  t.ok(cue?.text.includes(breakId), 'the cue names the break');
   t.ok(cue && cue.frag.includes('/objects/'), 'carried by a composed segment');
 }
 
-t.test('hls.js in chromium plays squeezeback and DAI streams through real composed breaks', async (t) => {
+// The file's budget, from the waits of its three plays (a busy machine; the runner's default is too short).
+const PLAY_BUDGET = deadlineFor(MAX_DELAY_SEGMENTS * SEG) + deadlineFor(2 * MAX_DELAY_SEGMENTS * SEG) + deadlineFor(3 * SEG) + deadlineFor(BREAK_SEC + 2) + 2 * deadlineFor(0);
+t.setTimeout(90_000 + 3 * PLAY_BUDGET);
+
+t.test('hls.js and Shaka Player in chromium play squeezeback and DAI streams through real composed breaks', async (t) => {
   if (!needChromium(t) || !needFfmpeg(t) || !(await needServices(t))) return;
   const began = Date.now();
   const dir = await mkdtemp(path.join(os.tmpdir(), 'sqz-browser-'));
@@ -173,14 +160,18 @@ t.test('hls.js in chromium plays squeezeback and DAI streams through real compos
   const segments = await makeMedia(dir);
   t.equal(segments.length, SEGMENTS, `${SEGMENTS} real ${SEG} s segments encoded`);
   DELAY_SEGMENTS = composeDelay((Date.now() - encodeStarted) / 1000 / SEGMENTS);
-  t.comment(`encoding took ${Date.now() - encodeStarted} ms: a live-edge delay of ${DELAY_SEGMENTS} segments`);
+  SHAKA_DELAY_SEGMENTS = Math.max(6, DELAY_SEGMENTS);
+  t.comment(`encoding took ${Date.now() - encodeStarted} ms: live-edge delays of ${DELAY_SEGMENTS} (hls.js) and ${SHAKA_DELAY_SEGMENTS} (Shaka) segments`);
   const files = await serveDir(dir);
   t.teardown(files.stop);
   const originA = await new MediaOriginSim({ segments, segmentSec: SEG, windowSegments: DELAY_SEGMENTS + 8 }).start();
   const originB = await new MediaOriginSim({ segments, segmentSec: SEG, windowSegments: DELAY_SEGMENTS + 8 }).start();
+  // Shaka's stream trails its origin by more (SHAKA_DELAY_SEGMENTS): the composed segments are ready
+  // before Shaka sees the break even when a busy machine composes slowly.
+  const originC = await new MediaOriginSim({ segments, segmentSec: SEG, windowSegments: SHAKA_DELAY_SEGMENTS + 8, published: SHAKA_DELAY_SEGMENTS + 4 }).start();
   const ads = await new AdServerSim({ ads: [{ id: 'ad-1', durationSec: BREAK_SEC, mp4: `${files.url}/ad.mp4` }] }).start();
   t.teardown(async () => {
-    await Promise.all([originA.stop(), originB.stop(), ads.stop()]);
+    await Promise.all([originA.stop(), originB.stop(), originC.stop(), ads.stop()]);
   });
   const txDir = await mkdtemp(path.join(os.tmpdir(), 'sqz-browser-tx-'));
   t.teardown(() => rm(txDir, { recursive: true, force: true }));
@@ -213,20 +204,14 @@ t.test('hls.js in chromium plays squeezeback and DAI streams through real compos
   const event = (asset: string, origin: MediaOriginSim) => ({ asset_id: asset, source_uri: `${origin.url}/live/master.m3u8`, brand_config_id: 'acme', live_edge_delay_segments: DELAY_SEGMENTS });
   const eventA = (await api('PUT', 'squeeze-event-config', event('BRA', originA))).id as number;
   const eventB = (await api('PUT', 'squeeze-event-config', event('BRB', originB))).id as number;
+  const eventC = (await api('PUT', 'squeeze-event-config', { ...event('BRC', originC), live_edge_delay_segments: SHAKA_DELAY_SEGMENTS })).id as number;
 
   const shots = process.env['SCREENSHOT_DIR'] ? path.resolve(process.env['SCREENSHOT_DIR']) : dir;
-  const pageUrl = await servePage(t, await readFile(path.join(projectRoot, 'test', 'browser', 'player.html'), 'utf8'));
+  const html = (name: string) => readFile(path.join(projectRoot, 'test', 'browser', name), 'utf8');
+  const pageUrl = await servePage(t, { '/': await html('player.html'), '/shaka-dashjs.html': await html('shaka-dashjs.html') });
   t.not(new URL(pageUrl).origin, new URL(service.url).origin, 'the page has an origin of its own');
   const browser = await launchChromium(t);
   t.comment(`set-up took ${Date.now() - began} ms`);
-
-  /** What a timed-out wait reports: the break's segments as the API sees them, and what the player fetched. */
-  const diagnose = async (page: Page, breakId: string) => {
-    const b = (await call(service.url, 'GET', `/api/v1/squeeze-ad-break/${breakId}`, { token: tok })).body as { status?: string; segments?: Array<{ status?: string }> };
-    const st = await stateOf(page);
-    const byStatus = (b.segments ?? []).reduce<Record<string, number>>((a, x) => ((a[x.status ?? '?'] = (a[x.status ?? '?'] ?? 0) + 1), a), {});
-    return `break ${b.status ?? '?'} with segments ${JSON.stringify(byStatus)}; the player fetched ${st.frags.length} fragments, the last ${st.frags.at(-1)?.url ?? '-'}`;
-  };
 
   const startBreak = (t: Test, eventId: number, streamId: () => Promise<string>, layout: string, out: { id: string }) => async () => {
     const sid = await streamId();
@@ -248,16 +233,20 @@ t.test('hls.js in chromium plays squeezeback and DAI streams through real compos
     );
     const brk = { id: '' };
     const streamId = async () => {
-      const s = await until('the variant', () => page.evaluate(() => (globalThis as unknown as { hls?: { levels?: Array<{ url: string }> } }).hls?.levels?.[0]?.url));
+      const s = await until('the variant', () => page.evaluate(() => (globalThis as unknown as { hls?: { levels?: Array<{ url: string }> } }).hls?.levels?.[0]?.url), deadlineFor(SEG));
       return /\/(\d{9})\//.exec(s)![1]!;
     };
-    const s = await playThroughBreak(t, page, startBreak(t, eventA, streamId, 'dualbox', brk), path.join(shots, 'browser-dualbox.png'), () => diagnose(page, brk.id));
+    const s = await playThroughBreak<PageState>(t, page, startBreak(t, eventA, streamId, 'dualbox', brk), path.join(shots, 'browser-dualbox.png'));
     checkPlayback(t, s, 'acme', brk.id);
 
-    const done = await until('the beacons fired', async () => {
-      const st = await stateOf(page);
-      return st.vast && st.beacons.length === st.vast.urls.length && st;
-    });
+    const done = await until(
+      'the beacons fired',
+      async () => {
+        const st = await stateOf<PageState>(page);
+        return st.vast && st.beacons.length === st.vast.urls.length && st;
+      },
+      deadlineFor(0),
+    );
     t.equal(done.vast!.status, 200, '/vast answered the page (CORS)');
     t.equal(done.vast!.ads, 1, 'one ad in the VAST');
     t.equal(done.vast!.urls.length, 6, 'impression and five tracking events');
@@ -265,10 +254,14 @@ t.test('hls.js in chromium plays squeezeback and DAI streams through real compos
       done.beacons.every((b) => b.status === 200 && b.url.startsWith(`${service.url}/beacon?`)),
       'every signed beacon answered 200 to the page',
     );
-    const hits = await until('the ad server received every beacon', async () => {
-      const h = ads.hits.filter((x) => x.s === 'browser-a');
-      return h.length >= 6 && h;
-    });
+    const hits = await until(
+      'the ad server received every beacon',
+      async () => {
+        const h = ads.hits.filter((x) => x.s === 'browser-a');
+        return h.length >= 6 && h;
+      },
+      deadlineFor(0),
+    );
     await sleep(500);
     const received = ads.hits.filter((x) => x.s === 'browser-a').map((h) => `${h.ad}/${h.ev}`);
     t.same(
@@ -287,12 +280,11 @@ t.test('hls.js in chromium plays squeezeback and DAI streams through real compos
     await page.goto(pageUrl);
     await page.evaluate((src) => (globalThis as unknown as { play: (s: string, o: object) => void }).play(src, {}), `${service.url}/dai/manifest/linear/hls/pa/event/BRB/stream/browser-b/master.m3u8`);
     const brk = { id: '' };
-    const s = await playThroughBreak(
+    const s = await playThroughBreak<PageState>(
       t,
       page,
       startBreak(t, eventB, async () => 'browser-b', 'lbar', brk),
       path.join(shots, 'browser-lbar.png'),
-      () => diagnose(page, brk.id),
     );
     checkPlayback(t, s, 'acme', brk.id);
     t.ok(
@@ -301,6 +293,26 @@ t.test('hls.js in chromium plays squeezeback and DAI streams through real compos
     );
     await page.close();
     t.comment(`(b) took ${Date.now() - started} ms`);
+  });
+
+  await t.test('(c) Shaka Player: a squeezeback stream through a break', async (t) => {
+    const started = Date.now();
+    originC.restart();
+    const page = await openPlayer(browser, `${pageUrl}/shaka-dashjs.html`, 'shaka', `${service.url}/squeezeback/BRC/master.m3u8?s=browser-c`);
+    const brk = { id: '' };
+    // The stream id is in the variant playlist's URL (/squeezeback/{asset}/{id}/…), which Shaka fetched.
+    const streamId = async () => {
+      const uri = await until('the variant', async () => (await stateOf(page)).manifests?.find((u) => /\/squeezeback\/BRC\/\d{9}\//.test(u)), deadlineFor(SEG));
+      return /\/(\d{9})\//.exec(uri)![1]!;
+    };
+    const s = await playThroughBreak(t, page, startBreak(t, eventC, streamId, 'dualbox', brk), path.join(dir, 'browser-shaka.png'));
+    checkCommon(t, s, 'acme', brk.id, s.player ?? 'shaka');
+    t.ok(
+      s.frags.every((f) => f.url.startsWith(originC.url) || isComposed(f)),
+      'content segments from the origin, break segments from the transcoder',
+    );
+    await page.close();
+    t.comment(`(c) took ${Date.now() - started} ms`);
   });
   t.comment(`browser tests took ${Date.now() - began} ms in all`);
 });

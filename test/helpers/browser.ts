@@ -46,14 +46,27 @@ export async function launchChromium(t: Test, viewport = { width: 800, height: 6
   return context;
 }
 
-/** Serves `/` (the given page) and `/hls.min.js` (the installed hls.js) on its own loopback port. */
-export async function servePage(t: Test, html: string): Promise<string> {
-  const hlsJs = await readFile(path.join(projectRoot, 'node_modules', 'hls.js', 'dist', 'hls.min.js'));
+/** The players' prebuilt browser bundles (npm packages), served next to the test page. */
+const BUNDLES: Record<string, string[]> = {
+  '/hls.min.js': ['hls.js', 'dist', 'hls.min.js'],
+  '/shaka-player.compiled.js': ['shaka-player', 'dist', 'shaka-player.compiled.js'],
+  '/dash.all.min.js': ['dashjs', 'dist', 'modern', 'umd', 'dash.all.min.js'],
+};
+
+/**
+ * Serves `/` (the given page; or pages by path) and the players' bundles (hls.js, Shaka Player,
+ * dash.js) on its own loopback port.
+ */
+export async function servePage(t: Test, html: string | Record<string, string>): Promise<string> {
+  const pages = new Map(Object.entries(typeof html === 'string' ? { '/': html } : html));
+  const bundles = new Map(await Promise.all(Object.entries(BUNDLES).map(async ([p, parts]) => [p, await readFile(path.join(projectRoot, 'node_modules', ...parts))] as const)));
   const server = http.createServer((req, res) => {
     req.resume();
-    const p = (req.url ?? '/').split('?')[0];
-    if (p === '/') return void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html);
-    if (p === '/hls.min.js') return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(hlsJs);
+    const p = (req.url ?? '/').split('?')[0]!;
+    const page = pages.get(p);
+    if (page !== undefined) return void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page);
+    const bundle = bundles.get(p);
+    if (bundle) return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(bundle);
     res.writeHead(404).end();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -59,6 +59,31 @@ export async function ffprobe(file: string): Promise<Probe> {
   return JSON.parse(stdout) as Probe;
 }
 
+/**
+ * Where each kind of stream's packets lie, in seconds: the first packet's PTS and the last packet's
+ * end (PTS + duration), and the packet count. The stream `duration` ffprobe prints for MPEG-TS comes
+ * from PES timestamps and leaves out the last PES's frames, so spans are measured from the packets.
+ */
+export async function packetSpans(file: string): Promise<Record<'video' | 'audio', { start: number; end: number; span: number; packets: number } | undefined>> {
+  const { stdout } = await exec(FFPROBE, ['-v', 'error', '-show_entries', 'stream=index,codec_type:packet=stream_index,pts_time,duration_time', '-of', 'json', file], { maxBuffer: 64 * 1024 * 1024 });
+  const parsed = JSON.parse(stdout) as { streams: Array<{ index: number; codec_type: string }>; packets: Array<{ stream_index: number; pts_time?: string; duration_time?: string }> };
+  const of = (kind: 'video' | 'audio') => {
+    const index = parsed.streams.find((s) => s.codec_type === kind)?.index;
+    let start = Infinity;
+    let end = -Infinity;
+    let packets = 0;
+    for (const p of parsed.packets) {
+      if (p.stream_index !== index || p.pts_time === undefined) continue;
+      const pts = Number(p.pts_time);
+      start = Math.min(start, pts);
+      end = Math.max(end, pts + Number(p.duration_time ?? 0));
+      packets++;
+    }
+    return packets ? { start, end, span: end - start, packets } : undefined;
+  };
+  return { video: of('video'), audio: of('audio') };
+}
+
 /** The frame shown at `sec` after the segment's start, as rgb24 bytes (width × height × 3). */
 export async function rgbFrameAt(file: string, sec: number): Promise<Buffer> {
   const { stdout } = await promisify(execFile)(FFMPEG, ['-hide_banner', '-loglevel', 'error', '-i', file, '-ss', String(sec), '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'], {

@@ -117,6 +117,10 @@ async function fetchOutput(t: Test, uri: string, dir: string, name: string): Pro
 
 const videoOf = (p: Probe) => p.streams.find((s) => s.codec_type === 'video')!;
 
+// The file's budget from its work (four sets of inputs encoded, ten compositions, a 3 s job
+// deadline): the runner's 120 s default is too short when the machine is shared.
+t.setTimeout(60_000 + 4 * 10_000 + 10 * 15_000 + 15_000);
+
 if (needFfmpeg(t)) {
   t.test('compose: dualbox in/hold/out and L-bar keep the content timing, carry the ID3 tag', async (t) => {
     const dir = await tmpDir(t);
