@@ -25,6 +25,17 @@ function queryParameters(schema: object | undefined) {
   return Object.entries(props).map(([name, s]) => ({ name, in: 'query', required: false, schema: s }));
 }
 
+/** `X-Service-Mrss-Token` → `XServiceMrssToken`: the security scheme of a route's own credential header. */
+function apiKeyName(header: string): string {
+  return header.replace(/[^A-Za-z0-9]/g, '');
+}
+
+function apiKeys(routes: Route[]): Record<string, object> {
+  const out: Record<string, object> = {};
+  for (const r of routes) if (r.credential) out[apiKeyName(r.credential.header)] = { type: 'apiKey', in: 'header', name: r.credential.header };
+  return out;
+}
+
 export function openApiDocument(routes: Route[], info: { version: string; serverUrl: string }): object {
   const paths: Record<string, Record<string, object>> = {};
   for (const r of routes) {
@@ -45,7 +56,8 @@ export function openApiDocument(routes: Route[], info: { version: string; server
         503: errorResponse('a backing service is down'),
       },
     };
-    if (!r.public) op['security'] = [{ bearer: [] }];
+    if (r.credential) op['security'] = [{ [apiKeyName(r.credential.header)]: [] }];
+    else if (!r.public) op['security'] = [{ bearer: [] }];
     if (r.body === 'json' && r.schema?.body) op['requestBody'] = { required: true, content: { 'application/json': { schema: r.schema.body } } };
     if (r.body === 'raw') op['requestBody'] = { required: true, content: Object.fromEntries((r.contentTypes ?? []).map((t) => [t, { schema: { type: 'string' } }])) };
     (paths[path] ??= {})[r.method.toLowerCase()] = op;
@@ -54,7 +66,7 @@ export function openApiDocument(routes: Route[], info: { version: string; server
     openapi: '3.1.0',
     info: { title: 'Squeezeback and ad-insertion service: management API', version: info.version },
     servers: [{ url: info.serverUrl }],
-    components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } }, schemas: { Problem: problem } },
+    components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }, ...apiKeys(routes) }, schemas: { Problem: problem } },
     paths,
   };
 }
