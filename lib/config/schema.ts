@@ -39,6 +39,8 @@ export const configSchema = {
     },
     id3ResultTtlSec: { type: 'integer', minimum: 0, maximum: 2592000 },
     trustedProxies: { type: 'string', maxLength: 4096 },
+    // Empty: /metrics is open (the default); else a bearer token or X-Metrics-Token must carry it.
+    metricsToken: { type: 'string', maxLength: 512, pattern: '^([\\x21-\\x7e]{16,})?$' },
     stitchPath: {
       type: 'string',
       minLength: 1,
@@ -97,6 +99,8 @@ export interface Config {
   id3ResultTtlSec: number;
   /** Proxies whose X-Forwarded-For names the client (comma-separated IPs or CIDR ranges). */
   trustedProxies: string;
+  /** When set, `/metrics` answers only requests carrying it (Authorization: Bearer, or X-Metrics-Token). */
+  metricsToken: string;
   stitchPath: string;
   stitchTtlSec: number;
   /** Origins whose web players may read the player-facing answers: `*` or a comma-separated list. */
@@ -136,6 +140,7 @@ export const envNames: Record<string, keyof Config> = {
   RATE_LIMITS: 'rateLimits',
   ID3_RESULT_TTL_SEC: 'id3ResultTtlSec',
   TRUSTED_PROXIES: 'trustedProxies',
+  METRICS_TOKEN: 'metricsToken',
   STITCH_PATH: 'stitchPath',
   STITCH_TTL_SEC: 'stitchTtlSec',
   CORS_ALLOWED_ORIGINS: 'corsAllowedOrigins',

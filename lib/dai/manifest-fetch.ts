@@ -33,8 +33,8 @@ export function mediaHeaders(maxAge: number): Readonly<Record<string, string>> {
   return h;
 }
 
-export function problemRendered(code: ProblemCode, detail: string, status?: number): Rendered {
-  const p = problemResponse(new HttpError(code, detail, undefined, undefined, status));
+export function problemRendered(code: ProblemCode, detail: string, status?: number, requestId?: string): Rendered {
+  const p = problemResponse(new HttpError(code, detail, undefined, undefined, status), requestId);
   return { status: p.status, headers: p.headers, body: Buffer.from(p.body), freshMs: 0, staleMs: 0 };
 }
 

@@ -34,13 +34,14 @@ import { targetingFrom } from '../dai/adproxy.js';
 import type { StreamRegistry } from '../streams/registry.js';
 import type { BrandCache } from '../brand/cache.js';
 import type { BrandKeyCache } from './brand-keys.js';
-import { clientIp } from './client-ip.js';
+import { clientIp } from '../http/client-ip.js';
 import type { BlockList } from 'node:net';
 import { verifyPlayerToken } from './player-token.js';
 import { masterDir, originPath, parsePlayerPath, variantPath } from './path.js';
 import type { OriginPools } from './origins.js';
 import type { StreamIds } from './stream-ids.js';
 import { rateLimited, type RateLimiter } from '../http/rate-limit.js';
+import { requestId } from '../http/router.js';
 
 export interface PlayerFlowOptions {
   /** CONTENT_ORIGIN: root-relative segments go there when the event names no content_origin. */
@@ -128,8 +129,11 @@ export class PlayerFlow {
   }
 
   private fail(ex: Exchange, kind: string, err: unknown): void {
-    const e = err instanceof UpstreamError ? new HttpError(err.code === 'timeout' ? 'upstream-timeout' : 'upstream-failed', err.message) : toHttpError(err, this.deps.log);
-    const p = problemResponse(e);
+    // The public answer names no address or URL (issue 24); the log has the reason under the request id.
+    const id = requestId(undefined);
+    if (err instanceof UpstreamError && err.internal !== undefined) this.deps.log.warn({ req_id: id, reason: err.internal }, `squeezeback ${kind}: upstream failed`);
+    const e = err instanceof UpstreamError ? new HttpError(err.code === 'timeout' ? 'upstream-timeout' : 'upstream-failed', err.message) : toHttpError(err, this.deps.log, id);
+    const p = problemResponse(e, id);
     this.outcomes(kind, p.status).inc();
     ex.send(p.status, p.headers, p.body);
   }

@@ -188,7 +188,9 @@ export class StitchService {
       let p = cache.get(url);
       if (!p) {
         p = (protocol === 'hls' ? this.adHls(url) : this.fetch(url, 'ad')).catch((err: Error) => {
-          warnings.push(`ad manifest ${url.slice(0, 200)} unavailable: ${err.message}`);
+          // The answer is public: the reason (which may name an internal address) goes to the log only.
+          this.deps.log.warn({ url: url.slice(0, 500), reason: err.message }, 'stitch: an ad manifest is unavailable');
+          warnings.push(`ad manifest ${url.slice(0, 200)} unavailable${err instanceof StitchError ? `: ${err.message}` : ''}`);
           return undefined;
         });
         cache.set(url, p);
@@ -235,9 +237,11 @@ export class StitchService {
       return await this.deps.fetchText(url, AbortSignal.timeout(FETCH_MS));
     } catch (err) {
       if (whose === 'ad') throw err;
-      if (err instanceof OutboundError && err.code === 'too-large') throw new HttpError('unprocessable', `the content manifest ${url} is larger than the cap`);
-      if (err instanceof OutboundError && err.code === 'refused') throw new HttpError('upstream-failed', `the content URL is not allowed: ${(err as Error).message}`);
-      throw new HttpError('upstream-failed', `the content origin failed for ${url}: ${(err as Error).message}`);
+      // Public answers name neither the content URL nor the reason (issue 24): both go to the log.
+      this.deps.log.warn({ url: url.slice(0, 500), reason: (err as Error).message }, 'stitch: the content manifest could not be fetched');
+      if (err instanceof OutboundError && err.code === 'too-large') throw new HttpError('unprocessable', 'the content manifest is larger than the cap');
+      if (err instanceof OutboundError && err.code === 'refused') throw new HttpError('upstream-failed', 'the content URL is not allowed');
+      throw new HttpError('upstream-failed', 'the content origin failed');
     }
   }
 

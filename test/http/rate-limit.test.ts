@@ -69,7 +69,8 @@ t.test('over HTTP: 429 problem with Retry-After on /api/v1, /beacon, /vast, /dai
   const sim = await new DaiHostSim().start();
   t.teardown(() => sim.stop());
   const rateLimits = { ...UNLIMITED, api: { rate: 1, burst: 20 }, beacon: { rate: 1, burst: 3 }, vast: { rate: 1, burst: 3 }, adproxy: { rate: 1, burst: 3 } };
-  const service = await startTestService(t, { databaseUrl: await freshSchemaUrl(t), daiHost: sim.url, rateLimits });
+  // The test client plays the ad manager's server (trusted: its X-Device-Ip names the viewer).
+  const service = await startTestService(t, { databaseUrl: await freshSchemaUrl(t), daiHost: sim.url, rateLimits, trustedProxies: '127.0.0.1' });
   const jwt = await token(service);
 
   const api = [];
@@ -95,7 +96,7 @@ t.test('over HTTP: 429 problem with Retry-After on /api/v1, /beacon, /vast, /dai
     t.notOk(statuses.slice(0, 3).includes(429), `${label}: the burst of 3 passes`);
   }
   const viewer = await call(service.url, 'GET', '/dai/adproxy?stream_id=s2&asset_key=K', { headers: { 'X-Device-Ip': '203.0.113.9' } });
-  t.equal(viewer.status, 200, 'the ad proxy counts per viewer (X-Device-Ip), not per DAI server');
+  t.equal(viewer.status, 200, 'the ad proxy counts per viewer (X-Device-Ip of the trusted ad manager), not per DAI server');
 
   const manifests = await Promise.all(Array.from({ length: 60 }, (_, i) => call(service.url, 'GET', `/dai/manifest/linear/hls/pa/event/E/stream/m${i}:LOC/variant/720p.m3u8`)));
   t.ok(
