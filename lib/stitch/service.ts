@@ -190,7 +190,7 @@ export class StitchService {
         p = (protocol === 'hls' ? this.adHls(url) : this.fetch(url, 'ad')).catch((err: Error) => {
           // The answer is public: the reason (which may name an internal address) goes to the log only.
           this.deps.log.warn({ url: url.slice(0, 500), reason: err.message }, 'stitch: an ad manifest is unavailable');
-          warnings.push(`ad manifest ${url.slice(0, 200)} unavailable${err instanceof StitchError ? `: ${err.message}` : ''}`);
+          warnings.push(`an ad manifest is unavailable${err instanceof StitchError ? `: ${withoutUrls(err.message)}` : ''}`);
           return undefined;
         });
         cache.set(url, p);
@@ -308,12 +308,17 @@ function contentDuration(content: HlsSource, asset: AssetRecord): number {
   return d > 0 ? d : (asset.duration ?? 0);
 }
 
+/** Every absolute URL of a text replaced: public answers name no upstream URL (issue 24); the log keeps them. */
+export function withoutUrls(text: string): string {
+  return text.replace(/\b[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s"']+/g, '(a URL)');
+}
+
 /** Stitcher errors about the content are the asset's fault: 422. */
 function guard<T>(fn: () => T): T {
   try {
     return fn();
   } catch (err) {
-    if (err instanceof StitchError) throw new HttpError('unprocessable', `the content cannot be stitched: ${err.message}`);
+    if (err instanceof StitchError) throw new HttpError('unprocessable', `the content cannot be stitched: ${withoutUrls(err.message)}`);
     throw err;
   }
 }
