@@ -72,7 +72,9 @@ export function readBody(res: HttpResponse, limit: number, onAbort: (h: () => vo
       failed = true;
       chunks = [];
       rejectBody(new HttpError('unauthorized', 'the body was refused with its credentials'));
-      if (drain && paused && !complete) {
+      // The socket resumes whenever the connection lives on: to drain the rest, or, the body being
+      // complete, to read the next request (a paused keep-alive connection would hang).
+      if (paused && (drain || complete)) {
         paused = false;
         res.resume();
       }
