@@ -67,7 +67,7 @@ import { PlayerFlow } from './squeezeback/player-flow.js';
 import { BrandKeyCache } from './squeezeback/brand-keys.js';
 import { OriginPools } from './squeezeback/origins.js';
 import { StreamIds } from './squeezeback/stream-ids.js';
-import { clientIp, trustedProxies } from './squeezeback/client-ip.js';
+import { clientIp, trustedProxies } from './http/client-ip.js';
 import { StitchStore } from './stitch/store.js';
 import { StitchService } from './stitch/service.js';
 import { stitchRoutes } from './stitch/routes.js';
@@ -137,6 +137,7 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     metrics,
     log,
     readiness: { postgres: () => stores.sql`select 1`, state_store: () => stores.state.ping() },
+    metricsToken: config.metricsToken,
   });
   let baseUrl = config.publicBaseUrl;
   const stores = life.add('stores', await openStores(config, log), (s) => s.close());
@@ -316,15 +317,16 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
   );
   const manifestCache = life.add('manifest cache', new ManifestCache(), (c) => c.close());
   const events = parts.events ?? eventConfigs;
+  // Whose X-Device-Ip and X-Forwarded-For name the client (issue 24): the ad manager's and the CDN's ranges.
   const trusted = trustedProxies(config.trustedProxies);
-  // New DAI stream ids count against the viewer as the squeezeback flow sees it (lib/squeezeback/client-ip.ts).
+  // New DAI stream ids count against the client as trusted hops name it (lib/http/client-ip.ts).
   const clientKey = (req: HttpRequest, res: HttpResponse) => clientIp(req.getHeader('x-device-ip'), req.getHeader('x-forwarded-for'), addressText(res.getRemoteAddressAsText()), trusted);
   new ManifestProxy(
-    { daiHost: config.daiHost, publicBaseUrl: config.publicBaseUrl, contentOrigin: config.contentOrigin, accessLogSampleRate: config.accessLogSampleRate },
+    { daiHost: config.daiHost, publicBaseUrl: config.publicBaseUrl, contentOrigin: config.contentOrigin, accessLogSampleRate: config.accessLogSampleRate, trustedProxies: trusted },
     { upstream, cache: manifestCache, events, streams, breaks: board, metrics, log, inFlight: http.inFlight, cors, limiter, clientKey },
   ).mount(http.app);
   new PlayerEndpoints({ board, streams, forwarder: beacons, beaconSecret, publicBaseUrl: () => baseUrl, metrics, log, limiter, cors }).mount(http.app);
-  new AdProxy(events, streams, metrics, log, brands, limiter).mount(http.app);
+  new AdProxy(events, streams, metrics, log, brands, limiter, trusted).mount(http.app);
   const origins = life.add('origin upstreams', new OriginPools(policy, config.upstreamDeadlineMs), (o) => o.close());
   new PlayerFlow(
     { contentOrigin: config.contentOrigin, trustedProxies: trusted, idleSec: config.streamIdleSec },

@@ -80,6 +80,16 @@ export function catalogRoutes(repo: CatalogRepo, onJwtKeyChanged: () => Promise<
       method: 'POST',
       pattern: '/mrssfeed/:brand_name',
       public: true,
+      // Checked by the router on the headers, before a byte of the (up to 20 MiB) body is read.
+      credential: {
+        header: 'X-Service-Mrss-Token',
+        check: async (req) => {
+          const brand = brandName(req.params['brand_name']);
+          const token = req.headers[TOKEN_HEADER];
+          if (!token || token.length > 512 || !(await repo.tokenMatches(brand, token))) throw badToken();
+          return brand;
+        },
+      },
       body: 'raw',
       contentTypes: XML_TYPES,
       maxBody: PUSH_LIMIT_BYTES,
@@ -91,9 +101,7 @@ export function catalogRoutes(repo: CatalogRepo, onJwtKeyChanged: () => Promise<
         response: pushAnswer,
       },
       handler: async (req, body) => {
-        const brand = brandName(req.params['brand_name']);
-        const token = req.headers[TOKEN_HEADER];
-        if (!token || token.length > 512 || !(await repo.tokenMatches(brand, token))) throw badToken();
+        const brand = req.principal as string;
         let parsed;
         try {
           parsed = parseMrss((body as Buffer).toString('utf8'));

@@ -40,6 +40,8 @@ export const configSchema = {
     },
     id3ResultTtlSec: { type: 'integer', minimum: 0, maximum: 2592000 },
     trustedProxies: { type: 'string', maxLength: 4096 },
+    // Empty: /metrics is open (the default); else a bearer token or X-Metrics-Token must carry it.
+    metricsToken: { type: 'string', maxLength: 512, pattern: '^([\\x21-\\x7e]{16,})?$' },
     stitchPath: {
       type: 'string',
       minLength: 1,
@@ -104,6 +106,8 @@ export interface Config {
   id3ResultTtlSec: number;
   /** Proxies whose X-Forwarded-For names the client (comma-separated IPs or CIDR ranges). */
   trustedProxies: string;
+  /** When set, `/metrics` answers only requests carrying it (Authorization: Bearer, or X-Metrics-Token). */
+  metricsToken: string;
   stitchPath: string;
   stitchTtlSec: number;
   /** ffmpeg for ad conditioning (ffprobe beside it). */
@@ -152,6 +156,7 @@ export const envNames: Record<string, keyof Config> = {
   RATE_LIMITS: 'rateLimits',
   ID3_RESULT_TTL_SEC: 'id3ResultTtlSec',
   TRUSTED_PROXIES: 'trustedProxies',
+  METRICS_TOKEN: 'metricsToken',
   STITCH_PATH: 'stitchPath',
   STITCH_TTL_SEC: 'stitchTtlSec',
   FFMPEG_PATH: 'ffmpegPath',

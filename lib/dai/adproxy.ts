@@ -7,12 +7,13 @@
  * The per-viewer rate limit (`adproxy`) therefore never changes the answer: a caller over it still
  * gets the empty VAST, and only the registration is skipped (counted, logged once a second).
  */
-import { isIP } from 'node:net';
+import { BlockList } from 'node:net';
 import { addressText, type HttpRequest, type HttpResponse, type TemplatedApp } from '../http/uws.js';
 import type { Registry } from '../http/metrics.js';
 import { guardMethods } from '../http/methods.js';
 import { requestIdOf } from '../http/request-id.js';
 import type { RateLimiter } from '../http/rate-limit.js';
+import { clientIp } from '../http/client-ip.js';
 import type { Logger } from '../log/index.js';
 import type { EventSettingsSource } from './event-settings.js';
 import type { StreamRegistry, StreamTouch } from '../streams/registry.js';
@@ -69,10 +70,9 @@ export function targetingFrom(rawQuery: string): Map<string, string> {
   return out;
 }
 
-/** The viewer's address: X-Device-Ip (spec), else the socket's. Read synchronously (uWS). */
-function clientIpOf(req: HttpRequest, res: HttpResponse): string {
-  const deviceIp = req.getHeader('x-device-ip').trim();
-  return deviceIp && isIP(deviceIp) ? deviceIp : addressText(res.getRemoteAddressAsText());
+/** The viewer's address: X-Device-Ip (spec) from a trusted caller (the ad manager), else the socket's. Read synchronously (uWS). */
+function clientIpOf(req: HttpRequest, res: HttpResponse, trusted: BlockList): string {
+  return clientIp(req.getHeader('x-device-ip'), req.getHeader('x-forwarded-for'), addressText(res.getRemoteAddressAsText()), trusted);
 }
 
 export class AdProxy {
@@ -94,6 +94,8 @@ export class AdProxy {
     /** Brand recognition (spec "Brand-Recognition") over the ad tag's query and forwarded host. */
     private readonly brands?: BrandCache,
     private readonly limiter?: RateLimiter,
+    /** TRUSTED_PROXIES: the only callers whose X-Device-Ip names the viewer (the ad manager's ranges). */
+    private readonly trusted: BlockList = new BlockList(),
   ) {
     const family = metrics.counter('dai_adproxy_requests_total', 'Preroll ad-tag requests by outcome');
     this.requests = family.with({ outcome: 'registered' });
@@ -108,11 +110,12 @@ export class AdProxy {
   }
 
   private handle(res: HttpResponse, req: HttpRequest): void {
-    // Keyed by the viewer (X-Device-Ip): the caller is the DAI provider's server, shared by every viewer.
-    const clientIp = clientIpOf(req, res);
-    const verdict = this.limiter?.take('adproxy', clientIp);
-    if (verdict && !verdict.ok) this.refused(clientIp);
-    else this.registerSafely(req, clientIp);
+    // Keyed by the viewer (X-Device-Ip) when the caller is the trusted DAI provider's server, shared
+    // by every viewer; anyone else is keyed by its own address, whatever it claims (issue 24).
+    const viewerIp = clientIpOf(req, res, this.trusted);
+    const verdict = this.limiter?.take('adproxy', viewerIp);
+    if (verdict && !verdict.ok) this.refused(viewerIp);
+    else this.registerSafely(req, viewerIp);
     res.writeStatus('200 OK').writeHeader('Content-Type', 'application/xml').writeHeader('Cache-Control', 'no-store').writeHeader('X-Request-Id', requestIdOf(req)).end(EMPTY_VAST_BYTES);
   }
 
@@ -149,9 +152,9 @@ export class AdProxy {
     );
   }
 
-  private registerSafely(req: HttpRequest, clientIp: string): void {
+  private registerSafely(req: HttpRequest, viewerIp: string): void {
     try {
-      this.register(req, clientIp);
+      this.register(req, viewerIp);
     } catch (err) {
       this.log.error({ err }, 'adproxy registration failed');
     }

@@ -38,8 +38,8 @@ export function bodyFor(r: Rendered, requestId: string): Buffer {
   return r.status < 400 ? r.body : Buffer.from(withRequestId(r.body.toString('utf8'), requestId));
 }
 
-export function problemRendered(code: ProblemCode, detail: string, status?: number): Rendered {
-  const p = problemResponse(new HttpError(code, detail, undefined, undefined, status));
+export function problemRendered(code: ProblemCode, detail: string, status?: number, requestId?: string): Rendered {
+  const p = problemResponse(new HttpError(code, detail, undefined, undefined, status), requestId);
   return { status: p.status, headers: p.headers, body: Buffer.from(p.body), freshMs: 0, staleMs: 0 };
 }
 

@@ -10,7 +10,10 @@
  * limit (429 beyond it), and recorded only once the DAI host answered its manifest 2xx, so an
  * invented id the upstream refuses leaves nothing behind.
  */
+import { BlockList } from 'node:net';
 import { addressText, type HttpRequest, type HttpResponse, type TemplatedApp } from '../http/uws.js';
+import { clientIp } from '../http/client-ip.js';
+import { requestId } from '../http/request-id.js';
 import { Exchange, statusLine } from '../http/exchange.js';
 import { corsOf, type Cors } from '../http/cors.js';
 import { sendSized } from '../http/stream-writer.js';
@@ -35,6 +38,8 @@ export interface ManifestProxyOptions {
   publicBaseUrl: string;
   contentOrigin: string;
   accessLogSampleRate: number;
+  /** TRUSTED_PROXIES: the CDN hops whose X-Forwarded-For names the viewer to the DAI host (geo); none: the peer. */
+  trustedProxies?: BlockList;
 }
 
 export interface ManifestProxyDeps {
@@ -57,7 +62,7 @@ export interface ManifestProxyDeps {
 
 const PATH_CACHE_SIZE = 10_000;
 const noop = () => undefined;
-/** What the upstream request carries (besides the client's X-Forwarded-For): nothing else is forwarded. */
+/** What the upstream request carries (besides the viewer's address as X-Forwarded-For): nothing else is forwarded. */
 const UPSTREAM_HEADERS = Object.freeze({ accept: '*/*', 'user-agent': 'squeezeback-dai-proxy' });
 
 /** A manifest path seen recently: its parse, and its cache key while the generations hold. */
@@ -70,6 +75,7 @@ interface KnownPath {
 
 export class ManifestProxy {
   private readonly proxyBase: string;
+  private readonly trusted: BlockList;
   private readonly byStatus;
   private readonly durations;
   private readonly paths = new Map<string, KnownPath>();
@@ -80,6 +86,7 @@ export class ManifestProxy {
     private readonly deps: ManifestProxyDeps,
   ) {
     this.proxyBase = `${opts.publicBaseUrl}/dai/manifest`;
+    this.trusted = opts.trustedProxies ?? new BlockList();
     const family = deps.metrics.counter('dai_manifest_requests_total', 'Manifest proxy requests by status');
     this.byStatus = new Map([200, 400, 404, 502, 504].map((s) => [s, family.with({ code: String(s) })]));
     const other = family.with({ code: 'other' });
@@ -194,7 +201,8 @@ export class ManifestProxy {
     }
     const ex = new Exchange(res, isHead, cors, id);
     if (hit) return this.answer(ex, hit.value, hit.ageSec, started);
-    const xff = req.getHeader('x-forwarded-for');
+    // The viewer as trusted hops name it (issue 24): a client cannot choose its geo at the DAI host.
+    const xff = clientIp('', req.getHeader('x-forwarded-for'), addressText(res.getRemoteAddressAsText()), this.trusted);
     this.deps.inFlight.count++;
     this.deps.cache.load(
       key,
@@ -220,10 +228,15 @@ export class ManifestProxy {
     this.deps.streams.touch(touch);
   }
 
+  /** The public answer names no address or URL (issue 24); the log has the reason under the answer's request id. */
   private failure(err: unknown): Rendered {
-    if (err instanceof UpstreamError) return err.code === 'timeout' ? problemRendered('upstream-timeout', err.message) : problemRendered('upstream-failed', err.message);
-    this.deps.log.error({ err }, 'manifest proxy failed');
-    return problemRendered('upstream-failed', 'the manifest could not be produced');
+    const id = requestId(undefined);
+    if (err instanceof UpstreamError) {
+      if (err.internal !== undefined) this.deps.log.warn({ req_id: id, reason: err.internal }, 'manifest upstream failed');
+      return problemRendered(err.code === 'timeout' ? 'upstream-timeout' : 'upstream-failed', err.message, undefined, id);
+    }
+    this.deps.log.error({ req_id: id, err }, 'manifest proxy failed');
+    return problemRendered('upstream-failed', 'the manifest could not be produced', undefined, id);
   }
 
   private count(status: number, started: number): void {

@@ -20,7 +20,10 @@ export class UpstreamError extends Error {
   override name = 'UpstreamError';
   constructor(
     readonly code: 'timeout' | 'failed' | 'too-large',
+    /** Public: answered to the client, so it never names an address or a URL. */
     message: string,
+    /** For the log only: the socket-level reason (it may name internal addresses). */
+    readonly internal?: string,
   ) {
     super(message);
   }
@@ -129,5 +132,5 @@ class UpstreamExchange implements H1Handler {
 function classify(err: H1Error): UpstreamError {
   if (err.code === 'too-large') return new UpstreamError('too-large', 'upstream response exceeds the size limit');
   if (err.code === 'connect' && /timeout/i.test(err.message)) return new UpstreamError('timeout', `upstream connect timed out`);
-  return new UpstreamError('failed', `upstream request failed: ${err.message}`);
+  return new UpstreamError('failed', 'the upstream request failed', err.message);
 }

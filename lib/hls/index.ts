@@ -1,4 +1,4 @@
-export { mapUriAttribute, attribute, tagName, tagValue } from './lines.js';
+export { mapUriAttribute, attribute, tagName, tagValue, normalizeLineEnds } from './lines.js';
 export { UriRewriter, isAbsolute, type UriRules } from './uris.js';
 export { PlaylistRewriter, rewritePlaylist, joinLines, type PlaylistKind } from './rewrite.js';
 export { parseMedia, programDateTimes, segmentTimes, type MediaPlaylist, type Segment, type SequenceAnchor } from './media.js';

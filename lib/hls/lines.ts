@@ -1,4 +1,14 @@
 /** Small string helpers for HLS tag lines (RFC 8216 §4.2 attribute lists). */
+
+/**
+ * LF, CRLF and a bare CR each end a line, in every reader of playlists (issue 24): RFC 8216 lines
+ * end in LF or CRLF, but players that also split on CR would otherwise see lines (a segment URI
+ * after a CR inside a line) that our rewriter never classified. Text without CR is returned as is,
+ * so the common case costs one scan for a character.
+ */
+export function normalizeLineEnds(text: string): string {
+  return text.indexOf('\r') === -1 ? text : text.replace(/\r\n?/g, '\n');
+}
 /** The tag name of a `#EXT…` line: `#EXTINF:5,` → `#EXTINF`. */
 export function tagName(line: string): string {
   const colon = line.indexOf(':');

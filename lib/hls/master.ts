@@ -3,7 +3,7 @@
  * URI attribute of EXT-X-MEDIA and EXT-X-I-FRAME-STREAM-INF go through `map`; every other line is
  * kept (trimmed, blank lines dropped, LF endings). Pure string work.
  */
-import { mapUriAttribute, tagName } from './lines.js';
+import { mapUriAttribute, normalizeLineEnds, tagName } from './lines.js';
 
 const URI_TAGS = new Set(['#EXT-X-MEDIA', '#EXT-X-I-FRAME-STREAM-INF']);
 
@@ -17,7 +17,7 @@ export function mapMasterUris(text: string, map: (uri: string) => string): Mappe
   const out: string[] = [];
   let expectUri = false;
   let variants = 0;
-  for (const raw of text.split('\n')) {
+  for (const raw of normalizeLineEnds(text).split('\n')) {
     const line = raw.trim();
     if (!line) continue;
     if (out.length === 0) {

@@ -6,7 +6,7 @@
  * strings. Output lines end in LF, are trimmed, and blank lines are dropped. Fed whole or chunk by
  * chunk (a chunk may split a line, a CRLF or a UTF-8 sequence), it produces the same output.
  */
-import { mapUriAttribute, tagName } from './lines.js';
+import { mapUriAttribute, normalizeLineEnds, tagName } from './lines.js';
 import { UriRewriter, type UriRules } from './uris.js';
 
 export type PlaylistKind = 'master' | 'media' | 'unknown';
@@ -63,6 +63,10 @@ export class PlaylistRewriter {
       if (tail) this.pendingBytes = bytes.slice(bytes.length - tail);
       text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length - tail).toString('utf8');
     }
+    // A bare CR ends a line too (issue 24). Each chunk is looked at once, before the carry (which so
+    // never holds a CR) is put in front; a CRLF split across chunks becomes LF + LF, and the blank
+    // line between them is dropped like any other, so the output does not depend on the split.
+    text = normalizeLineEnds(text);
     if (this.carry) text = this.carry + text;
     const last = text.lastIndexOf('\n');
     if (last === -1) {
@@ -108,6 +112,7 @@ export class PlaylistRewriter {
   end(): string {
     let rest = this.carry;
     if (this.pendingBytes) rest += Buffer.from(this.pendingBytes).toString('utf8');
+    rest = normalizeLineEnds(rest);
     this.carry = '';
     this.pendingBytes = undefined;
     const out = rest ? this.block(rest + '\n', rest.length + 1) : '';
@@ -216,7 +221,7 @@ export function rewritePlaylist(text: string, rules: UriRules): { kind: Playlist
   return { kind: r.kind, valid: r.valid, text: out };
 }
 
-/** Lines of a rewritten playlist (LF-terminated, no blank lines). */
+/** Lines of a rewritten playlist (LF-terminated, no blank lines); raw text goes through normalizeLineEnds first. */
 export function splitLines(text: string): string[] {
   if (!text) return [];
   return text.slice(0, text.endsWith('\n') ? -1 : undefined).split('\n');

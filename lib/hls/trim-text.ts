@@ -478,7 +478,9 @@ function cueCont(elapsed: number, duration: number): string {
  * normalised lines (LF, no padding, no blank lines): other input is rewritten (normalised) first.
  */
 export function trimThenRewrite(raw: string, hls: PlaylistRewriter, trim: TrimOptions): string {
-  const trimmed = raw.startsWith('#EXTM3U\n') && raw.endsWith('\n') ? trimCore(raw, trim, true) : null;
+  // Text with any CR is rewritten first (the rewriter ends a line at a bare CR too, issue 24), so
+  // the offsets trim never counts two lines as one.
+  const trimmed = raw.startsWith('#EXTM3U\n') && raw.endsWith('\n') && raw.indexOf('\r') === -1 ? trimCore(raw, trim, true) : null;
   if (trimmed === undefined) return hls.push(raw) + hls.end();
   if (typeof trimmed === 'string') return hls.push(trimmed) + hls.end();
   if (trimmed !== null) {

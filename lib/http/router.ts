@@ -2,12 +2,13 @@
  * The thin management router: one uWS catch-all per prefix dispatches through a small route
  * table with `:param` segments. Every handler goes through the same wrapper: it copies the request
  * synchronously, attaches onAborted, answers 413 from a declared Content-Length and 415 from a
- * wrong Content-Type before reading, authenticates, reads the body with a cap, parses JSON, and
- * turns any thrown error into an RFC 9457 problem.
+ * wrong Content-Type before reading, authenticates (the operator JWT, or the route's own credential)
+ * with the body paused, so a wrong token costs no buffered bytes (issue 24), then reads the body
+ * with a cap, parses JSON, and turns any thrown error into an RFC 9457 problem.
  */
 import { addressText, type HttpRequest, type HttpResponse, type TemplatedApp } from './uws.js';
 import { Exchange, NO_HEADERS, type Headers } from './exchange.js';
-import { readBody, mediaType, isJsonType } from './body.js';
+import { readBody, mediaType, isJsonType, type BodyReader } from './body.js';
 import { HttpError, badRequest, notFound, payloadTooLarge, problemResponse, toHttpError, unsupportedMediaType } from './problem.js';
 import type { Logger } from '../log/index.js';
 import type { Registry } from './metrics.js';
@@ -42,8 +43,13 @@ export interface Route {
   /** Accepted media types for 'raw' bodies. */
   contentTypes?: string[];
   maxBody?: number;
-  /** Skip the router's authenticator (the route authenticates itself, e.g. with an API key). */
+  /** No operator JWT: the route is open to anyone, or checks `credential` instead. */
   public?: boolean;
+  /**
+   * The route's own credential (e.g. the MRSS push token), checked by the router on the headers
+   * before any body byte is read, like the JWT of a non-public route. Replaces the JWT check.
+   */
+  credential?: Credential;
   summary?: string;
   /** The client's token bucket this route draws from (default `api`). */
   rateRule?: string;
@@ -71,6 +77,13 @@ export interface Route {
 
 export type Authenticator = (req: RequestInfo) => Promise<unknown>;
 
+export interface Credential {
+  /** The header that carries it (OpenAPI names it as an API key). */
+  header: string;
+  /** Resolves to the principal, or throws `unauthorized`; it sees the headers and path parameters, never the body. */
+  check: Authenticator;
+}
+
 export interface RouterOptions {
   log: Logger;
   metrics: Registry;
@@ -84,12 +97,18 @@ export interface RouterOptions {
   limiter?: RateLimiter;
 }
 
+/** A refused request's body up to this size is read and dropped rather than cut off (see dispatch). */
+const MAX_DRAIN_BYTES = 64 * 1024;
+
 interface CompiledRoute {
   route: Route;
   segments: string[];
 }
 
 export { requestId } from './request-id.js';
+
+/** A body-less request to a route that takes a body. */
+const emptyBody: BodyReader = { body: Promise.resolve(Buffer.alloc(0)), open: () => undefined, refuse: () => undefined, complete: true };
 
 export class Router {
   private readonly routes: CompiledRoute[] = [];
@@ -181,8 +200,9 @@ export class Router {
       finish(p.status);
     };
 
-    let bodyPromise: Promise<Buffer> | undefined;
+    let reader: BodyReader | undefined;
     let route: Route;
+    let check: Authenticator | undefined;
     try {
       const m = this.match(method, path);
       const allowed = this.opts.limiter?.take(m.route?.rateRule ?? 'api', info.remoteAddress);
@@ -192,21 +212,36 @@ export class Router {
         throw notFound(`no route for ${path}`);
       }
       route = m.route;
+      check = route.credential?.check ?? (route.public ? undefined : this.opts.authenticate);
       for (const [k, v] of Object.entries(m.params)) info.params[k] = decodeParam(v);
       if (/%00/i.test(rawQuery)) throw badRequest('the query string may not contain %00');
-      bodyPromise = this.startBody(ex, route, headers);
+      // With a credential to check, the body waits (paused) until the check passed (issue 24).
+      reader = this.startBody(ex, route, headers, check !== undefined);
       // The body may fail (too large, client gone) while we still authenticate: handled where awaited.
-      bodyPromise?.catch(() => undefined);
+      reader?.body.catch(() => undefined);
     } catch (err) {
       fail(err);
       return;
     }
 
     void (async () => {
-      if (!route.public) info.principal = await this.authenticate(info);
+      if (check) {
+        try {
+          info.principal = await this.authenticate(check, info);
+        } catch (err) {
+          // A small declared body is read and dropped, so the 401 reaches the client (closing on
+          // unread bytes sends a reset that can destroy it) and the connection stays usable. A
+          // large or chunked one is not worth reading: the answer closes the connection at once.
+          const drain = headers['transfer-encoding'] === undefined && Number(headers['content-length'] ?? 0) <= MAX_DRAIN_BYTES;
+          reader?.refuse(drain);
+          if (reader && (drain || reader.complete)) ex.unreadBody = false;
+          throw err;
+        }
+        reader?.open();
+      }
       let body: unknown;
-      if (bodyPromise) {
-        const bytes = await bodyPromise;
+      if (reader) {
+        const bytes = await reader.body;
         ex.unreadBody = false;
         body = route.body === 'json' ? parseJson(bytes) : bytes;
       }
@@ -223,9 +258,9 @@ export class Router {
     })().catch(fail);
   }
 
-  private async authenticate(info: RequestInfo): Promise<unknown> {
+  private async authenticate(check: Authenticator, info: RequestInfo): Promise<unknown> {
     try {
-      return await this.opts.authenticate(info);
+      return await check(info);
     } catch (err) {
       // Failures have their own bucket: a client that keeps failing is answered 429 instead of 401
       // (credential stuffing costs it time), while a request with a valid token is charged only
@@ -238,17 +273,14 @@ export class Router {
     }
   }
 
-  /** Synchronous checks on the declared body, then starts reading it. */
-  private startBody(ex: Exchange, route: Route, headers: Headers): Promise<Buffer> | undefined {
+  /** Synchronous checks on the declared body, then starts reading it (paused while `gated`). */
+  private startBody(ex: Exchange, route: Route, headers: Headers, gated: boolean): BodyReader | undefined {
     const declared = headers['content-length'];
     const chunked = headers['transfer-encoding'] !== undefined;
     const length = declared === undefined ? undefined : Number(declared);
     if (declared !== undefined && !/^\d{1,15}$/.test(declared.trim())) throw badRequest('invalid Content-Length');
     const hasBody = chunked || (length ?? 0) > 0;
-    if (!hasBody) {
-      if (route.body === 'json') return Promise.resolve(Buffer.alloc(0));
-      return route.body ? Promise.resolve(Buffer.alloc(0)) : undefined;
-    }
+    if (!hasBody) return route.body ? emptyBody : undefined;
     ex.unreadBody = true;
     if (!route.body) return undefined;
     const limit = route.maxBody ?? this.opts.bodyLimit;
@@ -257,7 +289,7 @@ export class Router {
     if (route.body === 'json' ? !isJsonType(type) : !(route.contentTypes ?? []).includes(type)) {
       throw unsupportedMediaType(route.body === 'json' ? 'application/json' : (route.contentTypes ?? []).join(' or '));
     }
-    return readBody(ex.res, limit, (h) => ex.onAbort(h));
+    return readBody(ex.res, limit, (h) => ex.onAbort(h), gated);
   }
 }
 

@@ -3,12 +3,13 @@
  * given), `/metrics`, the problem answer for unknown paths, listening, and a graceful drain.
  * Domains mount their routes on `app`; the composition root (lib/app.ts) decides which.
  */
-import { loadUws, type TemplatedApp, type us_listen_socket } from './uws.js';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { loadUws, type HttpRequest, type TemplatedApp, type us_listen_socket } from './uws.js';
 import { Exchange, NO_HEADERS } from './exchange.js';
 import { guardMethods } from './methods.js';
 import { requestIdOf } from './request-id.js';
 import type { Registry } from './metrics.js';
-import { notFound } from './problem.js';
+import { notFound, unauthorized } from './problem.js';
 import type { Logger } from '../log/index.js';
 
 /** A readiness check: resolves when the dependency answers. */
@@ -22,6 +23,24 @@ export interface HttpServerOptions {
   log: Logger;
   /** Named checks for /readyz, each bounded by READY_TIMEOUT_MS. */
   readiness: Record<string, ReadinessCheck>;
+  /** METRICS_TOKEN: when non-empty, /metrics needs it (issue 24: its per-brand counters are not public). */
+  metricsToken?: string;
+}
+
+const digest = (s: string) => createHash('sha256').update(s).digest();
+
+/**
+ * The check of METRICS_TOKEN: `Authorization: Bearer <token>` (what Prometheus' `authorization`
+ * setting sends) or `X-Metrics-Token: <token>`, compared in constant time; undefined when unset.
+ */
+function metricsGuard(token: string | undefined): ((req: HttpRequest) => boolean) | undefined {
+  if (!token) return undefined;
+  const want = digest(token);
+  return (req) => {
+    const bearer = /^Bearer +(\S+)\s*$/i.exec(req.getHeader('authorization'))?.[1];
+    const given = bearer ?? req.getHeader('x-metrics-token');
+    return given !== '' && timingSafeEqual(digest(given), want);
+  };
 }
 
 const READY_TIMEOUT_MS = 1000;
@@ -43,7 +62,15 @@ export class HttpServer {
     this.uws = loadUws(opts.allowUwsFallback);
     const app = (this.app = this.uws.App());
     app.get('/healthz', (res, req) => void new Exchange(res, false, NO_HEADERS, requestIdOf(req)).send(200, { 'Content-Type': 'application/json' }, '{"status":"ok"}'));
-    app.get('/metrics', (res, req) => void new Exchange(res, false, NO_HEADERS, requestIdOf(req)).send(200, { 'Content-Type': 'text/plain; version=0.0.4' }, opts.metrics.render()));
+    const allowed = metricsGuard(opts.metricsToken);
+    app.get('/metrics', (res, req) => {
+      const ex = new Exchange(res, false, NO_HEADERS, requestIdOf(req));
+      if (allowed && !allowed(req)) {
+        ex.problem(unauthorized('/metrics needs METRICS_TOKEN (Authorization: Bearer, or X-Metrics-Token)', 'Bearer realm="metrics"'));
+        return;
+      }
+      ex.send(200, { 'Content-Type': 'text/plain; version=0.0.4' }, opts.metrics.render());
+    });
     app.get('/readyz', (res, req) => {
       const ex = new Exchange(res, false, NO_HEADERS, requestIdOf(req));
       const names = Object.keys(opts.readiness);

@@ -12,7 +12,7 @@
  *    of one pod do not split it);
  * 3. a pod manifest (`wholePlaylist`): every segment of the playlist is one pod.
  */
-import { attribute, tagName, tagValue } from '../hls/index.js';
+import { attribute, normalizeLineEnds, tagName, tagValue } from '../hls/index.js';
 import { readHlsCues, type SegmentCues } from '../scte35/index.js';
 
 export interface PodSegment {
@@ -76,7 +76,7 @@ export function masterRenditions(master: string, masterUrl: string): RenditionRe
   const media: string[] = [];
   let pendingBandwidth: number | undefined;
   let expectUri = false;
-  for (const raw of master.split('\n')) {
+  for (const raw of normalizeLineEnds(master).split('\n')) {
     const line = raw.trim();
     if (!line) continue;
     if (line.startsWith('#')) {

@@ -195,7 +195,8 @@ function finish(raws: Raw[], msn: number): HlsCue[] {
 }
 
 export function readHlsCues(playlist: string | readonly string[]): HlsCueReading {
-  const lines = typeof playlist === 'string' ? playlist.split(/\r?\n/) : playlist;
+  // LF, CRLF or a bare CR ends a line, as in every other playlist reader (lib/hls/lines.ts, issue 24).
+  const lines = typeof playlist === 'string' ? playlist.split(/\r\n?|\n/) : playlist;
   const segments: SegmentCues[] = [];
   let msn = 0;
   let pdt: number | undefined;

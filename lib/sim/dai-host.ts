@@ -25,6 +25,8 @@ export class DaiHostSim {
   /** Upstream requests served, by path (without query). */
   readonly requests = new Map<string, number>();
   requestCount = 0;
+  /** The X-Forwarded-For of the latest request ('' without one): whom the DAI host would geolocate. */
+  lastForwardedFor = '';
   port = 0;
   url = '';
   private socket: us_listen_socket | undefined;
@@ -45,6 +47,7 @@ export class DaiHostSim {
       const query = req.getQuery() ?? '';
       this.requestCount++;
       this.requests.set(path, (this.requests.get(path) ?? 0) + 1);
+      this.lastForwardedFor = req.getHeader('x-forwarded-for');
       const reply = (status: string, type: string, body: string | Buffer) => {
         if (!aborted) res.cork(() => res.writeStatus(status).writeHeader('Content-Type', type).end(body));
       };

@@ -36,7 +36,7 @@ import { targetingFrom } from '../dai/adproxy.js';
 import type { StreamRegistry } from '../streams/registry.js';
 import type { BrandCache } from '../brand/cache.js';
 import type { BrandKeyCache } from './brand-keys.js';
-import { clientIp } from './client-ip.js';
+import { clientIp } from '../http/client-ip.js';
 import type { BlockList } from 'node:net';
 import { verifyPlayerToken } from './player-token.js';
 import { masterDir, originPath, parsePlayerPath, variantPath } from './path.js';
@@ -131,7 +131,9 @@ export class PlayerFlow {
   }
 
   private fail(ex: Exchange, kind: string, err: unknown): void {
-    const e = err instanceof UpstreamError ? new HttpError(err.code === 'timeout' ? 'upstream-timeout' : 'upstream-failed', err.message) : toHttpError(err, this.deps.log);
+    // The public answer names no address or URL (issue 24); the log has the reason under the request id.
+    if (err instanceof UpstreamError && err.internal !== undefined) this.deps.log.warn({ req_id: ex.id, reason: err.internal }, `squeezeback ${kind}: upstream failed`);
+    const e = err instanceof UpstreamError ? new HttpError(err.code === 'timeout' ? 'upstream-timeout' : 'upstream-failed', err.message) : toHttpError(err, this.deps.log, ex.id);
     this.outcomes(kind, e.status).inc();
     ex.problem(e);
   }

@@ -233,7 +233,9 @@ export class StitchService {
       let p = cache.get(url);
       if (!p) {
         p = (protocol === 'hls' ? this.adHls(url) : this.fetch(url, 'ad')).catch((err: Error) => {
-          warnings.push(`ad manifest ${url.slice(0, 200)} unavailable: ${err.message}`);
+          // The answer is public: the reason (which may name an internal address) goes to the log only.
+          this.deps.log.warn({ url: url.slice(0, 500), reason: err.message }, 'stitch: an ad manifest is unavailable');
+          warnings.push(`an ad manifest is unavailable${err instanceof StitchError ? `: ${withoutUrls(err.message)}` : ''}`);
           return undefined;
         });
         cache.set(url, p);
@@ -319,9 +321,11 @@ export class StitchService {
       return await this.deps.fetchText(url, AbortSignal.timeout(FETCH_MS));
     } catch (err) {
       if (whose === 'ad') throw err;
-      if (err instanceof OutboundError && err.code === 'too-large') throw new HttpError('unprocessable', `the content manifest ${url} is larger than the cap`);
-      if (err instanceof OutboundError && err.code === 'refused') throw new HttpError('upstream-failed', `the content URL is not allowed: ${(err as Error).message}`);
-      throw new HttpError('upstream-failed', `the content origin failed for ${url}: ${(err as Error).message}`);
+      // Public answers name neither the content URL nor the reason (issue 24): both go to the log.
+      this.deps.log.warn({ url: url.slice(0, 500), reason: (err as Error).message }, 'stitch: the content manifest could not be fetched');
+      if (err instanceof OutboundError && err.code === 'too-large') throw new HttpError('unprocessable', 'the content manifest is larger than the cap');
+      if (err instanceof OutboundError && err.code === 'refused') throw new HttpError('upstream-failed', 'the content URL is not allowed');
+      throw new HttpError('upstream-failed', 'the content origin failed');
     }
   }
 
@@ -389,12 +393,17 @@ function contentDuration(content: HlsSource, asset: AssetRecord): number {
   return d > 0 ? d : (asset.duration ?? 0);
 }
 
+/** Every absolute URL of a text replaced: public answers name no upstream URL (issue 24); the log keeps them. */
+export function withoutUrls(text: string): string {
+  return text.replace(/\b[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s"']+/g, '(a URL)');
+}
+
 /** Stitcher errors about the content are the asset's fault: 422. */
 function guard<T>(fn: () => T): T {
   try {
     return fn();
   } catch (err) {
-    if (err instanceof StitchError) throw new HttpError('unprocessable', `the content cannot be stitched: ${err.message}`);
+    if (err instanceof StitchError) throw new HttpError('unprocessable', `the content cannot be stitched: ${withoutUrls(err.message)}`);
     throw err;
   }
 }

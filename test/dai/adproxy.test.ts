@@ -22,7 +22,8 @@ t.test('GET /dai/adproxy', async (t) => {
   if (!(await needServices(t))) return;
   const sim = await new DaiHostSim().start();
   t.teardown(() => sim.stop());
-  const service = await startTestService(t, { databaseUrl: await freshSchemaUrl(t), redisUrl: REDIS_URL, daiHost: sim.url });
+  // The test client plays the ad manager's server: trusted, so its X-Device-Ip names the viewer.
+  const service = await startTestService(t, { databaseUrl: await freshSchemaUrl(t), redisUrl: REDIS_URL, daiHost: sim.url, trustedProxies: '127.0.0.1' });
   const tok = await token(service);
   await call(service.url, 'PUT', '/api/v1/squeeze-brand-config', { token: tok, json: { brand_id: 'b1' } });
   const ev = await call(service.url, 'PUT', '/api/v1/squeeze-event-config', { token: tok, json: { asset_id: 'AK1', caid: 'C1', source_uri: 'https://o.example/m.m3u8', brand_config_id: 'b1' } });

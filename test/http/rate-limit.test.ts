@@ -70,7 +70,8 @@ t.test('over HTTP: 429 problem with Retry-After on /api/v1, /beacon, /vast; /dai
   t.teardown(() => sim.stop());
   // Refills slowed to 0.01/s: on a busy machine a rate of 1/s refilled a token mid-burst.
   const rateLimits = { ...UNLIMITED, api: { rate: 0.01, burst: 20 }, beacon: { rate: 0.01, burst: 3 }, vast: { rate: 0.01, burst: 3 }, adproxy: { rate: 0.01, burst: 3 } };
-  const service = await startTestService(t, { databaseUrl: await freshSchemaUrl(t), daiHost: sim.url, rateLimits });
+  // The test client plays the ad manager's server (trusted: its X-Device-Ip names the viewer).
+  const service = await startTestService(t, { databaseUrl: await freshSchemaUrl(t), daiHost: sim.url, rateLimits, trustedProxies: '127.0.0.1' });
   const jwt = await token(service);
 
   const api = [];

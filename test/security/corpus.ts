@@ -179,6 +179,27 @@ export async function buildCorpus(ctx: CorpusContext): Promise<Case[]> {
       ],
       expect: 'reject',
     },
+    // Issue 24 item 2: credentials are checked on the head, before a body byte is read; these send only the head.
+    {
+      cat: 'header',
+      name: 'MRSS push declaring 20 MiB with a wrong token: 401 before the body (raw)',
+      raw: [`POST /mrssfeed/${ctx.mrssBrand} HTTP/1.1\r\nHost: x\r\nContent-Type: application/xml\r\nX-Service-Mrss-Token: wrong-token-0123456789abcdef\r\nContent-Length: ${20 * 1024 * KIB}\r\n\r\n`],
+      expect: 401,
+    },
+    {
+      cat: 'header',
+      name: 'chunked MRSS push without a token: 401 before the body (raw)',
+      raw: [`POST /mrssfeed/${ctx.mrssBrand} HTTP/1.1\r\nHost: x\r\nContent-Type: application/xml\r\nTransfer-Encoding: chunked\r\n\r\n`],
+      expect: 401,
+    },
+    {
+      cat: 'header',
+      name: 'a 1 MiB JSON body under a forged JWT: 401 before the body (raw)',
+      raw: [
+        `PUT /api/v1/brand-tokens/acme HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: Bearer ${unsigned({ sub: 'x', exp: now + 600 })}\r\nContent-Length: ${1024 * KIB - 1}\r\n\r\n`,
+      ],
+      expect: 401,
+    },
     { cat: 'header', name: 'Transfer-Encoding not ending in chunked (raw)', raw: ['POST /mrssfeed/acme HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\nxxxx'], expect: 'reject' },
     { cat: 'header', name: 'invalid chunk size (raw)', raw: ['POST /api/v1/brand-recognition HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzzzz\r\n{}\r\n0\r\n\r\n'], expect: 'reject' },
     { cat: 'header', name: 'Content-Length beyond 2^64 (raw)', raw: ['POST /api/v1/brand-recognition HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999999\r\n\r\n{}'], expect: 'reject' },

@@ -63,6 +63,8 @@ t.test('squeezeback player flow', async (t) => {
     breakLeaseMs: 1500,
     breakTickMs: 200,
     breakRetentionSec: 120,
+    // The test client stands for a trusted CDN edge (loopback) in front of a proxy at 10.0.0.1.
+    trustedProxies: '127.0.0.1, 10.0.0.0/8',
   };
   const a = await startTestService(t, common);
   const b = await startTestService(t, common);
@@ -104,7 +106,7 @@ t.test('squeezeback player flow', async (t) => {
     'targeting: query overridden by the JWT',
   );
   t.notOk('token' in st1.body.fw_params || 'obj' in st1.body.fw_params || 'list' in st1.body.fw_params || 'exp' in st1.body.fw_params, 'no token, no object claims, no registered claims');
-  t.match((await api(a, 'GET', `streams/${s2}`)).body, { client_ip: '203.0.113.5', brand: 'acme', fw_params: { kv: 'two' } }, 'X-Forwarded-For from a trusted (loopback) peer');
+  t.match((await api(a, 'GET', `streams/${s2}`)).body, { client_ip: '203.0.113.5', brand: 'acme', fw_params: { kv: 'two' } }, 'X-Forwarded-For through trusted hops (loopback, then 10.0.0.1)');
 
   const dai = await get(`${b.url}/dai/adproxy?stream_id=D1&asset_key=SB1&site=other`);
   t.equal(dai.status, 200);

@@ -106,7 +106,8 @@ t.test('10,000 streams in one event: found with two round trips', async (t) => {
 
 t.test('operator read APIs', async (t) => {
   if (!(await needServices(t))) return;
-  const service = await startTestService(t, { databaseUrl: await freshSchemaUrl(t), redisUrl: REDIS_URL });
+  // The test client plays the ad manager's server (trusted: its X-Device-Ip names the viewer).
+  const service = await startTestService(t, { databaseUrl: await freshSchemaUrl(t), redisUrl: REDIS_URL, trustedProxies: '127.0.0.1' });
   const tok = await token(service);
   await call(service.url, 'PUT', '/api/v1/squeeze-brand-config', { token: tok, json: { brand_id: 'b' } });
   const ev = (await call(service.url, 'PUT', '/api/v1/squeeze-event-config', { token: tok, json: { asset_id: 'OPS', source_uri: 'https://o.example/m.m3u8', brand_config_id: 'b' } })).body.id;

@@ -4,7 +4,7 @@
  * keyed by their path, the same path the DAI variant carries after the root-relative → origin
  * rewrite, so a squeezed output found here replaces the right line in every stream's manifest.
  */
-import { parseMedia, segmentTimes, splitLines, attribute, tagName, type SequenceAnchor } from '../../hls/index.js';
+import { parseMedia, segmentTimes, splitLines, normalizeLineEnds, attribute, tagName, type SequenceAnchor } from '../../hls/index.js';
 
 export interface SourceSegment {
   uri: string;
@@ -52,7 +52,7 @@ export function segmentPath(uri: string): string {
 export function masterVariants(text: string, base: string): string[] {
   const out = new Set<string>();
   let expectUri = false;
-  for (const line of splitLines(text)) {
+  for (const line of splitLines(normalizeLineEnds(text))) {
     const l = line.trim();
     if (!l) continue;
     if (l.startsWith('#')) {

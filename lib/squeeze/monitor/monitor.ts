@@ -10,7 +10,7 @@
 import type { Logger } from '../../log/index.js';
 import type { Registry } from '../../http/metrics.js';
 import { isDomainError } from '../../errors/index.js';
-import { splitLines, tagName } from '../../hls/index.js';
+import { normalizeLineEnds, splitLines, tagName } from '../../hls/index.js';
 import { readHlsCues, type SegmentCues } from '../../scte35/index.js';
 import type { StreamRegistry } from '../../streams/registry.js';
 import type { SqueezeConfigRepo } from '../config/repo.js';
@@ -251,7 +251,7 @@ export class CueMonitor {
 /** The URI after the first EXT-X-STREAM-INF of a master playlist, resolved; undefined for a media playlist. */
 export function firstVariant(text: string, base: string): string | undefined {
   let expectUri = false;
-  for (const line of splitLines(text)) {
+  for (const line of splitLines(normalizeLineEnds(text))) {
     const l = line.trim();
     if (!l) continue;
     if (l.startsWith('#')) {

@@ -4,7 +4,7 @@
  * master was expected reads as a master of one variant, so an asset or an ad published as a
  * single playlist still stitches.
  */
-import { attribute, tagName, tagValue } from '../../hls/lines.js';
+import { attribute, normalizeLineEnds, tagName, tagValue } from '../../hls/lines.js';
 import { StitchError } from '../errors.js';
 
 export interface Variant {
@@ -45,11 +45,11 @@ export interface MasterPlaylist {
   other: string[];
 }
 
-/** Splits a playlist into lines without CR/LF and blank lines. */
+/** Splits a playlist into lines without CR/LF and blank lines (LF, CRLF or a bare CR ends a line). */
 export function playlistLines(text: string): string[] {
   const out: string[] = [];
-  for (const raw of text.split('\n')) {
-    const line = raw.endsWith('\r') ? raw.slice(0, -1).trim() : raw.trim();
+  for (const raw of normalizeLineEnds(text).split('\n')) {
+    const line = raw.trim();
     if (line) out.push(line);
   }
   return out;

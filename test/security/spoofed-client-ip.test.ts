@@ -1,0 +1,86 @@
+/**
+ * Client IP from trusted hops only (issue 24 item 3). The rule itself, then over HTTP from an
+ * untrusted peer (loopback is not in TRUSTED_PROXIES here): 60 requests rotating `X-Device-Ip`
+ * and `X-Forwarded-For` are limited as one client on `/dai/adproxy` and on new `/squeezeback`
+ * streams, the streams record the peer as their client_ip (the ad requests' `vip`), and the DAI
+ * host is told the peer, not the claimed address, as `X-Forwarded-For` (its geo).
+ */
+import t from 'tap';
+import { request } from 'undici';
+import { clientIp, trustedProxies } from '../../lib/http/client-ip.js';
+import { DaiHostSim } from '../../lib/sim/dai-host.js';
+import { call } from '../helpers/http.js';
+import { freshSchemaUrl, needServices, startTestService, token, UNLIMITED } from '../helpers/services.js';
+
+const ROTATIONS = 60;
+const BURST = 3;
+
+t.test('the rule: headers count only from trusted peers', async (t) => {
+  const trusted = trustedProxies('10.0.0.0/8, 192.0.2.1, 2001:db8::/32');
+  t.equal(clientIp('198.51.100.7', '', '203.0.113.9', trusted), '203.0.113.9', 'X-Device-Ip from an untrusted peer: the peer');
+  t.equal(clientIp('', '198.51.100.7', '203.0.113.9', trusted), '203.0.113.9', 'X-Forwarded-For from an untrusted peer: the peer');
+  t.equal(clientIp('198.51.100.7', '', '10.1.2.3', trusted), '198.51.100.7', 'X-Device-Ip from the trusted ad manager');
+  t.equal(clientIp('not-an-ip', '', '10.1.2.3', trusted), '10.1.2.3', 'a malformed X-Device-Ip: the peer');
+  t.equal(clientIp('', '6.6.6.6, 198.51.100.7, 10.0.0.5', '192.0.2.1', trusted), '198.51.100.7', 'X-Forwarded-For walked from the right: the client-written left part is ignored');
+  t.equal(clientIp('', '10.0.0.7, 10.0.0.5', '192.0.2.1', trusted), '10.0.0.7', 'every hop trusted: the leftmost');
+  t.equal(clientIp('', 'garbage, 198.51.100.7', '192.0.2.1', trusted), '198.51.100.7', 'a malformed entry left of the client is never reached');
+  t.equal(clientIp('', '198.51.100.7, garbage', '192.0.2.1', trusted), '192.0.2.1', 'a malformed hop stops the walk at the last good one');
+  t.equal(clientIp('', '', '::ffff:203.0.113.9', trusted), '203.0.113.9', 'a mapped IPv4 peer is plain');
+  t.equal(clientIp('198.51.100.7', '', '::ffff:10.0.0.1', trusted), '198.51.100.7', 'a mapped trusted peer is trusted');
+  t.equal(clientIp('198.51.100.7', '', '2001:db8::1', trusted), '198.51.100.7', 'an IPv6 range');
+  t.equal(clientIp('198.51.100.7', '', '127.0.0.1', trustedProxies('')), '127.0.0.1', 'the default trusts nobody, loopback included');
+  t.throws(() => trustedProxies('10.0.0.0/33'), /TRUSTED_PROXIES/);
+});
+
+t.test('rotating X-Device-Ip from an untrusted peer changes no limit', async (t) => {
+  if (!(await needServices(t, ['postgres']))) return;
+  const sim = await new DaiHostSim({ shape: { segmentSec: 2, windowSegments: 6, adEvery: 0, adSegments: 0 } }).start();
+  t.teardown(() => sim.stop());
+  const rateLimits = { ...UNLIMITED, adproxy: { rate: 0.01, burst: BURST }, stream: { rate: 0.01, burst: BURST } };
+  const service = await startTestService(t, {
+    databaseUrl: await freshSchemaUrl(t),
+    daiHost: sim.url,
+    contentOrigin: sim.url,
+    allowPrivateOutbound: true,
+    rateLimits,
+    // The ad manager and the CDN live elsewhere: the test client (loopback) is an outsider.
+    trustedProxies: '10.0.0.0/8',
+  });
+  const tok = await token(service);
+  const api = (method: string, path: string, json?: unknown) => call(service.url, method, `/api/v1/${path}`, { token: tok, ...(json === undefined ? {} : { json }) });
+  t.equal((await api('PUT', 'squeeze-brand-config', { brand_id: 'acme' })).status, 200);
+  t.equal((await api('PUT', 'squeeze-event-config', { asset_id: 'SPOOF', source_uri: `${sim.url}/source/master.m3u8`, brand_config_id: 'acme' })).status, 200);
+  const spoof = (i: number) => ({ 'x-device-ip': `198.51.${i >> 8}.${i & 255}`, 'x-forwarded-for': `203.0.113.${i & 255}` });
+
+  t.test('/dai/adproxy', async (t) => {
+    const statuses: number[] = [];
+    for (let i = 0; i < ROTATIONS; i++) statuses.push((await call(service.url, 'GET', `/dai/adproxy?stream_id=spoof${i}&asset_key=SPOOF`, { headers: spoof(i) })).status);
+    t.equal(statuses.filter((s) => s === 200).length, BURST, `${BURST} of ${ROTATIONS} passed: the burst of one client`);
+    t.equal(statuses.filter((s) => s === 429).length, ROTATIONS - BURST, 'the rest were limited');
+    const stream = await api('GET', 'streams/spoof0');
+    t.equal(stream.status, 200);
+    t.equal(stream.body.client_ip, '127.0.0.1', "the stream's client_ip (the ad request's vip) is the peer, not the claimed address");
+  });
+
+  t.test('new /squeezeback streams', async (t) => {
+    const statuses: number[] = [];
+    for (let i = 0; i < ROTATIONS; i++) {
+      const res = await request(`${service.url}/squeezeback/SPOOF/master.m3u8`, { headers: spoof(i) });
+      const body = await res.body.text();
+      statuses.push(res.statusCode);
+      if (res.statusCode === 200 && i === 0) {
+        const sid = /^(\d{9})\/variant\//m.exec(body)?.[1];
+        t.ok(sid, 'a stream id in the first master');
+        t.equal((await api('GET', `streams/${sid}`)).body.client_ip, '127.0.0.1', 'its client_ip is the peer');
+      }
+    }
+    t.equal(statuses.filter((s) => s === 200).length, BURST, `${BURST} of ${ROTATIONS} new streams: the burst of one client`);
+    t.equal(statuses.filter((s) => s === 429).length, ROTATIONS - BURST, 'the rest were limited');
+  });
+
+  t.test("the DAI host's geo: the peer as X-Forwarded-For", async (t) => {
+    const res = await call(service.url, 'GET', '/dai/manifest/linear/hls/pa/event/SPOOF/stream/geo1:LOC/master.m3u8', { headers: { 'x-forwarded-for': '6.6.6.6' } });
+    t.equal(res.status, 200);
+    t.equal(sim.lastForwardedFor, '127.0.0.1', 'the claimed 6.6.6.6 is not passed on');
+  });
+});
