@@ -61,7 +61,7 @@ const isComposed = (f: Frag) => f.url.includes('/objects/');
  * Live-edge delays of the events: the transcoder's head start on each break segment. Set in set-up
  * from how fast this machine encodes (composeDelay), so a busy machine gets more, up to the cap.
  */
-const MAX_DELAY_SEGMENTS = 30;
+const MAX_DELAY_SEGMENTS = 12;
 let DELAY_SEGMENTS = 3;
 let SHAKA_DELAY_SEGMENTS = 6;
 
