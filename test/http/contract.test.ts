@@ -215,6 +215,8 @@ t.test('OpenAPI contract', async (t) => {
       { op: 'POST /api/v1/id3-tag-inspect', url: '/api/v1/id3-tag-inspect', json: { stream_id: 'unknown:LOC' } },
       { op: 'POST /api/v1/id3-tag-inspect', url: '/api/v1/id3-tag-inspect', json: {}, expect: 400 },
       { op: 'GET /api/v1/id3-tag-inspect/{stream_id}', url: '/api/v1/id3-tag-inspect/unknown:LOC', expect: 404 },
+      { op: 'GET /api/v1/ad-creatives', url: '/api/v1/ad-creatives' },
+      { op: 'GET /api/v1/ad-creatives', url: '/api/v1/ad-creatives?state=bogus', expect: 400 },
     ]);
 
     const feed = { brand_name: 'acme', feed_name: 'acme-feed', feed_uri: 'http://127.0.0.1:9/feed.rss', pagination_params: {} };
