@@ -5,8 +5,9 @@
  * the renditions once the worker has written them to the object store. A failed creative answers
  * "failed" until its back-off has passed, then the next ask queues it again.
  *
- * Cache key: the creative is its progressive media URL's SHA-256 (VAST's Creative@id is not unique
- * across ad servers and may name new media; UniversalAdId is not read yet), plus the profile key.
+ * Cache key: the creative is its UniversalAdId (registry and value) when VAST gives a real one, else
+ * its progressive media URL's SHA-256 (VAST's Creative@id is not unique across ad servers and may
+ * name new media), plus the profile key.
  * Ready renditions are kept in memory after the first read; nothing here runs on the manifest hot path.
  */
 import { createHash } from 'node:crypto';
@@ -49,6 +50,17 @@ const READY_CACHE = 1000;
 const PROBE_MS = 15_000;
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
+/**
+ * What identifies a creative's media across ad servers and URLs: its UniversalAdId (a registry such
+ * as Ad-ID assigns one per piece of creative, so two ad servers, or one rotating CDN hosts and
+ * signed query strings, name the same film), else the media URL, which is all we know of it.
+ * The two are prefixed differently so an id can never collide with a URL.
+ */
+export function creativeKeyOf(ad: Pick<DecidedAd, 'uri' | 'universalAdId'>): string {
+  const u = ad.universalAdId;
+  return u ? sha256(`uaid\n${u.idRegistry}\n${u.idValue}`) : sha256(ad.uri);
+}
+
 export class ConditioningService {
   private readonly ready = new Map<string, ConditionedAd>();
   private readonly queuedCount;
@@ -68,7 +80,7 @@ export class ConditioningService {
   /** The ad's renditions for the profile, or why not this time (queuing the job when there is none). */
   async lookup(ad: DecidedAd, profile: LadderProfile): Promise<ConditionedAd> {
     if (ad.durationSec > this.limits.maxDurationSec) return { state: 'refused', detail: `longer (${ad.durationSec} s) than the conditioning cap of ${this.limits.maxDurationSec} s` };
-    const creativeKey = sha256(ad.uri);
+    const creativeKey = creativeKeyOf(ad);
     const pKey = profileKey(profile);
     const key = sha256(`${creativeKey}/${pKey}`);
     const hit = this.ready.get(key);
