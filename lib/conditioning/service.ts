@@ -94,11 +94,24 @@ export class ConditioningService {
     if (row.state === 'failed')
       return { state: 'failed', job: row.job_id, detail: `conditioning job ${row.job_id} failed (${row.error ?? 'no reason'}); not retried before ${row.retry_at?.toISOString() ?? 'later'}` };
     const answer = await this.readRenditions(row);
-    if (answer.state === 'ready') {
-      if (this.ready.size >= READY_CACHE) this.ready.delete(this.ready.keys().next().value!);
-      this.ready.set(key, answer);
-    }
+    if (answer.state === 'ready') this.remember(key, answer);
     return answer;
+  }
+
+  /** A ready creative's renditions by its key (rendering a stitched session again); not ready or unknown: why not. */
+  async byKey(key: string): Promise<ConditionedAd> {
+    const hit = this.ready.get(key);
+    if (hit) return hit;
+    const row = await this.deps.repo.get(key);
+    if (!row || row.state !== 'ready') return { state: 'refused', detail: `no ready renditions for ${key}` };
+    const answer = await this.readRenditions(row);
+    if (answer.state === 'ready') this.remember(key, answer);
+    return answer;
+  }
+
+  private remember(key: string, answer: ConditionedAd): void {
+    if (this.ready.size >= READY_CACHE) this.ready.delete(this.ready.keys().next().value!);
+    this.ready.set(key, answer);
   }
 
   /** The ready renditions' manifests from the object store (absent: this instance does not share the store). */
@@ -112,10 +125,10 @@ export class ConditioningService {
     try {
       const manifest = await read(r.manifest);
       const url = this.url(row.key, r.manifest);
-      if (row.protocol === 'dash') return { state: 'ready', url, mpd: manifest };
+      if (row.protocol === 'dash') return { state: 'ready', key: row.key, url, mpd: manifest };
       const names = r.files.filter((f) => f.endsWith('.m3u8') && f !== r.manifest);
       const texts = await Promise.all(names.map(read));
-      return { state: 'ready', url, hls: { url, master: manifest, playlists: new Map(names.map((n, i) => [this.url(row.key, n), texts[i]!])) } };
+      return { state: 'ready', key: row.key, url, hls: { url, master: manifest, playlists: new Map(names.map((n, i) => [this.url(row.key, n), texts[i]!])) } };
     } catch (err) {
       return { state: 'pending', job: row.job_id, detail: `conditioning job ${row.job_id} is ready but ${(err as Error).message}` };
     }
