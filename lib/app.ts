@@ -252,7 +252,7 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     beaconSecret,
     log,
     conditioned: (ad, profile) => conditioning.lookup(ad, profile),
-    conditionedByKey: (key) => conditioning.byKey(key),
+    conditionedByKey: (key, base) => conditioning.byKey(key, base),
     slate: async (brand) => {
       const slate = (await squeezeConfig.getBrand(brand).catch(() => undefined))?.['stitch_slate'] as { uri: string; fill?: boolean } | undefined;
       return slate ? { uri: slate.uri, fill: slate.fill === true } : undefined;

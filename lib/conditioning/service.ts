@@ -73,8 +73,8 @@ export class ConditioningService {
   }
 
   /** The public URL of a file of a key's renditions. */
-  url(key: string, file: string): string {
-    return `${this.deps.publicBaseUrl().replace(/\/+$/, '')}/${this.deps.stitchPath}/creatives/${key}/${file}`;
+  url(key: string, file: string, base = this.deps.publicBaseUrl()): string {
+    return `${base.replace(/\/+$/, '')}/${this.deps.stitchPath}/creatives/${key}/${file}`;
   }
 
   /** The ad's renditions for the profile, or why not this time (queuing the job when there is none). */
@@ -98,14 +98,18 @@ export class ConditioningService {
     return answer;
   }
 
-  /** A ready creative's renditions by its key (rendering a stitched session again); not ready or unknown: why not. */
-  async byKey(key: string): Promise<ConditionedAd> {
-    const hit = this.ready.get(key);
+  /**
+   * A ready creative's renditions by its key (rendering a stitched session again), named under the
+   * public base URL the session was stitched under; not ready or unknown: why not.
+   */
+  async byKey(key: string, base = this.deps.publicBaseUrl()): Promise<ConditionedAd> {
+    const own = base === this.deps.publicBaseUrl();
+    const hit = own ? this.ready.get(key) : undefined;
     if (hit) return hit;
     const row = await this.deps.repo.get(key);
     if (!row || row.state !== 'ready') return { state: 'refused', detail: `no ready renditions for ${key}` };
-    const answer = await this.readRenditions(row);
-    if (answer.state === 'ready') this.remember(key, answer);
+    const answer = await this.readRenditions(row, base);
+    if (answer.state === 'ready' && own) this.remember(key, answer);
     return answer;
   }
 
@@ -115,7 +119,7 @@ export class ConditioningService {
   }
 
   /** The ready renditions' manifests from the object store (absent: this instance does not share the store). */
-  private async readRenditions(row: CreativeRow): Promise<ConditionedAd> {
+  private async readRenditions(row: CreativeRow, base = this.deps.publicBaseUrl()): Promise<ConditionedAd> {
     const r = row.renditions!;
     const read = async (name: string) => {
       const b = await this.deps.files.read(row.key, name);
@@ -124,11 +128,11 @@ export class ConditioningService {
     };
     try {
       const manifest = await read(r.manifest);
-      const url = this.url(row.key, r.manifest);
+      const url = this.url(row.key, r.manifest, base);
       if (row.protocol === 'dash') return { state: 'ready', key: row.key, url, mpd: manifest };
       const names = r.files.filter((f) => f.endsWith('.m3u8') && f !== r.manifest);
       const texts = await Promise.all(names.map(read));
-      return { state: 'ready', key: row.key, url, hls: { url, master: manifest, playlists: new Map(names.map((n, i) => [this.url(row.key, n), texts[i]!])) } };
+      return { state: 'ready', key: row.key, url, hls: { url, master: manifest, playlists: new Map(names.map((n, i) => [this.url(row.key, n, base), texts[i]!])) } };
     } catch (err) {
       return { state: 'pending', job: row.job_id, detail: `conditioning job ${row.job_id} is ready but ${(err as Error).message}` };
     }

@@ -99,8 +99,8 @@ export interface StitchServiceDeps {
    * MP4 to the content's ladder (issue 26; lib/conditioning). Absent: such ads are left out.
    */
   conditioned?: (ad: DecidedAd, profile: LadderProfile) => Promise<ConditionedAd>;
-  /** A conditioned creative's ready renditions by its key, to render a session again (absent: not ready or unknown). */
-  conditionedByKey?: (key: string) => Promise<ConditionedAd>;
+  /** A conditioned creative's ready renditions by its key, named under `base`, to render a session again (absent: not ready or unknown). */
+  conditionedByKey?: (key: string, base: string) => Promise<ConditionedAd>;
   /** Characters of sources and of renderings kept in process, each (default 64 MiB). */
   cacheChars?: number;
   /** The brand's slate (`stitch_slate` of its squeeze brand config): its MP4, and whether short pods are filled with it. */
@@ -171,7 +171,7 @@ export class StitchService {
     }
     const { plan, sources } = planOf(this.deps.publicBaseUrl(), content, withMedia, epochMs);
     for (const [k, v] of sources) this.sources.set(k, v);
-    const result = this.render(id, req.protocol, plan, (ref) => sources.get(sourceKey(ref))!);
+    const result = this.render(id, req.protocol, plan, (ref) => sources.get(sourceKey(ref, plan.base))!);
     for (const s of result.skipped) warnings.push(`ad ${s.adId} of break ${s.podId} left out: ${s.reason}`);
     const answer: StitchAnswer = {
       cache_url: `${this.cacheBase(id)}/${req.protocol === 'hls' ? 'master.m3u8' : 'manifest.mpd'}`,
@@ -208,25 +208,25 @@ export class StitchService {
     const got = new Map<string, Source>();
     await Promise.all(
       refs.map(async (ref, i) => {
-        const k = sourceKey(ref);
-        const source = this.sources.get(k) ?? (await this.reread(ref, s.protocol, i === 0));
+        const k = sourceKey(ref, plan.base);
+        const source = this.sources.get(k) ?? (await this.reread(ref, s.protocol, i === 0, plan.base));
         this.sources.set(k, source);
         got.set(k, source);
       }),
     );
-    const files = this.render(s.id, s.protocol, plan, (ref) => got.get(sourceKey(ref))!).files;
+    const files = this.render(s.id, s.protocol, plan, (ref) => got.get(sourceKey(ref, plan.base))!).files;
     this.rendered.set(s.id, files);
     return files;
   }
 
   /** A source read again as the stitch read it (the content's origin, the ad's, or the conditioning store). */
-  private async reread(ref: SourceRef, protocol: Protocol, isContent: boolean): Promise<Source> {
+  private async reread(ref: SourceRef, protocol: Protocol, isContent: boolean, base: string): Promise<Source> {
     if ('u' in ref) {
       if (protocol === 'dash') return { url: ref.u, mpd: await this.fetch(ref.u, isContent ? 'content' : 'ad') };
       return isContent ? this.contentHls(ref.u) : this.adHls(ref.u);
     }
     const key = 'c' in ref ? ref.c : ref.s;
-    const c = await this.deps.conditionedByKey?.(key);
+    const c = await this.deps.conditionedByKey?.(key, base);
     if (c?.state !== 'ready') throw new Error(`the conditioned creative ${key} is not readable now`);
     if (!('s' in ref)) return c.hls ?? { url: c.url, mpd: c.mpd! };
     const cut = c.hls ? slateHls(c.hls, ref.gap) : slateMpd(c.mpd!, ref.gap, ref.seg);
@@ -451,7 +451,7 @@ export class StitchService {
  * content first). An ad whose source is the same (one creative in several pods) is one entry.
  */
 function planOf(base: string, content: Source, pods: PodMedia[], epochMs: number | undefined): { plan: SessionPlan; sources: Map<string, Source> } {
-  const sources = new Map<string, Source>([[sourceKey({ u: content.url }), content]]);
+  const sources = new Map<string, Source>([[sourceKey({ u: content.url }, base), content]]);
   const index = new Map<string, number>();
   const srcs: SourceRef[] = [];
   const plan: SessionPlan = { base, content: content.url, srcs, pods: [] };
@@ -460,7 +460,7 @@ function planOf(base: string, content: Source, pods: PodMedia[], epochMs: number
     const ads: Array<[string, number]> = [];
     for (const { ad, source, url, ref } of pod.ads) {
       if (source === undefined || !ref) continue;
-      const k = sourceKey(ref);
+      const k = sourceKey(ref, base);
       let i = index.get(k);
       if (i === undefined) {
         index.set(k, (i = srcs.push(ref) - 1));

@@ -22,9 +22,13 @@ export interface SessionPlan {
   pods: Array<[string, number, Array<[string, number]>]>;
 }
 
-/** The cache key of a source reference (one entry per URL or conditioned key, whatever the session). */
-export function sourceKey(ref: SourceRef): string {
+/**
+ * The cache key of a source reference (one entry per URL or conditioned key, whatever the session).
+ * A conditioned source names its segments under a public base URL, so its key includes the base
+ * the session was stitched under (instances behind one address share the entry).
+ */
+export function sourceKey(ref: SourceRef, base: string): string {
   if ('u' in ref) return `u ${ref.u}`;
-  if ('c' in ref) return `c ${ref.c}`;
-  return `s ${ref.s} ${ref.gap} ${ref.seg}`;
+  if ('c' in ref) return `c ${ref.c} ${base}`;
+  return `s ${ref.s} ${ref.gap} ${ref.seg} ${base}`;
 }
