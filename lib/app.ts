@@ -257,6 +257,7 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     beaconSecret,
     log,
     conditioned: (ad, profile) => conditioning.lookup(ad, profile),
+    conditionedByKey: (key, base) => conditioning.byKey(key, base),
     slate: async (brand) => {
       const slate = (await squeezeConfig.getBrand(brand).catch(() => undefined))?.['stitch_slate'] as { uri: string; fill?: boolean } | undefined;
       return slate ? { uri: slate.uri, fill: slate.fill === true } : undefined;
@@ -332,7 +333,7 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     { contentOrigin: config.contentOrigin, trustedProxies: trusted, idleSec: config.streamIdleSec },
     { events, streams, ids: new StreamIds(stores.state, config.streamIdleSec * 1000), brands, brandKeys, breaks: board, cache: manifestCache, origins, metrics, log, limiter, cors },
   ).mount(http.app);
-  new StitchEndpoints(config.stitchPath, stitchStore, log, cors).mount(http.app);
+  new StitchEndpoints(config.stitchPath, stitchStore, stitch, log, cors).mount(http.app);
   mountCreativeFiles(http.app, config.stitchPath, creativeFiles, cors);
   // The operator and player pages: files read once here, answered from memory under /ui/.
   new UiPages({ dir: path.join(projectRoot, 'ui'), log }).mount(http.app);

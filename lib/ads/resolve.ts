@@ -384,6 +384,7 @@ class Resolver {
     }
     const d: DecidedAd = { adId: ad.id || lin.creativeId || `vast-ad-${++this.adCounter}`, uri: media.uri, durationSec: lin.durationSec, tracking };
     if (lin.creativeId) d.creativeId = lin.creativeId;
+    if (lin.universalAdId) d.universalAdId = lin.universalAdId;
     if (inline.adSystem) d.adSystem = inline.adSystem;
     if (inline.title) d.title = inline.title;
     if (lin.clickThrough && isHttpUrl(lin.clickThrough)) d.clickThrough = lin.clickThrough;

@@ -12,6 +12,8 @@ export interface DecidedAd {
   adId: string;
   /** Creative id when VAST gives one. */
   creativeId?: string;
+  /** The creative's registered id (VAST 4 `<UniversalAdId>`, "unknown" left out) when VAST gives one. */
+  universalAdId?: { idRegistry: string; idValue: string };
   adSystem?: string;
   title?: string;
   /** The progressive MP4 media file the transcoder composes from. */

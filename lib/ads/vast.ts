@@ -20,8 +20,16 @@ export interface VastMediaFile {
   apiFramework?: string;
 }
 
+/** A creative's registered identifier (VAST 4 `<UniversalAdId>`): the registry and the id in it. */
+export interface UniversalAdId {
+  idRegistry: string;
+  idValue: string;
+}
+
 export interface VastLinear {
   creativeId?: string;
+  /** The creative's first reliable `<UniversalAdId>` (VAST 4); absent when none or only "unknown". */
+  universalAdId?: UniversalAdId;
   sequence?: number;
   /** 0 when `<Duration>` is missing or unreadable. */
   durationSec: number;
@@ -148,6 +156,8 @@ function linear(creative: Element, lin: Element): VastLinear {
   const creativeId = opt(attrOf(creative, 'id'));
   const sequence = intAttr(creative, 'sequence');
   if (creativeId) out.creativeId = creativeId;
+  const universalAdId = universalAdIdOf(creative);
+  if (universalAdId) out.universalAdId = universalAdId;
   if (sequence !== undefined) out.sequence = sequence;
   addTracking(out.tracking, childElements(lin, 'TrackingEvents'));
   const clicks = childElement(lin, 'VideoClicks');
@@ -157,6 +167,23 @@ function linear(creative: Element, lin: Element): VastLinear {
     out.clickTrackings = texts(clicks, 'ClickTracking');
   }
   return out;
+}
+
+/**
+ * The first `<UniversalAdId>` of a creative that names a real id. VAST 4.0 gives the value in the
+ * `idValue` attribute, 4.1 in the element's text (the attribute deprecated); either is read, the
+ * text first. "unknown" in the registry or the value is VAST's own word for "no id" (4.0 §3.7.1,
+ * and what our VAST writer sends), so it is not an id: two creatives saying it are not the same.
+ */
+function universalAdIdOf(creative: Element): UniversalAdId | undefined {
+  for (const el of childElements(creative, 'UniversalAdId')) {
+    const idRegistry = attrOf(el, 'idRegistry')?.trim() ?? '';
+    const idValue = opt(textOf(el)) ?? attrOf(el, 'idValue')?.trim() ?? '';
+    if (!idRegistry || !idValue || idRegistry.toLowerCase() === 'unknown' || idValue.toLowerCase() === 'unknown') continue;
+    if (idRegistry.length > 256 || idValue.length > 256) continue; // hostile input: an id, not a document
+    return { idRegistry, idValue };
+  }
+  return undefined;
 }
 
 function inline(el: Element): VastInline {

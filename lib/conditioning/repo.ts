@@ -106,11 +106,12 @@ export class CreativeRepo {
     return row;
   }
 
-  async renew(job: CreativeRow, owner: string, leaseMs: number): Promise<boolean> {
-    const rows = await this.sql`
+  /** Extends this owner's leases; answers the jobs still held (one missing was lapsed and taken over). */
+  async renew(owner: string, leaseMs: number): Promise<string[]> {
+    const rows = await this.sql<Array<{ job_id: string }>>`
       update ad_creative set lease_until = now() + make_interval(secs => ${leaseMs / 1000})
-      where key = ${job.key} and job_id = ${job.job_id} and lease_owner = ${owner} and state = 'pending'`;
-    return rows.count === 1;
+      where lease_owner = ${owner} and state = 'pending' returning job_id`;
+    return rows.map((r) => r.job_id);
   }
 
   /** Writes the outcome if the job is still ours; a failure sets the back-off (`retry_at`). */

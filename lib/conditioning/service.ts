@@ -5,8 +5,9 @@
  * the renditions once the worker has written them to the object store. A failed creative answers
  * "failed" until its back-off has passed, then the next ask queues it again.
  *
- * Cache key: the creative is its progressive media URL's SHA-256 (VAST's Creative@id is not unique
- * across ad servers and may name new media; UniversalAdId is not read yet), plus the profile key.
+ * Cache key: the creative is its UniversalAdId (registry and value) when VAST gives a real one, else
+ * its progressive media URL's SHA-256 (VAST's Creative@id is not unique across ad servers and may
+ * name new media), plus the profile key.
  * Ready renditions are kept in memory after the first read; nothing here runs on the manifest hot path.
  */
 import { createHash } from 'node:crypto';
@@ -49,6 +50,17 @@ const READY_CACHE = 1000;
 const PROBE_MS = 15_000;
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
+/**
+ * What identifies a creative's media across ad servers and URLs: its UniversalAdId (a registry such
+ * as Ad-ID assigns one per piece of creative, so two ad servers, or one rotating CDN hosts and
+ * signed query strings, name the same film), else the media URL, which is all we know of it.
+ * The two are prefixed differently so an id can never collide with a URL.
+ */
+export function creativeKeyOf(ad: Pick<DecidedAd, 'uri' | 'universalAdId'>): string {
+  const u = ad.universalAdId;
+  return u ? sha256(`uaid\n${u.idRegistry}\n${u.idValue}`) : sha256(ad.uri);
+}
+
 export class ConditioningService {
   private readonly ready = new Map<string, ConditionedAd>();
   private readonly queuedCount;
@@ -61,14 +73,14 @@ export class ConditioningService {
   }
 
   /** The public URL of a file of a key's renditions. */
-  url(key: string, file: string): string {
-    return `${this.deps.publicBaseUrl().replace(/\/+$/, '')}/${this.deps.stitchPath}/creatives/${key}/${file}`;
+  url(key: string, file: string, base = this.deps.publicBaseUrl()): string {
+    return `${base.replace(/\/+$/, '')}/${this.deps.stitchPath}/creatives/${key}/${file}`;
   }
 
   /** The ad's renditions for the profile, or why not this time (queuing the job when there is none). */
   async lookup(ad: DecidedAd, profile: LadderProfile): Promise<ConditionedAd> {
     if (ad.durationSec > this.limits.maxDurationSec) return { state: 'refused', detail: `longer (${ad.durationSec} s) than the conditioning cap of ${this.limits.maxDurationSec} s` };
-    const creativeKey = sha256(ad.uri);
+    const creativeKey = creativeKeyOf(ad);
     const pKey = profileKey(profile);
     const key = sha256(`${creativeKey}/${pKey}`);
     const hit = this.ready.get(key);
@@ -82,15 +94,32 @@ export class ConditioningService {
     if (row.state === 'failed')
       return { state: 'failed', job: row.job_id, detail: `conditioning job ${row.job_id} failed (${row.error ?? 'no reason'}); not retried before ${row.retry_at?.toISOString() ?? 'later'}` };
     const answer = await this.readRenditions(row);
-    if (answer.state === 'ready') {
-      if (this.ready.size >= READY_CACHE) this.ready.delete(this.ready.keys().next().value!);
-      this.ready.set(key, answer);
-    }
+    if (answer.state === 'ready') this.remember(key, answer);
     return answer;
   }
 
+  /**
+   * A ready creative's renditions by its key (rendering a stitched session again), named under the
+   * public base URL the session was stitched under; not ready or unknown: why not.
+   */
+  async byKey(key: string, base = this.deps.publicBaseUrl()): Promise<ConditionedAd> {
+    const own = base === this.deps.publicBaseUrl();
+    const hit = own ? this.ready.get(key) : undefined;
+    if (hit) return hit;
+    const row = await this.deps.repo.get(key);
+    if (!row || row.state !== 'ready') return { state: 'refused', detail: `no ready renditions for ${key}` };
+    const answer = await this.readRenditions(row, base);
+    if (answer.state === 'ready' && own) this.remember(key, answer);
+    return answer;
+  }
+
+  private remember(key: string, answer: ConditionedAd): void {
+    if (this.ready.size >= READY_CACHE) this.ready.delete(this.ready.keys().next().value!);
+    this.ready.set(key, answer);
+  }
+
   /** The ready renditions' manifests from the object store (absent: this instance does not share the store). */
-  private async readRenditions(row: CreativeRow): Promise<ConditionedAd> {
+  private async readRenditions(row: CreativeRow, base = this.deps.publicBaseUrl()): Promise<ConditionedAd> {
     const r = row.renditions!;
     const read = async (name: string) => {
       const b = await this.deps.files.read(row.key, name);
@@ -99,11 +128,11 @@ export class ConditioningService {
     };
     try {
       const manifest = await read(r.manifest);
-      const url = this.url(row.key, r.manifest);
-      if (row.protocol === 'dash') return { state: 'ready', url, mpd: manifest };
+      const url = this.url(row.key, r.manifest, base);
+      if (row.protocol === 'dash') return { state: 'ready', key: row.key, url, mpd: manifest };
       const names = r.files.filter((f) => f.endsWith('.m3u8') && f !== r.manifest);
       const texts = await Promise.all(names.map(read));
-      return { state: 'ready', url, hls: { url, master: manifest, playlists: new Map(names.map((n, i) => [this.url(row.key, n), texts[i]!])) } };
+      return { state: 'ready', key: row.key, url, hls: { url, master: manifest, playlists: new Map(names.map((n, i) => [this.url(row.key, n, base), texts[i]!])) } };
     } catch (err) {
       return { state: 'pending', job: row.job_id, detail: `conditioning job ${row.job_id} is ready but ${(err as Error).message}` };
     }

@@ -1,13 +1,16 @@
 /**
  * The conditioning worker (docs/design.md §1: workers in the same process, work leased through
- * Postgres), shaped like the ID3 inspection worker: every tick it claims due jobs up to `maxJobs`
- * (ffmpeg is CPU-bound: one or two per instance), runs each under a lease renewed on its own clock
- * and a job deadline, and writes the outcome fenced on the lease. A lapsed lease is taken over by
- * another instance; after `maxAttempts` claims the job fails, so a creative that kills its
- * instance cannot go round forever.
+ * Postgres), on the shared lease loop (lib/store/lease.ts) like the ID3 inspection worker: every
+ * tick it claims due jobs up to `maxJobs` (ffmpeg is CPU-bound: one or two per instance), runs each
+ * under a job deadline while the loop renews every lease this owner holds on its own clock, and
+ * writes the outcome fenced on the lease. A job whose lease a renewal no longer finds was taken
+ * over: it is aborted and its outcome dropped. A lapsed lease is taken over by another instance;
+ * after `maxAttempts` claims the job fails, so a creative that kills its instance cannot go round
+ * forever. A graceful stop aborts the jobs and hands their leases back at once.
  */
 import type { Logger } from '../log/index.js';
 import type { Registry } from '../http/metrics.js';
+import { LeaseLoop } from '../store/lease.js';
 import type { CreativeRepo, CreativeRow, Finish } from './repo.js';
 
 export interface ConditioningWorkerOptions {
@@ -28,10 +31,9 @@ export interface ConditioningWorkerDeps {
 }
 
 export class ConditioningWorker {
-  private timer: NodeJS.Timeout | undefined;
-  private ticking: Promise<void> | undefined;
-  private readonly running = new Map<string, { abort: AbortController; done: Promise<void> }>();
-  private stopped = false;
+  private readonly lease: LeaseLoop;
+  /** Jobs running here, by job id (a new id per queuing, so a re-queued creative is another job). */
+  private readonly running = new Map<string, { abort: AbortController; done: Promise<void>; lost: boolean }>();
   private readonly results;
   private readonly toReady;
   /** Jobs this instance ran to an outcome (tests: two instances never condition one creative twice). */
@@ -45,59 +47,61 @@ export class ConditioningWorker {
     this.results = { ready: c.with({ result: 'ready' }), failed: c.with({ result: 'failed' }), lost: c.with({ result: 'lease_lost' }) };
     this.toReady = deps.metrics.histogram('ad_conditioning_seconds_to_ready', 'Seconds from queuing a creative to its renditions being ready', [1, 2, 5, 10, 20, 30, 60, 120, 300]).with({});
     deps.metrics.gauge('ad_conditioning_jobs_running', 'Ad creative conditioning jobs running here', () => this.running.size);
+    const { owner, leaseMs } = opts;
+    this.lease = new LeaseLoop(
+      { name: 'ad conditioning', ttlMs: leaseMs, tickMs: opts.tickMs },
+      {
+        tick: () => this.claim(),
+        renew: () => deps.repo.renew(owner, leaseMs),
+        release: () => deps.repo.release(owner),
+        drain: async () => {
+          for (const r of this.running.values()) r.abort.abort(new Error('the worker stopped'));
+          await Promise.all([...this.running.values()].map((r) => r.done));
+        },
+        inFlight: () => this.running.keys(),
+        lost: (jobId) => {
+          const r = this.running.get(jobId);
+          if (!r) return;
+          r.lost = true;
+          r.abort.abort(new Error('the lease was lost'));
+        },
+      },
+      deps.log,
+    );
+  }
+
+  private get stopped(): boolean {
+    return this.lease.isStopped;
   }
 
   start(): void {
-    this.timer = setInterval(() => void this.tick(), this.opts.tickMs).unref();
-    void this.tick();
+    this.lease.start();
   }
 
-  async stop(release = true): Promise<void> {
-    if (this.stopped) return;
-    this.stopped = true;
-    clearInterval(this.timer);
-    await this.ticking;
-    for (const r of this.running.values()) r.abort.abort(new Error('the worker stopped'));
-    await Promise.all([...this.running.values()].map((r) => r.done));
-    if (release) await this.deps.repo.release(this.opts.owner).catch(() => undefined);
+  /** Stops claiming and aborts the jobs running here; `release` hands their leases back at once, else they lapse. */
+  stop(release = true): Promise<void> {
+    return this.lease.stop(release);
   }
 
   /** Claims what is due now (also called right after this instance queued a job, so it starts without waiting for the tick). */
   tick(): Promise<void> {
-    if (this.ticking || this.stopped) return this.ticking ?? Promise.resolve();
-    this.ticking = (async () => {
-      try {
-        while (!this.stopped && this.running.size < this.opts.maxJobs) {
-          const job = await this.deps.repo.claim(this.opts.owner, this.opts.leaseMs);
-          if (!job) break;
-          this.run(job);
-        }
-      } catch (err) {
-        this.deps.log.warn({ err: (err as Error).message }, 'ad conditioning claim failed');
-      }
-    })().finally(() => (this.ticking = undefined));
-    return this.ticking;
+    return this.lease.tick();
+  }
+
+  private async claim(): Promise<void> {
+    while (!this.stopped && this.running.size < this.opts.maxJobs) {
+      const job = await this.deps.repo.claim(this.opts.owner, this.opts.leaseMs);
+      if (!job) break;
+      this.run(job);
+    }
   }
 
   private run(job: CreativeRow): void {
     const abort = new AbortController();
-    let lost = false;
-    const renew = setInterval(
-      () => {
-        this.deps.repo.renew(job, this.opts.owner, this.opts.leaseMs).then(
-          (ours) => {
-            if (ours) return;
-            lost = true;
-            abort.abort(new Error('the lease was lost'));
-          },
-          () => undefined, // retried on the next beat; the lease may still hold
-        );
-      },
-      Math.max(100, Math.floor(this.opts.leaseMs / 3)),
-    );
-    const done = this.execute(job, abort.signal)
+    const entry = { abort, done: Promise.resolve(), lost: false };
+    entry.done = this.execute(job, abort.signal)
       .then(async (outcome) => {
-        if (lost || this.stopped) return void this.results.lost.inc();
+        if (entry.lost || this.stopped) return void this.results.lost.inc();
         const written = await this.deps.repo.finish(job, this.opts.owner, outcome);
         if (!written) return void this.results.lost.inc();
         this.ran++;
@@ -107,12 +111,11 @@ export class ConditioningWorker {
       })
       .catch((err: Error) => this.deps.log.warn({ err: err.message, key: job.key }, 'ad conditioning bookkeeping failed'))
       .finally(() => {
-        clearInterval(renew);
-        this.running.delete(job.key);
+        this.running.delete(job.job_id);
         // A slot is free: take the next due job now rather than at the next tick.
         if (!this.stopped) void this.tick();
       });
-    this.running.set(job.key, { abort, done });
+    this.running.set(job.job_id, entry);
   }
 
   private async execute(job: CreativeRow, lease: AbortSignal): Promise<Finish> {

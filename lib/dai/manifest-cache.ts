@@ -52,7 +52,12 @@ export class ManifestCache {
   /** Renderings not kept: seen for the first time while the cache was at least half full. */
   notAdmitted = 0;
 
-  /** Body bytes held (entries are bounded by count and by bytes: DVR windows are ~120 KB each). */
+  /**
+   * Bytes held: each entry's body plus its key (entries are bounded by count and by bytes: DVR
+   * windows are ~120 KB each). The key is counted because it is the client's URL: a flood of
+   * distinct 4 KiB queries with small renderings held 5,000 keys the body budget never saw
+   * (issue 24). A key counts 2 bytes per UTF-16 code unit, what V8 may hold it in at most.
+   */
   private bytes = 0;
 
   /**
@@ -121,6 +126,11 @@ export class ManifestCache {
     return this.entries.size;
   }
 
+  /** Bytes the entries hold, keys included (what maxBytes bounds). */
+  get bytesHeld(): number {
+    return this.bytes;
+  }
+
   close(): void {
     clearInterval(this.sweeper);
     this.entries.clear();
@@ -144,7 +154,7 @@ export class ManifestCache {
     }
     this.drop(key); // re-insert: Map order is our eviction order
     this.entries.set(key, { value, storedAt: Date.now() });
-    this.bytes += value.body.byteLength;
+    this.bytes += entryBytes(key, value);
     while (this.entries.size > this.maxEntries || (this.bytes > this.maxBytes && this.entries.size > 1)) this.drop(this.entries.keys().next().value!);
   }
 
@@ -152,11 +162,16 @@ export class ManifestCache {
     const entry = this.entries.get(key);
     if (!entry) return;
     this.entries.delete(key);
-    this.bytes -= entry.value.body.byteLength;
+    this.bytes -= entryBytes(key, entry.value);
   }
 
   private sweep(): void {
     const now = Date.now();
     for (const [k, e] of this.entries) if (now - e.storedAt >= Math.max(e.value.freshMs, e.value.staleMs)) this.drop(k);
   }
+}
+
+/** What an entry costs against maxBytes: its body and its key. */
+function entryBytes(key: string, value: Rendered): number {
+  return value.body.byteLength + key.length * 2;
 }

@@ -1,7 +1,9 @@
 /**
  * `GET|HEAD /{STITCH_PATH}/cache/{id}/{file}`: the stitched manifests, served like the hot path
  * (docs/design.md §4): from the in-process cache without a database round trip, else from
- * Postgres once (another instance stitched it); 404 problem once the session expired. The same
+ * Postgres once (another instance stitched it); 404 problem once the session expired. A session
+ * keeps its splice plan; its files are rendered from it once per process and kept while memory
+ * allows (the rendering in memory answers without a promise). The same
  * prefix serves an interstitial session's asset lists (`assets/{n}.json`). And
  * `/{STITCH_PATH}/filler.vtt`, the empty WebVTT cue file that fills subtitle playlists during ads.
  */
@@ -21,6 +23,12 @@ const ASSET_LIST = /^assets\/[0-9]{1,4}\.json$/;
 const TYPES: Record<string, string> = { m3u8: 'application/vnd.apple.mpegurl', mpd: 'application/dash+xml', json: 'application/json' };
 const FILLER = 'WEBVTT\n\n';
 
+/** A session's files: from memory when rendered here, else rendered from its plan. */
+export interface SessionFiles {
+  cachedFiles(s: StitchSession): Record<string, string> | undefined;
+  files(s: StitchSession): Promise<Record<string, string>>;
+}
+
 function sendProblem(ex: Exchange, code: ProblemCode, detail: string): void {
   ex.problem(problem(code, detail));
 }
@@ -29,6 +37,7 @@ export class StitchEndpoints {
   constructor(
     private readonly stitchPath: string,
     private readonly store: StitchStore,
+    private readonly rendering: SessionFiles,
     private readonly log: Logger,
     /** CORS for web players (none: no CORS headers). */
     private readonly cors?: Cors,
@@ -70,7 +79,19 @@ export class StitchEndpoints {
   }
 
   private answer(ex: Exchange, s: StitchSession, file: string): void {
-    const body = Object.hasOwn(s.files, file) ? s.files[file] : undefined;
+    const files = this.rendering.cachedFiles(s);
+    if (files) return this.send(ex, s, files, file);
+    this.rendering.files(s).then(
+      (f) => this.send(ex, s, f, file),
+      (err: Error) => {
+        this.log.warn({ err: err.message, session: s.id }, 'stitch cache: the session cannot be rendered now');
+        sendProblem(ex, 'unavailable', 'the stitched manifest cannot be rendered now');
+      },
+    );
+  }
+
+  private send(ex: Exchange, s: StitchSession, files: Record<string, string>, file: string): void {
+    const body = Object.hasOwn(files, file) ? files[file] : undefined;
     if (body === undefined) return sendProblem(ex, 'not-found', 'no such stitched manifest');
     const maxAge = Math.max(0, Math.floor((s.expiresAt - Date.now()) / 1000));
     ex.send(200, { 'Content-Type': TYPES[file.slice(file.lastIndexOf('.') + 1)]!, 'Cache-Control': `public, max-age=${Math.min(maxAge, 3600)}` }, body);

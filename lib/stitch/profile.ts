@@ -158,4 +158,4 @@ function frameRate(v: string | undefined): number | undefined {
  * queued or running (`pending`), failed and waiting out its back-off (`failed`), or over a cap
  * (`refused`) — with the job it names in the warning.
  */
-export type ConditionedAd = { state: 'ready'; url: string; hls?: HlsSource; mpd?: string } | { state: 'pending' | 'failed' | 'refused'; job?: string; detail: string };
+export type ConditionedAd = { state: 'ready'; key: string; url: string; hls?: HlsSource; mpd?: string } | { state: 'pending' | 'failed' | 'refused'; job?: string; detail: string };

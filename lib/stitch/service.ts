@@ -27,6 +27,8 @@ import { parseIsoDuration, stitchDash, type DashPodInput } from './dash/stitch.j
 import type { StitchSession, StitchStore } from './store.js';
 import { dashProfile, hlsProfile, type ConditionedAd, type LadderProfile } from './profile.js';
 import { MIN_FILL_SEC, slateHls, slateMpd, sourceSeconds } from './slate.js';
+import { sourceKey, type SessionPlan, type SourceRef } from './session-plan.js';
+import { CharLru, filesChars, sourceChars, type Source } from './source-cache.js';
 
 export type Protocol = 'hls' | 'dash';
 
@@ -35,7 +37,15 @@ interface PodMedia {
   id: string;
   offsetSec: number;
   /** `url`: where the source was read (the ad's streaming media file, or its conditioned renditions). */
-  ads: Array<{ ad: DecidedAd; source?: HlsSource | string; url?: string }>;
+  ads: Array<{ ad: DecidedAd; source?: HlsSource | string; url?: string; ref?: SourceRef }>;
+}
+
+/** What rendering a plan gives: the session's files and the pods on the stitched timeline. */
+interface Rendered {
+  files: Record<string, string>;
+  pods: StitchedPod[];
+  contentDuration: number;
+  skipped: Array<{ podId: string; adId: string; reason: string }>;
 }
 
 export interface StitchRequest {
@@ -89,6 +99,10 @@ export interface StitchServiceDeps {
    * MP4 to the content's ladder (issue 26; lib/conditioning). Absent: such ads are left out.
    */
   conditioned?: (ad: DecidedAd, profile: LadderProfile) => Promise<ConditionedAd>;
+  /** A conditioned creative's ready renditions by its key, named under `base`, to render a session again (absent: not ready or unknown). */
+  conditionedByKey?: (key: string, base: string) => Promise<ConditionedAd>;
+  /** Characters of sources and of renderings kept in process, each (default 64 MiB). */
+  cacheChars?: number;
   /** The brand's slate (`stitch_slate` of its squeeze brand config): its MP4, and whether short pods are filled with it. */
   slate?: (brand: string) => Promise<{ uri: string; fill: boolean } | undefined>;
 }
@@ -103,10 +117,20 @@ const BEACON_GRACE_SEC = 3600;
 const round = (n: number) => Math.round(n * 1000) / 1000;
 
 export class StitchService {
-  constructor(private readonly deps: StitchServiceDeps) {}
+  /** Content and ad manifests by source key: shared by the sessions of an asset and of an ad. */
+  private readonly sources: CharLru<Source>;
+  /** Rendered files by session id, so a player's polling renders a session once. */
+  private readonly rendered: CharLru<Record<string, string>>;
+  /** Renderings under way, by session id: players polling a session this instance has not rendered yet share one. */
+  private readonly rendering = new Map<string, Promise<Record<string, string>>>();
 
-  cacheBase(id: string): string {
-    return `${this.deps.publicBaseUrl().replace(/\/+$/, '')}/${this.deps.stitchPath}/cache/${id}`;
+  constructor(private readonly deps: StitchServiceDeps) {
+    this.sources = new CharLru(deps.cacheChars ?? 64 * 1024 * 1024, sourceChars);
+    this.rendered = new CharLru(deps.cacheChars ?? 64 * 1024 * 1024, filesChars);
+  }
+
+  cacheBase(id: string, base = this.deps.publicBaseUrl()): string {
+    return `${base.replace(/\/+$/, '')}/${this.deps.stitchPath}/cache/${id}`;
   }
 
   async stitch(req: StitchRequest): Promise<StitchAnswer> {
@@ -123,49 +147,110 @@ export class StitchService {
     const warnings: string[] = [];
     const ttlMs = this.deps.ttlSec * 1000;
 
-    let answer: StitchAnswer;
-    let files: Record<string, string>;
+    let withMedia: PodMedia[];
+    let content: Source;
+    let epochMs: number | undefined;
     if (req.protocol === 'hls') {
-      const content = await this.contentHls(rendition.url);
-      const durationSec = contentDuration(content, asset);
+      const hls = await this.contentHls(rendition.url);
+      content = hls;
+      const durationSec = contentDuration(hls, asset);
       const pods = await this.decide(req, asset, durationSec, warnings);
-      const profile = this.profileOf(() => hlsProfile(content), warnings);
-      const withMedia = await this.adSources(pods, 'hls', warnings, profile);
+      const profile = this.profileOf(() => hlsProfile(hls), warnings);
+      withMedia = await this.adSources(pods, 'hls', warnings, profile);
       if (!req.interstitials) await this.fillWithSlate(req.brand, withMedia, profile, warnings);
-      const inputs = withMedia.map((p) => ({ id: p.id, offsetSec: p.offsetSec, ads: p.ads.flatMap(({ ad, source }) => (source ? [{ id: adKey(ad), source: source as HlsSource }] : [])) }));
-      const result = req.interstitials
-        ? guard(() =>
-            interstitialHls(content, inputs, {
-              // Whole seconds: the dates read plainly, and the same session never changes them.
-              epochMs: Math.floor(Date.now() / 1000) * 1000,
-              assetListUrl: (n) => `${this.cacheBase(id)}/${assetListFile(n)}`,
-              assetListFile,
-            }),
-          )
-        : guard(() => stitchHls(content, inputs, { fillerUri: `${this.deps.publicBaseUrl().replace(/\/+$/, '')}/${this.deps.stitchPath}/filler.vtt` }));
-      for (const s of result.skipped) warnings.push(`ad ${s.adId} of break ${s.podId} left out: ${s.reason}`);
-      files = { 'master.m3u8': result.master, ...Object.fromEntries(result.playlists), ...Object.fromEntries((result as { assetLists?: Map<string, string> }).assetLists ?? []) };
-      answer = { cache_url: `${this.cacheBase(id)}/master.m3u8`, breaks: this.breaks(result.pods, withMedia, result.contentDuration, req.streamId, Date.now() + ttlMs) };
+      // Whole seconds: the dates read plainly, and the same session never changes them.
+      if (req.interstitials) epochMs = Math.floor(Date.now() / 1000) * 1000;
     } else {
       const mpd = await this.fetch(rendition.url, 'content');
+      content = { url: rendition.url, mpd };
       const declared = /mediaPresentationDuration="([^"]+)"/.exec(mpd)?.[1];
       const pods = await this.decide(req, asset, parseIsoDuration(declared) ?? asset.duration ?? 0, warnings);
       const profile = this.profileOf(() => dashProfile(mpd), warnings);
-      const withMedia = await this.adSources(pods, 'dash', warnings, profile);
+      withMedia = await this.adSources(pods, 'dash', warnings, profile);
       await this.fillWithSlate(req.brand, withMedia, profile, warnings);
-      const inputs: DashPodInput[] = withMedia.map((p) => ({
-        id: p.id,
-        offsetSec: p.offsetSec,
-        ads: p.ads.flatMap(({ ad, source, url }) => (source ? [{ id: adKey(ad), url: url!, mpd: source as string }] : [])),
-      }));
-      const result = guard(() => stitchDash({ url: rendition.url, mpd }, inputs));
-      for (const s of result.skipped) warnings.push(`ad ${s.adId} of break ${s.podId} left out: ${s.reason}`);
-      files = { 'manifest.mpd': result.mpd };
-      answer = { cache_url: `${this.cacheBase(id)}/manifest.mpd`, breaks: this.breaks(result.pods, withMedia, result.contentDuration, req.streamId, Date.now() + ttlMs) };
     }
+    const { plan, sources } = planOf(this.deps.publicBaseUrl(), content, withMedia, epochMs);
+    for (const [k, v] of sources) this.sources.set(k, v);
+    const result = this.render(id, req.protocol, plan, (ref) => sources.get(sourceKey(ref, plan.base))!);
+    for (const s of result.skipped) warnings.push(`ad ${s.adId} of break ${s.podId} left out: ${s.reason}`);
+    const answer: StitchAnswer = {
+      cache_url: `${this.cacheBase(id)}/${req.protocol === 'hls' ? 'master.m3u8' : 'manifest.mpd'}`,
+      breaks: this.breaks(result.pods, withMedia, result.contentDuration, req.streamId, Date.now() + ttlMs),
+    };
     if (warnings.length) answer.warnings = warnings;
-    const session: StitchSession = { id, key, protocol: req.protocol, files, response: answer, expiresAt: Date.now() + ttlMs };
-    return (await this.deps.store.put(session)).response as StitchAnswer;
+    const session: StitchSession = { id, key, protocol: req.protocol, plan, response: answer, expiresAt: Date.now() + ttlMs };
+    const stored = await this.deps.store.put(session);
+    if (stored.id === id) this.rendered.set(id, result.files);
+    return stored.response as StitchAnswer;
+  }
+
+  /** A session's files from memory, or undefined when they must be rendered (`files`). */
+  cachedFiles(s: StitchSession): Record<string, string> | undefined {
+    return s.files ?? this.rendered.get(s.id);
+  }
+
+  /** A session's files: rendered again from its plan, reading the sources this process no longer holds. */
+  files(s: StitchSession): Promise<Record<string, string>> {
+    const hit = this.cachedFiles(s);
+    if (hit) return Promise.resolve(hit);
+    let p = this.rendering.get(s.id);
+    if (!p) {
+      p = this.renderAgain(s).finally(() => this.rendering.delete(s.id));
+      this.rendering.set(s.id, p);
+    }
+    return p;
+  }
+
+  private async renderAgain(s: StitchSession): Promise<Record<string, string>> {
+    if (!s.plan) throw new Error('the session has neither files nor a plan');
+    const plan = s.plan;
+    const refs: SourceRef[] = [{ u: plan.content }, ...plan.srcs];
+    const got = new Map<string, Source>();
+    await Promise.all(
+      refs.map(async (ref, i) => {
+        const k = sourceKey(ref, plan.base);
+        const source = this.sources.get(k) ?? (await this.reread(ref, s.protocol, i === 0, plan.base));
+        this.sources.set(k, source);
+        got.set(k, source);
+      }),
+    );
+    const files = this.render(s.id, s.protocol, plan, (ref) => got.get(sourceKey(ref, plan.base))!).files;
+    this.rendered.set(s.id, files);
+    return files;
+  }
+
+  /** A source read again as the stitch read it (the content's origin, the ad's, or the conditioning store). */
+  private async reread(ref: SourceRef, protocol: Protocol, isContent: boolean, base: string): Promise<Source> {
+    if ('u' in ref) {
+      if (protocol === 'dash') return { url: ref.u, mpd: await this.fetch(ref.u, isContent ? 'content' : 'ad') };
+      return isContent ? this.contentHls(ref.u) : this.adHls(ref.u);
+    }
+    const key = 'c' in ref ? ref.c : ref.s;
+    const c = await this.deps.conditionedByKey?.(key, base);
+    if (c?.state !== 'ready') throw new Error(`the conditioned creative ${key} is not readable now`);
+    if (!('s' in ref)) return c.hls ?? { url: c.url, mpd: c.mpd! };
+    const cut = c.hls ? slateHls(c.hls, ref.gap) : slateMpd(c.mpd!, ref.gap, ref.seg);
+    return 'source' in cut ? cut.source : { url: c.url, mpd: cut.mpd };
+  }
+
+  /** The plan rendered by the pure stitchers: the one way a session's files are made, at the POST and after. */
+  private render(id: string, protocol: Protocol, plan: SessionPlan, source: (ref: SourceRef) => Source): Rendered {
+    const content = source({ u: plan.content });
+    const pods = plan.pods.map(([pid, offsetSec, ads]) => ({ id: pid, offsetSec, ads: ads.map(([adId, i]) => ({ id: adId, source: source(plan.srcs[i]!) })) }));
+    if (protocol === 'dash') {
+      const c = content as { url: string; mpd: string };
+      const inputs: DashPodInput[] = pods.map((p) => ({ ...p, ads: p.ads.map((a) => ({ id: a.id, ...(a.source as { url: string; mpd: string }) })) }));
+      const result = guard(() => stitchDash(c, inputs));
+      return { files: { 'manifest.mpd': result.mpd }, pods: result.pods, contentDuration: result.contentDuration, skipped: result.skipped };
+    }
+    const hls = content as HlsSource;
+    const inputs = pods as Array<{ id: string; offsetSec: number; ads: Array<{ id: string; source: HlsSource }> }>;
+    const result =
+      plan.epochMs !== undefined
+        ? guard(() => interstitialHls(hls, inputs, { epochMs: plan.epochMs!, assetListUrl: (n) => `${this.cacheBase(id, plan.base)}/${assetListFile(n)}`, assetListFile }))
+        : guard(() => stitchHls(hls, inputs, { fillerUri: `${plan.base.replace(/\/+$/, '')}/${this.deps.stitchPath}/filler.vtt` }));
+    const files = { 'master.m3u8': result.master, ...Object.fromEntries(result.playlists), ...Object.fromEntries((result as { assetLists?: Map<string, string> }).assetLists ?? []) };
+    return { files, pods: result.pods, contentDuration: result.contentDuration, skipped: result.skipped };
   }
 
   /** The ad request and its answer as placed pods; any ad-server failure is a warning and no pods. */
@@ -259,10 +344,10 @@ export class StitchService {
                 warnings.push(`ad ${adKey(ad)} of break ${pod.id} left out this time: ${c.detail}`);
                 return { ad };
               }
-              return { ad, source: protocol === 'hls' ? c.hls! : c.mpd!, url: c.url };
+              return { ad, source: protocol === 'hls' ? c.hls! : c.mpd!, url: c.url, ref: { c: c.key } };
             }
             const source = await load(url);
-            return source === undefined ? { ad } : { ad, source, url };
+            return source === undefined ? { ad } : { ad, source, url, ref: { u: url } };
           }),
         ),
       })),
@@ -295,7 +380,7 @@ export class StitchService {
       }
       const cut = conditioned.hls ? slateHls(conditioned.hls, gap) : slateMpd(conditioned.mpd!, gap, profile.segmentSec);
       if (cut.seconds < gap - MIN_FILL_SEC - profile.segmentSec / 2) warnings.push(`break ${pod.id}: the slate (${round(cut.seconds)} s) is shorter than the ${round(gap)} s to fill`);
-      pod.ads.push({ ad, source: 'source' in cut ? cut.source : cut.mpd, url: conditioned.url });
+      pod.ads.push({ ad, source: 'source' in cut ? cut.source : cut.mpd, url: conditioned.url, ref: { s: conditioned.key, gap, seg: profile.segmentSec } });
     }
   }
 
@@ -363,6 +448,33 @@ export class StitchService {
       };
     });
   }
+}
+
+/**
+ * The session's plan from the stitch's placed pods, and the sources it names by source key (the
+ * content first). An ad whose source is the same (one creative in several pods) is one entry.
+ */
+function planOf(base: string, content: Source, pods: PodMedia[], epochMs: number | undefined): { plan: SessionPlan; sources: Map<string, Source> } {
+  const sources = new Map<string, Source>([[sourceKey({ u: content.url }, base), content]]);
+  const index = new Map<string, number>();
+  const srcs: SourceRef[] = [];
+  const plan: SessionPlan = { base, content: content.url, srcs, pods: [] };
+  if (epochMs !== undefined) plan.epochMs = epochMs;
+  for (const pod of pods) {
+    const ads: Array<[string, number]> = [];
+    for (const { ad, source, url, ref } of pod.ads) {
+      if (source === undefined || !ref) continue;
+      const k = sourceKey(ref, base);
+      let i = index.get(k);
+      if (i === undefined) {
+        index.set(k, (i = srcs.push(ref) - 1));
+        sources.set(k, typeof source === 'string' ? { url: url!, mpd: source } : source);
+      }
+      ads.push([adKey(ad), i]);
+    }
+    plan.pods.push([pod.id, pod.offsetSec, ads]);
+  }
+  return { plan, sources };
 }
 
 /** Where the n-th pod's asset list lives in a session (and under its cache prefix). */

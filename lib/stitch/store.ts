@@ -1,15 +1,19 @@
 /**
  * Stitched sessions: Postgres (so any instance serves a cache_url another handed out) behind an
- * in-process cache (so a hit costs no database round trip). A session is all its files and the
- * POST answer; it expires after STITCH_TTL_SEC, after which its URLs answer 404.
+ * in-process cache (so a hit costs no database round trip). A session is its splice plan
+ * (./session-plan.ts: its files are rendered from it, issue 24) and the POST answer; it expires
+ * after STITCH_TTL_SEC, after which its URLs answer 404. Sessions stored before plans have files.
  */
 import type { Sql } from '../store/index.js';
+import type { SessionPlan } from './session-plan.js';
 
 export interface StitchSession {
   id: string;
   key: string;
   protocol: 'hls' | 'dash';
-  files: Record<string, string>;
+  plan?: SessionPlan;
+  /** The rendered files of a session stored before plans (migration 016). */
+  files?: Record<string, string>;
   response: unknown;
   expiresAt: number;
 }
@@ -18,15 +22,22 @@ interface Row {
   id: string;
   key: string;
   protocol: 'hls' | 'dash';
-  files: Record<string, string>;
+  plan: SessionPlan | null;
+  files: Record<string, string> | null;
   response: unknown;
   expires_at: Date;
 }
 
-const toSession = (r: Row): StitchSession => ({ id: r.id, key: r.key, protocol: r.protocol, files: r.files, response: r.response, expiresAt: r.expires_at.getTime() });
+function toSession(r: Row): StitchSession {
+  const s: StitchSession = { id: r.id, key: r.key, protocol: r.protocol, response: r.response, expiresAt: r.expires_at.getTime() };
+  if (r.plan) s.plan = r.plan;
+  if (r.files) s.files = r.files;
+  return s;
+}
 
-function sizeOf(s: StitchSession): number {
-  let n = 0;
+/** What a session costs in process: what it stores (the plan, the answer, old sessions' files). */
+export function storedChars(s: StitchSession): number {
+  let n = JSON.stringify(s.plan ?? null).length + JSON.stringify(s.response).length;
   for (const name in s.files) n += s.files[name]!.length;
   return n;
 }
@@ -35,12 +46,14 @@ export class StitchStore {
   private readonly byId = new Map<string, StitchSession>();
   /** The same sessions by request key: a POST finds its session with one lookup, not a scan (issue 24). */
   private readonly byRequestKey = new Map<string, StitchSession>();
+  /** Characters held, and each held session's (counted once, when remembered). */
   private bytes = 0;
+  private readonly chars = new WeakMap<StitchSession, number>();
 
   constructor(
     private readonly sql: Sql,
-    /** Characters of manifest text kept in process (oldest sessions leave first). */
-    private readonly maxChars = 256 * 1024 * 1024,
+    /** Characters of sessions kept in process (oldest sessions leave first). */
+    private readonly maxChars = 64 * 1024 * 1024,
   ) {}
 
   /** From memory only: the hot path's lookup. */
@@ -56,7 +69,7 @@ export class StitchStore {
   async get(id: string): Promise<StitchSession | undefined> {
     const hit = this.cached(id);
     if (hit) return hit;
-    const [row] = await this.sql<Row[]>`select id, key, protocol, files, response, expires_at from stitch_session where id = ${id} and expires_at > now()`;
+    const [row] = await this.sql<Row[]>`select id, key, protocol, plan, files, response, expires_at from stitch_session where id = ${id} and expires_at > now()`;
     return row ? this.remember(toSession(row)) : undefined;
   }
 
@@ -64,7 +77,7 @@ export class StitchStore {
   async byKey(key: string): Promise<StitchSession | undefined> {
     const hit = this.byRequestKey.get(key);
     if (hit && hit.expiresAt > Date.now()) return hit;
-    const [row] = await this.sql<Row[]>`select id, key, protocol, files, response, expires_at from stitch_session where key = ${key} and expires_at > now()`;
+    const [row] = await this.sql<Row[]>`select id, key, protocol, plan, files, response, expires_at from stitch_session where key = ${key} and expires_at > now()`;
     return row ? this.remember(toSession(row)) : undefined;
   }
 
@@ -74,12 +87,12 @@ export class StitchStore {
    */
   async put(s: StitchSession): Promise<StitchSession> {
     const [row] = await this.sql<Row[]>`
-      insert into stitch_session (id, key, protocol, files, response, expires_at)
-      values (${s.id}, ${s.key}, ${s.protocol}, ${this.sql.json(s.files)}, ${this.sql.json(s.response as never)}, ${new Date(s.expiresAt)})
-      on conflict (key) do update set id = excluded.id, protocol = excluded.protocol, files = excluded.files, response = excluded.response,
+      insert into stitch_session (id, key, protocol, plan, files, response, expires_at)
+      values (${s.id}, ${s.key}, ${s.protocol}, ${s.plan ? this.sql.json(s.plan as never) : null}, ${s.files ? this.sql.json(s.files) : null}, ${this.sql.json(s.response as never)}, ${new Date(s.expiresAt)})
+      on conflict (key) do update set id = excluded.id, protocol = excluded.protocol, plan = excluded.plan, files = excluded.files, response = excluded.response,
         created_at = now(), expires_at = excluded.expires_at
       where stitch_session.expires_at <= now()
-      returning id, key, protocol, files, response, expires_at`;
+      returning id, key, protocol, plan, files, response, expires_at`;
     // Expired sessions are deleted a while after expiry, a few at a time, by whoever writes.
     void this.sql`delete from stitch_session where id in (select id from stitch_session where expires_at < now() - interval '1 hour' limit 100)`.catch(() => undefined);
     if (row) return this.remember(toSession(row));
@@ -94,7 +107,9 @@ export class StitchStore {
     const sameKey = this.byRequestKey.get(s.key);
     if (sameKey && sameKey !== s) this.forget(sameKey);
     this.byRequestKey.set(s.key, s);
-    this.bytes += sizeOf(s);
+    const chars = storedChars(s);
+    this.chars.set(s, chars);
+    this.bytes += chars;
     for (const victim of this.byId.values()) {
       if (this.bytes <= this.maxChars || victim === s) break;
       this.forget(victim);
@@ -105,7 +120,7 @@ export class StitchStore {
   private forget(s: StitchSession): void {
     if (this.byId.get(s.id) === s) {
       this.byId.delete(s.id);
-      this.bytes -= sizeOf(s);
+      this.bytes -= this.chars.get(s) ?? 0;
     }
     if (this.byRequestKey.get(s.key) === s) this.byRequestKey.delete(s.key);
   }

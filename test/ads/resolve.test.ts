@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -5,6 +6,7 @@ import path from 'node:path';
 import t from 'tap';
 import { request } from 'undici';
 import { pickMediaFile, RESOLVE_DEFAULTS, resolveAds, type ResolveOptions } from '../../lib/ads/index.js';
+import { creativeKeyOf } from '../../lib/conditioning/service.js';
 import { fixture, fixtureFiles, fixturesDir } from '../helpers/fixtures.js';
 
 // ---- a real ad server on 127.0.0.1 -------------------------------------------------------------
@@ -453,4 +455,17 @@ t.test('copied fixtures never make resolveAds throw', async (t) => {
     }
   }
   t.equal(met, Object.keys(expected).length, 'every expected fixture was met');
+});
+
+t.test('UniversalAdId reaches the decided ad and keys its conditioning (issue 26)', async (t) => {
+  const { ads } = await resolveUrl(`${base}/fixtures/vast/vast-client-js/sample.xml`);
+  const linear = ads.find((a) => a.uri === 'http://example.com/linear-asset.mp4');
+  t.ok(linear, 'the progressive linear ad of sample.xml');
+  t.same(linear!.universalAdId, { idRegistry: 'daily-motion-L1', idValue: 'Linear-12345' });
+  const sameFilmElsewhere = { uri: 'https://cdn2.example/other/path.mp4?sig=1', universalAdId: { idRegistry: 'daily-motion-L1', idValue: 'Linear-12345' } };
+  t.equal(creativeKeyOf(linear!), creativeKeyOf(sameFilmElsewhere), 'one UniversalAdId at two media URLs: one creative, conditioned once');
+  t.not(creativeKeyOf(linear!), creativeKeyOf({ uri: linear!.uri }), 'with the id, the key is not the media URL’s');
+  t.not(creativeKeyOf(linear!), creativeKeyOf({ ...sameFilmElsewhere, universalAdId: { idRegistry: 'Ad-ID', idValue: 'Linear-12345' } }), 'the registry is part of the id');
+  t.equal(creativeKeyOf({ uri: 'https://m.example/a.mp4' }), createHash('sha256').update('https://m.example/a.mp4').digest('hex'), 'no id: the media URL’s hash, as before');
+  t.not(creativeKeyOf({ uri: 'https://m.example/a.mp4' }), creativeKeyOf({ uri: 'https://m.example/b.mp4' }));
 });

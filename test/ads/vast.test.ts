@@ -42,6 +42,7 @@ t.test('VAST 4.3 sample: pod ad with mixed creatives, stand-alone VPAID ad', asy
   t.equal(a.inline!.linears.length, 1, 'companion and non-linear creatives are not linear');
   const lin = a.inline!.linears[0]!;
   t.equal(lin.creativeId, 'id130984');
+  t.same(lin.universalAdId, { idRegistry: 'daily-motion-L1', idValue: 'Linear-12345' }, "VAST 4.1's UniversalAdId: the value is the text");
   t.equal(lin.durationSec, 90.123);
   t.same(
     lin.mediaFiles.map((f) => f.uri),
@@ -146,6 +147,30 @@ t.test('no-ad answers and ads without linear creatives', async (t) => {
   t.equal(vast('vast-client-js/vpaid.xml').ads[0]!.inline!.linears[0]!.durationSec, 0, 'missing Duration reads as 0');
   const noKind = parseVast('<VAST version="3.0"><Ad id="odd"/></VAST>');
   t.same(noKind.ads, [{ id: 'odd' }]);
+});
+
+t.test('UniversalAdId: 4.0 attribute or 4.1 text, "unknown" is no id, the first real one wins', async (t) => {
+  const creative = (ids: string) =>
+    parseVast(
+      `<VAST version="4.1"><Ad id="a"><InLine><AdSystem>x</AdSystem><AdTitle>t</AdTitle><Impression>https://i.example/</Impression><Creatives><Creative id="c">${ids}<Linear><Duration>00:00:10</Duration><MediaFiles><MediaFile delivery="progressive" type="video/mp4" width="640" height="360">https://m.example/a.mp4</MediaFile></MediaFiles></Linear></Creative></Creatives></InLine></Ad></VAST>`,
+    ).ads[0]!.inline!.linears[0]!.universalAdId;
+  t.same(creative('<UniversalAdId idRegistry="Ad-ID" idValue="ABCD0001000H">ABCD0001000H</UniversalAdId>'), { idRegistry: 'Ad-ID', idValue: 'ABCD0001000H' }, '4.0: attribute and text');
+  t.same(creative('<UniversalAdId idRegistry="Ad-ID" idValue="ABCD0001000H"/>'), { idRegistry: 'Ad-ID', idValue: 'ABCD0001000H' }, '4.0: the attribute alone');
+  t.same(
+    creative('<UniversalAdId idRegistry="clearcast.co.uk"> <![CDATA[AAA/BBBB123/030]]> </UniversalAdId>'),
+    { idRegistry: 'clearcast.co.uk', idValue: 'AAA/BBBB123/030' },
+    '4.1: the text, trimmed',
+  );
+  t.equal(creative('<UniversalAdId idRegistry="unknown" idValue="unknown">unknown</UniversalAdId>'), undefined, '"unknown" (what our own VAST writer sends) is not an id');
+  t.equal(creative('<UniversalAdId idRegistry="Ad-ID">unknown</UniversalAdId>'), undefined, 'nor is an unknown value in a known registry');
+  t.equal(creative('<UniversalAdId>8465</UniversalAdId>'), undefined, 'a value without a registry is not reliable');
+  t.same(
+    creative('<UniversalAdId idRegistry="unknown">unknown</UniversalAdId><UniversalAdId idRegistry="Ad-ID">8465</UniversalAdId>'),
+    { idRegistry: 'Ad-ID', idValue: '8465' },
+    'the first real one of several (4.1 allows more than one)',
+  );
+  t.equal(creative(`<UniversalAdId idRegistry="Ad-ID">${'x'.repeat(300)}</UniversalAdId>`), undefined, 'an over-long value is not taken as an id');
+  t.equal(creative(''), undefined, 'none: absent');
 });
 
 t.test('refused documents', async (t) => {

@@ -105,6 +105,11 @@ t.test('MP4-only creatives conditioned to the content ladder, then stitched (HLS
     const masterUrl: string = r.body.cache_url;
     const master = parseMaster(masterUrl, (await call(a.url, 'GET', new URL(masterUrl).pathname)).text);
     t.equal(master.variants.length, 3);
+    // The other instance renders the session from its plan: the conditioned renditions read by key.
+    for (const u of [masterUrl, ...master.variants.map((v) => v.uri)]) {
+      const p = new URL(u).pathname;
+      t.equal((await call(b.url, 'GET', p)).text, (await call(a.url, 'GET', p)).text, `${path.basename(p)}: the same text from the other instance`);
+    }
     for (const v of master.variants) {
       const text = (await call(a.url, 'GET', new URL(v.uri).pathname)).text;
       const target = Number(/#EXT-X-TARGETDURATION:(\d+)/.exec(text)![1]);
@@ -143,6 +148,7 @@ t.test('MP4-only creatives conditioned to the content ladder, then stitched (HLS
       ],
     );
     const mpdText = (await call(a.url, 'GET', new URL(r.body.cache_url).pathname)).text;
+    t.equal((await call(b.url, 'GET', new URL(r.body.cache_url).pathname)).text, mpdText, 'the same MPD rendered by the other instance from the plan');
     const doc = new DOMParser().parseFromString(mpdText, 'application/xml');
     const periods = Array.from(doc.getElementsByTagName('Period')).filter((p) => (p.getElementsByTagName('BaseURL')[0]?.textContent ?? '').includes('/stitch/creatives/'));
     t.equal(periods.length, 4, 'four ad Periods (two ads in each of two breaks)');

@@ -75,14 +75,17 @@ t.test('a loader that throws synchronously, or calls back twice, settles every w
 });
 
 t.test('bounded by body bytes as well as entries', async (t) => {
-  const cache = new ManifestCache(100, 10, Infinity);
+  // Each entry costs its body plus 2 bytes per key character: 'a' with '1234' is 6 bytes.
+  const cache = new ManifestCache(100, 16, Infinity);
   t.teardown(() => cache.close());
   for (const key of ['a', 'b', 'c']) await loadVia(cache, key, async () => ok('1234'));
-  t.equal(cache.size, 2, '12 bytes > 10: the oldest went');
+  t.equal(cache.size, 2, '18 bytes > 16: the oldest went');
+  t.equal(cache.bytesHeld, 12);
   t.equal(cache.fresh('a'), undefined);
   t.equal(cache.fresh('c')?.value.body.toString(), '1234');
   await loadVia(cache, 'c', async () => ok('123456789'));
-  t.equal(cache.size, 1, 'a replaced entry counts once: b (4) + the new c (9) > 10 drops b');
+  t.equal(cache.size, 1, 'a replaced entry counts once: b (6) + the new c (11) > 16 drops b');
+  t.equal(cache.bytesHeld, 11);
   t.equal(cache.fresh('c')?.value.body.toString(), '123456789');
   t.equal(cache.fresh('b'), undefined);
   await loadVia(cache, 'big', async () => ok('x'.repeat(50)));
@@ -105,4 +108,19 @@ t.test('once half full, a rendering is kept only when its URL was fetched before
   t.equal(cache.fresh('a')?.value.body.toString(), 'a2', 'a held entry is always refreshed');
   const stale = await loadVia(cache, 'once', async () => ({ status: 503, headers: {}, body: Buffer.from('x'), freshMs: 0, staleMs: 0 }));
   t.equal(stale.value.body.toString(), 'twice', 'and served stale when the upstream fails');
+});
+
+t.test('keys count against the byte budget: distinct long queries cannot grow memory past it', async (t) => {
+  // The flood of issue 24: every viewer URL distinct, each with a 4 KiB query, small renderings.
+  // Before keys were counted, 1,000 such entries held 8 MiB of keys under a 1 MiB budget.
+  const maxBytes = 1024 * 1024;
+  const cache = new ManifestCache(100_000, maxBytes, Infinity);
+  t.teardown(() => cache.close());
+  const query = 'q='.padEnd(4096, 'x');
+  for (let i = 0; i < 1000; i++) await loadVia(cache, `/dai/manifest/s${i}/variant.m3u8?${query}`, async () => ok('#EXTM3U\n'));
+  t.ok(cache.bytesHeld <= maxBytes, `${cache.bytesHeld} bytes held, keys included, within ${maxBytes}`);
+  const perEntry = 2 * `/dai/manifest/s999/variant.m3u8?${query}`.length + 8;
+  t.equal(cache.size, Math.floor(maxBytes / perEntry), 'as many entries as fit the budget with their keys, far fewer than the count cap');
+  t.ok(cache.fresh(`/dai/manifest/s999/variant.m3u8?${query}`), 'the newest is held');
+  t.equal(cache.fresh(`/dai/manifest/s0/variant.m3u8?${query}`), undefined, 'the oldest went');
 });

@@ -94,12 +94,17 @@ t.test('10,000 streams in one event: found with two round trips', async (t) => {
     'forty pipelines of 250 and one prune for 10,000 registrations: one round trip per batch, not per stream',
   );
   calls.length = 0;
-  const started = performance.now();
+  // How fast this is belongs to bench/ (a timed assertion on a shared machine is noise); what is
+  // asserted here is the shape of the work: every stream found, in two round trips whatever the count.
   const streams = await reg.streamsOf(eventId);
-  const ms = performance.now() - started;
   t.equal(streams.length, 10_000);
+  const ids = new Set(streams.map((s) => s.stream_id));
+  t.equal(ids.size, 10_000, 'every registered stream, each once');
+  t.ok(
+    Array.from({ length: 10_000 }, (_, i) => `big-${i}:LOC`).every((id) => ids.has(id)),
+    'and exactly the registered ids',
+  );
   t.same(calls, ['zrangeByScore', 'hgetallMany'], 'one range read and one pipelined read');
-  t.ok(ms < 2000, `looked up in ${Math.round(ms)} ms`);
   t.equal(streams.filter((s) => s.fw_params['ge'] === 'm').length, 5000);
   await reg.close();
 });
