@@ -42,6 +42,7 @@ import { ConfiguredAdRepo } from './squeeze/ads/repo.js';
 import { configuredAdRoutes } from './squeeze/ads/routes.js';
 import { BreakRepo } from './squeeze/breaks/repo.js';
 import { BreakBoard } from './squeeze/breaks/board.js';
+import { BreakReach, readReach } from './squeeze/breaks/reach.js';
 import { AdDecider } from './squeeze/breaks/decide.js';
 import { BreakService } from './squeeze/breaks/service.js';
 import { breakRoutes } from './squeeze/breaks/routes.js';
@@ -164,6 +165,9 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
   const streams = life.add('stream registry', new StreamRegistry(stores.state, log, config.streamIdleSec * 1000, { maxStreams: config.maxStreams, metrics }), (s) => s.close());
   const board = life.add('break board', new BreakBoard(breakRepo, stores.state, log, metrics, config.breakRetentionSec * 1000), (b) => b.stop());
   await board.start();
+  // What each break reached, written behind the registry's flush (issue 30.2).
+  board.reach = new BreakReach(config.breakRetentionSec * 1000);
+  streams.alsoFlush(board.reach);
 
   // Beacons: signed for players, forwarded once; DAI streams' beacons fired by the service.
   if (!config.beaconSecret && config.redisUrl)
@@ -180,7 +184,17 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     creativeAllowed: (uri) => policy.allows(uri),
     log,
   });
-  const breakService = new BreakService({ repo: breakRepo, config: squeezeConfig, decider, streams, board, fetchText, adServerUrl: config.adServerUrl, log });
+  const breakService = new BreakService({
+    repo: breakRepo,
+    config: squeezeConfig,
+    decider,
+    streams,
+    board,
+    fetchText,
+    adServerUrl: config.adServerUrl,
+    log,
+    reach: (id) => readReach(stores.state, id),
+  });
   const owner = `${process.pid}-${randomUUID().slice(0, 8)}`;
   const transcoder = new TranscoderClient(config.transcoderUrl, outbound);
   const breakWorker = new BreakWorker({ repo: breakRepo, board, transcoder, fetchText, log, metrics }, { owner, leaseMs: config.breakLeaseMs, tickMs: config.breakTickMs });

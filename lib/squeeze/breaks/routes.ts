@@ -1,7 +1,7 @@
 /** `/api/v1/squeeze-ad-break` (spec "Squeeze configuration and ad-break operations"; docs/design.md §3). */
 import type { Route } from '../../http/router.js';
 import { bodyValidator, queryValidator } from '../../http/validate.js';
-import { breakInput, breakListQuery, daiBreakInput, extendInput, type BreakInput } from './schema.js';
+import { breakInput, breakListQuery, breakListView, breakView, daiBreakInput, extendInput, type BreakInput } from './schema.js';
 import type { BreakService } from './service.js';
 
 const PATH = '/api/v1/squeeze-ad-break';
@@ -32,13 +32,19 @@ export function breakRoutes(breaks: BreakService): Route[] {
       method: 'GET',
       pattern: PATH,
       summary: "An event's breaks, newest first, each with its segments: {results, total_results}",
-      schema: { query: breakListQuery },
+      schema: { query: breakListQuery, response: breakListView },
       handler: async (req) => {
         const q = validateList(req.query);
         return { json: await breaks.list(q.event_id, q.page, q.page_size) };
       },
     },
-    { method: 'GET', pattern: `${PATH}/:break_id`, summary: 'Show a break with its planned segments', handler: async (req) => ({ json: await breaks.get(req.params['break_id']!) }) },
+    {
+      method: 'GET',
+      pattern: `${PATH}/:break_id`,
+      summary: 'Show a break with its planned segments, the streams it reached (matched_streams, unmatched_streams) and warnings',
+      schema: { response: breakView },
+      handler: async (req) => ({ json: await breaks.get(req.params['break_id']!) }),
+    },
     {
       method: 'POST',
       pattern: `${PATH}/:break_id/extend`,

@@ -14,6 +14,7 @@ import type { BreakRepo, BreakRow, BreakTrigger, SegmentRow } from './repo.js';
 import { planSegments, squeezedSpanSec } from './plan.js';
 import { readSource, type FetchText } from './source.js';
 import { MAX_TOTAL_BREAK_SEC, type BreakInput } from './schema.js';
+import { reachWarnings, type BreakReachCounts } from './reach.js';
 
 type Json = Record<string, unknown>;
 
@@ -47,6 +48,8 @@ export interface BreakServiceDeps {
   fetchText: FetchText;
   adServerUrl: string;
   log: Logger;
+  /** What a break reached, summed over every instance (./reach.ts); absent: the view says nothing of it. */
+  reach?: (breakId: string) => Promise<BreakReachCounts>;
 }
 
 export class BreakService {
@@ -185,13 +188,21 @@ export class BreakService {
 
   async get(id: string): Promise<Json> {
     const row = await this.deps.repo.get(checkId(id));
-    return this.view(row, await this.deps.repo.segments(row.id));
+    return this.withReach(row, this.view(row, await this.deps.repo.segments(row.id)));
+  }
+
+  /** The view with what the break reached: this instance's notes are flushed first (other instances' within their flush interval). */
+  private async withReach(row: BreakRow, view: Json): Promise<Json> {
+    if (!this.deps.reach) return view;
+    await this.deps.streams.flush();
+    const reach = await this.deps.reach(row.id);
+    return { ...view, ...reach, warnings: reachWarnings(reach, row.status) };
   }
 
   /** An event's breaks, newest first, each shown as `get` shows it: {results, total_results}. */
   async list(eventId: number, page: number, pageSize: number): Promise<Json> {
     const { rows, total } = await this.deps.repo.listByEvent(eventId, page, pageSize);
-    const results = await Promise.all(rows.map(async (b) => this.view(b, await this.deps.repo.segments(b.id))));
+    const results = await Promise.all(rows.map(async (b) => this.withReach(b, this.view(b, await this.deps.repo.segments(b.id)))));
     return { results, total_results: total };
   }
 
