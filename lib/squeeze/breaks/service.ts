@@ -15,6 +15,7 @@ import { planSegments, squeezedSpanSec } from './plan.js';
 import { readSource, type FetchText } from './source.js';
 import { MAX_TOTAL_BREAK_SEC, type BreakInput } from './schema.js';
 import { reachWarnings, type BreakReachCounts } from './reach.js';
+import { fillShortfall } from './shortfall.js';
 
 type Json = Record<string, unknown>;
 
@@ -63,8 +64,11 @@ export class BreakService {
     const arrived = Date.now();
     const event = await this.loadEvent(input);
     const id = randomUUID();
-    const [window, decision] = await Promise.all([this.planWindow(event, opts.at), this.decideAds(id, event, input, target, arrived)]);
-    const row = await this.persist(id, event, input, target, window, decision, opts.trigger ?? { source: 'api' });
+    const [window, decided] = await Promise.all([this.planWindow(event, opts.at), this.decideAds(id, event, input, target, arrived)]);
+    // A shortfall (ads shorter than the break) filled as the brand configures (issue 30.5).
+    const filled = fillShortfall(decided, input.break_duration, event.squeeze_fill, event.stitch_slate?.uri);
+    const decision = filled.note ? { ...filled.decision, reason: [decided.reason, filled.note].filter(Boolean).join('; ') } : filled.decision;
+    const row = await this.persist(id, event, { ...input, break_duration: filled.durationSec }, target, window, decision, opts.trigger ?? { source: 'api' });
     await this.deps.board.changed();
     this.deps.log.info(
       { breakId: id, eventId: event.id, status: row.status, source: decision.source, trigger: row.trigger.source, streams: Object.keys(decision.streamAssignments).length },
@@ -254,7 +258,7 @@ export class BreakService {
       geo_lang_loc: b.geo_lang_loc,
       decision: { source: b.decision_source, reason: b.reason },
       trigger: b.trigger ?? { source: 'api' },
-      ads: (def?.ads ?? []).map((a) => ({ ad_id: a.adId, uri: a.uri, duration: a.durationSec })),
+      ads: (def?.ads ?? []).map((a) => ({ ad_id: a.adId, uri: a.uri, duration: a.durationSec, ...(a.slate ? { slate: true } : {}) })),
       assignments: b.assignments.map((a) => ({ key: a.key, source: a.source, ads: a.ads.length, streams: Object.values(b.stream_assignments).filter((k) => k === a.key).length })),
       streams: decision ? Object.keys(decision.streamAssignments).length : Object.keys(b.stream_assignments).length,
       segments: planned.map((p) => {
