@@ -265,7 +265,11 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     ttlSec: config.stitchTtlSec,
     beaconSecret,
     log,
-    conditioned: (ad, profile) => conditioning.lookup(ad, profile),
+    conditioned: (ad, profile, waitUntilMs) => conditioning.lookup(ad, profile, waitUntilMs),
+    waitForAds: async (brand) => {
+      const asked = (await squeezeConfig.getBrand(brand).catch(() => undefined))?.['stitch_wait_for_ads_ms'];
+      return typeof asked === 'number' ? Math.min(Math.max(0, asked), config.stitchMaxWaitMs) : 0;
+    },
     slate: async (brand) => {
       const slate = (await squeezeConfig.getBrand(brand).catch(() => undefined))?.['stitch_slate'] as { uri: string; fill?: boolean } | undefined;
       return slate ? { uri: slate.uri, fill: slate.fill === true } : undefined;

@@ -35,6 +35,8 @@ export interface SqueezeSettings {
   stitch_slate?: { uri: string; fill?: boolean };
   /** What fills a squeeze break whose ads are shorter than it (issue 30.5; lib/squeeze/breaks/shortfall.ts); unset: loop. */
   squeeze_fill?: SqueezeFill;
+  /** How long a stitch POST waits for its ads' conditioning (issue 26), capped by STITCH_MAX_WAIT_MS; unset: 0. */
+  stitch_wait_for_ads_ms?: number;
   /** Seconds between two reads of the source by the cue monitor; unset: the playlist's target duration. */
   manifest_polling?: number;
 }
