@@ -66,7 +66,7 @@ import { OriginPools } from './squeezeback/origins.js';
 import { StreamIds } from './squeezeback/stream-ids.js';
 import { clientIp, trustedProxies } from './squeezeback/client-ip.js';
 import { StitchStore } from './stitch/store.js';
-import { StitchService } from './stitch/service.js';
+import { StitchService, stitchWaitMs } from './stitch/service.js';
 import { stitchRoutes } from './stitch/routes.js';
 import { StitchEndpoints } from './stitch/endpoints.js';
 import { CreativeRepo } from './conditioning/repo.js';
@@ -268,7 +268,7 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     conditioned: (ad, profile, waitUntilMs) => conditioning.lookup(ad, profile, waitUntilMs),
     waitForAds: async (brand) => {
       const asked = (await squeezeConfig.getBrand(brand).catch(() => undefined))?.['stitch_wait_for_ads_ms'];
-      return typeof asked === 'number' ? Math.min(Math.max(0, asked), config.stitchMaxWaitMs) : 0;
+      return stitchWaitMs(asked, config.stitchMaxWaitMs);
     },
     slate: async (brand) => {
       const slate = (await squeezeConfig.getBrand(brand).catch(() => undefined))?.['stitch_slate'] as { uri: string; fill?: boolean } | undefined;

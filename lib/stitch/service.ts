@@ -95,6 +95,14 @@ export interface StitchServiceDeps {
   slate?: (brand: string) => Promise<{ uri: string; fill: boolean } | undefined>;
 }
 
+/**
+ * How long a stitch POST may wait for its ads: the brand's `stitch_wait_for_ads_ms` (anything that
+ * is not a non-negative number is 0) capped by the deployment's `STITCH_MAX_WAIT_MS`.
+ */
+export function stitchWaitMs(asked: unknown, capMs: number): number {
+  return typeof asked === 'number' && asked > 0 ? Math.min(asked, Math.max(0, capMs)) : 0;
+}
+
 /** The slate ads of this process (told apart in `breaks[]`). */
 const SLATES = new WeakSet<DecidedAd>();
 

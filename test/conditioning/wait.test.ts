@@ -10,6 +10,7 @@ import { call } from '../helpers/http.js';
 import { needServices, tempDir } from '../helpers/services.js';
 import { needFfmpeg } from '../helpers/ffmpeg.js';
 import { DASH_RUNGS, RUNGS, makeCreative, rig } from '../helpers/conditioning.js';
+import { stitchWaitMs } from '../../lib/stitch/service.js';
 
 const AD_SEC = 2;
 const SHORT_WAIT_MS = 400;
@@ -73,4 +74,11 @@ t.test('a stitch POST waits for its ads up to the brand’s bound, then stitches
     ],
     'both jobs ready, each run once',
   );
+});
+
+t.test('the brand’s wait is capped by STITCH_MAX_WAIT_MS; unset or nonsense is no wait', async (t) => {
+  t.equal(stitchWaitMs(20_000, 30_000), 20_000, 'under the cap: as asked');
+  t.equal(stitchWaitMs(600_000, 30_000), 30_000, 'over the cap: the cap');
+  t.equal(stitchWaitMs(20_000, 0), 0, 'a cap of 0: never waits');
+  for (const v of [undefined, null, -5, '20000', Number.NaN]) t.equal(stitchWaitMs(v, 30_000), 0, `${String(v)}: no wait`);
 });
