@@ -46,6 +46,7 @@ import { ConfiguredAdRepo } from './squeeze/ads/repo.js';
 import { configuredAdRoutes } from './squeeze/ads/routes.js';
 import { BreakRepo } from './squeeze/breaks/repo.js';
 import { BreakBoard } from './squeeze/breaks/board.js';
+import { BreakReach, readReach } from './squeeze/breaks/reach.js';
 import { AdDecider } from './squeeze/breaks/decide.js';
 import { BreakService } from './squeeze/breaks/service.js';
 import { breakRoutes } from './squeeze/breaks/routes.js';
@@ -69,7 +70,7 @@ import { OriginPools } from './squeezeback/origins.js';
 import { StreamIds } from './squeezeback/stream-ids.js';
 import { clientIp, trustedProxies } from './http/client-ip.js';
 import { StitchStore } from './stitch/store.js';
-import { StitchService } from './stitch/service.js';
+import { StitchService, stitchWaitMs } from './stitch/service.js';
 import { stitchRoutes } from './stitch/routes.js';
 import { StitchEndpoints } from './stitch/endpoints.js';
 import { CreativeRepo } from './conditioning/repo.js';
@@ -169,6 +170,9 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
   const streams = life.add('stream registry', new StreamRegistry(stores.state, log, config.streamIdleSec * 1000, { maxStreams: config.maxStreams, metrics }), (s) => s.close());
   const board = life.add('break board', new BreakBoard(breakRepo, stores.state, log, metrics, config.breakRetentionSec * 1000), (b) => b.stop());
   await board.start();
+  // What each break reached, written behind the registry's flush (issue 30.2).
+  board.reach = new BreakReach(config.breakRetentionSec * 1000);
+  streams.alsoFlush(board.reach);
 
   // Beacons: signed for players, forwarded once; DAI streams' beacons fired by the service.
   if (!config.beaconSecret && config.redisUrl)
@@ -185,7 +189,17 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     creativeAllowed: (uri) => policy.allows(uri),
     log,
   });
-  const breakService = new BreakService({ repo: breakRepo, config: squeezeConfig, decider, streams, board, fetchText, adServerUrl: config.adServerUrl, log });
+  const breakService = new BreakService({
+    repo: breakRepo,
+    config: squeezeConfig,
+    decider,
+    streams,
+    board,
+    fetchText,
+    adServerUrl: config.adServerUrl,
+    log,
+    reach: (id) => readReach(stores.state, id),
+  });
   const owner = `${process.pid}-${randomUUID().slice(0, 8)}`;
   const transcoder = new TranscoderClient(config.transcoderUrl, outbound);
   const breakWorker = new BreakWorker({ repo: breakRepo, board, transcoder, fetchText, log, metrics }, { owner, leaseMs: config.breakLeaseMs, tickMs: config.breakTickMs });
@@ -256,8 +270,12 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     ttlSec: config.stitchTtlSec,
     beaconSecret,
     log,
-    conditioned: (ad, profile) => conditioning.lookup(ad, profile),
+    conditioned: (ad, profile, waitUntilMs) => conditioning.lookup(ad, profile, waitUntilMs),
     conditionedByKey: (key, base) => conditioning.byKey(key, base),
+    waitForAds: async (brand) => {
+      const asked = (await squeezeConfig.getBrand(brand).catch(() => undefined))?.['stitch_wait_for_ads_ms'];
+      return stitchWaitMs(asked, config.stitchMaxWaitMs);
+    },
     slate: async (brand) => {
       const slate = (await squeezeConfig.getBrand(brand).catch(() => undefined))?.['stitch_slate'] as { uri: string; fill?: boolean } | undefined;
       return slate ? { uri: slate.uri, fill: slate.fill === true } : undefined;

@@ -28,6 +28,8 @@ export interface DecidedAd {
   bitrate?: number;
   /** Streaming renditions (`application/x-mpegURL`, `application/dash+xml`) when resolved with `streaming: true` (server-side stitching). */
   streams?: { hls?: string; dash?: string };
+  /** Not an ad: the brand's slate filling a squeeze break's shortfall (issue 30.5); no VAST, no tracking. */
+  slate?: true;
   /** The VMAP break the ad came from (its position in the document, `timeOffset`, `breakId`); absent for a plain VAST answer. */
   adBreak?: { index: number; timeOffset: string; breakId?: string };
 }

@@ -48,6 +48,9 @@ const SOURCE = 'source.mp4';
 /** Ready renditions kept in memory (their manifests only); the oldest goes first past this. */
 const READY_CACHE = 1000;
 const PROBE_MS = 15_000;
+/** A stitch waiting for its ads looks at the job's row after this, then twice as long each time, up to POLL_MAX_MS. */
+const POLL_FIRST_MS = 100;
+const POLL_MAX_MS = 500;
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
 /**
@@ -77,19 +80,24 @@ export class ConditioningService {
     return `${base.replace(/\/+$/, '')}/${this.deps.stitchPath}/creatives/${key}/${file}`;
   }
 
-  /** The ad's renditions for the profile, or why not this time (queuing the job when there is none). */
-  async lookup(ad: DecidedAd, profile: LadderProfile): Promise<ConditionedAd> {
+  /**
+   * The ad's renditions for the profile, or why not this time (queuing the job when there is none).
+   * With `waitUntilMs` (a brand's `stitch_wait_for_ads_ms`, issue 26 part 2) a pending job's row is
+   * polled until it is no longer pending or that moment passes, then answered as it is.
+   */
+  async lookup(ad: DecidedAd, profile: LadderProfile, waitUntilMs = 0): Promise<ConditionedAd> {
     if (ad.durationSec > this.limits.maxDurationSec) return { state: 'refused', detail: `longer (${ad.durationSec} s) than the conditioning cap of ${this.limits.maxDurationSec} s` };
     const creativeKey = creativeKeyOf(ad);
     const pKey = profileKey(profile);
     const key = sha256(`${creativeKey}/${pKey}`);
     const hit = this.ready.get(key);
     if (hit) return hit;
-    const { row, queued } = await this.deps.repo.ensure({ key, creativeKey, profileKey: pKey, profile, mediaUrl: ad.uri, durationSec: ad.durationSec });
-    if (queued) {
+    const ensured = await this.deps.repo.ensure({ key, creativeKey, profileKey: pKey, profile, mediaUrl: ad.uri, durationSec: ad.durationSec });
+    if (ensured.queued) {
       this.queuedCount.inc();
       this.deps.queued();
     }
+    const row = ensured.row.state === 'pending' && waitUntilMs > Date.now() ? await this.waitFor(ensured.row, waitUntilMs) : ensured.row;
     if (row.state === 'pending') return { state: 'pending', job: row.job_id, detail: `conditioning job ${row.job_id} is ${row.lease_owner ? 'running' : 'queued'}` };
     if (row.state === 'failed')
       return { state: 'failed', job: row.job_id, detail: `conditioning job ${row.job_id} failed (${row.error ?? 'no reason'}); not retried before ${row.retry_at?.toISOString() ?? 'later'}` };
@@ -116,6 +124,26 @@ export class ConditioningService {
   private remember(key: string, answer: ConditionedAd): void {
     if (this.ready.size >= READY_CACHE) this.ready.delete(this.ready.keys().next().value!);
     this.ready.set(key, answer);
+  }
+
+  /**
+   * Polls a pending job's row (any instance's worker may run it) until it is ready or failed, or
+   * the deadline: the first look after 100 ms, then at most every POLL_MAX_MS. One indexed row read
+   * per look; a read that fails ends the wait with what is known.
+   */
+  private async waitFor(row: CreativeRow, untilMs: number): Promise<CreativeRow> {
+    let step = POLL_FIRST_MS;
+    let last = row;
+    for (;;) {
+      const left = untilMs - Date.now();
+      if (left <= 0) return last;
+      await new Promise((r) => setTimeout(r, Math.min(step, left)));
+      step = Math.min(step * 2, POLL_MAX_MS);
+      const now = await this.deps.repo.get(row.key).catch(() => undefined);
+      if (!now) return last;
+      last = now;
+      if (now.state !== 'pending') return now;
+    }
   }
 
   /** The ready renditions' manifests from the object store (absent: this instance does not share the store). */

@@ -54,6 +54,7 @@ export const configSchema = {
     adConditioningJobs: { type: 'integer', minimum: 0, maximum: 64 },
     adConditioningBackoffSec: { type: 'integer', minimum: 1, maximum: 86400 },
     adConditioningMaxSec: { type: 'integer', minimum: 1, maximum: 600 },
+    stitchMaxWaitMs: { type: 'integer', minimum: 0, maximum: 120000 },
     // `*`, or a comma-separated list of origins (scheme://host[:port]).
     corsAllowedOrigins: { type: 'string', maxLength: 8192, pattern: '^(\\*|https?://[^/?#\\s,]+(\\s*,\\s*https?://[^/?#\\s,]+)*)$' },
   },
@@ -118,6 +119,8 @@ export interface Config {
   adConditioningBackoffSec: number;
   /** Longest creative conditioned, in seconds. */
   adConditioningMaxSec: number;
+  /** The most a brand's `stitch_wait_for_ads_ms` may hold a stitch POST for its ads' conditioning (0: never waits). */
+  stitchMaxWaitMs: number;
   /** Origins whose web players may read the player-facing answers: `*` or a comma-separated list. */
   corsAllowedOrigins: string;
 }
@@ -163,5 +166,6 @@ export const envNames: Record<string, keyof Config> = {
   AD_CONDITIONING_JOBS: 'adConditioningJobs',
   AD_CONDITIONING_BACKOFF_SEC: 'adConditioningBackoffSec',
   AD_CONDITIONING_MAX_SEC: 'adConditioningMaxSec',
+  STITCH_MAX_WAIT_MS: 'stitchMaxWaitMs',
   CORS_ALLOWED_ORIGINS: 'corsAllowedOrigins',
 };

@@ -98,13 +98,23 @@ export interface StitchServiceDeps {
    * Renditions of an ad without streaming media of the content's protocol, conditioned from its
    * MP4 to the content's ladder (issue 26; lib/conditioning). Absent: such ads are left out.
    */
-  conditioned?: (ad: DecidedAd, profile: LadderProfile) => Promise<ConditionedAd>;
+  conditioned?: (ad: DecidedAd, profile: LadderProfile, waitUntilMs?: number) => Promise<ConditionedAd>;
   /** A conditioned creative's ready renditions by its key, named under `base`, to render a session again (absent: not ready or unknown). */
   conditionedByKey?: (key: string, base: string) => Promise<ConditionedAd>;
   /** Characters of sources and of renderings kept in process, each (default 64 MiB). */
   cacheChars?: number;
+  /** How long a stitch POST of the brand may wait for its ads' conditioning (`stitch_wait_for_ads_ms`, already capped); 0: never. */
+  waitForAds?: (brand: string) => Promise<number>;
   /** The brand's slate (`stitch_slate` of its squeeze brand config): its MP4, and whether short pods are filled with it. */
   slate?: (brand: string) => Promise<{ uri: string; fill: boolean } | undefined>;
+}
+
+/**
+ * How long a stitch POST may wait for its ads: the brand's `stitch_wait_for_ads_ms` (anything that
+ * is not a non-negative number is 0) capped by the deployment's `STITCH_MAX_WAIT_MS`.
+ */
+export function stitchWaitMs(asked: unknown, capMs: number): number {
+  return typeof asked === 'number' && asked > 0 ? Math.min(asked, Math.max(0, capMs)) : 0;
 }
 
 /** The slate ads of this process (told apart in `breaks[]`). */
@@ -146,6 +156,9 @@ export class StitchService {
     const id = randomBytes(16).toString('base64url');
     const warnings: string[] = [];
     const ttlMs = this.deps.ttlSec * 1000;
+    // One deadline for every ad and the slate of this stitch (0: ads not ready are left out at once).
+    const waitMs = (await this.deps.waitForAds?.(req.brand).catch(() => 0)) ?? 0;
+    const waitUntil = waitMs > 0 ? Date.now() + waitMs : 0;
 
     let withMedia: PodMedia[];
     let content: Source;
@@ -156,8 +169,8 @@ export class StitchService {
       const durationSec = contentDuration(hls, asset);
       const pods = await this.decide(req, asset, durationSec, warnings);
       const profile = this.profileOf(() => hlsProfile(hls), warnings);
-      withMedia = await this.adSources(pods, 'hls', warnings, profile);
-      if (!req.interstitials) await this.fillWithSlate(req.brand, withMedia, profile, warnings);
+      withMedia = await this.adSources(pods, 'hls', warnings, profile, waitUntil);
+      if (!req.interstitials) await this.fillWithSlate(req.brand, withMedia, profile, warnings, waitUntil);
       // Whole seconds: the dates read plainly, and the same session never changes them.
       if (req.interstitials) epochMs = Math.floor(Date.now() / 1000) * 1000;
     } else {
@@ -166,8 +179,8 @@ export class StitchService {
       const declared = /mediaPresentationDuration="([^"]+)"/.exec(mpd)?.[1];
       const pods = await this.decide(req, asset, parseIsoDuration(declared) ?? asset.duration ?? 0, warnings);
       const profile = this.profileOf(() => dashProfile(mpd), warnings);
-      withMedia = await this.adSources(pods, 'dash', warnings, profile);
-      await this.fillWithSlate(req.brand, withMedia, profile, warnings);
+      withMedia = await this.adSources(pods, 'dash', warnings, profile, waitUntil);
+      await this.fillWithSlate(req.brand, withMedia, profile, warnings, waitUntil);
     }
     const { plan, sources } = planOf(this.deps.publicBaseUrl(), content, withMedia, epochMs);
     for (const [k, v] of sources) this.sources.set(k, v);
@@ -300,12 +313,12 @@ export class StitchService {
    * Fetches each ad's streaming manifests (once per URL); an ad without them is conditioned from
    * its MP4 to the content's profile when that is ready, else reported (naming the job) and left out.
    */
-  private async adSources(pods: PlannedPod[], protocol: Protocol, warnings: string[], profile?: LadderProfile): Promise<PodMedia[]> {
+  private async adSources(pods: PlannedPod[], protocol: Protocol, warnings: string[], profile?: LadderProfile, waitUntil = 0): Promise<PodMedia[]> {
     const lookups = new Map<string, Promise<ConditionedAd>>();
     const condition = (ad: DecidedAd): Promise<ConditionedAd> => {
       let p = lookups.get(ad.uri);
       if (!p) {
-        p = this.deps.conditioned!(ad, profile!).catch((err: Error) => {
+        p = this.deps.conditioned!(ad, profile!, waitUntil).catch((err: Error) => {
           this.deps.log.warn({ err: err.message, ad: ad.adId }, 'stitch: ad conditioning lookup failed');
           return { state: 'refused' as const, detail: `conditioning is unavailable now (${err.message})` };
         });
@@ -359,7 +372,7 @@ export class StitchService {
    * left out, or shorter than their VAST duration) gets the brand's slate, conditioned like any ad
    * and cut to the gap, after its ads; without it the pod is just shorter.
    */
-  private async fillWithSlate(brand: string, pods: PodMedia[], profile: LadderProfile | undefined, warnings: string[]): Promise<void> {
+  private async fillWithSlate(brand: string, pods: PodMedia[], profile: LadderProfile | undefined, warnings: string[], waitUntil = 0): Promise<void> {
     if (!profile || !this.deps.slate || !this.deps.conditioned || !pods.length) return;
     const slate = await this.deps.slate(brand).catch((err: Error) => {
       this.deps.log.warn({ err: err.message, brand }, 'stitch: brand slate settings unavailable');
@@ -373,7 +386,7 @@ export class StitchService {
       const planned = pod.ads.reduce((s, a) => s + a.ad.durationSec, 0);
       const gap = planned - pod.ads.reduce((s, a) => s + (a.source === undefined ? 0 : sourceSeconds(a.source)), 0);
       if (gap < MIN_FILL_SEC) continue;
-      conditioned ??= await this.deps.conditioned(ad, profile).catch((err: Error) => ({ state: 'refused' as const, detail: `conditioning is unavailable now (${err.message})` }));
+      conditioned ??= await this.deps.conditioned(ad, profile, waitUntil).catch((err: Error) => ({ state: 'refused' as const, detail: `conditioning is unavailable now (${err.message})` }));
       if (conditioned.state !== 'ready') {
         warnings.push(`break ${pod.id}: ${round(gap)} s not filled with slate this time: ${conditioned.detail}`);
         continue;

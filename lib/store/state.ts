@@ -70,5 +70,7 @@ export const keys = {
   /** A generated stream id's claim (value: its event id), kept alive with the stream. */
   streamClaim: (streamId: string) => `sqz:{st:${streamId}}:claim`,
   global: (part: string) => `sqz:{g}:${part}`,
+  /** What one squeeze break's renderings reached (issue 30.2), under the break's own hash tag. */
+  squeezeBreak: (breakId: string, part: string) => `sqz:{br:${breakId}}:${part}`,
   channel: (name: string) => `sqz:ch:${name}`,
 };

@@ -7,7 +7,7 @@
  * in one pipeline, so no response waits on the state store and a stream seen a thousand times a
  * second costs one write a second.
  */
-import { keys, type StateStore } from '../store/index.js';
+import { keys, type Batch, type StateStore } from '../store/index.js';
 import type { Logger } from '../log/index.js';
 import type { Registry } from '../http/metrics.js';
 
@@ -82,6 +82,15 @@ export interface StreamTouch {
 }
 
 type PendingTouch = StreamTouch & { lastSeen: number };
+
+/**
+ * Other write-behind state that rides on the registry's flush (one timer, one pipeline more per
+ * flush, and `flush()`/`settled()` include it): `write` queues what is pending into the batch and
+ * answers how to put it back should the batch fail, or undefined when nothing is pending.
+ */
+export interface FlushContributor {
+  write(batch: Batch): (() => void) | undefined;
+}
 
 /** A 10-digit numeric value, as ad servers expect for vprn/pvrn (a cache-buster, not a secret). */
 export function randomTenDigits(): string {
@@ -180,6 +189,7 @@ export class StreamRegistry {
   private proofLookups = 0;
   flushFailures = 0;
   evictions = 0;
+  private readonly contributors: FlushContributor[] = [];
   private readonly evictedCounter;
 
   constructor(
@@ -194,6 +204,11 @@ export class StreamRegistry {
     this.timer = setInterval(() => void this.flush(), this.flushEveryMs).unref();
     this.evictedCounter = opts.metrics?.counter('streams_evicted_total', 'Streams evicted (oldest idle first) because the instance held MAX_STREAMS').with();
     opts.metrics?.gauge('streams_known', 'Streams this instance keeps (at most MAX_STREAMS)', () => this.known.size);
+  }
+
+  /** Adds write-behind state to every flush (the break reach records, lib/squeeze/breaks/reach.ts). */
+  alsoFlush(c: FlushContributor): void {
+    this.contributors.push(c);
   }
 
   /** Streams this instance keeps now. */
@@ -357,7 +372,9 @@ export class StreamRegistry {
   flush(): Promise<void> {
     if (this.flushing) return this.flushing.then(() => this.flush());
     this.sweep();
-    if (this.pending.size === 0 && this.evictedIds.length === 0) return Promise.resolve();
+    const extra = this.contributors.length ? this.state.batch() : undefined;
+    const putBack = extra ? this.contributors.map((c) => c.write(extra)).filter((u) => u !== undefined) : [];
+    if (this.pending.size === 0 && this.evictedIds.length === 0 && putBack.length === 0) return Promise.resolve();
     const all = [...this.pending.values()];
     this.pending = new Map();
     for (const s of all) {
@@ -379,6 +396,15 @@ export class StreamRegistry {
           for (const s of chunk) if (!this.pending.has(s.streamId)) this.pending.set(s.streamId, s);
         }
         await new Promise((r) => setImmediate(r));
+      }
+      if (putBack.length) {
+        try {
+          await extra!.exec();
+        } catch (err) {
+          this.flushFailures++;
+          this.log.warn({ err: (err as Error).message }, 'write-behind records failed; retrying with the next flush');
+          for (const undo of putBack) undo();
+        }
       }
       try {
         await this.prune(registries);

@@ -15,6 +15,7 @@ import type { TrackingPoint } from './plan.js';
 import { segmentPath } from './source.js';
 import { startSeqOf, type BreakRepo, type BreakRow } from './repo.js';
 import { TextMemo } from './text-memo.js';
+import type { BreakReach } from './reach.js';
 
 export interface LiveSegment {
   uri: string;
@@ -41,6 +42,8 @@ export interface LiveAssignment {
 interface Rendering {
   text: string;
   points: TrackingPoint[];
+  /** What this rendering tells of the break's reach: a squeezed segment carried, or ready ones matched nowhere. */
+  reach: 'matched' | 'unmatched' | undefined;
 }
 
 const RENDERED_MAX = 512;
@@ -135,6 +138,8 @@ export class BreakBoard extends Reloader implements BreakSource {
   private byEvent = new Map<number, LiveBreak[]>();
   private byId = new Map<string, LiveBreak>();
   onSqueezed: SqueezedHook | undefined;
+  /** Records which streams each break reached, for the break API (set by the service). */
+  reach: BreakReach | undefined;
   /** Tracking points already handed to onSqueezed, by stream and break: each is handed over once. */
   private readonly fired = new Map<string, Set<string>>();
   private renderedChars = 0;
@@ -230,12 +235,17 @@ export class BreakBoard extends Reloader implements BreakSource {
               'ready squeezeback segments match no segment of a viewer playlist',
             );
         }
-        r = { text: applied.text, points: applied.squeezed.flatMap((uri) => lookup(a, uri)?.events ?? []) };
+        r = {
+          text: applied.text,
+          points: applied.squeezed.flatMap((uri) => lookup(a, uri)?.events ?? []),
+          reach: applied.squeezed.length ? 'matched' : unmatched ? 'unmatched' : undefined,
+        };
         this.renderedChars += input.length + r.text.length;
         if (a.rendered.size >= RENDERED_MAX || this.renderedChars > RENDERED_CHARS_MAX) this.forgetRenderings();
         a.rendered.set(input, r);
       }
       out = r.text;
+      if (r.reach && streamId !== undefined) this.reach?.note(b.id, streamId, r.reach);
       if (streamId !== undefined && this.onSqueezed && r.points.length) this.handOver(streamId, b, a, r.points, flow);
     }
     return out;

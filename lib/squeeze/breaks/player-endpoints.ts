@@ -118,7 +118,9 @@ export class PlayerEndpoints {
     this.vasts.ads.inc();
     // Signed for this break, valid until an hour after it ends.
     const scope = { breakId: found.b.id, expires: Math.floor(found.b.window.endMs / 1000) + BEACON_VALID_AFTER_BREAK_SEC };
-    ex.send(200, XML, writeVast(adsForStream(found.b, found.a, streamId).map((ad) => this.signed(ad, streamId, scope))));
+    // The slate filling a shortfall is no ad: it is not offered to the player's VAST.
+    const ads = adsForStream(found.b, found.a, streamId).filter((ad) => !ad.slate);
+    ex.send(200, XML, writeVast(ads.map((ad) => this.signed(ad, streamId, scope))));
   }
 
   /** The ad with every tracking URL replaced by its signed beacon URL: players never see the originals. */

@@ -1,8 +1,7 @@
 /** `/api/v1/squeeze-ad-break` (spec "Squeeze configuration and ad-break operations"; docs/design.md §3). */
-import { listOf } from '../../http/envelope.js';
 import type { Route } from '../../http/router.js';
 import { bodyValidator, queryValidator } from '../../http/validate.js';
-import { breakInput, breakListQuery, daiBreakInput, extendInput, type BreakInput } from './schema.js';
+import { breakInput, breakListQuery, breakListView, breakView, daiBreakInput, extendInput, type BreakInput } from './schema.js';
 import type { BreakService } from './service.js';
 
 const PATH = '/api/v1/squeeze-ad-break';
@@ -38,7 +37,7 @@ export function breakRoutes(breaks: BreakService): Route[] {
       method: 'GET',
       pattern: PATH,
       summary: "An event's breaks, newest first, each with its segments: {results, total_results}",
-      schema: { query: breakListQuery, response: listOf(breakAnswer) },
+      schema: { query: breakListQuery, response: breakListView },
       handler: async (req) => {
         const q = validateList(req.query);
         return { json: await breaks.list(q.event_id, q.page, q.page_size) };
@@ -47,8 +46,8 @@ export function breakRoutes(breaks: BreakService): Route[] {
     {
       method: 'GET',
       pattern: `${PATH}/:break_id`,
-      summary: 'Show a break with its planned segments',
-      schema: { response: breakAnswer },
+      summary: 'Show a break with its planned segments, the streams it reached (matched_streams, unmatched_streams) and warnings',
+      schema: { response: breakView },
       handler: async (req) => ({ json: await breaks.get(req.params['break_id']!) }),
     },
     {

@@ -55,3 +55,30 @@ export interface BreakInput {
   layout?: 'dualbox' | 'lbar';
   stream_ids?: string[];
 }
+
+/**
+ * A break as GET answers it (OpenAPI only: the service writes it). Only the fields with more to
+ * say than their name are spelled out; the reach fields are summed over every instance (issue 30.2).
+ */
+export const breakView = {
+  type: 'object',
+  properties: {
+    break_id: { type: 'string', format: 'uuid' },
+    status: { enum: ['scheduled', 'active', 'completed', 'failed'] },
+    segments: { type: 'array', items: { type: 'object', properties: { status: { enum: ['pending', 'ready', 'failed'] }, outputs: { type: 'integer' }, planned_outputs: { type: 'integer' } } } },
+    matched_streams: {
+      type: 'integer',
+      minimum: 0,
+      description: "streams whose playlist carried at least one of the break's squeezed segments, on any instance (written behind the stream registry's flush: up to about a second late)",
+    },
+    unmatched_streams: { type: 'integer', minimum: 0, description: 'streams served content for break segments whose squeezed outputs were ready but matched no URI of their playlist' },
+    warnings: {
+      type: 'array',
+      items: { type: 'string' },
+      description: "e.g. no viewer playlist matched the break's segments (matched_streams 0 while unmatched_streams > 0, or a completed break no playlist carried)",
+    },
+  },
+} as const;
+
+/** An event's breaks as GET answers them. */
+export const breakListView = { type: 'object', properties: { results: { type: 'array', items: breakView }, total_results: { type: 'integer' } } } as const;

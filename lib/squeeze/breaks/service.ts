@@ -14,6 +14,8 @@ import type { BreakRepo, BreakRow, BreakTrigger, SegmentRow } from './repo.js';
 import { planSegments, squeezedSpanSec } from './plan.js';
 import { readSource, type FetchText } from './source.js';
 import { MAX_TOTAL_BREAK_SEC, type BreakInput } from './schema.js';
+import { reachWarnings, type BreakReachCounts } from './reach.js';
+import { fillShortfall } from './shortfall.js';
 
 type Json = Record<string, unknown>;
 
@@ -47,6 +49,8 @@ export interface BreakServiceDeps {
   fetchText: FetchText;
   adServerUrl: string;
   log: Logger;
+  /** What a break reached, summed over every instance (./reach.ts); absent: the view says nothing of it. */
+  reach?: (breakId: string) => Promise<BreakReachCounts>;
 }
 
 export class BreakService {
@@ -60,8 +64,11 @@ export class BreakService {
     const arrived = Date.now();
     const event = await this.loadEvent(input);
     const id = randomUUID();
-    const [window, decision] = await Promise.all([this.planWindow(event, opts.at), this.decideAds(id, event, input, target, arrived)]);
-    const row = await this.persist(id, event, input, target, window, decision, opts.trigger ?? { source: 'api' });
+    const [window, decided] = await Promise.all([this.planWindow(event, opts.at), this.decideAds(id, event, input, target, arrived)]);
+    // A shortfall (ads shorter than the break) filled as the brand configures (issue 30.5).
+    const filled = fillShortfall(decided, input.break_duration, event.squeeze_fill, event.stitch_slate?.uri);
+    const decision = filled.note ? { ...filled.decision, reason: [decided.reason, filled.note].filter(Boolean).join('; ') } : filled.decision;
+    const row = await this.persist(id, event, { ...input, break_duration: filled.durationSec }, target, window, decision, opts.trigger ?? { source: 'api' });
     await this.deps.board.changed();
     this.deps.log.info(
       { breakId: id, eventId: event.id, status: row.status, source: decision.source, trigger: row.trigger.source, streams: Object.keys(decision.streamAssignments).length },
@@ -185,13 +192,21 @@ export class BreakService {
 
   async get(id: string): Promise<Json> {
     const row = await this.deps.repo.get(checkId(id));
-    return this.view(row, await this.deps.repo.segments(row.id));
+    return this.withReach(row, this.view(row, await this.deps.repo.segments(row.id)));
+  }
+
+  /** The view with what the break reached: this instance's notes are flushed first (other instances' within their flush interval). */
+  private async withReach(row: BreakRow, view: Json): Promise<Json> {
+    if (!this.deps.reach) return view;
+    await this.deps.streams.flush();
+    const reach = await this.deps.reach(row.id);
+    return { ...view, ...reach, warnings: reachWarnings(reach, row.status) };
   }
 
   /** An event's breaks, newest first, each shown as `get` shows it: {results, total_results}. */
   async list(eventId: number, page: number, pageSize: number): Promise<Json> {
     const { rows, total } = await this.deps.repo.listByEvent(eventId, page, pageSize);
-    const results = await Promise.all(rows.map(async (b) => this.view(b, await this.deps.repo.segments(b.id))));
+    const results = await Promise.all(rows.map(async (b) => this.withReach(b, this.view(b, await this.deps.repo.segments(b.id)))));
     return { results, total_results: total };
   }
 
@@ -245,7 +260,7 @@ export class BreakService {
       geo_lang_loc: b.geo_lang_loc,
       decision: { source: b.decision_source, reason: b.reason },
       trigger: b.trigger ?? { source: 'api' },
-      ads: (def?.ads ?? []).map((a) => ({ ad_id: a.adId, uri: a.uri, duration: a.durationSec })),
+      ads: (def?.ads ?? []).map((a) => ({ ad_id: a.adId, uri: a.uri, duration: a.durationSec, ...(a.slate ? { slate: true } : {}) })),
       assignments: b.assignments.map((a) => ({ key: a.key, source: a.source, ads: a.ads.length, streams: Object.values(b.stream_assignments).filter((k) => k === a.key).length })),
       streams: decision ? Object.keys(decision.streamAssignments).length : Object.keys(b.stream_assignments).length,
       segments: planned.map((p) => {

@@ -47,6 +47,21 @@ export const brandFields = {
     description: 'server-side stitching: the slate (an MP4, conditioned like any ad) and whether a pod shorter than planned is filled with it (default false: the pod is shortened)',
     properties: { uri: httpUri, fill: { type: 'boolean' } },
   },
+  squeeze_fill: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['mode'],
+    description:
+      'squeeze breaks whose ads sum to less than the break: loop (default) plays the ads again, slate fills the rest with slate_uri (else stitch_slate.uri) in pieces of slate_duration_sec played from the start, content ends the break with its ads',
+    properties: { mode: { enum: ['loop', 'slate', 'content'] }, slate_uri: httpUri, slate_duration_sec: { type: 'number', minimum: 1, maximum: 600 } },
+  },
+  stitch_wait_for_ads_ms: {
+    type: 'integer',
+    minimum: 0,
+    maximum: 600000,
+    description:
+      'server-side stitching: how long a stitch POST may wait for its ads (and slate) being conditioned before it stitches what is ready (capped by STITCH_MAX_WAIT_MS; default 0: ads not ready are left out this time)',
+  },
   manifest_polling: { type: 'number', minimum: 0.5, maximum: 60, description: 'seconds between two reads of the source playlist by the cue monitor (default: its target duration)' },
 } as const;
 

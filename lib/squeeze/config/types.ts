@@ -2,6 +2,13 @@
  * The effective configuration of an event, typed: defaults ← brand ← event overrides
  * (./repo.ts `effective`). The shapes follow ./schema.ts, which validates every layer.
  */
+/** What fills a squeeze break's shortfall (lib/squeeze/breaks/shortfall.ts). */
+export interface SqueezeFill {
+  mode: 'loop' | 'slate' | 'content';
+  slate_uri?: string;
+  slate_duration_sec?: number;
+}
+
 export interface Box {
   x: number;
   y: number;
@@ -26,6 +33,10 @@ export interface SqueezeSettings {
   background_uri?: string;
   /** Server-side stitching's slate: its MP4 and whether short pods are filled with it (issue 26). */
   stitch_slate?: { uri: string; fill?: boolean };
+  /** What fills a squeeze break whose ads are shorter than it (issue 30.5; lib/squeeze/breaks/shortfall.ts); unset: loop. */
+  squeeze_fill?: SqueezeFill;
+  /** How long a stitch POST waits for its ads' conditioning (issue 26), capped by STITCH_MAX_WAIT_MS; unset: 0. */
+  stitch_wait_for_ads_ms?: number;
   /** Seconds between two reads of the source by the cue monitor; unset: the playlist's target duration. */
   manifest_polling?: number;
 }

@@ -132,6 +132,12 @@ t.test('squeezeback breaks end to end', async (t) => {
       done.segments.every((s: { status: string; uri?: string }) => s.status === 'ready' && s.uri?.startsWith(transcoder.url)),
       'every planned segment ready',
     );
+    // Issue 30.2: S1 and S2 were rendered through both instances; each instance's notes reach the store with its flush.
+    const reached = await until('both streams counted as reached', async () => {
+      const r = await api(a, 'GET', `squeeze-ad-break/${id}`);
+      return r.body.matched_streams === 2 && r.body;
+    });
+    t.same([reached.unmatched_streams, reached.warnings], [0, []], 'no stream missed it, no warning');
     const perKey = [...transcoder.jobsByKey.values()];
     t.ok(
       perKey.every((n) => n === 1),
