@@ -111,7 +111,13 @@ export async function runCapacity(n: number): Promise<CapacityResult> {
     await api('PUT', 'squeeze-configured-ad', { event_id: eventId, abid: 'c1', ad_uri: 'https://cdn.example.com/c1.mp4', duration: 10, is_curated: true });
 
     // 1. Registration: ids shaped as the DAI provider's (UUID:LOC), the ad tag's targeting.
-    const ids = Array.from({ length: n }, (_, i) => `${randomBytes(16).toString('hex').replace(/(.{8})(.{4})(.{4})(.{4})/, '$1-$2-$3-$4-')}:LOC${i % 10}`);
+    const ids = Array.from(
+      { length: n },
+      (_, i) =>
+        `${randomBytes(16)
+          .toString('hex')
+          .replace(/(.{8})(.{4})(.{4})(.{4})/, '$1-$2-$3-$4-')}:LOC${i % 10}`,
+    );
     await service.streams.flush();
     const mem0 = await usedMemory(r);
     const c0 = await commandCalls(r);
