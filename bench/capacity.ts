@@ -33,7 +33,7 @@ const RUN_TICKS_SEC = 8;
 export interface CapacityResult {
   streams: number;
   register: { ms: number; bytesPerStream: number; hashBytes: number; registryBytesPerStream: number; commands: Record<string, number>; commandsPerStream: number; flushMs: number };
-  refresh: { commands: Record<string, number>; commandsPerStream: number; flushMs: number };
+  refresh: { commands: Record<string, number>; commandsPerStream: number; flushMs: number; cpuUsPerStream: number };
   breakPut: { ms: number; status: number; streams: number; commands: Record<string, number>; pgRows: Record<string, number>; rowBytes: number; pgWritesWhileRunning: number; runSec: number };
 }
 
@@ -152,10 +152,13 @@ export async function runCapacity(n: number): Promise<CapacityResult> {
     // 2. One refresh of every stream, as the manifest path touches a known stream.
     const c1 = await commandCalls(r);
     const f1 = performance.now();
+    const cpu1 = process.cpuUsage();
     for (const id of ids) service.streams.touch({ streamId: id, eventId, assetKey: 'CAP', flow: 'dai' });
     await service.streams.flush();
     await service.streams.flush();
     const refreshFlushMs = performance.now() - f1;
+    // This process's CPU for the touches and their flush (the simulators here are idle meanwhile).
+    const refreshCpu = process.cpuUsage(cpu1);
     const refreshCmds = diff(await commandCalls(r), c1);
 
     // 3. The event-wide break over every stream.
@@ -186,7 +189,12 @@ export async function runCapacity(n: number): Promise<CapacityResult> {
         commandsPerStream: +(total(registerCmds) / n).toFixed(2),
         flushMs: Math.round(flushMs),
       },
-      refresh: { commands: refreshCmds, commandsPerStream: +(total(refreshCmds) / n).toFixed(2), flushMs: Math.round(refreshFlushMs) },
+      refresh: {
+        commands: refreshCmds,
+        commandsPerStream: +(total(refreshCmds) / n).toFixed(2),
+        flushMs: Math.round(refreshFlushMs),
+        cpuUsPerStream: +((refreshCpu.user + refreshCpu.system) / n).toFixed(1),
+      },
       breakPut: {
         ms: Math.round(putMs),
         status: put.status,
@@ -215,7 +223,7 @@ export function printCapacity(c: CapacityResult): void {
   line(`capacity: ${c.streams} streams registered in ${c.register.ms} ms (flush ${c.register.flushMs} ms)`);
   line(`  state store: ${c.register.bytesPerStream} B/stream (used_memory delta), hash ${c.register.hashBytes} B (MEMORY USAGE), event registry ${c.register.registryBytesPerStream} B/stream`);
   line(`  registration: ${c.register.commandsPerStream} commands/stream ${JSON.stringify(c.register.commands)}`);
-  line(`  refresh: ${c.refresh.commandsPerStream} commands/stream ${JSON.stringify(c.refresh.commands)} (flush ${c.refresh.flushMs} ms)`);
+  line(`  refresh: ${c.refresh.commandsPerStream} commands/stream ${JSON.stringify(c.refresh.commands)} (flush ${c.refresh.flushMs} ms, ${c.refresh.cpuUsPerStream} µs CPU/stream)`);
   const b = c.breakPut;
   line(`  event-wide break: PUT ${b.status} in ${b.ms} ms over ${b.streams} streams; Redis ${JSON.stringify(b.commands)}; Postgres rows ${JSON.stringify(b.pgRows)}, break row ${b.rowBytes} B`);
   line(`  while the break runs: ${b.pgWritesWhileRunning} Postgres row writes in ${b.runSec} s`);
