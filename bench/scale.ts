@@ -28,7 +28,8 @@ const INSTANCES = 3;
 const VIEWERS = 40;
 const REFRESH_MS = 500;
 const SEG_SEC = 2;
-const DRAIN_MS = 1500;
+/** `--drain-ms N` overrides it (0: the listener closes at SIGTERM, as before issue 29). */
+const DRAIN_MS = process.argv.includes('--drain-ms') ? Number(process.argv[process.argv.indexOf('--drain-ms') + 1]) : 1500;
 const LEASE_MS = 4000;
 
 interface Instance {
@@ -43,7 +44,7 @@ interface Sample {
 }
 
 export interface ScaleResult {
-  phases: Array<{ phase: string; viewerRequests: number; viewerFailures: number; apiRequests: number; apiNon200: number; seconds: number; note: string }>;
+  phases: Array<{ phase: string; viewerRequests: number; viewerFailures: number; failedStatuses: Record<string, number>; apiRequests: number; apiNon200: number; seconds: number; note: string }>;
   leaseMovedMs: number | undefined;
   breaks: number;
   maxJobsPerOutput: number;
@@ -181,6 +182,7 @@ export async function runScale(): Promise<ScaleResult> {
         phase: name,
         viewerRequests: vs.length,
         viewerFailures: vs.filter((s) => s.status !== 200).length,
+        failedStatuses: vs.filter((s) => s.status !== 200).reduce<Record<string, number>>((m, s) => ((m[s.status] = (m[s.status] ?? 0) + 1), m), {}),
         apiRequests: as.length,
         apiNon200: as.filter((s) => s.status !== 200).length,
         seconds: Math.round((Date.now() - from) / 100) / 10,
@@ -233,7 +235,9 @@ export async function runScale(): Promise<ScaleResult> {
 
 export function printScale(r: ScaleResult): void {
   for (const p of r.phases)
-    process.stdout.write(`${p.phase.padEnd(34)} ${p.seconds} s  viewer requests ${p.viewerRequests}, failed ${p.viewerFailures}; API ${p.apiRequests}, non-200 ${p.apiNon200}  (${p.note})\n`);
+    process.stdout.write(
+      `${p.phase.padEnd(34)} ${p.seconds} s  viewer requests ${p.viewerRequests}, failed ${p.viewerFailures}${p.viewerFailures ? ` ${JSON.stringify(p.failedStatuses)}` : ''}; API ${p.apiRequests}, non-200 ${p.apiNon200}  (${p.note})\n`,
+    );
   process.stdout.write(`break lease moved ${r.leaseMovedMs ?? 'never'} ms after the kill; breaks for the event: ${r.breaks}; transcoder jobs ${r.jobs}, at most ${r.maxJobsPerOutput} per output\n`);
   process.stdout.write(`${JSON.stringify(r)}\n`);
 }
