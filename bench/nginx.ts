@@ -5,7 +5,7 @@ import path from 'node:path';
 import { hasCommand } from './load.js';
 import { freePort, waitForPort, type Target } from './procs.js';
 
-async function start(work: string, name: string, body: (port: number) => string, cpu: string | undefined): Promise<Target> {
+export async function startNginx(work: string, name: string, body: (port: number) => string, cpu: string | undefined): Promise<Target> {
   const port = await freePort();
   const prefix = path.join(work, name);
   const conf = `${prefix}.conf`;
@@ -28,7 +28,7 @@ ${body(port)}
 /** nginx proxy_pass + sub_filter in front of an upstream on 127.0.0.1:upstreamPort; undefined when nginx is not installed. */
 export async function nginxProxy(work: string, upstreamPort: number, cpu: string | undefined): Promise<Target | undefined> {
   if (!hasCommand('nginx')) return undefined;
-  return start(
+  return startNginx(
     work,
     `proxy-${upstreamPort}`,
     (port) => `  upstream up { server 127.0.0.1:${upstreamPort}; keepalive 64; }
@@ -50,7 +50,7 @@ export async function nginxProxy(work: string, upstreamPort: number, cpu: string
 
 /** nginx answering every path with one file, as a playlist. */
 export function nginxStatic(work: string, file: string, cpu: string | undefined): Promise<Target> {
-  return start(
+  return startNginx(
     work,
     `static-${path.basename(file)}`,
     (port) => `  types { application/vnd.apple.mpegurl m3u8; }

@@ -15,6 +15,8 @@
  * request goes upstream) and hot (one URL; the service collapses and micro-caches).
  * Then the outsider's distinct-stream rig (bench/rig.ts: nginx upstream, the service as `npm start`
  * runs it, 3 s warm-up for every target), whose figures are the distinct ratios reported.
+ * `-- --scale`: three instances behind nginx, rolling restart and kill -9 under viewer load (bench/scale.ts).
+ * `-- --capacity [--streams N]`: what a stream costs the state store and a break Postgres (bench/capacity.ts).
  * `-- --rig [--runs N]`: the rig alone, N runs (3 by default); `-- --rig --workers N`: the service
  * with WORKERS=1 against WORKERS=N under the rig's load (printed, not recorded).
  */
@@ -28,6 +30,8 @@ import { runSoak } from './soak.js';
 import { nginxProxy } from './nginx.js';
 import { recordRig, runRig } from './rig.js';
 import { squeezebackRun } from './squeezeback.js';
+import { printCapacity, runCapacity } from './capacity.js';
+import { printScale, runScale } from './scale.js';
 
 const quick = process.argv.includes('--quick');
 const record = process.argv.includes('--record');
@@ -112,6 +116,15 @@ async function main(): Promise<void> {
     const workers = w === -1 ? undefined : Number(process.argv[w + 1]) || 2;
     const rigRows = await runRig(runs, { ...(quick ? { seconds: 5 } : {}), ...(workers ? { workers } : {}) });
     if (record && !workers) recordRig(rigRows, runs, quick);
+    return;
+  }
+  if (process.argv.includes('--scale')) {
+    printScale(await runScale());
+    return;
+  }
+  if (process.argv.includes('--capacity')) {
+    const at = process.argv.indexOf('--streams');
+    printCapacity(await runCapacity(at === -1 ? 100_000 : Number(process.argv[at + 1]) || 100_000));
     return;
   }
   if (process.argv.includes('--soak')) {

@@ -47,7 +47,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, 'shutting down');
-    setTimeout(() => process.exit(code || 1), config.shutdownGraceMs + STOP_PARTS_MS).unref();
+    setTimeout(() => process.exit(code || 1), config.shutdownDrainMs + config.shutdownGraceMs + STOP_PARTS_MS).unref();
     void (service?.close() ?? Promise.resolve()).then(
       () => process.exit(code),
       (err: unknown) => {

@@ -364,7 +364,7 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
   life.add('id3 inspection worker', inspectionWorker, (w) => w.stop()).start();
   life.add('ad conditioning worker', conditioningWorker, (w) => w.stop()).start();
   const { port, url } = await http.listen();
-  life.add('HTTP listener', http, (h) => h.drain(config.shutdownGraceMs));
+  life.add('HTTP listener', http, (h) => h.drain(config.shutdownDrainMs, config.shutdownGraceMs));
   // Listening on port 0 (tests): the derived base URL names the port actually bound.
   if (new URL(baseUrl).port === '0') baseUrl = url;
   log.info({ host: config.host, port, database: config.databaseUrl ? 'external' : 'embedded', state: stores.state.kind }, 'listening');

@@ -77,7 +77,7 @@ export async function supervise(config: Config, log: Logger, workers: number, sc
           child.kill('SIGTERM');
         }),
     );
-    const hard = setTimeout(() => [...children.values()].forEach(({ child }) => child.kill('SIGKILL')), config.shutdownGraceMs + 5000);
+    const hard = setTimeout(() => [...children.values()].forEach(({ child }) => child.kill('SIGKILL')), config.shutdownDrainMs + config.shutdownGraceMs + 5000);
     await Promise.all(exits);
     clearTimeout(hard);
     await embedded?.stop();

@@ -29,6 +29,7 @@ export const configSchema = {
     streamIdleSec: { type: 'integer', minimum: 5, maximum: 86400 },
     maxStreams: { type: 'integer', minimum: 1, maximum: 10000000 },
     shutdownGraceMs: { type: 'integer', minimum: 0, maximum: 60000 },
+    shutdownDrainMs: { type: 'integer', minimum: 0, maximum: 60000 },
     allowUwsFallback: { type: 'boolean' },
     breakLeaseMs: { type: 'integer', minimum: 500, maximum: 600000 },
     breakTickMs: { type: 'integer', minimum: 50, maximum: 60000 },
@@ -98,6 +99,8 @@ export interface Config {
   /** Streams one instance keeps (and writes to the state store); the oldest idle first are evicted beyond it. */
   maxStreams: number;
   shutdownGraceMs: number;
+  /** After SIGTERM, how long /readyz answers 503 while everything else is still served (one load-balancer check interval). */
+  shutdownDrainMs: number;
   allowUwsFallback: boolean;
   breakLeaseMs: number;
   breakTickMs: number;
@@ -152,6 +155,7 @@ export const envNames: Record<string, keyof Config> = {
   STREAM_IDLE_SEC: 'streamIdleSec',
   MAX_STREAMS: 'maxStreams',
   SHUTDOWN_GRACE_MS: 'shutdownGraceMs',
+  SHUTDOWN_DRAIN_MS: 'shutdownDrainMs',
   UWS_ALLOW_FALLBACK: 'allowUwsFallback',
   BREAK_LEASE_MS: 'breakLeaseMs',
   BREAK_TICK_MS: 'breakTickMs',

@@ -100,13 +100,27 @@ export class HttpServer {
     return { port: bound, url: `http://${host.includes(':') ? `[${host}]` : host}:${bound}` };
   }
 
-  /** Stops accepting, then waits up to graceMs for the requests in flight. */
-  async drain(graceMs: number): Promise<void> {
+  /**
+   * The rolling-restart order (docs/design.md §17): `/readyz` answers 503 at once, so a load
+   * balancer checking it takes this instance out; for drainMs (one check interval) every other
+   * path is still served as usual, since the balancer may still route here until its next check;
+   * then the listener closes (new connections are refused, which a balancer retries elsewhere)
+   * and the requests in flight get up to graceMs to finish.
+   */
+  async drain(drainMs: number, graceMs: number): Promise<void> {
     this.draining = true;
+    if (drainMs > 0) {
+      this.opts.log.info({ drainMs }, 'draining: /readyz answers 503, still serving');
+      await new Promise((r) => setTimeout(r, drainMs));
+    }
     if (this.listenSocket) this.uws.us_listen_socket_close(this.listenSocket);
     this.listenSocket = undefined;
     const deadline = Date.now() + graceMs;
     while (this.inFlight.count > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     if (this.inFlight.count > 0) this.opts.log.warn({ inFlight: this.inFlight.count }, 'shutdown grace elapsed with requests in flight');
+    // Idle keep-alive connections (a balancer's pool) would otherwise be served by a process whose
+    // parts are stopping; closing them makes the balancer open a new connection elsewhere.
+    // `close` is in the binary (uWS ≥ 20.x) though not in its typings.
+    (this.app as unknown as { close?: () => void }).close?.();
   }
 }

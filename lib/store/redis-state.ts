@@ -19,6 +19,8 @@ type Command = [name: string, ...args: Array<string | number>];
 type Reply = [Error | null, unknown];
 
 const COMMAND_TIMEOUT_MS = 2000;
+/** Keys per pipeline of a many-key read: a few milliseconds of Redis time, far inside COMMAND_TIMEOUT_MS. */
+const READ_CHUNK = 1000;
 /** zaddCapped in one atomic step (one key: safe on Redis Cluster). */
 const ZADD_CAPPED = `
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[3])
@@ -119,10 +121,20 @@ export class RedisStateStore implements StateStore {
     );
     return increments.map((_, i) => Number(valueOf(replies[2 * i]!)));
   }
+  /**
+   * In pipelines of READ_CHUNK keys, one after another: an event-wide break reads every stream of
+   * its event, and 100,000 HGETALLs in one pipeline queue behind each other past
+   * COMMAND_TIMEOUT_MS (measured: the break answered 503 after 8.5 s; docs/capacity.md). Between
+   * chunks the event loop is free, so the manifest path is not held up by reply parsing.
+   */
   async hgetallMany(keys: string[]): Promise<Array<Record<string, string>>> {
-    if (!keys.length) return [];
-    const replies = await this.send(keys.map((k): Command => ['HGETALL', k]));
-    return replies.map((r) => hashOf(valueOf(r)));
+    const out: Array<Record<string, string>> = [];
+    for (let i = 0; i < keys.length; i += READ_CHUNK) {
+      if (i > 0) await new Promise((r) => setImmediate(r));
+      const replies = await this.send(keys.slice(i, i + READ_CHUNK).map((k): Command => ['HGETALL', k]));
+      for (const r of replies) out.push(hashOf(valueOf(r)));
+    }
+    return out;
   }
 
   /** Several commands in one round trip: a pipeline on one server, auto-pipelined per node on a cluster. */

@@ -42,6 +42,12 @@ export const DEFAULT_MAX_STREAMS = 100_000;
 const PROOF_RECHECK_MS = 2000;
 const PROOF_LOOKUPS_MAX = 32;
 const PROOF_CHECKED_MAX = 10_000;
+/**
+ * A stream's score in its event registry is rewritten when it is this fraction of the idle time old
+ * (docs/capacity.md): the registry only tells streams seen within the idle time from the others,
+ * and one ZADD per refresh on the event's one shard is the first Redis hot spot of a big event.
+ */
+const REGISTRY_SCORE_EVERY = 0.25;
 
 export interface StreamRegistryOptions {
   /** Streams this instance keeps (and writes); the oldest idle first are evicted beyond it. */
@@ -62,6 +68,10 @@ interface Known {
   proven: boolean;
   /** The brand recognised for it (a beacon metric's label). */
   brand?: string | undefined;
+  /** Its record was written by this instance (so `created` is set: no HSETNX on a refresh). */
+  written?: boolean;
+  /** The event registry score last written for it: a refresh moves the score only every REGISTRY_SCORE_EVERY of the idle time. */
+  scored?: { event: number; at: number };
 }
 
 export interface StreamTouch {
@@ -389,7 +399,8 @@ export class StreamRegistry {
       for (let i = 0; i < all.length; i += FLUSH_CHUNK) {
         const chunk = all.slice(i, i + FLUSH_CHUNK);
         try {
-          await this.write(chunk, registries);
+          const written = await this.write(chunk, registries);
+          for (const w of written) w();
         } catch (err) {
           this.flushFailures++;
           this.log.warn({ err: (err as Error).message, streams: chunk.length }, 'stream registry flush failed; retrying with the next flush');
@@ -415,10 +426,15 @@ export class StreamRegistry {
     return this.flushing;
   }
 
-  /** One chunk of touches; the event registries it wrote to are added to registries. */
-  private write(touches: PendingTouch[], registries: Set<string>): Promise<void> {
+  /**
+   * One chunk of touches; the event registries it wrote to are added to registries. Resolves to
+   * what to remember once the chunk is stored (a failed chunk is written whole again).
+   */
+  private async write(touches: PendingTouch[], registries: Set<string>): Promise<Array<() => void>> {
     const b = this.state.batch();
+    const done: Array<() => void> = [];
     for (const s of touches) {
+      const k = this.known.get(s.streamId);
       const key = keys.stream(s.streamId);
       const fields: Record<string, string> = { stream_id: s.streamId, last_seen: String(s.lastSeen), flow: s.flow };
       if (s.eventId !== undefined) fields['event_id'] = String(s.eventId);
@@ -433,7 +449,12 @@ export class StreamRegistry {
       if (s.clientIp !== undefined) fields['client_ip'] = s.clientIp.slice(0, STREAM_LIMITS.clientIpChars);
       if (s.masterPath !== undefined) fields['master_path'] = boundedMasterPath(s.masterPath);
       if (s.brand !== undefined) fields['brand'] = s.brand.slice(0, STREAM_LIMITS.brandChars);
-      b.hset(key, fields).hsetnx(key, 'created', String(s.lastSeen)).expire(key, this.idleMs);
+      b.hset(key, fields);
+      if (!k?.written) {
+        b.hsetnx(key, 'created', String(s.lastSeen));
+        if (k) done.push(() => (k.written = true));
+      }
+      b.expire(key, this.idleMs);
       // A generated id stays claimed while its stream lives, so no instance hands it out again.
       if (s.flow === 'squeezeback') b.expire(keys.streamClaim(s.streamId), this.idleMs);
       if (s.targeting !== undefined) {
@@ -442,11 +463,16 @@ export class StreamRegistry {
       }
       if (s.eventId !== undefined) {
         const reg = keys.event(s.eventId, 'streams');
-        b.zadd(reg, s.lastSeen, s.streamId);
+        const event = s.eventId;
+        if (!k?.scored || k.scored.event !== event || s.lastSeen - k.scored.at >= this.idleMs * REGISTRY_SCORE_EVERY) {
+          b.zadd(reg, s.lastSeen, s.streamId);
+          if (k) done.push(() => (k.scored = { event, at: s.lastSeen }));
+        }
         registries.add(reg);
       }
     }
-    return b.exec();
+    await b.exec();
+    return done;
   }
 
   /** Deletes the records of evicted streams (an event registry drops their ids by score, and readers skip missing records). */

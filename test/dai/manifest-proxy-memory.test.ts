@@ -83,7 +83,7 @@ t.test('manifest proxy on the memory state store', async (t) => {
   http.mountFallback();
   const { url } = await http.listen();
   t.teardown(async () => {
-    await http.drain(0);
+    await http.drain(0, 0);
     await board.stop();
     await streams.close();
     cache.close();

@@ -81,7 +81,16 @@ export const UNLIMITED = Object.fromEntries(['api', 'auth_failure', 'beacon', 'v
 export function testConfig(t: Test, overrides: Partial<Config> = {}): Config {
   return loadConfig(
     {},
-    { port: 0, rateLimits: UNLIMITED, jwtSecret: JWT_SECRET, redisKeyPrefix: REDIS_KEY_PREFIX, logLevel: process.env['TEST_LOG_LEVEL'] ?? 'silent', dataDir: tempDir(t), ...overrides },
+    {
+      port: 0,
+      rateLimits: UNLIMITED,
+      jwtSecret: JWT_SECRET,
+      redisKeyPrefix: REDIS_KEY_PREFIX,
+      logLevel: process.env['TEST_LOG_LEVEL'] ?? 'silent',
+      dataDir: tempDir(t),
+      shutdownDrainMs: 0,
+      ...overrides,
+    },
   );
 }
 

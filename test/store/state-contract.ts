@@ -87,6 +87,17 @@ export function stateStoreContract(t: Test, make: () => Promise<StateStore>): vo
     await store.hset(k('m2'), { b: '2' });
     t.same(await store.hgetallMany([k('m1'), k('missing'), k('m2')]), [{ a: '1' }, {}, { b: '2' }]);
     t.same(await store.hgetallMany([]), []);
+    // More keys than one read pipeline holds (Redis reads them in chunks): every hash, in order, none lost at a chunk's edge.
+    const many = Array.from({ length: 2501 }, (_, i) => k(`many${i}`));
+    const b = store.batch();
+    many.forEach((key, i) => (i % 7 === 3 ? undefined : b.hset(key, { i: String(i) })));
+    await b.exec();
+    const read = await store.hgetallMany(many);
+    t.equal(read.length, many.length, 'one answer per key across chunks');
+    t.ok(
+      read.every((h, i) => (i % 7 === 3 ? Object.keys(h).length === 0 : h['i'] === String(i))),
+      'each in its key’s place, missing ones empty',
+    );
   });
 
   t.test('capped sorted-set admission', async (t) => {

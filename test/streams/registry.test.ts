@@ -197,3 +197,33 @@ t.test('proof: the preroll ad tag proves a DAI stream, here or on another instan
   await new Promise((r) => setImmediate(r));
   t.notOk(b.isProven('manifest-only'), 'still unproven (asked again at most every 2 s)');
 });
+
+t.test('a refresh rewrites the record but moves the registry score only every quarter of the idle time (issue 29 item 4)', async (t) => {
+  const state = new MemoryStateStore();
+  const idleMs = 4000;
+  const reg = new StreamRegistry(state, log, idleMs, 60_000);
+  t.teardown(() => reg.close());
+  const registry = 'sqz:{ev:1}:streams';
+  reg.touch({ streamId: 'r', eventId: 1, flow: 'dai' });
+  await reg.flush();
+  const first = (await reg.get('r'))!;
+  const firstSeen = Date.parse(first.last_seen);
+  t.same(await state.zrangeByScore(registry, firstSeen, firstSeen), ['r'], 'registered with its first last_seen');
+
+  await new Promise((r) => setTimeout(r, 50));
+  reg.touch({ streamId: 'r', eventId: 1, flow: 'dai' });
+  await reg.flush();
+  const second = (await reg.get('r'))!;
+  t.ok(Date.parse(second.last_seen) > firstSeen, 'the record’s last_seen moved');
+  t.equal(second.created, first.created, 'created kept');
+  t.same(await state.zrangeByScore(registry, firstSeen + 1, Infinity), [], 'the registry score did not move (no ZADD)');
+  t.same(await reg.streamIdsOf(1), ['r'], 'still a live stream of its event');
+
+  await new Promise((r) => setTimeout(r, idleMs / 4 + 50));
+  reg.touch({ streamId: 'r', eventId: 1, flow: 'dai' });
+  await reg.flush();
+  t.same(await state.zrangeByScore(registry, firstSeen + 1, Infinity), ['r'], 'a quarter of the idle time later the score moved');
+  reg.touch({ streamId: 'r', eventId: 2, flow: 'dai' });
+  await reg.flush();
+  t.same(await reg.streamIdsOf(2), ['r'], 'a stream seen under another event is registered there at once');
+});
