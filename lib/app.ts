@@ -17,6 +17,7 @@ import { Cors, parseOrigins } from './http/cors.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { createAuthenticator, persistentSecret } from './http/auth.js';
 import { openApiDocument } from './http/openapi.js';
+import { configureCompression } from './http/representation.js';
 import { addressText, type HttpRequest, type HttpResponse } from './http/uws.js';
 import { keys, openStores, type Stores } from './store/index.js';
 import { OutboundClient, OutboundPolicy } from './outbound/index.js';
@@ -301,6 +302,7 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     (u) => u.close(),
   );
   const manifestCache = life.add('manifest cache', new ManifestCache(), (c) => c.close());
+  configureCompression(config.compressMinBytes);
   const events = parts.events ?? eventConfigs;
   const trusted = trustedProxies(config.trustedProxies);
   // New DAI stream ids count against the viewer as the squeezeback flow sees it (lib/squeezeback/client-ip.ts).
@@ -316,7 +318,7 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     { contentOrigin: config.contentOrigin, trustedProxies: trusted, idleSec: config.streamIdleSec },
     { events, streams, ids: new StreamIds(stores.state, config.streamIdleSec * 1000), brands, brandKeys, breaks: board, cache: manifestCache, origins, metrics, log, limiter, cors },
   ).mount(http.app);
-  new StitchEndpoints(config.stitchPath, stitchStore, log, cors).mount(http.app);
+  new StitchEndpoints(config.stitchPath, stitchStore, log, cors, config.stitchTtlSec).mount(http.app);
   mountCreativeFiles(http.app, config.stitchPath, creativeFiles, cors);
   // The operator and player pages: files read once here, answered from memory under /ui/.
   new UiPages({ dir: path.join(projectRoot, 'ui'), log }).mount(http.app);
