@@ -15,6 +15,7 @@
  * request goes upstream) and hot (one URL; the service collapses and micro-caches).
  * Then the outsider's distinct-stream rig (bench/rig.ts: nginx upstream, the service as `npm start`
  * runs it, 3 s warm-up for every target), whose figures are the distinct ratios reported.
+ * `-- --cdn`: the compressed and conditional cases of issue 27 alone (bench/cdn.ts).
  * `-- --rig [--runs N]`: the rig alone, N runs (3 by default); `-- --rig --workers N`: the service
  * with WORKERS=1 against WORKERS=N under the rig's load (printed, not recorded).
  */
@@ -28,6 +29,7 @@ import { runSoak } from './soak.js';
 import { nginxProxy } from './nginx.js';
 import { recordRig, runRig } from './rig.js';
 import { squeezebackRun } from './squeezeback.js';
+import { runCdn } from './cdn.js';
 
 const quick = process.argv.includes('--quick');
 const record = process.argv.includes('--record');
@@ -112,6 +114,10 @@ async function main(): Promise<void> {
     const workers = w === -1 ? undefined : Number(process.argv[w + 1]) || 2;
     const rigRows = await runRig(runs, { ...(quick ? { seconds: 5 } : {}), ...(workers ? { workers } : {}) });
     if (record && !workers) recordRig(rigRows, runs, quick);
+    return;
+  }
+  if (process.argv.includes('--cdn')) {
+    await runCdn(quick);
     return;
   }
   if (process.argv.includes('--soak')) {
