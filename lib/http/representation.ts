@@ -122,12 +122,22 @@ function form(headers: Headers, body: Uint8Array): Form {
  */
 function gzipForm(r: Body, f: Forms): Form | null {
   if (r.body.byteLength < compression.minBytes) return null;
-  const gz = zlib.gzipSync(r.body, { level: f.shared ? 6 : 1 });
+  const gz = zlib.gzipSync(r.body, r.body.byteLength <= SMALL ? SMALL_OPTIONS : f.shared ? SHARED_OPTIONS : FAST_OPTIONS);
   if (gz.byteLength >= r.body.byteLength) return null;
   const headers: Headers = { ...f.identity.ok.headers, 'Content-Encoding': 'gzip' };
   if (f.etag) headers['ETag'] = gzTag(f.etag);
   return form(headers, gz);
 }
+
+/**
+ * A live variant (a few KB) costs zlib more to set up than to compress: its default 32 KB window
+ * and 128 KB hash are allocated per call. An 8 KB window and a small hash compress such a body as
+ * well (nothing repeats from further back) at about half the cost (measured: 0.9 KB, ~145 → ~60 µs).
+ */
+const SMALL = 8 * 1024;
+const SMALL_OPTIONS = Object.freeze({ level: 6, windowBits: 13, memLevel: 5 });
+const SHARED_OPTIONS = Object.freeze({ level: 6 });
+const FAST_OPTIONS = Object.freeze({ level: 1 });
 
 function gzTag(etag: string): string {
   return `${etag.slice(0, -1)}-gz"`;
