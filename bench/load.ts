@@ -10,6 +10,10 @@ export interface LoadResult {
   p99ms: number;
   errors: number;
   tool: 'wrk' | 'autocannon';
+  /** Bytes on the wire per answer (headers and body), from wrk's Transfer/sec; 0 when unknown. */
+  bytesPerReq?: number;
+  /** Share of answers that were 304 (revalidating runs only). */
+  notModifiedShare?: number;
 }
 
 export interface LoadSpec {
@@ -27,6 +31,14 @@ export interface LoadSpec {
   rate?: number;
   /** Distinct requests round-robin over these paths (a unique query each) instead of the DAI streams (bench/squeezeback.ts). */
   paths?: string[];
+  /** Request headers sent with every request (issue 27: `Accept-Encoding: gzip`); wrk only. */
+  headers?: Record<string, string>;
+  /**
+   * Hot scenario only: a CDN's revalidation mix, wrk only. This share of requests carries
+   * `If-None-Match` with the last ETag seen (an edge revalidating), the rest none (an edge that
+   * lost its copy); the 304 share is reported.
+   */
+  revalidate?: number;
 }
 
 export function hasCommand(cmd: string): boolean {
@@ -81,15 +93,48 @@ async function runWrk(spec: LoadSpec, workDir: string): Promise<LoadResult> {
   const script = path.join(workDir, `load-${spec.scenario}-${spec.kind}-${tag}.lua`);
   // Requests are formatted once, when the script loads: building one per request in Lua would make
   // wrk itself the bottleneck (≈ 50k req/s on one core).
+  const headers = `{${Object.entries(spec.headers ?? {})
+    .map(([k, v]) => `[${JSON.stringify(k)}]=${JSON.stringify(v)}`)
+    .join(',')}}`;
   const lua =
-    spec.scenario === 'hot' && spec.kind !== 'adproxy'
-      ? `request = function() return wrk.format("GET", "${pathFor(spec, 0, tag)}") end\n`
-      : `local reqs = {}\nlocal count = ${spec.kind === 'adproxy' ? ADPROXY_STREAMS : distinctRequests(spec.seconds)}\nlocal n = 0\ninit = function(args)\n  for i = 1, count do\n    reqs[i] = wrk.format("GET", ${luaPath(spec, tag)})\n  end\nend\nrequest = function()\n  n = n % count + 1\n  return reqs[n]\nend\n`;
+    spec.revalidate !== undefined
+      ? revalidatingLua(pathFor({ ...spec, scenario: 'hot' }, 0, tag), headers, spec.revalidate)
+      : spec.scenario === 'hot' && spec.kind !== 'adproxy'
+        ? `request = function() return wrk.format("GET", "${pathFor(spec, 0, tag)}", ${headers}) end\n`
+        : `local reqs = {}\nlocal count = ${spec.kind === 'adproxy' ? ADPROXY_STREAMS : distinctRequests(spec.seconds)}\nlocal n = 0\ninit = function(args)\n  for i = 1, count do\n    reqs[i] = wrk.format("GET", ${luaPath(spec, tag)}, ${headers})\n  end\nend\nrequest = function()\n  n = n % count + 1\n  return reqs[n]\nend\n`;
   const pathTable = spec.paths?.length ? `local paths = {${spec.paths.map((p) => JSON.stringify(p)).join(',')}}\n` : '';
   // A held rate: each connection waits a whole number of milliseconds after every answer (wrk's delay()).
   const paced = spec.rate ? `delay = function() return ${Math.max(1, Math.round((spec.connections * 1000) / spec.rate))} end\n` : '';
   writeFileSync(script, pathTable + lua + paced);
   return { ...(await wrk(spec.connections, spec.seconds, script, spec.port, spec.cpu)), tool: 'wrk' };
+}
+
+/**
+ * One URL revalidated as CDN edges do (issue 27): a share of requests send the last ETag seen;
+ * every answer's status is counted and the 304 share printed by done() as `NOTMODIFIED <share>`.
+ */
+function revalidatingLua(path: string, headers: string, share: number): string {
+  return `local threads = {}
+setup = function(thread) table.insert(threads, thread) end
+etag = nil
+n304 = 0
+total = 0
+request = function()
+  local h = ${headers}
+  if etag and math.random() < ${share} then h["If-None-Match"] = etag end
+  return wrk.format("GET", "${path}", h)
+end
+response = function(status, headers, body)
+  total = total + 1
+  if status == 304 then n304 = n304 + 1 end
+  if headers["ETag"] then etag = headers["ETag"] end
+end
+done = function(summary, latency, requests)
+  local a, b = 0, 0
+  for _, t in ipairs(threads) do a = a + t:get("n304"); b = b + t:get("total") end
+  io.write(string.format("NOTMODIFIED %.4f\\n", b > 0 and a / b or 0))
+end
+`;
 }
 
 /** Runs wrk (one thread, pinned to cpu when given) with a Lua script and reads its summary. */
@@ -109,8 +154,14 @@ export async function wrk(connections: number, seconds: number, script: string, 
   };
   const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
   const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
-  const errors = non2xx + (socketErrors ? socketErrors.slice(1).reduce((a, b) => a + Number(b), 0) : 0);
-  return { rps: Math.round(rps), p50ms: +lat('50').toFixed(2), p99ms: +lat('99').toFixed(2), errors };
+  // A revalidating run's 304s are answers, not errors (wrk counts them as non-2xx).
+  const errors = (/NOTMODIFIED/.test(out) ? 0 : non2xx) + (socketErrors ? socketErrors.slice(1).reduce((a, b) => a + Number(b), 0) : 0);
+  const transfer = /Transfer\/sec:\s+([\d.]+)(B|KB|MB|GB)/.exec(out);
+  const bytesPerSec = transfer ? Number(transfer[1]) * ({ B: 1, KB: 1024, MB: 1024 ** 2, GB: 1024 ** 3 } as Record<string, number>)[transfer[2]!]! : 0;
+  const result: Omit<LoadResult, 'tool'> = { rps: Math.round(rps), p50ms: +lat('50').toFixed(2), p99ms: +lat('99').toFixed(2), errors, bytesPerReq: rps > 0 ? Math.round(bytesPerSec / rps) : 0 };
+  const nm = /NOTMODIFIED ([\d.]+)/.exec(out);
+  if (nm) result.notModifiedShare = Number(nm[1]);
+  return result;
 }
 
 async function runAutocannon(spec: LoadSpec): Promise<LoadResult> {

@@ -25,15 +25,22 @@ ${body(port)}
   return { child, port: waitForPort(port, 5000).then(() => port) };
 }
 
-/** nginx proxy_pass + sub_filter in front of an upstream on 127.0.0.1:upstreamPort; undefined when nginx is not installed. */
-export async function nginxProxy(work: string, upstreamPort: number, cpu: string | undefined): Promise<Target | undefined> {
+/**
+ * gzip as an nginx operator would turn it on for playlists (issue 27): level 1, the same 1 KB
+ * threshold as the service's COMPRESS_MIN_BYTES default, Vary, proxied answers included.
+ */
+const GZIP = `gzip on; gzip_comp_level 1; gzip_min_length 1024; gzip_vary on; gzip_proxied any; gzip_types application/vnd.apple.mpegurl application/dash+xml;`;
+
+/** nginx proxy_pass + sub_filter in front of an upstream on 127.0.0.1:upstreamPort (`gzip`: with gzip on); undefined when nginx is not installed. */
+export async function nginxProxy(work: string, upstreamPort: number, cpu: string | undefined, opts: { gzip?: boolean } = {}): Promise<Target | undefined> {
   if (!hasCommand('nginx')) return undefined;
   return startNginx(
     work,
-    `proxy-${upstreamPort}`,
+    `proxy-${upstreamPort}${opts.gzip ? '-gzip' : ''}`,
     (port) => `  upstream up { server 127.0.0.1:${upstreamPort}; keepalive 64; }
   server {
     listen 127.0.0.1:${port};
+    ${opts.gzip ? GZIP : ''}
     location /dai/manifest/ {
       proxy_pass http://up/;
       proxy_http_version 1.1;

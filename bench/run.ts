@@ -17,6 +17,7 @@
  * runs it, 3 s warm-up for every target), whose figures are the distinct ratios reported.
  * `-- --scale`: three instances behind nginx, rolling restart and kill -9 under viewer load (bench/scale.ts).
  * `-- --capacity [--streams N]`: what a stream costs the state store and a break Postgres (bench/capacity.ts).
+ * `-- --cdn`: the compressed and conditional cases of issue 27 alone (bench/cdn.ts).
  * `-- --rig [--runs N]`: the rig alone, N runs (3 by default); `-- --rig --workers N`: the service
  * with WORKERS=1 against WORKERS=N under the rig's load (printed, not recorded).
  */
@@ -32,6 +33,7 @@ import { recordRig, runRig } from './rig.js';
 import { squeezebackRun } from './squeezeback.js';
 import { printCapacity, runCapacity } from './capacity.js';
 import { printScale, runScale } from './scale.js';
+import { runCdn } from './cdn.js';
 
 const quick = process.argv.includes('--quick');
 const record = process.argv.includes('--record');
@@ -125,6 +127,10 @@ async function main(): Promise<void> {
   if (process.argv.includes('--capacity')) {
     const at = process.argv.indexOf('--streams');
     printCapacity(await runCapacity(at === -1 ? 100_000 : Number(process.argv[at + 1]) || 100_000));
+    return;
+  }
+  if (process.argv.includes('--cdn')) {
+    await runCdn(quick);
     return;
   }
   if (process.argv.includes('--soak')) {

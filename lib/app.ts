@@ -16,6 +16,7 @@ import { Router } from './http/router.js';
 import { Cors, parseOrigins } from './http/cors.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { createAuthenticator, persistentSecret } from './http/auth.js';
+import { configureCompression } from './http/representation.js';
 import { addressText, type HttpRequest, type HttpResponse } from './http/uws.js';
 import { coreOperations, openApiDocument } from './http/openapi.js';
 import { daiOperations } from './dai/openapi.js';
@@ -335,6 +336,7 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     (u) => u.close(),
   );
   const manifestCache = life.add('manifest cache', new ManifestCache(), (c) => c.close());
+  configureCompression(config.compressMinBytes);
   const events = parts.events ?? eventConfigs;
   // Whose X-Device-Ip and X-Forwarded-For name the client (issue 24): the ad manager's and the CDN's ranges.
   const trusted = trustedProxies(config.trustedProxies);
@@ -351,7 +353,7 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     { contentOrigin: config.contentOrigin, trustedProxies: trusted, idleSec: config.streamIdleSec },
     { events, streams, ids: new StreamIds(stores.state, config.streamIdleSec * 1000), brands, brandKeys, breaks: board, cache: manifestCache, origins, metrics, log, limiter, cors },
   ).mount(http.app);
-  new StitchEndpoints(config.stitchPath, stitchStore, stitch, log, cors).mount(http.app);
+  new StitchEndpoints(config.stitchPath, stitchStore, stitch, log, cors, config.stitchTtlSec).mount(http.app);
   mountCreativeFiles(http.app, config.stitchPath, creativeFiles, cors);
   // The operator and player pages: files read once here, answered from memory under /ui/.
   new UiPages({ dir: path.join(projectRoot, 'ui'), log }).mount(http.app);

@@ -24,6 +24,7 @@ export const configSchema = {
     allowPrivateOutbound: { type: 'boolean' },
     logLevel: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
     accessLogSampleRate: { type: 'number', minimum: 0, maximum: 1 },
+    compressMinBytes: { type: 'integer', minimum: 0, maximum: 16777216 },
     bodyLimitBytes: { type: 'integer', minimum: 1024, maximum: 268435456 },
     upstreamDeadlineMs: { type: 'integer', minimum: 100, maximum: 60000 },
     streamIdleSec: { type: 'integer', minimum: 5, maximum: 86400 },
@@ -93,6 +94,8 @@ export interface Config {
   allowPrivateOutbound: boolean;
   logLevel: string;
   accessLogSampleRate: number;
+  /** Bodies smaller than this go out uncompressed whatever Accept-Encoding says (issue 27). */
+  compressMinBytes: number;
   bodyLimitBytes: number;
   upstreamDeadlineMs: number;
   streamIdleSec: number;
@@ -150,6 +153,7 @@ export const envNames: Record<string, keyof Config> = {
   ALLOW_PRIVATE_OUTBOUND: 'allowPrivateOutbound',
   LOG_LEVEL: 'logLevel',
   ACCESS_LOG_SAMPLE_RATE: 'accessLogSampleRate',
+  COMPRESS_MIN_BYTES: 'compressMinBytes',
   BODY_LIMIT_BYTES: 'bodyLimitBytes',
   UPSTREAM_DEADLINE_MS: 'upstreamDeadlineMs',
   STREAM_IDLE_SEC: 'streamIdleSec',

@@ -4,7 +4,7 @@
  * live window and rewritten line by line, a squeeze break applied last (docs/design.md §4), DASH
  * rewritten whole; response headers and micro-cache lifetimes from the target duration.
  */
-import { HttpError, problemResponse, withRequestId, type ProblemCode } from '../http/problem.js';
+import { HttpError, cdnProblemResponse, withRequestId, type ProblemCode } from '../http/problem.js';
 import { PlaylistRewriter, trimThenRewrite, type TrimOptions, type UriRules } from '../hls/index.js';
 import { rewriteMpd, trimMpdWindow } from '../dash/index.js';
 import { UpstreamError, type UpstreamSink } from './upstream.js';
@@ -19,16 +19,27 @@ const DASH_TYPE = 'application/dash+xml';
 export const MASTER_FRESH_MS = 1000;
 const DEFAULT_TARGET_SEC = 6;
 // Header sets are shared by every response and cached entry: frozen so none is changed in place.
-const DASH_HEADERS = Object.freeze({ 'Content-Type': DASH_TYPE, 'Cache-Control': 'public, max-age=1' });
-export const MASTER_HEADERS = Object.freeze({ 'Content-Type': HLS_TYPE, 'Cache-Control': 'public, max-age=2' });
+// Cache-Control per answer kind: docs/design.md §16 and the table in docs/decisions.md "Issue 27".
+// A live MPD's update period is not read: one second fresh, like the micro-cache, then stale
+// while revalidating for a default target duration, and through an upstream blip for two.
+const DASH_HEADERS = Object.freeze({ 'Content-Type': DASH_TYPE, 'Cache-Control': `public, max-age=1, stale-while-revalidate=${DEFAULT_TARGET_SEC}, stale-if-error=${2 * DEFAULT_TARGET_SEC}` });
+export const MASTER_HEADERS = Object.freeze({ 'Content-Type': HLS_TYPE, 'Cache-Control': 'public, max-age=2, stale-if-error=30' });
+/** A VOD playlist (EXT-X-ENDLIST) does not change: five minutes, a day through upstream trouble. */
+const VOD_HEADERS = Object.freeze({ 'Content-Type': HLS_TYPE, 'Cache-Control': 'public, max-age=300, stale-if-error=86400' });
 const mediaHeaderSets = new Map<number, Readonly<Record<string, string>>>();
 
-/** Response headers of a media playlist; one object per max-age, shared by every response. */
-export function mediaHeaders(maxAge: number): Readonly<Record<string, string>> {
-  let h = mediaHeaderSets.get(maxAge);
+/**
+ * Response headers of a live media playlist; one object per target duration, shared by every
+ * response: fresh for half the target duration (RFC 8216 §6.2.2's reload interval, so a CDN never
+ * holds a playlist past the player's next reload), stale-while-revalidate for one target duration,
+ * stale-if-error for two (what the micro-cache itself serves stale, docs/design.md §4).
+ */
+export function mediaHeaders(targetSec: number): Readonly<Record<string, string>> {
+  let h = mediaHeaderSets.get(targetSec);
   if (!h) {
-    h = Object.freeze({ 'Content-Type': HLS_TYPE, 'Cache-Control': `public, max-age=${maxAge}` });
-    if (mediaHeaderSets.size < 100) mediaHeaderSets.set(maxAge, h);
+    const maxAge = Math.max(1, Math.floor(targetSec / 2));
+    h = Object.freeze({ 'Content-Type': HLS_TYPE, 'Cache-Control': `public, max-age=${maxAge}, stale-while-revalidate=${targetSec}, stale-if-error=${2 * targetSec}` });
+    if (mediaHeaderSets.size < 100) mediaHeaderSets.set(targetSec, h);
   }
   return h;
 }
@@ -39,7 +50,7 @@ export function bodyFor(r: Rendered, requestId: string): Buffer {
 }
 
 export function problemRendered(code: ProblemCode, detail: string, status?: number, requestId?: string): Rendered {
-  const p = problemResponse(new HttpError(code, detail, undefined, undefined, status), requestId);
+  const p = cdnProblemResponse(new HttpError(code, detail, undefined, undefined, status), requestId);
   return { status: p.status, headers: p.headers, body: Buffer.from(p.body), freshMs: 0, staleMs: 0 };
 }
 
@@ -140,7 +151,7 @@ export class ManifestFetch implements UpstreamSink {
         ? { status: 200, headers: MASTER_HEADERS, body: this.bodies.store(text), freshMs: MASTER_FRESH_MS, staleMs: 2 * td * 1000 }
         : {
             status: 200,
-            headers: mediaHeaders(text.endsWith('#EXT-X-ENDLIST\n') ? 300 : Math.max(1, Math.floor(td / 2))),
+            headers: text.endsWith('#EXT-X-ENDLIST\n') ? VOD_HEADERS : mediaHeaders(td),
             body: this.bodies.store(text),
             freshMs: Math.min(1000, (td * 1000) / 2),
             staleMs: 2 * td * 1000,

@@ -16,7 +16,7 @@ import { clientIp } from '../http/client-ip.js';
 import { requestId } from '../http/request-id.js';
 import { Exchange, statusLine } from '../http/exchange.js';
 import { corsOf, type Cors } from '../http/cors.js';
-import { sendSized } from '../http/stream-writer.js';
+import { conditionsOf, extraFor, negotiate, sendNegotiated, type Conditions } from '../http/representation.js';
 import { HttpError, problemResponse } from '../http/problem.js';
 import type { Registry } from '../http/metrics.js';
 import type { Logger } from '../log/index.js';
@@ -62,6 +62,9 @@ export interface ManifestProxyDeps {
 
 const PATH_CACHE_SIZE = 10_000;
 const noop = () => undefined;
+/** Renderings here are micro-cached and shared by every client of the URL: compressed once, at level 6. */
+const SHARED = Object.freeze({ shared: true });
+const NO_CONDITIONS: Conditions = Object.freeze({ ifNoneMatch: '', ifModifiedSince: '', acceptEncoding: '' });
 /** What the upstream request carries (besides the viewer's address as X-Forwarded-For): nothing else is forwarded. */
 const UPSTREAM_HEADERS = Object.freeze({ accept: '*/*', 'user-agent': 'squeezeback-dai-proxy' });
 
@@ -88,7 +91,7 @@ export class ManifestProxy {
     this.proxyBase = `${opts.publicBaseUrl}/dai/manifest`;
     this.trusted = opts.trustedProxies ?? new BlockList();
     const family = deps.metrics.counter('dai_manifest_requests_total', 'Manifest proxy requests by status');
-    this.byStatus = new Map([200, 400, 404, 502, 504].map((s) => [s, family.with({ code: String(s) })]));
+    this.byStatus = new Map([200, 304, 400, 404, 502, 504].map((s) => [s, family.with({ code: String(s) })]));
     const other = family.with({ code: 'other' });
     this.byStatus.set(0, other);
     this.durations = deps.metrics.histogram('dai_manifest_duration_seconds', 'Manifest proxy latency').with();
@@ -187,20 +190,26 @@ export class ManifestProxy {
       // Fast lane: answered inside this uWS callback, so no onAborted, cork or promise is needed.
       // Each write is a call into uWS: its default status line is 200 OK, and a fresh hit is
       // under a second old (Age 0 is what its absence means).
-      this.count(hit.value.status, started);
-      if (hit.value.status !== 200) res.writeStatus(statusLine(hit.value.status));
-      const headers = hit.value.headers;
+      // The form (304, gzip, identity) and its headers were built once for this rendering (lib/http/representation.ts).
+      const v = negotiate(hit.value, req.getHeader('if-none-match'), req.getHeader('if-modified-since'), req.getHeader('accept-encoding'), SHARED);
+      this.count(v.status, started);
+      if (v.status !== 200) res.writeStatus(statusLine(v.status));
+      const headers = v.headers;
       for (const name in headers) res.writeHeader(name, headers[name]!);
       if (hit.ageSec) res.writeHeader('Age', String(hit.ageSec));
-      for (let i = 0; i < cors.length; i++) res.writeHeader(cors[i]![0], cors[i]![1]);
+      const extra = extraFor(v, cors);
+      for (let i = 0; i < extra.length; i++) res.writeHeader(extra[i]![0], extra[i]![1]);
       res.writeHeader('X-Request-Id', id);
       // This uWS build does not count endWithoutBody as an answer: an abort handler keeps it from aborting the process.
-      if (isHead) res.onAborted(noop).endWithoutBody(hit.value.body.byteLength);
-      else res.end(hit.value.body);
+      // A 304 states no Content-Length (uWS omits it only when given no argument).
+      if (v.status === 304) res.onAborted(noop).endWithoutBody();
+      else if (isHead) res.onAborted(noop).endWithoutBody(v.body.byteLength);
+      else res.end(v.body);
       return;
     }
     const ex = new Exchange(res, isHead, cors, id);
-    if (hit) return this.answer(ex, hit.value, hit.ageSec, started);
+    const conditions = conditionsOf(req);
+    if (hit) return this.answer(ex, hit.value, hit.ageSec, started, conditions);
     // The viewer as trusted hops name it (issue 24): a client cannot choose its geo at the DAI host.
     const xff = clientIp('', req.getHeader('x-forwarded-for'), addressText(res.getRemoteAddressAsText()), this.trusted);
     this.deps.inFlight.count++;
@@ -211,7 +220,7 @@ export class ManifestProxy {
         this.deps.inFlight.count--;
         try {
           if (newStream && hit?.value.status === 200) this.register(streamId!, settings, target, masterPath);
-          this.answer(ex, hit ? hit.value : this.failure(err), hit?.ageSec, started);
+          this.answer(ex, hit ? hit.value : this.failure(err), hit?.ageSec, started, conditions);
         } catch (e) {
           this.deps.log.error({ err: e }, 'manifest answer failed');
         }
@@ -245,13 +254,15 @@ export class ManifestProxy {
     if (this.opts.accessLogSampleRate > 0 && Math.random() < this.opts.accessLogSampleRate) this.deps.log.info({ status, ms: performance.now() - started }, 'manifest');
   }
 
-  private answer(ex: Exchange, r: Rendered, ageSec: number | undefined, started: number): void {
+  private answer(ex: Exchange, r: Rendered, ageSec: number | undefined, started: number, conditions = NO_CONDITIONS): void {
     this.count(r.status, started);
-    if (ex.aborted) return;
-    const headers = ageSec === undefined ? r.headers : { ...r.headers, Age: String(ageSec) };
-    const body = bodyFor(r, ex.id);
-    if (ex.isHead) ex.send(r.status, headers, body);
-    else sendSized(ex, r.status, headers, body);
+    // A problem gets this answer's request_id in the shared rendering; errors are neither compressed nor validated.
+    if (r.status >= 400) {
+      if (ex.aborted) return;
+      ex.send(r.status, ageSec === undefined ? r.headers : { ...r.headers, Age: String(ageSec) }, bodyFor(r, ex.id));
+      return;
+    }
+    sendNegotiated(ex, r, conditions, ageSec, SHARED);
   }
 
   /** Fetches and rewrites one manifest: done gets the rendering, or the error (5xx, garbage, timeout). */

@@ -35,8 +35,8 @@ export class Exchange {
   constructor(
     readonly res: HttpResponse,
     readonly isHead: boolean,
-    /** Written with every answer of this exchange, errors included (the CORS headers of player-facing routes). */
-    readonly extra: readonly HeaderPair[] = NO_HEADERS,
+    /** Written with every answer of this exchange, errors included (the CORS headers of player-facing routes); Vary merged in by lib/http/representation.ts. */
+    public extra: readonly HeaderPair[] = NO_HEADERS,
     /** Written as `X-Request-Id` with every answer (lib/http/request-id.ts); a fresh counter id by default. */
     readonly id: string = requestId(undefined),
   ) {
@@ -56,7 +56,9 @@ export class Exchange {
     this.started = true;
     this.res.cork(() => {
       this.writeHead(status, headers);
-      if (this.isHead || status === 204 || status === 304) this.res.endWithoutBody(this.isHead ? byteLength(body) : 0, this.unreadBody);
+      // A 304 states no Content-Length (RFC 9110 §8.6: it would have to be the 200's); uWS omits it only when called without arguments.
+      if (status === 304 && !this.unreadBody) this.res.endWithoutBody();
+      else if (this.isHead || status === 204 || status === 304) this.res.endWithoutBody(this.isHead ? byteLength(body) : 0, this.unreadBody);
       else this.res.end(body, this.unreadBody);
     });
     return true;

@@ -132,6 +132,22 @@ export function withRequestId(body: string, id: string): string {
   return `${body.slice(0, -1)},"request_id":"${id}"}`;
 }
 
+/**
+ * Cache-Control of an error on the paths a CDN pulls (docs/design.md §16): a 4xx may be cached a
+ * moment, so a burst of players asking for an ended stream costs one origin pull a second, not
+ * one each; a 429 is one client's and a 5xx is never kept (the CDN retries, or serves stale).
+ */
+export function errorCacheControl(status: number): string {
+  return status >= 400 && status < 500 && status !== 429 ? 'public, max-age=2' : 'no-store';
+}
+
+/** problemResponse() for player-facing paths behind a CDN: the same problem, with errorCacheControl(). */
+export function cdnProblemResponse(err: HttpError, requestId?: string): ProblemResponse {
+  const p = problemResponse(err, requestId);
+  p.headers['Cache-Control'] = errorCacheControl(p.status);
+  return p;
+}
+
 /** For the OpenAPI document: every problem type with its status and title. */
 export function problemRegistry(): Array<{ type: string; code: ProblemCode; status: number; title: string }> {
   return (Object.keys(PROBLEMS) as ProblemCode[]).map((code) => ({ type: problemType(code), code, ...PROBLEMS[code] }));

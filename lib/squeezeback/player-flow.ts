@@ -17,8 +17,8 @@
  */
 import { Exchange } from '../http/exchange.js';
 import { corsOf, type Cors } from '../http/cors.js';
-import { sendSized } from '../http/stream-writer.js';
-import { HttpError, problem, toHttpError } from '../http/problem.js';
+import { conditionsOf, sendNegotiated, type Conditions } from '../http/representation.js';
+import { HttpError, cdnProblemResponse, problem, toHttpError } from '../http/problem.js';
 import { guardMethods } from '../http/methods.js';
 import { requestIdOf } from '../http/request-id.js';
 import { addressText, type HttpRequest, type HttpResponse, type TemplatedApp } from '../http/uws.js';
@@ -68,6 +68,7 @@ export interface PlayerFlowDeps {
   cors?: Cors;
 }
 
+const SHARED = Object.freeze({ shared: true });
 /** Stands for the stream id in a cached master: each stream's copy replaces it. */
 const SID = '\u0001sid\u0001';
 const RESERVED = ['token'];
@@ -111,18 +112,19 @@ export class PlayerFlow {
 
   private handle(res: HttpResponse, req: HttpRequest, isHead: boolean): void {
     const ex = new Exchange(res, isHead, corsOf(this.deps.cors, req), requestIdOf(req));
+    const conditions = conditionsOf(req);
     try {
       const p = parsePlayerPath(req.getUrl());
       const settings = this.deps.events.forAssetKey(p.assetId);
       if (settings.eventId === undefined || !settings.sourceUri || settings.assetId !== p.assetId) throw problem('not-found', `no squeezeback event for asset ${p.assetId}`);
       const query = req.getQuery() ?? '';
-      if (p.kind === 'master') return this.master(ex, req, res, settings, query);
+      if (p.kind === 'master') return this.master(ex, req, res, settings, query, conditions);
       checkQuery(query);
       const live = this.deps.ids.check(p.streamId, settings.eventId);
-      if (live === true) return this.variant(ex, p.streamId, settings, p.rest, query);
+      if (live === true) return this.variant(ex, p.streamId, settings, p.rest, query, conditions);
       if (live === false) throw problem('not-found', 'unknown or expired stream');
       live.then(
-        (ok) => (ok ? this.variant(ex, p.streamId, settings, p.rest, query) : this.fail(ex, 'variant', problem('not-found', 'unknown or expired stream'))),
+        (ok) => (ok ? this.variant(ex, p.streamId, settings, p.rest, query, conditions) : this.fail(ex, 'variant', problem('not-found', 'unknown or expired stream'))),
         (err) => this.fail(ex, 'variant', err),
       );
     } catch (err) {
@@ -134,8 +136,9 @@ export class PlayerFlow {
     // The public answer names no address or URL (issue 24); the log has the reason under the request id.
     if (err instanceof UpstreamError && err.internal !== undefined) this.deps.log.warn({ req_id: ex.id, reason: err.internal }, `squeezeback ${kind}: upstream failed`);
     const e = err instanceof UpstreamError ? new HttpError(err.code === 'timeout' ? 'upstream-timeout' : 'upstream-failed', err.message) : toHttpError(err, this.deps.log, ex.id);
-    this.outcomes(kind, e.status).inc();
-    ex.problem(e);
+    const p = cdnProblemResponse(e, ex.id);
+    this.outcomes(kind, p.status).inc();
+    ex.send(p.status, p.headers, p.body);
   }
 
   private source(settings: EventSettings): Source {
@@ -151,7 +154,7 @@ export class PlayerFlow {
 
   // ---- master --------------------------------------------------------------------------------
 
-  private master(ex: Exchange, req: HttpRequest, res: HttpResponse, settings: EventSettings, query: string): void {
+  private master(ex: Exchange, req: HttpRequest, res: HttpResponse, settings: EventSettings, query: string, conditions: Conditions): void {
     // Everything of the request is read now: uWS invalidates it when this callback returns.
     const headers: Record<string, string> = {};
     let n = 0;
@@ -164,7 +167,8 @@ export class PlayerFlow {
     this.register(settings, query, headers, ip).then(
       (body) => {
         this.outcomes('master', 200).inc();
-        ex.send(200, MASTER_HEADERS, body);
+        // One stream's, never shared: hashed (and compressed above the threshold, level 1) per answer.
+        sendNegotiated(ex, { status: 200, headers: MASTER_HEADERS, body: Buffer.from(body) }, conditions);
       },
       (err) => this.fail(ex, 'master', err),
     );
@@ -240,7 +244,7 @@ export class PlayerFlow {
 
   // ---- variants ------------------------------------------------------------------------------
 
-  private variant(ex: Exchange, streamId: string, settings: EventSettings, rest: string[], query: string): void {
+  private variant(ex: Exchange, streamId: string, settings: EventSettings, rest: string[], query: string, conditions: Conditions): void {
     const eventId = settings.eventId!;
     if (!this.deps.streams.refresh(streamId, eventId, settings.assetId)) this.deps.streams.touch({ streamId, flow: 'squeezeback', eventId, assetKey: settings.assetId! });
     const src = this.source(settings);
@@ -250,7 +254,7 @@ export class PlayerFlow {
     const renderKey = this.deps.breaks.renderKey(eventId, streamId);
     const key = renderKey ? `${baseKey}|${this.deps.breaks.generation}|${renderKey}` : baseKey;
     const hit = this.deps.cache.fresh(key);
-    if (hit) return this.answer(ex, hit.value, hit.ageSec);
+    if (hit) return this.answer(ex, hit.value, hit.ageSec, conditions);
     const fetchBase = (done: (err: unknown, value?: Rendered) => void) => {
       const rules: UriRules = { daiHost: src.origin, proxyBase: '', contentOrigin: src.contentPrefix.slice(0, -1), playlistUrl: src.origin + path };
       this.deps.origins
@@ -266,16 +270,18 @@ export class PlayerFlow {
             const text = this.deps.breaks.apply(base.value.text, eventId, streamId, isContent, 'squeezeback') ?? base.value.text;
             done(undefined, { ...base.value, body: this.bodies.store(text), text: undefined });
           });
-    this.deps.cache.load(key, load, (err, h) => (h ? this.answer(ex, h.value, h.ageSec) : this.fail(ex, 'variant', err ?? new UpstreamError('failed', 'the variant could not be produced'))));
+    this.deps.cache.load(key, load, (err, h) =>
+      h ? this.answer(ex, h.value, h.ageSec, conditions) : this.fail(ex, 'variant', err ?? new UpstreamError('failed', 'the variant could not be produced')),
+    );
   }
 
-  private answer(ex: Exchange, r: Rendered, ageSec: number | undefined): void {
+  private answer(ex: Exchange, r: Rendered, ageSec: number | undefined, conditions: Conditions): void {
     this.outcomes('variant', r.status).inc();
     if (ex.aborted) return;
-    const headers = ageSec ? { ...r.headers, Age: String(ageSec) } : r.headers;
-    const body = bodyFor(r, ex.id);
-    if (ex.isHead) ex.send(r.status, headers, body);
-    else sendSized(ex, r.status, headers, body);
+    // A problem gets this answer's request_id in the shared rendering; errors are neither compressed nor validated.
+    if (r.status >= 400) return void ex.send(r.status, ageSec ? { ...r.headers, Age: String(ageSec) } : r.headers, bodyFor(r, ex.id));
+    // Micro-cached renderings shared by the event's streams (or by those with one assignment): compressed once.
+    sendNegotiated(ex, r, conditions, ageSec, SHARED);
   }
 }
 

@@ -10,7 +10,8 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from '../http/uws.js';
 import { Exchange } from '../http/exchange.js';
 import { corsOf, type Cors } from '../http/cors.js';
-import { problem, type ProblemCode } from '../http/problem.js';
+import { cdnProblemResponse, problem, type ProblemCode } from '../http/problem.js';
+import { conditionsOf, sendNegotiated, type Body, type Conditions } from '../http/representation.js';
 import { guardMethods } from '../http/methods.js';
 import { requestIdOf } from '../http/request-id.js';
 import type { Logger } from '../log/index.js';
@@ -30,7 +31,8 @@ export interface SessionFiles {
 }
 
 function sendProblem(ex: Exchange, code: ProblemCode, detail: string): void {
-  ex.problem(problem(code, detail));
+  const p = cdnProblemResponse(problem(code, detail), ex.id);
+  ex.send(p.status, p.headers, p.body);
 }
 
 export class StitchEndpoints {
@@ -41,7 +43,16 @@ export class StitchEndpoints {
     private readonly log: Logger,
     /** CORS for web players (none: no CORS headers). */
     private readonly cors?: Cors,
+    /** STITCH_TTL_SEC: a session was stitched this long before it expires (its Last-Modified). */
+    private readonly ttlSec = 0,
   ) {}
+
+  /**
+   * The answers of a session's files, built once per minute of its remaining lifetime (the
+   * max-age counts down with it): the body, its ETag and gzip form are then made once per
+   * minute, not per request (lib/http/representation.ts keys them on the body).
+   */
+  private readonly bodies = new WeakMap<StitchSession, Map<string, Body>>();
 
   mount(app: TemplatedApp): void {
     const cache = (res: HttpResponse, req: HttpRequest) => this.serve(res, req);
@@ -67,10 +78,11 @@ export class StitchEndpoints {
     const id = parts[1] ?? '';
     const file = parts.slice(2).join('/');
     if (!ID.test(id) || !(FILE.test(file) || ASSET_LIST.test(file))) return sendProblem(ex, 'not-found', 'no such stitched manifest');
+    const conditions = conditionsOf(req);
     const hit = this.store.cached(id);
-    if (hit) return this.answer(ex, hit, file);
+    if (hit) return this.answer(ex, hit, file, conditions);
     this.store.get(id).then(
-      (s) => (s ? this.answer(ex, s, file) : sendProblem(ex, 'not-found', 'no such stitched manifest (or it expired)')),
+      (s) => (s ? this.answer(ex, s, file, conditions) : sendProblem(ex, 'not-found', 'no such stitched manifest (or it expired)')),
       (err: Error) => {
         this.log.warn({ err: err.message }, 'stitch cache: database lookup failed');
         sendProblem(ex, 'unavailable', 'the stitched manifest cannot be read now');
@@ -78,11 +90,11 @@ export class StitchEndpoints {
     );
   }
 
-  private answer(ex: Exchange, s: StitchSession, file: string): void {
+  private answer(ex: Exchange, s: StitchSession, file: string, conditions: Conditions): void {
     const files = this.rendering.cachedFiles(s);
-    if (files) return this.send(ex, s, files, file);
+    if (files) return this.send(ex, s, files, file, conditions);
     this.rendering.files(s).then(
-      (f) => this.send(ex, s, f, file),
+      (f) => this.send(ex, s, f, file, conditions),
       (err: Error) => {
         this.log.warn({ err: err.message, session: s.id }, 'stitch cache: the session cannot be rendered now');
         sendProblem(ex, 'unavailable', 'the stitched manifest cannot be rendered now');
@@ -90,10 +102,21 @@ export class StitchEndpoints {
     );
   }
 
-  private send(ex: Exchange, s: StitchSession, files: Record<string, string>, file: string): void {
-    const body = Object.hasOwn(files, file) ? files[file] : undefined;
-    if (body === undefined) return sendProblem(ex, 'not-found', 'no such stitched manifest');
-    const maxAge = Math.max(0, Math.floor((s.expiresAt - Date.now()) / 1000));
-    ex.send(200, { 'Content-Type': TYPES[file.slice(file.lastIndexOf('.') + 1)]!, 'Cache-Control': `public, max-age=${Math.min(maxAge, 3600)}` }, body);
+  private send(ex: Exchange, s: StitchSession, files: Record<string, string>, file: string, conditions: Conditions): void {
+    const text = Object.hasOwn(files, file) ? files[file] : undefined;
+    if (text === undefined) return sendProblem(ex, 'not-found', 'no such stitched manifest');
+    // Up to the session's remaining lifetime (an hour at most), in whole minutes.
+    const maxAge = Math.min(3600, Math.max(0, Math.floor((s.expiresAt - Date.now()) / 60_000) * 60));
+    const key = `${maxAge}|${file}`;
+    let bodies = this.bodies.get(s);
+    if (!bodies) this.bodies.set(s, (bodies = new Map()));
+    let body = bodies.get(key);
+    if (!body) {
+      for (const k of bodies.keys()) if (k.endsWith(`|${file}`)) bodies.delete(k);
+      body = { status: 200, headers: { 'Content-Type': TYPES[file.slice(file.lastIndexOf('.') + 1)]!, 'Cache-Control': `public, max-age=${maxAge}` }, body: Buffer.from(text) };
+      bodies.set(key, body);
+    }
+    // A session's files never change: Last-Modified is when it was stitched (stable across instances with one STITCH_TTL_SEC).
+    sendNegotiated(ex, body, conditions, undefined, { shared: true, lastModified: s.expiresAt - this.ttlSec * 1000 });
   }
 }

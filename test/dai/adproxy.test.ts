@@ -89,7 +89,13 @@ t.test('over the per-viewer limit: still the empty VAST, not registered, counted
   t.teardown(() => sim.stop());
   const lines: Array<Record<string, unknown>> = [];
   const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
-  const config = testConfig(t, { databaseUrl: await freshSchemaUrl(t), redisUrl: REDIS_URL, daiHost: sim.url, rateLimits: { ...UNLIMITED, adproxy: { rate: 0.01, burst: 2 } }, trustedProxies: '127.0.0.1' });
+  const config = testConfig(t, {
+    databaseUrl: await freshSchemaUrl(t),
+    redisUrl: REDIS_URL,
+    daiHost: sim.url,
+    rateLimits: { ...UNLIMITED, adproxy: { rate: 0.01, burst: 2 } },
+    trustedProxies: '127.0.0.1',
+  });
   const service = await startService(config, log);
   t.teardown(() => service.close());
   const tok = await token(service);

@@ -4,6 +4,7 @@
  * transcoder simulated as real HTTP servers.
  */
 import t from 'tap';
+import zlib from 'node:zlib';
 import { request } from 'undici';
 import { SignJWT } from 'jose';
 import { DaiHostSim } from '../../lib/sim/dai-host.js';
@@ -30,6 +31,12 @@ async function until<T>(what: string, fn: () => Promise<T | undefined | false>, 
 async function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
   const res = await request(url, { headers });
   return { status: res.statusCode, body: await res.body.text(), headers: res.headers };
+}
+
+/** The raw bytes of an answer (gzip bodies are not decoded: the test compares them itself). */
+async function pull(url: string, headers: Record<string, string> = {}): Promise<{ status: number; raw: Buffer; headers: Record<string, unknown> }> {
+  const res = await request(url, { headers });
+  return { status: res.statusCode, raw: Buffer.from(await res.body.arrayBuffer()), headers: res.headers };
 }
 
 const jwt = (claims: Record<string, unknown>, key = KEY, exp: string | number = '10m') =>
@@ -127,6 +134,35 @@ t.test('squeezeback player flow', async (t) => {
     t.ok(fetched <= 6, `40 requests of two streams on two instances cost ${fetched} origin fetches`);
   });
 
+  await t.test('variants as a CDN origin (issue 27): gzip of exactly the identity body, Vary, ETag → 304', async (t) => {
+    const url = `${a.url}/squeezeback/SB1/${s1}/variant/720p.m3u8`;
+    // Two pulls see one rendering unless a segment boundary falls between them: retried a few times.
+    for (let i = 0; i < 5; i++) {
+      const plain = await pull(url);
+      const gz = await pull(url, { 'accept-encoding': 'gzip' });
+      if (gz.headers['etag'] !== `${String(plain.headers['etag']).slice(0, -1)}-gz"`) continue;
+      t.equal(gz.headers['content-encoding'], 'gzip');
+      t.notOk(plain.headers['content-encoding'], 'identity without Accept-Encoding');
+      t.ok(zlib.gunzipSync(gz.raw).equals(plain.raw), 'gunzip(body) is exactly the identity body');
+      t.equal(plain.headers['vary'], 'Accept-Encoding');
+      t.equal(gz.headers['vary'], 'Accept-Encoding');
+      t.match(plain.headers['cache-control'], /^public, max-age=1, stale-while-revalidate=2, stale-if-error=4$/, 'half the 2 s target duration');
+      const nm = await pull(url, { 'if-none-match': String(gz.headers['etag']), 'accept-encoding': 'gzip' });
+      if (nm.status === 200) {
+        t.not(nm.headers['etag'], gz.headers['etag'], 'a 200 on revalidation only with a new tag');
+        continue;
+      }
+      t.equal(nm.status, 304, 'the current tag → 304');
+      t.equal(nm.raw.byteLength, 0, 'no body');
+      t.equal((await pull(url, { 'if-none-match': '"stale"' })).status, 200, 'a stale tag → 200');
+      const m = await pull(`${a.url}/squeezeback/SB1/master.m3u8?s=viewer9`, { ...acme, 'accept-encoding': 'gzip' });
+      t.equal(m.status, 200);
+      t.match(String(m.headers['etag']), /^"/, "a stream's master has an ETag too");
+      return;
+    }
+    t.fail('no two pulls saw one rendering');
+  });
+
   await t.test('bad input', async (t) => {
     t.equal((await master(a, `token=${await jwt({ kv: 'x' }, 'another-key-0123456789abcdef0123456789')}`)).status, 401, 'signed with another key');
     t.equal((await master(a, `token=${await jwt({ kv: 'x' }, KEY, Math.floor(Date.now() / 1000) - 120)}`)).status, 401, 'expired');
@@ -163,6 +199,7 @@ t.test('squeezeback player flow', async (t) => {
   await t.test('a PUT break: one ad request per stream with its targeting, squeezed variants, /vast, cue-in', async (t) => {
     // Only the two streams of this test are live for the break: the others expire by naming.
     const requestsBefore = ads.requests.length;
+    const preBreak = await pull(`${a.url}/squeezeback/SB1/${s1}/variant/720p.m3u8`);
     const started = await api(b, 'PUT', 'squeeze-ad-break', { event_id: eventId, break_duration: 3 * SEG, stream_ids: [s1, s2], abid: 'brk-abid' });
     t.equal(started.status, 200, JSON.stringify(started.body));
     t.match(started.body, { status: 'scheduled', decision: { source: 'vmap' }, streams: 2 });
@@ -187,6 +224,13 @@ t.test('squeezeback player flow', async (t) => {
     };
     const squeezed = await until('squeezeback segments in the stream’s variant on A and B', async () => (await carries(a, s1!)) && (await carries(b, s1!)));
     t.match(squeezed, /#EXT-X-CUE-OUT:6|#EXT-X-CUE-OUT-CONT/, 'cue-out');
+    // Issue 27: a CDN revalidating with the tag from before the break gets the squeezed body, never a 304.
+    const after = await pull(`${a.url}/squeezeback/SB1/${s1}/variant/720p.m3u8`, { 'if-none-match': String(preBreak.headers['etag']) });
+    t.equal(after.status, 200, 'the pre-break tag no longer matches');
+    t.ok(
+      outputs().some((o) => after.raw.toString().includes(o)),
+      'and the body is the squeezed one',
+    );
     await until('identical squeezed variants on A and B', async () => (await variant(a, s1!)).body === (await variant(b, s1!)).body);
     await sleep(1500);
     t.equal(ads.hits.slice(hitsBefore).filter((h) => h.s === 'viewer1' || h.s === 'viewer2').length, 0, 'no beacon fired by the service for squeezeback streams');
@@ -195,6 +239,15 @@ t.test('squeezeback player flow', async (t) => {
       return v.body.includes('<Ad ') && v;
     });
     t.ok(vast.body.includes('/beacon?') && !vast.body.includes(`${ads.url}/track`), 'signed beacon URLs only');
+    const gzVast = await pull(`${a.url}/vast?stream_id=${s1}`, { 'accept-encoding': 'gzip' });
+    const plainVast = await pull(`${a.url}/vast?stream_id=${s1}`);
+    t.equal(gzVast.headers['content-encoding'], 'gzip', '/vast: gzip when accepted');
+    t.equal(zlib.gunzipSync(gzVast.raw).toString(), plainVast.raw.toString(), '/vast: gunzip(body) is exactly the identity body');
+    t.notOk(plainVast.headers['content-encoding']);
+    t.equal(gzVast.headers['vary'], 'Accept-Encoding');
+    t.equal(plainVast.headers['vary'], 'Accept-Encoding');
+    t.equal(gzVast.headers['cache-control'], 'no-store', '/vast: no-store');
+    t.notOk(gzVast.headers['etag'], '/vast: no validators');
     await until('cue-in after the break', async () => (await variant(a, s1!)).body.includes('#EXT-X-CUE-IN'));
   });
 

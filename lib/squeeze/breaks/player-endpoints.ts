@@ -7,6 +7,7 @@
  */
 import type { HttpRequest, HttpResponse, TemplatedApp } from '../../http/uws.js';
 import { Exchange } from '../../http/exchange.js';
+import { conditionsOf, sendNegotiated, type Conditions } from '../../http/representation.js';
 import { corsOf, type Cors } from '../../http/cors.js';
 import { problem, type ProblemCode } from '../../http/problem.js';
 import { guardMethods } from '../../http/methods.js';
@@ -24,7 +25,11 @@ import { adsForStream, type BreakBoard, type LiveBreak } from './board.js';
 
 const STREAM_ID = /^[A-Za-z0-9._:~-]{1,256}$/;
 const XML = { 'Content-Type': 'application/xml', 'Cache-Control': 'no-store' };
-const EMPTY = writeVast([]);
+/** The empty VAST, one buffer for every answer: its gzip form is made once (lib/http/representation.ts). */
+const EMPTY = Object.freeze({ status: 200, headers: XML, body: Buffer.from(writeVast([])) });
+/** A VAST is no-store and per request: no validators, gzip at level 1 above COMPRESS_MIN_BYTES. */
+const PER_REQUEST = Object.freeze({ validators: false as const });
+const SHARED = Object.freeze({ validators: false as const, shared: true });
 const BEACON_VALID_AFTER_BREAK_SEC = 3600;
 
 export interface PlayerEndpointsDeps {
@@ -88,14 +93,15 @@ export class PlayerEndpoints {
     if (!this.allowed(ex, res, 'vast')) return;
     const streamId = new URLSearchParams(req.getQuery() ?? '').get('stream_id') ?? '';
     if (!STREAM_ID.test(streamId)) return sendProblem(ex, 'bad-request', 'stream_id is required (1–256 characters of A-Z a-z 0-9 . _ : ~ -)');
+    const conditions = conditionsOf(req);
     const eventId = this.deps.board.eventOfStream(streamId);
-    if (eventId !== undefined) return this.answerVast(ex, streamId, eventId);
+    if (eventId !== undefined) return this.answerVast(ex, streamId, eventId, conditions);
     // Streams of an event-wide break: their event comes from the stream record.
     this.deps.streams.get(streamId).then(
-      (s) => this.answerVast(ex, streamId, s?.event_id ?? undefined),
+      (s) => this.answerVast(ex, streamId, s?.event_id ?? undefined, conditions),
       (err: Error) => {
         this.deps.log.warn({ err: err.message }, '/vast: stream lookup failed; answering an empty VAST');
-        this.answerVast(ex, streamId, undefined);
+        this.answerVast(ex, streamId, undefined, conditions);
       },
     );
   }
@@ -108,11 +114,11 @@ export class PlayerEndpoints {
     return false;
   }
 
-  private answerVast(ex: Exchange, streamId: string, eventId: number | undefined): void {
+  private answerVast(ex: Exchange, streamId: string, eventId: number | undefined, conditions: Conditions): void {
     const found = eventId === undefined ? undefined : this.deps.board.currentFor(eventId, streamId);
     if (!found || !isCurrent(found.b)) {
       this.vasts.empty.inc();
-      ex.send(200, XML, EMPTY);
+      sendNegotiated(ex, EMPTY, conditions, undefined, SHARED);
       return;
     }
     this.vasts.ads.inc();
@@ -120,7 +126,8 @@ export class PlayerEndpoints {
     const scope = { breakId: found.b.id, expires: Math.floor(found.b.window.endMs / 1000) + BEACON_VALID_AFTER_BREAK_SEC };
     // The slate filling a shortfall is no ad: it is not offered to the player's VAST.
     const ads = adsForStream(found.b, found.a, streamId).filter((ad) => !ad.slate);
-    ex.send(200, XML, writeVast(ads.map((ad) => this.signed(ad, streamId, scope))));
+    const body = Buffer.from(writeVast(ads.map((ad) => this.signed(ad, streamId, scope))));
+    sendNegotiated(ex, { status: 200, headers: XML, body }, conditions, undefined, PER_REQUEST);
   }
 
   /** The ad with every tracking URL replaced by its signed beacon URL: players never see the originals. */

@@ -1,0 +1,247 @@
+/**
+ * What a CDN pulling from us expects of an answer (issue 27; docs/design.md §16; docs/decisions.md
+ * "Issue 27"): a strong ETag, `If-None-Match` / `If-Modified-Since` answered 304 without a body,
+ * and a gzip body when the client's `Accept-Encoding` takes it, with `Vary: Accept-Encoding`.
+ *
+ * Everything is built once per body version, never per request: the ETag, the gzip bytes and the
+ * three header sets (identity, gzip, 304) of a rendering are kept in a WeakMap keyed on its body
+ * buffer, so a micro-cached manifest is hashed and compressed once however many clients pull it,
+ * and forgotten with it. A request costs the header reads and one WeakMap lookup. This module is
+ * the one place that builds those header sets (an `X-Request-Id` or any other per-answer header
+ * is added by the caller, like `Age`).
+ */
+import crypto from 'node:crypto';
+import zlib from 'node:zlib';
+import type { Exchange, HeaderPair, Headers } from './exchange.js';
+import type { HttpRequest } from './uws.js';
+import { sendSized } from './stream-writer.js';
+
+/** A rendered answer: status, its own headers (Content-Type, Cache-Control), body. */
+export interface Body {
+  readonly status: number;
+  readonly headers: Readonly<Headers>;
+  readonly body: Uint8Array;
+}
+
+/** One form of an answer, ready to write. `vary`: the answer varies by Accept-Encoding. */
+export interface Variant extends Body {
+  readonly vary?: boolean;
+}
+
+export interface FormOptions {
+  /** Last-Modified (ms since the epoch): VOD and stitched answers; `If-Modified-Since` is honoured with it. */
+  lastModified?: number;
+  /**
+   * A body many requests share (micro-cached renderings, stitched sessions, static pages):
+   * compressed at level 6, since it is done once. Others (one stream's, one request's) at level 1.
+   */
+  shared?: boolean;
+  /** false: no ETag and no 304 (answers that are never revalidated: a per-request VAST, `no-store`). */
+  validators?: false;
+}
+
+/** One encoding of a body: its 200 and its 304 (which carries that encoding's ETag). */
+interface Form {
+  ok: Variant;
+  notModified: Variant;
+}
+
+interface Forms {
+  etag: string;
+  lastModifiedSec: number | undefined;
+  identity: Form;
+  /** undefined: not compressed yet; null: not worth it (small, or gzip did not shrink it). */
+  gzip: Form | null | undefined;
+  shared: boolean;
+}
+
+const EMPTY = new Uint8Array(0);
+const forms = new WeakMap<Uint8Array, Forms>();
+
+/** Below this many bytes a body goes out as it is (COMPRESS_MIN_BYTES; gzip's 18-byte frame and the CPU do not pay). */
+export const compression = { minBytes: 1024 };
+
+/** Sets the threshold from the configuration (the composition root, once). */
+export function configureCompression(minBytes: number): void {
+  compression.minBytes = minBytes;
+}
+
+/**
+ * The form of `r` this request gets: 304 when a validator matches, gzip when accepted and worth
+ * it, else identity. Answers other than 200 (errors) are returned as they are: they carry no
+ * validators and are never compressed (small problem+json bodies).
+ */
+export function negotiate(r: Body, ifNoneMatch: string, ifModifiedSince: string, acceptEncoding: string, opts?: FormOptions): Variant {
+  if (r.status !== 200) return r;
+  let f = forms.get(r.body);
+  if (!f) forms.set(r.body, (f = build(r, opts)));
+  let form = f.identity;
+  if (acceptEncoding !== '' && acceptsGzip(acceptEncoding)) {
+    if (f.gzip === undefined) f.gzip = gzipForm(r, f);
+    if (f.gzip) form = f.gzip;
+  }
+  if (f.etag === '') return form.ok; // no validators: only the encoding is negotiated
+  // RFC 9110 §13.1.3: If-Modified-Since is ignored when If-None-Match is present.
+  if (ifNoneMatch ? etagMatches(ifNoneMatch, f.etag) : ifModifiedSince !== '' && notModifiedSince(ifModifiedSince, f.lastModifiedSec)) return form.notModified;
+  return form.ok;
+}
+
+/** The strong ETag of a 200 answer (what negotiate() sends). */
+export function etagOf(r: Body, opts?: FormOptions): string {
+  let f = forms.get(r.body);
+  if (!f) forms.set(r.body, (f = build(r, opts)));
+  return f.etag;
+}
+
+function build(r: Body, opts: FormOptions | undefined): Forms {
+  // A hash of the bytes sent: a changed body (a break starting, a trim, an upstream update) always
+  // has a new tag, whatever shaped it. SHA-1 through OpenSSL costs ~4 µs for a 3.7 KB playlist and
+  // ~170 µs for a 1,200-segment DVR window, once per rendering (docs/decisions.md "Issue 27").
+  const etag = opts?.validators === false ? '' : `"${crypto.createHash('sha1').update(r.body).digest('base64url').slice(0, 22)}"`;
+  const lastModifiedSec = opts?.lastModified === undefined ? undefined : Math.floor(opts.lastModified / 1000);
+  const validators: Headers = etag ? { ETag: etag } : {};
+  if (lastModifiedSec !== undefined) validators['Last-Modified'] = new Date(lastModifiedSec * 1000).toUTCString();
+  return { etag, lastModifiedSec, identity: form({ ...r.headers, ...validators }, r.body), gzip: undefined, shared: opts?.shared ?? false };
+}
+
+/** A 200 and its 304; RFC 9110 §15.4.5: the 304 carries the validators and Cache-Control (Vary comes with the caller's extra headers). */
+function form(headers: Headers, body: Uint8Array): Form {
+  const nm: Headers = {};
+  for (const name of ['ETag', 'Last-Modified', 'Cache-Control']) if (headers[name] !== undefined) nm[name] = headers[name];
+  return {
+    ok: Object.freeze({ status: 200, headers: Object.freeze(headers), body, vary: true }),
+    notModified: Object.freeze({ status: 304, headers: Object.freeze(nm), body: EMPTY, vary: true }),
+  };
+}
+
+/**
+ * gzip, synchronously: measured cheaper than zlib's async API for these sizes (its thread-pool
+ * round trip alone is ~0.5 ms), and done once per body version (docs/decisions.md "Issue 27").
+ * A strong tag names one representation (RFC 9110 §8.8.3), so the gzip form's is the identity's
+ * with a `-gz` suffix (as Apache httpd does); revalidation accepts either.
+ */
+function gzipForm(r: Body, f: Forms): Form | null {
+  if (r.body.byteLength < compression.minBytes) return null;
+  const gz = zlib.gzipSync(r.body, r.body.byteLength <= SMALL ? SMALL_OPTIONS : f.shared ? SHARED_OPTIONS : FAST_OPTIONS);
+  if (gz.byteLength >= r.body.byteLength) return null;
+  const headers: Headers = { ...f.identity.ok.headers, 'Content-Encoding': 'gzip' };
+  if (f.etag) headers['ETag'] = gzTag(f.etag);
+  return form(headers, gz);
+}
+
+/**
+ * A live variant (a few KB) costs zlib more to set up than to compress: its default 32 KB window
+ * and 128 KB hash are allocated per call. An 8 KB window and a small hash compress such a body as
+ * well (nothing repeats from further back) at about half the cost (measured: 0.9 KB, ~145 → ~60 µs).
+ */
+const SMALL = 8 * 1024;
+const SMALL_OPTIONS = Object.freeze({ level: 6, windowBits: 13, memLevel: 5 });
+const SHARED_OPTIONS = Object.freeze({ level: 6 });
+const FAST_OPTIONS = Object.freeze({ level: 1 });
+
+function gzTag(etag: string): string {
+  return `${etag.slice(0, -1)}-gz"`;
+}
+
+/** If-None-Match: `*`, or a list of entity tags compared weakly (RFC 9110 §13.1.2); the gzip form's tag matches too. */
+export function etagMatches(header: string, etag: string): boolean {
+  if (header.trim() === '*') return true;
+  const gz = gzTag(etag);
+  for (let part of header.split(',')) {
+    part = part.trim();
+    if (part.startsWith('W/')) part = part.slice(2);
+    if (part === etag || part === gz) return true;
+  }
+  return false;
+}
+
+/** If-Modified-Since: true when the answer has a Last-Modified no later than the date (an unparsable date is ignored). */
+export function notModifiedSince(header: string, lastModifiedSec: number | undefined): boolean {
+  if (lastModifiedSec === undefined) return false;
+  const since = Date.parse(header);
+  return Number.isFinite(since) && lastModifiedSec <= Math.floor(since / 1000);
+}
+
+/** Accept-Encoding values repeat (a CDN sends one or two spellings): parsed once each, a bounded memo. */
+const acceptMemo = new Map<string, boolean>();
+
+/** Whether gzip is acceptable (RFC 9110 §12.5.3): `gzip` or `x-gzip` or `*` with q > 0, the most specific entry deciding. */
+export function acceptsGzip(header: string): boolean {
+  let v = acceptMemo.get(header);
+  if (v === undefined) {
+    v = parseAcceptsGzip(header);
+    if (acceptMemo.size >= 256) acceptMemo.clear();
+    acceptMemo.set(header, v);
+  }
+  return v;
+}
+
+function parseAcceptsGzip(header: string): boolean {
+  let gzip: number | undefined;
+  let star: number | undefined;
+  if (header.length > 1024) return false;
+  for (const item of header.split(',')) {
+    const [name, ...params] = item.split(';');
+    const coding = name!.trim().toLowerCase();
+    let q = 1;
+    for (const p of params) {
+      const [k, val] = p.split('=');
+      if (k!.trim().toLowerCase() === 'q') {
+        const n = Number(val?.trim());
+        q = /^\s*(0(\.\d{0,3})?|1(\.0{0,3})?)\s*$/.test(val ?? '') && Number.isFinite(n) ? n : 0;
+      }
+    }
+    if (coding === 'gzip' || coding === 'x-gzip') gzip = Math.max(gzip ?? 0, q);
+    else if (coding === '*') star = q;
+  }
+  if (gzip !== undefined) return gzip > 0;
+  return star !== undefined && star > 0;
+}
+
+/** `Vary: Accept-Encoding` merged into a precomputed CORS set (one `Vary: Origin, Accept-Encoding` header), memoized per set. */
+const varied = new Map<readonly HeaderPair[], readonly HeaderPair[]>();
+
+export function withVary(pairs: readonly HeaderPair[]): readonly HeaderPair[] {
+  let out = varied.get(pairs);
+  if (!out) {
+    let merged = false;
+    const list: HeaderPair[] = pairs.map(([n, v]) => {
+      if (n.toLowerCase() !== 'vary') return [n, v] as const;
+      merged = true;
+      return [n, `${v}, Accept-Encoding`] as const;
+    });
+    if (!merged) list.push(['Vary', 'Accept-Encoding']);
+    out = Object.freeze(list);
+    if (varied.size < 1024) varied.set(pairs, out);
+  }
+  return out;
+}
+
+/** The extra headers a variant goes out with: the caller's (CORS), with Vary merged when the answer varies. */
+export function extraFor(v: Variant, pairs: readonly HeaderPair[]): readonly HeaderPair[] {
+  return v.vary ? withVary(pairs) : pairs;
+}
+
+/** The request headers negotiation reads, copied in the uWS callback (the request is gone after it). */
+export interface Conditions {
+  ifNoneMatch: string;
+  ifModifiedSince: string;
+  acceptEncoding: string;
+}
+
+export function conditionsOf(req: HttpRequest): Conditions {
+  return { ifNoneMatch: req.getHeader('if-none-match'), ifModifiedSince: req.getHeader('if-modified-since'), acceptEncoding: req.getHeader('accept-encoding') };
+}
+
+/**
+ * Answers a rendering on an exchange in the form the request negotiated (a 304, gzip or identity),
+ * with `Age` when served from a cache. headers must be the service's own (sendSized writes them unchecked).
+ */
+export function sendNegotiated(ex: Exchange, r: Body, c: Conditions, ageSec?: number, opts?: FormOptions): void {
+  if (ex.aborted) return;
+  const v = negotiate(r, c.ifNoneMatch, c.ifModifiedSince, c.acceptEncoding, opts);
+  ex.extra = extraFor(v, ex.extra);
+  const headers = ageSec ? { ...v.headers, Age: String(ageSec) } : v.headers;
+  if (ex.isHead || v.status === 304) ex.send(v.status, headers, v.body);
+  else sendSized(ex, v.status, headers, v.body);
+}
