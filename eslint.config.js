@@ -21,10 +21,23 @@ const layersPlugin = {
           const target = path.relative(LIB, path.resolve(path.dirname(context.filename), spec));
           if (target.startsWith('..')) return;
           const to = layerOf(target);
-          if (!LAYERS[from]) context.report({ node, message: `lib/${from} is not in config/layers.js: add it with its role and what it may import` });
-          else if (!mayImport(from, to)) context.report({ node, message: `lib/${from} may not import lib/${to} (config/layers.js; docs/architecture.md)` });
+          if (!LAYERS[from])
+            context.report({
+              node,
+              message: `lib/${from} is not in config/layers.js: add it with its role and what it may import`,
+            });
+          else if (!mayImport(from, to))
+            context.report({
+              node,
+              message: `lib/${from} may not import lib/${to} (config/layers.js; docs/architecture.md)`,
+            });
         };
-        return { ImportDeclaration: check, ExportNamedDeclaration: check, ExportAllDeclaration: check, ImportExpression: check };
+        return {
+          ImportDeclaration: check,
+          ExportNamedDeclaration: check,
+          ExportAllDeclaration: check,
+          ImportExpression: check,
+        };
       },
     },
   },
@@ -50,7 +63,13 @@ const IO_MODULES = [
 /** Relative specifiers reaching a lib/ folder from one or two levels down. */
 const into = (folders) => folders.flatMap((f) => [`../${f}/*`, `../../${f}/*`, `../${f}/**`, `../../${f}/**`]);
 const restrict = (message, paths, folders) => ({
-  'no-restricted-imports': ['error', { paths: paths.map((name) => ({ name, message })), patterns: folders.length ? [{ group: into(folders), message }] : [] }],
+  'no-restricted-imports': [
+    'error',
+    {
+      paths: paths.map((name) => ({ name, message })),
+      patterns: folders.length ? [{ group: into(folders), message }] : [],
+    },
+  ],
 });
 
 export default tseslint.config(
@@ -104,6 +123,12 @@ export default tseslint.config(
   },
   { files: ['lib/**/*.ts'], plugins: { layers: layersPlugin }, rules: { 'layers/may-import': 'error' } },
   // Pure modules do no I/O (the folder-to-folder rules come from config/layers.js above).
-  { files: PURE.map((f) => `lib/${f}/**/*.ts`), rules: restrict('pure module: no I/O, no storage, no HTTP (hand it data or a callback)', IO_MODULES, []) },
-  { files: ['lib/**/repo.ts', 'lib/**/*-repo.ts'], rules: restrict('repositories throw domain errors (lib/errors), never HTTP ones', [], ['http']) },
+  {
+    files: PURE.map((f) => `lib/${f}/**/*.ts`),
+    rules: restrict('pure module: no I/O, no storage, no HTTP (hand it data or a callback)', IO_MODULES, []),
+  },
+  {
+    files: ['lib/**/repo.ts', 'lib/**/*-repo.ts'],
+    rules: restrict('repositories throw domain errors (lib/errors), never HTTP ones', [], ['http']),
+  },
 );

@@ -32,9 +32,26 @@ const RUN_TICKS_SEC = 8;
 
 export interface CapacityResult {
   streams: number;
-  register: { ms: number; bytesPerStream: number; hashBytes: number; registryBytesPerStream: number; commands: Record<string, number>; commandsPerStream: number; flushMs: number };
+  register: {
+    ms: number;
+    bytesPerStream: number;
+    hashBytes: number;
+    registryBytesPerStream: number;
+    commands: Record<string, number>;
+    commandsPerStream: number;
+    flushMs: number;
+  };
   refresh: { commands: Record<string, number>; commandsPerStream: number; flushMs: number; cpuUsPerStream: number };
-  breakPut: { ms: number; status: number; streams: number; commands: Record<string, number>; pgRows: Record<string, number>; rowBytes: number; pgWritesWhileRunning: number; runSec: number };
+  breakPut: {
+    ms: number;
+    status: number;
+    streams: number;
+    commands: Record<string, number>;
+    pgRows: Record<string, number>;
+    rowBytes: number;
+    pgWritesWhileRunning: number;
+    runSec: number;
+  };
 }
 
 /** INFO commandstats as calls by command. */
@@ -46,7 +63,8 @@ async function commandCalls(r: Redis): Promise<Record<string, number>> {
 
 function diff(after: Record<string, number>, before: Record<string, number>): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const [k, v] of Object.entries(after)) if (v - (before[k] ?? 0) > 0 && k !== 'info' && k !== 'memory') out[k] = v - (before[k] ?? 0);
+  for (const [k, v] of Object.entries(after))
+    if (v - (before[k] ?? 0) > 0 && k !== 'info' && k !== 'memory') out[k] = v - (before[k] ?? 0);
   return out;
 }
 
@@ -55,14 +73,20 @@ const usedMemory = async (r: Redis) => Number(/used_memory:(\d+)/.exec(await r.i
 
 async function privateRedis(dir: string): Promise<{ port: number; child: ChildProcess }> {
   const port = await freePort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+    { stdio: 'ignore' },
+  );
   await waitForPort(port, 10_000);
   return { port, child };
 }
 
 /** Inserts and updates on the schema's tables so far (the statistics collector's view, flushed at commit). */
 async function pgWrites(sql: postgres.Sql, schema: string): Promise<number> {
-  const [row] = await sql<{ n: string }[]>`select coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0) as n from pg_stat_user_tables where schemaname = ${schema}`;
+  const [row] = await sql<
+    { n: string }[]
+  >`select coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0) as n from pg_stat_user_tables where schemaname = ${schema}`;
   return Number(row!.n);
 }
 
@@ -75,7 +99,9 @@ export async function runCapacity(n: number): Promise<CapacityResult> {
   await admin.unsafe(`create schema ${schema}`);
   const u = new URL(pgUrl);
   u.searchParams.set('search_path', schema);
-  const dai = await new DaiHostSim({ shape: { segmentSec: SEG_SEC, windowSegments: 15, adEvery: 0, adSegments: 0 } }).start();
+  const dai = await new DaiHostSim({
+    shape: { segmentSec: SEG_SEC, windowSegments: 15, adEvery: 0, adSegments: 0 },
+  }).start();
   const transcoder = await new TranscoderSim().start();
   const r = new Redis(redis.port, '127.0.0.1');
   let service: Service | undefined;
@@ -102,13 +128,27 @@ export async function runCapacity(n: number): Promise<CapacityResult> {
     service = await startService(config, createLogger(config.logLevel));
     const token = await mintToken(config);
     const api = async (method: string, p: string, json: unknown) => {
-      const res = await fetch(`${service!.url}/api/v1/${p}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(json) });
+      const res = await fetch(`${service!.url}/api/v1/${p}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(json),
+      });
       return { status: res.status, body: (await res.json()) as Record<string, unknown> };
     };
     await api('PUT', 'squeeze-brand-config', { brand_id: 'cap' });
-    const ev = await api('PUT', 'squeeze-event-config', { asset_id: 'CAP', source_uri: `${dai.url}/source/master.m3u8`, brand_config_id: 'cap' });
+    const ev = await api('PUT', 'squeeze-event-config', {
+      asset_id: 'CAP',
+      source_uri: `${dai.url}/source/master.m3u8`,
+      brand_config_id: 'cap',
+    });
     const eventId = ev.body['id'] as number;
-    await api('PUT', 'squeeze-configured-ad', { event_id: eventId, abid: 'c1', ad_uri: 'https://cdn.example.com/c1.mp4', duration: 10, is_curated: true });
+    await api('PUT', 'squeeze-configured-ad', {
+      event_id: eventId,
+      abid: 'c1',
+      ad_uri: 'https://cdn.example.com/c1.mp4',
+      duration: 10,
+      is_curated: true,
+    });
 
     // 1. Registration: ids shaped as the DAI provider's (UUID:LOC), the ad tag's targeting.
     const ids = Array.from(
@@ -145,7 +185,8 @@ export async function runCapacity(n: number): Promise<CapacityResult> {
     const registerCmds = diff(await commandCalls(r), c0);
     const mem1 = await usedMemory(r);
     let hashBytes = 0;
-    for (const id of ids.slice(0, 200)) hashBytes += Number(await r.call('MEMORY', 'USAGE', keys.stream(id), 'SAMPLES', '0'));
+    for (const id of ids.slice(0, 200))
+      hashBytes += Number(await r.call('MEMORY', 'USAGE', keys.stream(id), 'SAMPLES', '0'));
     hashBytes = Math.round(hashBytes / 200);
     const registryBytes = Number(await r.call('MEMORY', 'USAGE', keys.event(eventId, 'streams'), 'SAMPLES', '0'));
 
@@ -164,7 +205,15 @@ export async function runCapacity(n: number): Promise<CapacityResult> {
     // 3. The event-wide break over every stream.
     const sql = postgres(u.toString(), { max: 1, onnotice: () => undefined });
     const tables = ['squeeze_break', 'squeeze_break_segment'];
-    const count = async () => Object.fromEntries(await Promise.all(tables.map(async (tb) => [tb, Number((await sql.unsafe<{ n: string }[]>(`select count(*) as n from ${tb}`))[0]!.n)] as const)));
+    const count = async () =>
+      Object.fromEntries(
+        await Promise.all(
+          tables.map(
+            async (tb) =>
+              [tb, Number((await sql.unsafe<{ n: string }[]>(`select count(*) as n from ${tb}`))[0]!.n)] as const,
+          ),
+        ),
+      );
     const rows0 = await count();
     const c2 = await commandCalls(r);
     const p0 = performance.now();
@@ -172,7 +221,9 @@ export async function runCapacity(n: number): Promise<CapacityResult> {
     const putMs = performance.now() - p0;
     const putCmds = diff(await commandCalls(r), c2);
     const rows1 = await count();
-    const [size] = await sql<{ b: string }[]>`select pg_column_size(b.*) as b from squeeze_break b where id = ${String(put.body['break_id'])}`;
+    const [size] = await sql<
+      { b: string }[]
+    >`select pg_column_size(b.*) as b from squeeze_break b where id = ${String(put.body['break_id'])}`;
     await new Promise((res) => setTimeout(res, 1500)); // the statistics collector flushes about once a second
     const w0 = await pgWrites(sql, schema);
     await new Promise((res) => setTimeout(res, RUN_TICKS_SEC * 1000));
@@ -221,11 +272,17 @@ export async function runCapacity(n: number): Promise<CapacityResult> {
 export function printCapacity(c: CapacityResult): void {
   const line = (s: string) => process.stdout.write(`${s}\n`);
   line(`capacity: ${c.streams} streams registered in ${c.register.ms} ms (flush ${c.register.flushMs} ms)`);
-  line(`  state store: ${c.register.bytesPerStream} B/stream (used_memory delta), hash ${c.register.hashBytes} B (MEMORY USAGE), event registry ${c.register.registryBytesPerStream} B/stream`);
+  line(
+    `  state store: ${c.register.bytesPerStream} B/stream (used_memory delta), hash ${c.register.hashBytes} B (MEMORY USAGE), event registry ${c.register.registryBytesPerStream} B/stream`,
+  );
   line(`  registration: ${c.register.commandsPerStream} commands/stream ${JSON.stringify(c.register.commands)}`);
-  line(`  refresh: ${c.refresh.commandsPerStream} commands/stream ${JSON.stringify(c.refresh.commands)} (flush ${c.refresh.flushMs} ms, ${c.refresh.cpuUsPerStream} µs CPU/stream)`);
+  line(
+    `  refresh: ${c.refresh.commandsPerStream} commands/stream ${JSON.stringify(c.refresh.commands)} (flush ${c.refresh.flushMs} ms, ${c.refresh.cpuUsPerStream} µs CPU/stream)`,
+  );
   const b = c.breakPut;
-  line(`  event-wide break: PUT ${b.status} in ${b.ms} ms over ${b.streams} streams; Redis ${JSON.stringify(b.commands)}; Postgres rows ${JSON.stringify(b.pgRows)}, break row ${b.rowBytes} B`);
+  line(
+    `  event-wide break: PUT ${b.status} in ${b.ms} ms over ${b.streams} streams; Redis ${JSON.stringify(b.commands)}; Postgres rows ${JSON.stringify(b.pgRows)}, break row ${b.rowBytes} B`,
+  );
   line(`  while the break runs: ${b.pgWritesWhileRunning} Postgres row writes in ${b.runSec} s`);
   line(JSON.stringify(c));
 }

@@ -27,7 +27,13 @@ interface Case {
   spec: Omit<LoadSpec, 'port' | 'prefix' | 'connections' | 'seconds'> & { prefix?: string };
 }
 
-async function measure(work: string, name: string, start: () => Promise<Target | undefined>, cases: Case[], seconds: number): Promise<Array<LoadResult & { label: string; cpuUsPerReq: number }>> {
+async function measure(
+  work: string,
+  name: string,
+  start: () => Promise<Target | undefined>,
+  cases: Case[],
+  seconds: number,
+): Promise<Array<LoadResult & { label: string; cpuUsPerReq: number }>> {
   const t = await start();
   if (!t) {
     process.stdout.write(`${name}: skipped (not installed)\n`);
@@ -43,7 +49,11 @@ async function measure(work: string, name: string, start: () => Promise<Target |
       const before = cpuSeconds(t.child.pid!);
       const r = await runLoad(spec, work);
       const cpu = cpuSeconds(t.child.pid!) - before;
-      const row = { ...r, label: `${name} ${c.label}`, cpuUsPerReq: r.rps > 0 ? Math.round((cpu * 1e6) / (r.rps * seconds)) : 0 };
+      const row = {
+        ...r,
+        label: `${name} ${c.label}`,
+        cpuUsPerReq: r.rps > 0 ? Math.round((cpu * 1e6) / (r.rps * seconds)) : 0,
+      };
       rows.push(row);
       process.stdout.write(
         `${row.label.padEnd(44)} ${String(r.rps).padStart(8)} req/s  p50 ${r.p50ms} ms  p99 ${r.p99ms} ms  ${row.cpuUsPerReq} µs/req  ${r.bytesPerReq ?? 0} B/answer` +
@@ -85,7 +95,10 @@ export async function runCdn(quick: boolean): Promise<void> {
         { label: 'variant/distinct identity', spec: { kind: 'variant', scenario: 'distinct' } },
         { label: 'dvr/hot identity', spec: { kind: 'dvr', scenario: 'hot', prefix: UNTRIMMED } },
         { label: 'dvr/hot gzip', spec: { kind: 'dvr', scenario: 'hot', headers: GZIP, prefix: UNTRIMMED } },
-        { label: 'variant/hot revalidating 90 %', spec: { kind: 'variant', scenario: 'hot', headers: GZIP, revalidate: 0.9 } },
+        {
+          label: 'variant/hot revalidating 90 %',
+          spec: { kind: 'variant', scenario: 'hot', headers: GZIP, revalidate: 0.9 },
+        },
       ],
       seconds,
     );
@@ -98,9 +111,15 @@ export async function runCdn(quick: boolean): Promise<void> {
     );
     const find = (rows: typeof service, label: string) => rows.find((r) => r.label.endsWith(label));
     const ratio = (a?: number, b?: number) => (a && b ? (a / b).toFixed(2) : 'n/a');
-    process.stdout.write(`hot gzip: service / precompressed uWS = ${ratio(find(service, 'variant/hot gzip')?.rps, find(ceiling, 'variant/hot gzip')?.rps)} (target ≥ 0.9)\n`);
-    process.stdout.write(`distinct gzip: service / nginx gzip on = ${ratio(find(service, 'variant/distinct gzip')?.rps, find(nginx, 'variant/distinct gzip')?.rps)} (target ≥ 1.0)\n`);
-    process.stdout.write(`DVR bytes per pull: identity ${find(service, 'dvr/hot identity')?.bytesPerReq ?? 'n/a'} B, gzip ${find(service, 'dvr/hot gzip')?.bytesPerReq ?? 'n/a'} B\n`);
+    process.stdout.write(
+      `hot gzip: service / precompressed uWS = ${ratio(find(service, 'variant/hot gzip')?.rps, find(ceiling, 'variant/hot gzip')?.rps)} (target ≥ 0.9)\n`,
+    );
+    process.stdout.write(
+      `distinct gzip: service / nginx gzip on = ${ratio(find(service, 'variant/distinct gzip')?.rps, find(nginx, 'variant/distinct gzip')?.rps)} (target ≥ 1.0)\n`,
+    );
+    process.stdout.write(
+      `DVR bytes per pull: identity ${find(service, 'dvr/hot identity')?.bytesPerReq ?? 'n/a'} B, gzip ${find(service, 'dvr/hot gzip')?.bytesPerReq ?? 'n/a'} B\n`,
+    );
   } finally {
     sim.child.kill('SIGKILL');
   }

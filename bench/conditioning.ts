@@ -41,8 +41,14 @@ function contentFiles(): Map<string, string> {
   const files = new Map<string, string>();
   files.set(
     '/vod/hls/master.m3u8',
-    ['#EXTM3U', '#EXT-X-VERSION:3', ...RUNGS.flatMap((r, i) => [`#EXT-X-STREAM-INF:BANDWIDTH=${r.bw},RESOLUTION=${r.w}x${r.h},CODECS="${r.codecs}",FRAME-RATE=25.000`, `v${i}.m3u8`])].join('\n') +
-      '\n',
+    [
+      '#EXTM3U',
+      '#EXT-X-VERSION:3',
+      ...RUNGS.flatMap((r, i) => [
+        `#EXT-X-STREAM-INF:BANDWIDTH=${r.bw},RESOLUTION=${r.w}x${r.h},CODECS="${r.codecs}",FRAME-RATE=25.000`,
+        `v${i}.m3u8`,
+      ]),
+    ].join('\n') + '\n',
   );
   RUNGS.forEach((_, i) => {
     const lines = ['#EXTM3U', '#EXT-X-VERSION:3', `#EXT-X-TARGETDURATION:${SEG_SEC}`, '#EXT-X-PLAYLIST-TYPE:VOD'];
@@ -73,14 +79,27 @@ ${RUNGS.map((r, i) => `      <Representation id="v${i}" width="${r.w}" height="$
 function creative(dir: string): Buffer {
   const file = path.join(dir, 'ad-1.mp4');
   execFileSync(FFMPEG, [
-    ...['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', `testsrc2=size=1280x720:rate=30:duration=${AD_SEC}`, '-f', 'lavfi', '-i', `sine=frequency=440:sample_rate=44100:duration=${AD_SEC}`],
+    ...[
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-f',
+      'lavfi',
+      '-i',
+      `testsrc2=size=1280x720:rate=30:duration=${AD_SEC}`,
+      '-f',
+      'lavfi',
+      '-i',
+      `sine=frequency=440:sample_rate=44100:duration=${AD_SEC}`,
+    ],
     ...['-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-ac', '1', '-shortest', file],
   ]);
   return readFileSync(file);
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+const pct = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'sqz-bench-cond-'));
@@ -88,10 +107,16 @@ async function main(): Promise<void> {
   const admin = postgres(PG_URL, { max: 1, onnotice: () => undefined });
   await admin.unsafe(`create schema ${schema}`);
   const origin = await new StaticHostSim(contentFiles()).start();
-  const adServer = await new AdServerSim({ breaks: ['start', '00:00:20.000'], ads: [{ id: 'ad-1', durationSec: AD_SEC }], creatives: new Map([['ad-1', creative(dir)]]) }).start();
+  const adServer = await new AdServerSim({
+    breaks: ['start', '00:00:20.000'],
+    ads: [{ id: 'ad-1', durationSec: AD_SEC }],
+    creatives: new Map([['ad-1', creative(dir)]]),
+  }).start();
   const db = new URL(PG_URL);
   db.searchParams.set('search_path', schema);
-  const unlimited = Object.fromEntries(['api', 'auth_failure', 'beacon', 'vast', 'adproxy', 'stream', 'stitch'].map((k) => [k, { rate: 1e6, burst: 1e6 }]));
+  const unlimited = Object.fromEntries(
+    ['api', 'auth_failure', 'beacon', 'vast', 'adproxy', 'stream', 'stitch'].map((k) => [k, { rate: 1e6, burst: 1e6 }]),
+  );
   const config = loadConfig(
     {},
     {
@@ -112,27 +137,44 @@ async function main(): Promise<void> {
     const api = async (method: string, p: string, body?: unknown, headers: Record<string, string> = {}) => {
       const res = await fetch(`${service.url}${p}`, {
         method,
-        headers: { authorization: `Bearer ${jwt}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+        headers: {
+          authorization: `Bearer ${jwt}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...headers,
+        },
         body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
       });
       const text = await res.text();
       if (res.status >= 300) throw new Error(`${method} ${p} answered ${res.status}: ${text.slice(0, 300)}`);
       return text ? (JSON.parse(text) as Record<string, unknown>) : {};
     };
-    await api('POST', '/api/v1/brand-recognition', { brand_name: 'acme', match_type: 'header', match_name: 'X-Brand', match_value: 'acme' });
+    await api('POST', '/api/v1/brand-recognition', {
+      brand_name: 'acme',
+      match_type: 'header',
+      match_name: 'X-Brand',
+      match_value: 'acme',
+    });
     await api('PUT', '/api/v1/brand-tokens/acme', { mrss_token: PUSH_TOKEN });
     const mrss = `<?xml version="1.0"?>
 <rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/" xmlns:dfpvideo="http://api.google.com/dfpvideo"><channel>
 <item><guid>vod-hls</guid><title>HLS</title><dfpvideo:cuepoints>20</dfpvideo:cuepoints><media:content url="${origin.url}/vod/hls/master.m3u8" type="application/x-mpegURL" duration="60"/></item>
 <item><guid>vod-dash</guid><title>DASH</title><dfpvideo:cuepoints>20</dfpvideo:cuepoints><media:content url="${origin.url}/vod/dash/manifest.mpd" type="application/dash+xml" duration="60"/></item>
 </channel></rss>`;
-    await api('POST', '/mrssfeed/acme', mrss, { 'content-type': 'application/xml', 'x-service-mrss-token': PUSH_TOKEN });
+    await api('POST', '/mrssfeed/acme', mrss, {
+      'content-type': 'application/xml',
+      'x-service-mrss-token': PUSH_TOKEN,
+    });
     const loaded = Date.now() + 10_000;
     while (service.brands.current.size !== 1 && Date.now() < loaded) await sleep(50);
     const stitch = async (protocol: 'hls' | 'dash', stream: string) => {
       const t0 = performance.now();
-      const body = await api('POST', `/stitch/${protocol}/stream/${stream}/asset/vod-${protocol}`, undefined, { 'x-brand': 'acme' });
-      return { ms: performance.now() - t0, ads: (body['breaks'] as Array<{ ads: unknown[] }>).reduce((n, b) => n + b.ads.length, 0) };
+      const body = await api('POST', `/stitch/${protocol}/stream/${stream}/asset/vod-${protocol}`, undefined, {
+        'x-brand': 'acme',
+      });
+      return {
+        ms: performance.now() - t0,
+        ads: (body['breaks'] as Array<{ ads: unknown[] }>).reduce((n, b) => n + b.ads.length, 0),
+      };
     };
 
     const results: Record<string, unknown> = {};
@@ -141,7 +183,9 @@ async function main(): Promise<void> {
       const deadline = Date.now() + 600_000;
       let row: { protocol: string; state: string; renditions?: { seconds_to_ready: number } } | undefined;
       while (Date.now() < deadline) {
-        row = ((await api('GET', '/api/v1/ad-creatives')).items as Array<typeof row>).find((c) => c!.protocol === protocol);
+        row = ((await api('GET', '/api/v1/ad-creatives')).items as Array<typeof row>).find(
+          (c) => c!.protocol === protocol,
+        );
         if (row && row.state !== 'pending') break;
         await sleep(250);
       }
@@ -159,7 +203,8 @@ async function main(): Promise<void> {
         runs.push(r.ms);
       }
       runs.sort((a, b) => a - b);
-      results[`stitch POST ${protocol}, ${adsPerPost} conditioned ads (ms p50 / p90 / max of ${posts})`] = `${pct(runs, 50).toFixed(1)} / ${pct(runs, 90).toFixed(1)} / ${runs.at(-1)!.toFixed(1)}`;
+      results[`stitch POST ${protocol}, ${adsPerPost} conditioned ads (ms p50 / p90 / max of ${posts})`] =
+        `${pct(runs, 50).toFixed(1)} / ${pct(runs, 90).toFixed(1)} / ${runs.at(-1)!.toFixed(1)}`;
     }
     for (const [k, v] of Object.entries(results)) console.log(`${k}: ${String(v)}`);
   } finally {

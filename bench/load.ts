@@ -70,7 +70,8 @@ function distinctRequests(seconds: number): number {
 }
 
 function pathFor(spec: LoadSpec, n: number, tag: string): string {
-  if (spec.kind === 'adproxy') return `/dai/adproxy?stream_id=b${n % ADPROXY_STREAMS}:LOC&asset_key=ADS&ge=m&gr=2&imafw_csid=bench`;
+  if (spec.kind === 'adproxy')
+    return `/dai/adproxy?stream_id=b${n % ADPROXY_STREAMS}:LOC&asset_key=ADS&ge=m&gr=2&imafw_csid=bench`;
   if (spec.scenario === 'hot') return `${spec.prefix}/stream/hot:LOC/${spec.kind}/720p.m3u8`;
   if (spec.paths?.length) return `${spec.paths[n % spec.paths.length]}?n=${tag}-${n}`;
   return `${spec.prefix}/stream/s${n % 1000}:LOC/${spec.kind}/720p.m3u8?u=${tag}-${n}`;
@@ -78,7 +79,8 @@ function pathFor(spec: LoadSpec, n: number, tag: string): string {
 
 /** The path expression for request i in Lua (mirrors pathFor). */
 function luaPath(spec: LoadSpec, tag: string): string {
-  if (spec.kind === 'adproxy') return `"/dai/adproxy?stream_id=b" .. (i % ${ADPROXY_STREAMS}) .. ":LOC&asset_key=ADS&ge=m&gr=2&imafw_csid=bench"`;
+  if (spec.kind === 'adproxy')
+    return `"/dai/adproxy?stream_id=b" .. (i % ${ADPROXY_STREAMS}) .. ":LOC&asset_key=ADS&ge=m&gr=2&imafw_csid=bench"`;
   if (spec.paths?.length) return `paths[(i % ${spec.paths.length}) + 1] .. "?n=${tag}-" .. i`;
   return `"${spec.prefix}/stream/s" .. (i % 1000) .. ":LOC/${spec.kind}/720p.m3u8?u=${tag}-" .. i`;
 }
@@ -104,7 +106,9 @@ async function runWrk(spec: LoadSpec, workDir: string): Promise<LoadResult> {
         : `local reqs = {}\nlocal count = ${spec.kind === 'adproxy' ? ADPROXY_STREAMS : distinctRequests(spec.seconds)}\nlocal n = 0\ninit = function(args)\n  for i = 1, count do\n    reqs[i] = wrk.format("GET", ${luaPath(spec, tag)}, ${headers})\n  end\nend\nrequest = function()\n  n = n % count + 1\n  return reqs[n]\nend\n`;
   const pathTable = spec.paths?.length ? `local paths = {${spec.paths.map((p) => JSON.stringify(p)).join(',')}}\n` : '';
   // A held rate: each connection waits a whole number of milliseconds after every answer (wrk's delay()).
-  const paced = spec.rate ? `delay = function() return ${Math.max(1, Math.round((spec.connections * 1000) / spec.rate))} end\n` : '';
+  const paced = spec.rate
+    ? `delay = function() return ${Math.max(1, Math.round((spec.connections * 1000) / spec.rate))} end\n`
+    : '';
   writeFileSync(script, pathTable + lua + paced);
   return { ...(await wrk(spec.connections, spec.seconds, script, spec.port, spec.cpu)), tool: 'wrk' };
 }
@@ -138,7 +142,13 @@ end
 }
 
 /** Runs wrk (one thread, pinned to cpu when given) with a Lua script and reads its summary. */
-export async function wrk(connections: number, seconds: number, script: string, port: number, cpu?: string): Promise<Omit<LoadResult, 'tool'>> {
+export async function wrk(
+  connections: number,
+  seconds: number,
+  script: string,
+  port: number,
+  cpu?: string,
+): Promise<Omit<LoadResult, 'tool'>> {
   const args = ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '-s', script, `http://127.0.0.1:${port}`];
   const out = await new Promise<string>((resolve, reject) => {
     const p = cpu ? spawn('taskset', ['-c', cpu, 'wrk', ...args]) : spawn('wrk', args);
@@ -155,10 +165,20 @@ export async function wrk(connections: number, seconds: number, script: string, 
   const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
   const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
   // A revalidating run's 304s are answers, not errors (wrk counts them as non-2xx).
-  const errors = (/NOTMODIFIED/.test(out) ? 0 : non2xx) + (socketErrors ? socketErrors.slice(1).reduce((a, b) => a + Number(b), 0) : 0);
+  const errors =
+    (/NOTMODIFIED/.test(out) ? 0 : non2xx) +
+    (socketErrors ? socketErrors.slice(1).reduce((a, b) => a + Number(b), 0) : 0);
   const transfer = /Transfer\/sec:\s+([\d.]+)(B|KB|MB|GB)/.exec(out);
-  const bytesPerSec = transfer ? Number(transfer[1]) * ({ B: 1, KB: 1024, MB: 1024 ** 2, GB: 1024 ** 3 } as Record<string, number>)[transfer[2]!]! : 0;
-  const result: Omit<LoadResult, 'tool'> = { rps: Math.round(rps), p50ms: +lat('50').toFixed(2), p99ms: +lat('99').toFixed(2), errors, bytesPerReq: rps > 0 ? Math.round(bytesPerSec / rps) : 0 };
+  const bytesPerSec = transfer
+    ? Number(transfer[1]) * ({ B: 1, KB: 1024, MB: 1024 ** 2, GB: 1024 ** 3 } as Record<string, number>)[transfer[2]!]!
+    : 0;
+  const result: Omit<LoadResult, 'tool'> = {
+    rps: Math.round(rps),
+    p50ms: +lat('50').toFixed(2),
+    p99ms: +lat('99').toFixed(2),
+    errors,
+    bytesPerReq: rps > 0 ? Math.round(bytesPerSec / rps) : 0,
+  };
   const nm = /NOTMODIFIED ([\d.]+)/.exec(out);
   if (nm) result.notModifiedShare = Number(nm[1]);
   return result;
@@ -173,7 +193,13 @@ async function runAutocannon(spec: LoadSpec): Promise<LoadResult> {
     duration: spec.seconds,
     requests: [{ setupRequest: (req) => ({ ...req, path: pathFor(spec, ++n, tag) }) }],
   });
-  return { rps: Math.round(result.requests.average), p50ms: result.latency.p50, p99ms: result.latency.p99, errors: result.non2xx + result.errors + result.timeouts, tool: 'autocannon' };
+  return {
+    rps: Math.round(result.requests.average),
+    p50ms: result.latency.p50,
+    p99ms: result.latency.p99,
+    errors: result.non2xx + result.errors + result.timeouts,
+    tool: 'autocannon',
+  };
 }
 
 export function runLoad(spec: LoadSpec, workDir: string): Promise<LoadResult> {

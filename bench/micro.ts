@@ -80,8 +80,16 @@ export function runMicro(quick: boolean): MicroResult[] {
   const now = defaultShape.epochMs + 100_000 * 6000;
   const full: TrimOptions = { windowSegments: 0, delaySegments: 0 };
   const inputs = [
-    { name: 'rewrite + trim, 6 KB variant', text: livePlaylist('s1', now, { ...defaultShape, windowSegments: 55 }), opts: trim },
-    { name: 'full rewrite, 1,200-segment DVR', text: livePlaylist('s1', now, { ...defaultShape, windowSegments: 1200 }), opts: full },
+    {
+      name: 'rewrite + trim, 6 KB variant',
+      text: livePlaylist('s1', now, { ...defaultShape, windowSegments: 55 }),
+      opts: trim,
+    },
+    {
+      name: 'full rewrite, 1,200-segment DVR',
+      text: livePlaylist('s1', now, { ...defaultShape, windowSegments: 1200 }),
+      opts: full,
+    },
   ];
   return inputs.map(({ name, text, opts }) => {
     const bytes = Buffer.from(text);

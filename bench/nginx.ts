@@ -5,7 +5,12 @@ import path from 'node:path';
 import { hasCommand } from './load.js';
 import { freePort, waitForPort, type Target } from './procs.js';
 
-export async function startNginx(work: string, name: string, body: (port: number) => string, cpu: string | undefined): Promise<Target> {
+export async function startNginx(
+  work: string,
+  name: string,
+  body: (port: number) => string,
+  cpu: string | undefined,
+): Promise<Target> {
   const port = await freePort();
   const prefix = path.join(work, name);
   const conf = `${prefix}.conf`;
@@ -21,7 +26,9 @@ ${body(port)}
 `,
   );
   const args = ['-c', conf, '-p', work];
-  const child = cpu ? spawn('taskset', ['-c', cpu, 'nginx', ...args], { stdio: 'ignore' }) : spawn('nginx', args, { stdio: 'ignore' });
+  const child = cpu
+    ? spawn('taskset', ['-c', cpu, 'nginx', ...args], { stdio: 'ignore' })
+    : spawn('nginx', args, { stdio: 'ignore' });
   return { child, port: waitForPort(port, 5000).then(() => port) };
 }
 
@@ -32,7 +39,12 @@ ${body(port)}
 const GZIP = `gzip on; gzip_comp_level 1; gzip_min_length 1024; gzip_vary on; gzip_proxied any; gzip_types application/vnd.apple.mpegurl application/dash+xml;`;
 
 /** nginx proxy_pass + sub_filter in front of an upstream on 127.0.0.1:upstreamPort (`gzip`: with gzip on); undefined when nginx is not installed. */
-export async function nginxProxy(work: string, upstreamPort: number, cpu: string | undefined, opts: { gzip?: boolean } = {}): Promise<Target | undefined> {
+export async function nginxProxy(
+  work: string,
+  upstreamPort: number,
+  cpu: string | undefined,
+  opts: { gzip?: boolean } = {},
+): Promise<Target | undefined> {
   if (!hasCommand('nginx')) return undefined;
   return startNginx(
     work,

@@ -21,7 +21,13 @@ export interface Target {
 }
 
 /** Starts cmd (pinned to cpu); its port is the first `READY <port>` it prints. silent: its stderr is dropped (a service logging as in production). */
-export function launch(cmd: string, args: string[], cpu: string | undefined, env: NodeJS.ProcessEnv = process.env, opts: { silent?: boolean } = {}): Target {
+export function launch(
+  cmd: string,
+  args: string[],
+  cpu: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+  opts: { silent?: boolean } = {},
+): Target {
   const stdio: ['ignore', 'pipe', 'inherit' | 'ignore'] = ['ignore', 'pipe', opts.silent ? 'ignore' : 'inherit'];
   const child = cpu ? spawn('taskset', ['-c', cpu, cmd, ...args], { env, stdio }) : spawn(cmd, args, { env, stdio });
   let out = '';
@@ -37,7 +43,10 @@ export function launch(cmd: string, args: string[], cpu: string | undefined, env
 }
 
 export function node(script: string, args: string[], cpu: string | undefined, nodeFlags: string[] = []) {
-  return launch(process.execPath, [...nodeFlags, path.join(here, script), ...args], cpu, { ...process.env, LOG_LEVEL: 'warn' });
+  return launch(process.execPath, [...nodeFlags, path.join(here, script), ...args], cpu, {
+    ...process.env,
+    LOG_LEVEL: 'warn',
+  });
 }
 
 /** The service runs with the Node flags `npm start` gives it (package.json), so the bench measures what users run. */
@@ -109,7 +118,9 @@ function overTree(pid: number, read: (p: number) => number): number {
 
 /** RSS of a process and its children, in MiB. */
 export function rssMiB(pid: number): number {
-  return Math.round(overTree(pid, (p) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0)) / 1024);
+  return Math.round(
+    overTree(pid, (p) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0)) / 1024,
+  );
 }
 
 /** CPU seconds (user + system) used by a process and its children so far. */

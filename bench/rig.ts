@@ -20,10 +20,23 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { hasCommand, wrk } from './load.js';
-import { cpuSeconds, freePort, launch, LOAD_CPU, node, root, rssMiB, SERVER_CPU, SERVICE_FLAGS, waitForPort, type Target } from './procs.js';
+import {
+  cpuSeconds,
+  freePort,
+  launch,
+  LOAD_CPU,
+  node,
+  root,
+  rssMiB,
+  SERVER_CPU,
+  SERVICE_FLAGS,
+  waitForPort,
+  type Target,
+} from './procs.js';
 import { nginxProxy, nginxStatic } from './nginx.js';
 
-export const RIG_PATH = (i: number) => `/dai/manifest/linear/hls/pa/event/BENCH/stream/s${i}:LOC/variant/720p/bandwidth/2200000.m3u8`;
+export const RIG_PATH = (i: number) =>
+  `/dai/manifest/linear/hls/pa/event/BENCH/stream/s${i}:LOC/variant/720p/bandwidth/2200000.m3u8`;
 const CONNECTIONS = 100;
 const STREAMS = 1000;
 const SEGMENTS = 30;
@@ -45,9 +58,18 @@ export interface RigRow {
 /** The one live variant the upstream serves: 30 segments, root-relative URIs, PDT on each. */
 export function rigVariant(now = Date.now()): string {
   const first = Math.floor(now / 1000 / SEGMENT_SEC) - SEGMENTS;
-  const lines = ['#EXTM3U', '#EXT-X-VERSION:3', `#EXT-X-TARGETDURATION:${SEGMENT_SEC}`, `#EXT-X-MEDIA-SEQUENCE:${first}`];
+  const lines = [
+    '#EXTM3U',
+    '#EXT-X-VERSION:3',
+    `#EXT-X-TARGETDURATION:${SEGMENT_SEC}`,
+    `#EXT-X-MEDIA-SEQUENCE:${first}`,
+  ];
   for (let seq = first; seq < first + SEGMENTS; seq++) {
-    lines.push(`#EXT-X-PROGRAM-DATE-TIME:${new Date(seq * SEGMENT_SEC * 1000).toISOString()}`, `#EXTINF:${SEGMENT_SEC}.000,`, `/content/720p/seg_${seq}.ts`);
+    lines.push(
+      `#EXT-X-PROGRAM-DATE-TIME:${new Date(seq * SEGMENT_SEC * 1000).toISOString()}`,
+      `#EXTINF:${SEGMENT_SEC}.000,`,
+      `/content/720p/seg_${seq}.ts`,
+    );
   }
   return `${lines.join('\n')}\n`;
 }
@@ -78,7 +100,13 @@ function load(port: number, seconds: number, dir: string): ReturnType<typeof wrk
  */
 async function service(upstreamPort: number, workers?: number): Promise<Target> {
   const port = await freePort();
-  const cluster = workers ? { WORKERS: String(workers), REDIS_URL: process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379', REDIS_KEY_PREFIX: `rig${randomBytes(4).toString('hex')}:` } : {};
+  const cluster = workers
+    ? {
+        WORKERS: String(workers),
+        REDIS_URL: process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379',
+        REDIS_KEY_PREFIX: `rig${randomBytes(4).toString('hex')}:`,
+      }
+    : {};
   const env = {
     ...cluster,
     ...process.env,
@@ -90,7 +118,13 @@ async function service(upstreamPort: number, workers?: number): Promise<Target> 
     LOG_LEVEL: 'info',
   };
   const serverJs = path.join(root, 'dist', 'bin', 'server.js');
-  const t = launch(process.execPath, [...SERVICE_FLAGS, serverJs], workers && workers > 1 ? undefined : SERVER_CPU, env, { silent: !process.env['RIG_VERBOSE'] });
+  const t = launch(
+    process.execPath,
+    [...SERVICE_FLAGS, serverJs],
+    workers && workers > 1 ? undefined : SERVER_CPU,
+    env,
+    { silent: !process.env['RIG_VERBOSE'] },
+  );
   t.port.catch(() => undefined); // it prints no READY line: /readyz tells
   await waitForPort(port, 60_000, '/readyz').catch((err: Error) => {
     t.child.kill('SIGKILL');
@@ -104,7 +138,11 @@ async function service(upstreamPort: number, workers?: number): Promise<Target> 
       p.on('exit', (code) => (code === 0 ? resolve(out.trim()) : reject(new Error('token failed'))));
     });
     const put = async (url: string, body: unknown) => {
-      const res = await fetch(`http://127.0.0.1:${port}${url}`, { method: 'PUT', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const res = await fetch(`http://127.0.0.1:${port}${url}`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       if (!res.ok) throw new Error(`PUT ${url}: ${res.status} ${await res.text()}`);
     };
     await put('/api/v1/squeeze-brand-config', { brand_id: 'bench' });
@@ -140,7 +178,8 @@ export interface RigOptions {
 }
 
 export async function runRig(runs: number, opts: RigOptions = {}): Promise<RigRow[]> {
-  if (!hasCommand('wrk') || !hasCommand('nginx')) throw new Error('the rig needs wrk and nginx (Debian packages wrk, nginx-light)');
+  if (!hasCommand('wrk') || !hasCommand('nginx'))
+    throw new Error('the rig needs wrk and nginx (Debian packages wrk, nginx-light)');
   const seconds = opts.seconds ?? 10;
   const warmupSec = opts.warmupSec ?? 3;
   const dir = mkdtempSync(path.join(os.tmpdir(), 'sqz-rig-'));
@@ -149,7 +188,9 @@ export async function runRig(runs: number, opts: RigOptions = {}): Promise<RigRo
   writeFileSync(variant, rigVariant());
   const upstream = await nginxStatic(dir, variant, LOAD_CPU);
   const upstreamPort = await upstream.port;
-  process.stdout.write(`rig: upstream nginx on :${upstreamPort} (30-segment variant, ${Buffer.byteLength(rigVariant())} bytes), ${runs} run(s), ${warmupSec} s warm-up + ${seconds} s each\n`);
+  process.stdout.write(
+    `rig: upstream nginx on :${upstreamPort} (30-segment variant, ${Buffer.byteLength(rigVariant())} bytes), ${runs} run(s), ${warmupSec} s warm-up + ${seconds} s each\n`,
+  );
   const targets: Array<[string, () => Promise<Target>]> = opts.workers
     ? [
         ['service WORKERS=1 (Redis, one core)', () => service(upstreamPort, 1)],
@@ -158,7 +199,10 @@ export async function runRig(runs: number, opts: RigOptions = {}): Promise<RigRo
     : [
         ['service (npm start)', () => service(upstreamPort)],
         ['nginx proxy_pass + sub_filter', async () => (await nginxProxy(dir, upstreamPort, SERVER_CPU))!],
-        ['typical Node (undici Pool + hls-parser)', async () => node('targets/node-typical.js', [`http://127.0.0.1:${upstreamPort}`], SERVER_CPU)],
+        [
+          'typical Node (undici Pool + hls-parser)',
+          async () => node('targets/node-typical.js', [`http://127.0.0.1:${upstreamPort}`], SERVER_CPU),
+        ],
       ];
   const rows: RigRow[] = [];
   try {
@@ -172,7 +216,14 @@ export async function runRig(runs: number, opts: RigOptions = {}): Promise<RigRo
           const before = cpuSeconds(pid);
           const r = await load(port, seconds, dir);
           const cpu = cpuSeconds(pid) - before;
-          const row: RigRow = { run, target: name, ...r, cpuPct: Math.round((cpu / seconds) * 100), cpuUsPerReq: r.rps ? Math.round((cpu * 1e6) / (r.rps * seconds)) : 0, rssMiB: rssMiB(pid) };
+          const row: RigRow = {
+            run,
+            target: name,
+            ...r,
+            cpuPct: Math.round((cpu / seconds) * 100),
+            cpuUsPerReq: r.rps ? Math.round((cpu * 1e6) / (r.rps * seconds)) : 0,
+            rssMiB: rssMiB(pid),
+          };
           rows.push(row);
           process.stdout.write(
             `  run ${run}  ${name.padEnd(40)} ${String(row.rps).padStart(7)} req/s  p50 ${row.p50ms} ms  p99 ${row.p99ms} ms  cpu ${row.cpuPct}% ${row.cpuUsPerReq} µs/req  rss ${row.rssMiB} MiB${row.errors ? `  errors ${row.errors}` : ''}\n`,
@@ -184,7 +235,9 @@ export async function runRig(runs: number, opts: RigOptions = {}): Promise<RigRo
       const of = (prefix: string) => rows.find((r) => r.run === run && r.target.startsWith(prefix))!;
       if (opts.workers) {
         const [one, many] = rows.filter((r) => r.run === run);
-        process.stdout.write(`  run ${run}: WORKERS=${opts.workers} / WORKERS=1 ${(many!.rps / one!.rps).toFixed(2)} req/s, CPU µs/req ${one!.cpuUsPerReq} / ${many!.cpuUsPerReq}\n`);
+        process.stdout.write(
+          `  run ${run}: WORKERS=${opts.workers} / WORKERS=1 ${(many!.rps / one!.rps).toFixed(2)} req/s, CPU µs/req ${one!.cpuUsPerReq} / ${many!.cpuUsPerReq}\n`,
+        );
         continue;
       }
       const s = of('service');
@@ -226,12 +279,16 @@ export function recordRig(rows: RigRow[], runs: number, quick: boolean): void {
     '',
     '| run | target | req/s | p50 ms | p99 ms | server CPU % | CPU µs/req | RSS MiB | errors |',
     '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
-    ...rows.map((r) => `| ${r.run} | ${r.target} | ${r.rps} | ${r.p50ms} | ${r.p99ms} | ${r.cpuPct} | ${r.cpuUsPerReq} | ${r.rssMiB} | ${r.errors} |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.run} | ${r.target} | ${r.rps} | ${r.p50ms} | ${r.p99ms} | ${r.cpuPct} | ${r.cpuUsPerReq} | ${r.rssMiB} | ${r.errors} |`,
+    ),
     '',
     '| run | service / typical Node (≥ 3) | service / nginx (≥ 0.9) | p99 service / nginx ms (≤) |',
     '| ---: | ---: | ---: | ---: |',
     ...Array.from({ length: runs }, (_, i) => i + 1).map(
-      (run) => `| ${run} | ${ratio(run, 'service', 'typical')} | ${ratio(run, 'service', 'nginx')} | ${p99(run, 'service')} / ${p99(run, 'nginx')} |`,
+      (run) =>
+        `| ${run} | ${ratio(run, 'service', 'typical')} | ${ratio(run, 'service', 'nginx')} | ${p99(run, 'service')} / ${p99(run, 'nginx')} |`,
     ),
     '',
     '',
@@ -239,7 +296,8 @@ export function recordRig(rows: RigRow[], runs: number, quick: boolean): void {
   const start = old.indexOf(RIG_HEADING);
   const notes = old.indexOf('## Notes');
   const next = notes === -1 ? old.length : notes;
-  const updated = start === -1 ? old.slice(0, next) + section + old.slice(next) : old.slice(0, start) + section + old.slice(next);
+  const updated =
+    start === -1 ? old.slice(0, next) + section + old.slice(next) : old.slice(0, start) + section + old.slice(next);
   writeFileSync(file, updated);
   process.stdout.write(`recorded in ${file}\n`);
 }

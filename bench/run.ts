@@ -52,16 +52,26 @@ interface Row extends LoadResult {
   cpuUsPerReq: number;
 }
 
-type Run = Pick<LoadSpec, 'kind' | 'scenario' | 'paths'> & { seconds?: number; label?: string; before?: (t: Target) => Promise<void> };
+type Run = Pick<LoadSpec, 'kind' | 'scenario' | 'paths'> & {
+  seconds?: number;
+  label?: string;
+  before?: (t: Target) => Promise<void>;
+};
 
 /** Sends SIGUSR2 to the service target and waits for its "BREAK on|off" line. */
 async function toggleBreak(t: Target): Promise<void> {
   const seen = (t.output?.() ?? '').split('BREAK ').length;
   t.child.kill('SIGUSR2');
-  for (let i = 0; i < 100 && (t.output?.() ?? '').split('BREAK ').length === seen; i++) await new Promise((r) => setTimeout(r, 50));
+  for (let i = 0; i < 100 && (t.output?.() ?? '').split('BREAK ').length === seen; i++)
+    await new Promise((r) => setTimeout(r, 50));
 }
 
-async function measure(label: string, start: () => Promise<Target | undefined>, runs: Run[], after?: (t: Target, port: number) => Promise<void>): Promise<Row[]> {
+async function measure(
+  label: string,
+  start: () => Promise<Target | undefined>,
+  runs: Run[],
+  after?: (t: Target, port: number) => Promise<void>,
+): Promise<Row[]> {
   const t = await start();
   if (!t) {
     process.stdout.write(`${label}: skipped (not installed)\n`);
@@ -81,7 +91,14 @@ async function measure(label: string, start: () => Promise<Target | undefined>, 
       const cpu = cpuSeconds(t.child.pid!) - cpuBefore;
       // Server CPU per answered request: what the server itself spends, whichever side saturates first.
       const cpuUsPerReq = res.rps > 0 ? Math.round((cpu * 1e6) / (res.rps * spec.seconds)) : 0;
-      const row = { target: runLabel ?? label, scenario: `${r.kind}/${r.scenario}`, rssMiB: rssMiB(t.child.pid!), cpuPct: Math.round((cpu / spec.seconds) * 100), cpuUsPerReq, ...res };
+      const row = {
+        target: runLabel ?? label,
+        scenario: `${r.kind}/${r.scenario}`,
+        rssMiB: rssMiB(t.child.pid!),
+        cpuPct: Math.round((cpu / spec.seconds) * 100),
+        cpuUsPerReq,
+        ...res,
+      };
       rows.push(row);
       process.stdout.write(
         `${row.target.padEnd(26)} ${row.scenario.padEnd(18)} ${String(row.rps).padStart(8)} req/s  p50 ${String(row.p50ms).padStart(6)} ms  p99 ${String(row.p99ms).padStart(7)} ms  cpu ${row.cpuPct}% ${row.cpuUsPerReq} µs/req  rss ${row.rssMiB} MiB${row.errors ? `  errors ${row.errors}` : ''}\n`,
@@ -107,7 +124,10 @@ async function runMicroAlone(): Promise<{ micro: MicroResult[]; scte35: { perSec
   const line = /^MICRO (.*)$/m.exec(t.output!());
   const cues = /^SCTE35 (.*)$/m.exec(t.output!());
   if (!line || !cues) throw new Error('the micro benchmark printed no result');
-  return { micro: JSON.parse(line[1]!) as MicroResult[], scte35: JSON.parse(cues[1]!) as { perSecond: number; distinct: number } };
+  return {
+    micro: JSON.parse(line[1]!) as MicroResult[],
+    scte35: JSON.parse(cues[1]!) as { perSecond: number; distinct: number },
+  };
 }
 
 async function main(): Promise<void> {
@@ -142,8 +162,13 @@ async function main(): Promise<void> {
     `bench: ${quick ? 'quick' : 'full'} run, ${seconds} s per measurement, ${connections} connections, load tool ${hasCommand('wrk') ? 'wrk' : 'autocannon'}, ${pinned ? 'server on CPU 0, load + simulator on CPU 1' : 'not pinned'}, service flags ${SERVICE_FLAGS.join(' ') || 'none'}\n`,
   );
   const { micro, scte35 } = await runMicroAlone();
-  for (const m of micro) process.stdout.write(`micro ${m.name.padEnd(28)} ours ${m.ours} ops/s  hls-parser ${m.typical} ops/s  ×${m.ratio}  (${m.bytes} bytes)\n`);
-  process.stdout.write(`micro scte35 decode            ${scte35.perSecond} cues/s (${scte35.distinct} distinct fixture cues, one core)\n`);
+  for (const m of micro)
+    process.stdout.write(
+      `micro ${m.name.padEnd(28)} ours ${m.ours} ops/s  hls-parser ${m.typical} ops/s  ×${m.ratio}  (${m.bytes} bytes)\n`,
+    );
+  process.stdout.write(
+    `micro scte35 decode            ${scte35.perSecond} cues/s (${scte35.distinct} distinct fixture cues, one core)\n`,
+  );
 
   const sim = node('targets/sim.js', [], LOAD_CPU);
   const simPort = await sim.port;
@@ -158,16 +183,28 @@ async function main(): Promise<void> {
             { kind, scenario: 'distinct' as const },
             { kind, scenario: 'hot' as const },
           ];
-    rows.push(...(await measure('(a) raw uWS ceiling', async () => node('targets/ceiling.js', [simUrl], SERVER_CPU), [{ kind: 'variant', scenario: 'hot' }])));
+    rows.push(
+      ...(await measure('(a) raw uWS ceiling', async () => node('targets/ceiling.js', [simUrl], SERVER_CPU), [
+        { kind: 'variant', scenario: 'hot' },
+      ])),
+    );
     rows.push(
       ...(await measure(
         '(b,c) service',
         async () => node('targets/service.js', [simUrl], SERVER_CPU, SERVICE_FLAGS),
-        [{ kind: 'variant', scenario: 'distinct' }, squeezebackRun(), { kind: 'variant', scenario: 'hot' }, ...both('dvr'), { kind: 'adproxy', scenario: 'distinct', seconds: quick ? 3 : 30 }],
+        [
+          { kind: 'variant', scenario: 'distinct' },
+          squeezebackRun(),
+          { kind: 'variant', scenario: 'hot' },
+          ...both('dvr'),
+          { kind: 'adproxy', scenario: 'distinct', seconds: quick ? 3 : 30 },
+        ],
         async (t, port) => {
           // The ad proxy run sent 10,000 distinct stream ids: the store must hold exactly those.
           const tokenLine = /TOKEN (\S+)/.exec(t.output?.() ?? '');
-          const res = await fetch(`http://127.0.0.1:${port}/api/v1/streams?event_id=2&page_size=1`, { headers: { authorization: `Bearer ${tokenLine?.[1] ?? ''}` } });
+          const res = await fetch(`http://127.0.0.1:${port}/api/v1/streams?event_id=2&page_size=1`, {
+            headers: { authorization: `Bearer ${tokenLine?.[1] ?? ''}` },
+          });
           adproxyStreams = ((await res.json()) as { total_results?: number }).total_results ?? -1;
           process.stdout.write(`(f) ad proxy: the store holds ${adproxyStreams} streams for the event (10,000 sent)\n`);
         },
@@ -187,9 +224,25 @@ async function main(): Promise<void> {
       breakOn = on;
       return run;
     });
-    rows.push(...(await measure('(g) service', async () => node('targets/service.js', [simUrl, '--break'], SERVER_CPU, SERVICE_FLAGS), toggled)));
-    rows.push(...(await measure('(d) nginx + sub_filter', () => nginxProxy(work, simPort, SERVER_CPU), [...both('variant'), ...(quick ? [] : both('dvr'))])));
-    rows.push(...(await measure('(e) node:http+hls-parser', async () => node('targets/node-typical.js', [simUrl], SERVER_CPU), [...both('variant'), ...both('dvr')])));
+    rows.push(
+      ...(await measure(
+        '(g) service',
+        async () => node('targets/service.js', [simUrl, '--break'], SERVER_CPU, SERVICE_FLAGS),
+        toggled,
+      )),
+    );
+    rows.push(
+      ...(await measure('(d) nginx + sub_filter', () => nginxProxy(work, simPort, SERVER_CPU), [
+        ...both('variant'),
+        ...(quick ? [] : both('dvr')),
+      ])),
+    );
+    rows.push(
+      ...(await measure('(e) node:http+hls-parser', async () => node('targets/node-typical.js', [simUrl], SERVER_CPU), [
+        ...both('variant'),
+        ...both('dvr'),
+      ])),
+    );
   } finally {
     sim.child.kill('SIGKILL');
   }
@@ -210,24 +263,70 @@ async function main(): Promise<void> {
   const checks = [
     { name: 'rig distinct: service / nginx', value: ratio(rig('service')?.rps, rig('nginx')?.rps), target: 0.9 },
     { name: 'rig distinct: service / typical Node', value: ratio(rig('service')?.rps, rig('typical')?.rps), target: 3 },
-    { name: 'rig distinct: nginx p99 / service p99', value: ratio(rig('nginx')?.p99ms, rig('service')?.p99ms), target: 1 },
+    {
+      name: 'rig distinct: nginx p99 / service p99',
+      value: ratio(rig('nginx')?.p99ms, rig('service')?.p99ms),
+      target: 1,
+    },
     { name: 'hot: (b) / (a) ceiling', value: ratio(rps('(b', 'variant/hot'), rps('(a', 'variant/hot')), target: 0.9 },
-    { name: 'DVR distinct: (c) / (e)', value: ratio(rps('(b', 'dvr/distinct'), rps('(e', 'dvr/distinct')), target: 3.5 },
-    { name: 'break active / no break, distinct', value: ratio(rps('(g) service, break', 'variant/distinct'), rps('(g) service, no', 'variant/distinct')), target: 0.9 },
-    { name: 'break active / no break, hot', value: ratio(rps('(g) service, break', 'variant/hot'), rps('(g) service, no', 'variant/hot')), target: 0.9 },
-    { name: 'CPU per request: no break / break', value: ratio(cpuPerReq('(g) service, no', 'variant/distinct'), cpuPerReq('(g) service, break', 'variant/distinct')), target: 0.9 },
-    ...(quick ? [] : [{ name: 'break active / no break, DVR', value: ratio(rps('(g) service, break', 'dvr/distinct'), rps('(g) service, no', 'dvr/distinct')), target: 0.9 }]),
-    { name: 'squeezeback (h) / dai distinct (b)', value: ratio(rps('(h', 'variant/distinct'), rps('(b', 'variant/distinct')), target: 0.9 },
-    { name: 'ad proxy: (f) / (a) ceiling', value: ratio(rps('(b', 'adproxy/distinct'), rps('(a', 'variant/hot')), target: 0.5 },
+    {
+      name: 'DVR distinct: (c) / (e)',
+      value: ratio(rps('(b', 'dvr/distinct'), rps('(e', 'dvr/distinct')),
+      target: 3.5,
+    },
+    {
+      name: 'break active / no break, distinct',
+      value: ratio(rps('(g) service, break', 'variant/distinct'), rps('(g) service, no', 'variant/distinct')),
+      target: 0.9,
+    },
+    {
+      name: 'break active / no break, hot',
+      value: ratio(rps('(g) service, break', 'variant/hot'), rps('(g) service, no', 'variant/hot')),
+      target: 0.9,
+    },
+    {
+      name: 'CPU per request: no break / break',
+      value: ratio(
+        cpuPerReq('(g) service, no', 'variant/distinct'),
+        cpuPerReq('(g) service, break', 'variant/distinct'),
+      ),
+      target: 0.9,
+    },
+    ...(quick
+      ? []
+      : [
+          {
+            name: 'break active / no break, DVR',
+            value: ratio(rps('(g) service, break', 'dvr/distinct'), rps('(g) service, no', 'dvr/distinct')),
+            target: 0.9,
+          },
+        ]),
+    {
+      name: 'squeezeback (h) / dai distinct (b)',
+      value: ratio(rps('(h', 'variant/distinct'), rps('(b', 'variant/distinct')),
+      target: 0.9,
+    },
+    {
+      name: 'ad proxy: (f) / (a) ceiling',
+      value: ratio(rps('(b', 'adproxy/distinct'), rps('(a', 'variant/hot')),
+      target: 0.5,
+    },
     { name: 'micro 6 KB: ours / hls-parser', value: micro[0]!.ratio, target: 10 },
     { name: 'micro DVR: ours / hls-parser', value: micro[1]!.ratio, target: 100 },
     { name: 'scte35 decode cues/s (issue 15)', value: scte35.perSecond, target: 200_000 },
   ];
   const p99 = rows.find((r) => r.target.startsWith('(b') && r.scenario === 'variant/distinct')?.p99ms;
   process.stdout.write('\nratios (target):\n');
-  for (const c of checks) process.stdout.write(`  ${c.name.padEnd(34)} ${c.value ?? 'n/a'}  (≥ ${c.target}) ${c.value === null ? 'SKIPPED' : c.value >= c.target ? 'ok' : 'BELOW'}\n`);
-  process.stdout.write(`  distinct p99 of (b)                 ${p99} ms  (≤ 20) ${p99 !== undefined && p99 <= 20 ? 'ok' : 'BELOW'}\n`);
-  process.stdout.write(`  ad proxy streams stored              ${adproxyStreams}  (= 10000) ${adproxyStreams === 10_000 ? 'ok' : 'WRONG'}\n`);
+  for (const c of checks)
+    process.stdout.write(
+      `  ${c.name.padEnd(34)} ${c.value ?? 'n/a'}  (≥ ${c.target}) ${c.value === null ? 'SKIPPED' : c.value >= c.target ? 'ok' : 'BELOW'}\n`,
+    );
+  process.stdout.write(
+    `  distinct p99 of (b)                 ${p99} ms  (≤ 20) ${p99 !== undefined && p99 <= 20 ? 'ok' : 'BELOW'}\n`,
+  );
+  process.stdout.write(
+    `  ad proxy streams stored              ${adproxyStreams}  (= 10000) ${adproxyStreams === 10_000 ? 'ok' : 'WRONG'}\n`,
+  );
   const summary = {
     quick,
     seconds,
@@ -249,7 +348,12 @@ async function main(): Promise<void> {
   }
 }
 
-function writeResults(summary: { quick: boolean }, rows: Row[], checks: Array<{ name: string; value: number | null; target: number }>, micro: MicroResult[]): void {
+function writeResults(
+  summary: { quick: boolean },
+  rows: Row[],
+  checks: Array<{ name: string; value: number | null; target: number }>,
+  micro: MicroResult[],
+): void {
   const cmd = `npm run bench${summary.quick ? ' -- --quick' : ''} -- --record`;
   const lines = [
     '# Benchmark results',
@@ -259,7 +363,10 @@ function writeResults(summary: { quick: boolean }, rows: Row[], checks: Array<{ 
     '',
     '| target | scenario | req/s | p50 ms | p99 ms | server CPU % | CPU µs/req | RSS MiB | errors |',
     '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
-    ...rows.map((r) => `| ${r.target} | ${r.scenario} | ${r.rps} | ${r.p50ms} | ${r.p99ms} | ${r.cpuPct} | ${r.cpuUsPerReq} | ${r.rssMiB} | ${r.errors} |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.target} | ${r.scenario} | ${r.rps} | ${r.p50ms} | ${r.p99ms} | ${r.cpuPct} | ${r.cpuUsPerReq} | ${r.rssMiB} | ${r.errors} |`,
+    ),
     '',
     '| micro benchmark | ours ops/s | hls-parser ops/s | ratio |',
     '| --- | ---: | ---: | ---: |',

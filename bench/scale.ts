@@ -29,7 +29,9 @@ const VIEWERS = 40;
 const REFRESH_MS = 500;
 const SEG_SEC = 2;
 /** `--drain-ms N` overrides it (0: the listener closes at SIGTERM, as before issue 29). */
-const DRAIN_MS = process.argv.includes('--drain-ms') ? Number(process.argv[process.argv.indexOf('--drain-ms') + 1]) : 1500;
+const DRAIN_MS = process.argv.includes('--drain-ms')
+  ? Number(process.argv[process.argv.indexOf('--drain-ms') + 1])
+  : 1500;
 const LEASE_MS = 4000;
 
 interface Instance {
@@ -44,7 +46,16 @@ interface Sample {
 }
 
 export interface ScaleResult {
-  phases: Array<{ phase: string; viewerRequests: number; viewerFailures: number; failedStatuses: Record<string, number>; apiRequests: number; apiNon200: number; seconds: number; note: string }>;
+  phases: Array<{
+    phase: string;
+    viewerRequests: number;
+    viewerFailures: number;
+    failedStatuses: Record<string, number>;
+    apiRequests: number;
+    apiNon200: number;
+    seconds: number;
+    note: string;
+  }>;
   leaseMovedMs: number | undefined;
   breaks: number;
   maxJobsPerOutput: number;
@@ -86,7 +97,9 @@ export async function runScale(): Promise<ScaleResult> {
   const u = new URL(pgUrl);
   u.searchParams.set('search_path', schema);
   const sql = postgres(u.toString(), { max: 1, onnotice: () => undefined });
-  const dai = await new DaiHostSim({ shape: { segmentSec: SEG_SEC, windowSegments: 15, adEvery: 0, adSegments: 0 } }).start();
+  const dai = await new DaiHostSim({
+    shape: { segmentSec: SEG_SEC, windowSegments: 15, adEvery: 0, adSegments: 0 },
+  }).start();
   const transcoder = await new TranscoderSim().start();
   const jwtSecret = randomBytes(24).toString('hex');
   const env = {
@@ -106,17 +119,30 @@ export async function runScale(): Promise<ScaleResult> {
     SHUTDOWN_GRACE_MS: '5000',
     BREAK_LEASE_MS: String(LEASE_MS),
     BREAK_TICK_MS: '500',
-    RATE_LIMITS: JSON.stringify(Object.fromEntries(['api', 'auth_failure', 'beacon', 'vast', 'adproxy', 'stream', 'stitch'].map((k) => [k, { rate: 1e6, burst: 1e6 }]))),
+    RATE_LIMITS: JSON.stringify(
+      Object.fromEntries(
+        ['api', 'auth_failure', 'beacon', 'vast', 'adproxy', 'stream', 'stitch'].map((k) => [
+          k,
+          { rate: 1e6, burst: 1e6 },
+        ]),
+      ),
+    ),
   };
   const server = path.join(root, 'dist', 'bin', 'server.js');
   const launch = async (port: number): Promise<Instance> => {
-    const child = spawn(process.execPath, [server], { env: { ...env, PORT: String(port), DATA_DIR: mkdtempSync(path.join(work, 'data-')) }, stdio: ['ignore', 'ignore', 'inherit'] });
-    const died = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`an instance exited (${code}) before it was ready`))));
+    const child = spawn(process.execPath, [server], {
+      env: { ...env, PORT: String(port), DATA_DIR: mkdtempSync(path.join(work, 'data-')) },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    const died = new Promise<never>((_, reject) =>
+      child.once('exit', (code) => reject(new Error(`an instance exited (${code}) before it was ready`))),
+    );
     await Promise.race([waitForPort(port, 60_000, '/readyz'), died]);
     died.catch(() => undefined);
     return { port, child };
   };
-  const exited = (i: Instance) => new Promise((r) => (i.child.exitCode !== null ? r(undefined) : i.child.once('exit', r)));
+  const exited = (i: Instance) =>
+    new Promise((r) => (i.child.exitCode !== null ? r(undefined) : i.child.once('exit', r)));
   const instances: Instance[] = [];
   let lb: ChildProcess | undefined;
   const viewers: Sample[] = [];
@@ -155,9 +181,19 @@ export async function runScale(): Promise<ScaleResult> {
       return { status: res.status, body: (await res.json()) as Record<string, unknown> };
     };
     await call('PUT', 'squeeze-brand-config', { brand_id: 'scale' });
-    const ev = await call('PUT', 'squeeze-event-config', { asset_id: 'SCALE', source_uri: `${dai.url}/source/master.m3u8`, brand_config_id: 'scale' });
+    const ev = await call('PUT', 'squeeze-event-config', {
+      asset_id: 'SCALE',
+      source_uri: `${dai.url}/source/master.m3u8`,
+      brand_config_id: 'scale',
+    });
     const eventId = ev.body['id'] as number;
-    await call('PUT', 'squeeze-configured-ad', { event_id: eventId, abid: 'c1', ad_uri: 'https://cdn.example.com/c1.mp4', duration: 30, is_curated: true });
+    await call('PUT', 'squeeze-configured-ad', {
+      event_id: eventId,
+      abid: 'c1',
+      ad_uri: 'https://cdn.example.com/c1.mp4',
+      duration: 30,
+      is_curated: true,
+    });
 
     for (let v = 0; v < VIEWERS; v++) {
       const url = `${base}/dai/manifest/linear/hls/event/SCALE/stream/viewer${v}:LOC/variant/720p.m3u8`;
@@ -168,7 +204,9 @@ export async function runScale(): Promise<ScaleResult> {
     const put = await call('PUT', 'squeeze-ad-break', { event_id: eventId, break_duration: 60 });
     if (put.status !== 200) throw new Error(`the break did not start: ${put.status} ${JSON.stringify(put.body)}`);
     const breakId = String(put.body['break_id']);
-    const leaseOwner = async () => (await sql<{ lease_owner: string | null }[]>`select lease_owner from squeeze_break where id = ${breakId}`)[0]?.lease_owner ?? null;
+    const leaseOwner = async () =>
+      (await sql<{ lease_owner: string | null }[]>`select lease_owner from squeeze_break where id = ${breakId}`)[0]
+        ?.lease_owner ?? null;
 
     const phases: ScaleResult['phases'] = [];
     const phase = async (name: string, note: string, body: () => Promise<void>) => {
@@ -182,7 +220,9 @@ export async function runScale(): Promise<ScaleResult> {
         phase: name,
         viewerRequests: vs.length,
         viewerFailures: vs.filter((s) => s.status !== 200).length,
-        failedStatuses: vs.filter((s) => s.status !== 200).reduce<Record<string, number>>((m, s) => ((m[s.status] = (m[s.status] ?? 0) + 1), m), {}),
+        failedStatuses: vs
+          .filter((s) => s.status !== 200)
+          .reduce<Record<string, number>>((m, s) => ((m[s.status] = (m[s.status] ?? 0) + 1), m), {}),
         apiRequests: as.length,
         apiNon200: as.filter((s) => s.status !== 200).length,
         seconds: Math.round((Date.now() - from) / 100) / 10,
@@ -192,34 +232,50 @@ export async function runScale(): Promise<ScaleResult> {
     };
 
     await phase('steady', 'three instances, break scheduled', () => new Promise((r) => setTimeout(r, 3000)));
-    await phase('(a) rolling restart, SIGTERM', `each instance in turn: SIGTERM, exit, started again on its port, /readyz 200`, async () => {
-      for (let i = 0; i < instances.length; i++) {
-        const old = instances[i]!;
-        old.child.kill('SIGTERM');
-        await exited(old);
-        instances[i] = await launch(old.port);
-      }
-    });
-    let leaseMovedMs: number | undefined;
-    await phase('(b) kill -9 of the lease owner', `the break's lease owner killed -9, started again after its lease moved`, async () => {
-      const owner = await leaseOwner();
-      const victim = instances.find((i) => owner?.startsWith(`${i.child.pid}`)) ?? instances[0]!;
-      victim.child.kill('SIGKILL');
-      await exited(victim);
-      const killedAt = Date.now();
-      while (Date.now() - killedAt < LEASE_MS * 4) {
-        const now = await leaseOwner();
-        if (now && now !== owner) {
-          leaseMovedMs = Date.now() - killedAt;
-          break;
+    await phase(
+      '(a) rolling restart, SIGTERM',
+      `each instance in turn: SIGTERM, exit, started again on its port, /readyz 200`,
+      async () => {
+        for (let i = 0; i < instances.length; i++) {
+          const old = instances[i]!;
+          old.child.kill('SIGTERM');
+          await exited(old);
+          instances[i] = await launch(old.port);
         }
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      instances[instances.indexOf(victim)] = await launch(victim.port);
-    });
+      },
+    );
+    let leaseMovedMs: number | undefined;
+    await phase(
+      '(b) kill -9 of the lease owner',
+      `the break's lease owner killed -9, started again after its lease moved`,
+      async () => {
+        const owner = await leaseOwner();
+        const victim = instances.find((i) => owner?.startsWith(`${i.child.pid}`)) ?? instances[0]!;
+        victim.child.kill('SIGKILL');
+        await exited(victim);
+        const killedAt = Date.now();
+        while (Date.now() - killedAt < LEASE_MS * 4) {
+          const now = await leaseOwner();
+          if (now && now !== owner) {
+            leaseMovedMs = Date.now() - killedAt;
+            break;
+          }
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        instances[instances.indexOf(victim)] = await launch(victim.port);
+      },
+    );
     await phase('after', 'all three back', () => new Promise((r) => setTimeout(r, 2000)));
-    const breaks = Number((await sql<{ n: string }[]>`select count(*) as n from squeeze_break where event_id = ${eventId}`)[0]!.n);
-    return { phases, leaseMovedMs, breaks, maxJobsPerOutput: Math.max(0, ...transcoder.jobsByKey.values()), jobs: transcoder.jobs.length };
+    const breaks = Number(
+      (await sql<{ n: string }[]>`select count(*) as n from squeeze_break where event_id = ${eventId}`)[0]!.n,
+    );
+    return {
+      phases,
+      leaseMovedMs,
+      breaks,
+      maxJobsPerOutput: Math.max(0, ...transcoder.jobsByKey.values()),
+      jobs: transcoder.jobs.length,
+    };
   } finally {
     await Promise.all(stops.map((s) => s()));
     for (const i of instances) i.child.kill('SIGKILL');
@@ -238,6 +294,8 @@ export function printScale(r: ScaleResult): void {
     process.stdout.write(
       `${p.phase.padEnd(34)} ${p.seconds} s  viewer requests ${p.viewerRequests}, failed ${p.viewerFailures}${p.viewerFailures ? ` ${JSON.stringify(p.failedStatuses)}` : ''}; API ${p.apiRequests}, non-200 ${p.apiNon200}  (${p.note})\n`,
     );
-  process.stdout.write(`break lease moved ${r.leaseMovedMs ?? 'never'} ms after the kill; breaks for the event: ${r.breaks}; transcoder jobs ${r.jobs}, at most ${r.maxJobsPerOutput} per output\n`);
+  process.stdout.write(
+    `break lease moved ${r.leaseMovedMs ?? 'never'} ms after the kill; breaks for the event: ${r.breaks}; transcoder jobs ${r.jobs}, at most ${r.maxJobsPerOutput} per output\n`,
+  );
   process.stdout.write(`${JSON.stringify(r)}\n`);
 }

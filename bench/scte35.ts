@@ -26,7 +26,11 @@ export function fixtureCues(): string[] {
   for (const f of files(path.join(root, 'hls'), '.m3u8')) {
     const r = readHlsCues(readFileSync(f, 'utf8'));
     for (const c of [...r.segments.flatMap((s) => s.cues), ...r.pending]) {
-      const m = c.scte35 && /(?:SCTE35(?:-OUT|-IN|-CMD)?=|CUE=")?([A-Za-z0-9+/=]{16,}|0x[0-9A-Fa-f]+)"?$/.exec((c.binary_tag ?? c.tag).split(/[:,]/).pop() ?? '');
+      const m =
+        c.scte35 &&
+        /(?:SCTE35(?:-OUT|-IN|-CMD)?=|CUE=")?([A-Za-z0-9+/=]{16,}|0x[0-9A-Fa-f]+)"?$/.exec(
+          (c.binary_tag ?? c.tag).split(/[:,]/).pop() ?? '',
+        );
       if (m) found.add(m[1]!);
     }
   }
@@ -56,5 +60,7 @@ export function scte35Rate(ms = 2000): { cues: number; distinct: number; perSeco
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const r = scte35Rate(Number(process.argv[2]) || 2000);
-  console.log(`scte35 decode: ${r.perSecond.toLocaleString('en')} cues/s (${r.distinct} distinct fixture cues, ${r.cues.toLocaleString('en')} decodes, one core)`);
+  console.log(
+    `scte35 decode: ${r.perSecond.toLocaleString('en')} cues/s (${r.distinct} distinct fixture cues, ${r.cues.toLocaleString('en')} decodes, one core)`,
+  );
 }

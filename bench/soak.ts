@@ -45,7 +45,15 @@ export async function runSoak(minutes: number, prefix: string, work: string): Pr
     const timer = setInterval(() => samples.push({ sec: elapsed(), rss: rssMiB(pid) }), SAMPLE_MS);
     try {
       while (elapsed() < totalSec - 1) {
-        const spec: LoadSpec = { port, prefix, kind: 'variant', scenario: 'distinct', connections, seconds: SLICE_SEC, rate };
+        const spec: LoadSpec = {
+          port,
+          prefix,
+          kind: 'variant',
+          scenario: 'distinct',
+          connections,
+          seconds: SLICE_SEC,
+          rate,
+        };
         if (LOAD_CPU) spec.cpu = LOAD_CPU;
         const r = await runLoad(spec, work);
         const slice = { sec: Math.round(elapsed()), rps: r.rps, p99ms: r.p99ms, rss: rssMiB(pid), errors: r.errors };
@@ -69,10 +77,16 @@ export async function runSoak(minutes: number, prefix: string, work: string): Pr
   const drift = late / early - 1;
   const rpsDrift = slices.length > 2 ? slices.at(-1)!.rps / slices[1]!.rps - 1 : NaN;
   const pct = (x: number) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)} %`;
-  process.stdout.write(`RSS median ${early} MiB (second fifth) -> ${late} MiB (last fifth): ${pct(drift)} (target within ±5 %) ${Math.abs(drift) <= 0.05 ? 'ok' : 'BELOW'}\n`);
+  process.stdout.write(
+    `RSS median ${early} MiB (second fifth) -> ${late} MiB (last fifth): ${pct(drift)} (target within ±5 %) ${Math.abs(drift) <= 0.05 ? 'ok' : 'BELOW'}\n`,
+  );
   const errors = slices.reduce((a, x) => a + x.errors, 0);
-  process.stdout.write(`errors ${errors} (target 0) ${errors === 0 ? 'ok' : 'BELOW'}; mean ${Math.round(slices.reduce((a, x) => a + x.rps, 0) / Math.max(1, slices.length))} req/s held\n`);
-  process.stdout.write(`RSS band after warm-up: ${Math.min(...after)}–${Math.max(...after)} MiB over ${after.length} readings; req/s second slice -> last: ${pct(rpsDrift)}\n`);
+  process.stdout.write(
+    `errors ${errors} (target 0) ${errors === 0 ? 'ok' : 'BELOW'}; mean ${Math.round(slices.reduce((a, x) => a + x.rps, 0) / Math.max(1, slices.length))} req/s held\n`,
+  );
+  process.stdout.write(
+    `RSS band after warm-up: ${Math.min(...after)}–${Math.max(...after)} MiB over ${after.length} readings; req/s second slice -> last: ${pct(rpsDrift)}\n`,
+  );
   process.stdout.write(
     `${JSON.stringify({ soak: true, seconds: totalSec, maxRps: maxRate, rate: targetRate, errors, rssEarlyMiB: early, rssLateMiB: late, rssDrift: +drift.toFixed(3), rssMinMiB: Math.min(...after), rssMaxMiB: Math.max(...after), rpsDrift: +rpsDrift.toFixed(3), slices })}\n`,
   );

@@ -23,7 +23,8 @@ export async function squeezebackStreams(port: number, count = STREAMS): Promise
       const res = await fetch(`http://127.0.0.1:${port}/squeezeback/${SQUEEZEBACK_ASSET}/master.m3u8?viewer=${next}`);
       const body = await res.text();
       const variant = /^(\d{9}\/variant\/720p\.m3u8)$/m.exec(body)?.[1];
-      if (res.status !== 200 || !variant) throw new Error(`squeezeback master answered ${res.status}: ${body.slice(0, 200)}`);
+      if (res.status !== 200 || !variant)
+        throw new Error(`squeezeback master answered ${res.status}: ${body.slice(0, 200)}`);
       paths.push(`/squeezeback/${SQUEEZEBACK_ASSET}/${variant}`);
     }
   };
@@ -36,7 +37,10 @@ export async function squeezebackStreams(port: number, count = STREAMS): Promise
  * The run for bench/run.ts's `measure`: its `paths` are filled by `before` (the list is shared with
  * the load spec, which is built before `before` runs).
  */
-export function squeezebackRun(): Pick<LoadSpec, 'kind' | 'scenario' | 'paths'> & { label: string; before: (t: Target) => Promise<void> } {
+export function squeezebackRun(): Pick<LoadSpec, 'kind' | 'scenario' | 'paths'> & {
+  label: string;
+  before: (t: Target) => Promise<void>;
+} {
   const paths: string[] = [];
   return {
     kind: 'variant',

@@ -17,8 +17,15 @@ const VARIANTS = [
 ] as const;
 
 function playlist(prefix: string, segments: number, duration: number): string {
-  const lines = ['#EXTM3U', '#EXT-X-VERSION:3', `#EXT-X-TARGETDURATION:${Math.ceil(duration)}`, '#EXT-X-MEDIA-SEQUENCE:0', '#EXT-X-PLAYLIST-TYPE:VOD'];
-  for (let i = 0; i < segments; i++) lines.push(`#EXTINF:${duration.toFixed(3)},`, `${prefix}${String(i).padStart(5, '0')}.ts`);
+  const lines = [
+    '#EXTM3U',
+    '#EXT-X-VERSION:3',
+    `#EXT-X-TARGETDURATION:${Math.ceil(duration)}`,
+    '#EXT-X-MEDIA-SEQUENCE:0',
+    '#EXT-X-PLAYLIST-TYPE:VOD',
+  ];
+  for (let i = 0; i < segments; i++)
+    lines.push(`#EXTINF:${duration.toFixed(3)},`, `${prefix}${String(i).padStart(5, '0')}.ts`);
   return [...lines, '#EXT-X-ENDLIST', ''].join('\n');
 }
 
@@ -26,7 +33,10 @@ function source(base: string, segments: number, duration: number, absolute: bool
   const master = ['#EXTM3U', '#EXT-X-VERSION:3'];
   const playlists = new Map<string, string>();
   for (const [w, h, bw] of VARIANTS) {
-    master.push(`#EXT-X-STREAM-INF:BANDWIDTH=${bw},RESOLUTION=${w}x${h},CODECS="avc1.640028,mp4a.40.2"`, `${h}p/index.m3u8`);
+    master.push(
+      `#EXT-X-STREAM-INF:BANDWIDTH=${bw},RESOLUTION=${w}x${h},CODECS="avc1.640028,mp4a.40.2"`,
+      `${h}p/index.m3u8`,
+    );
     playlists.set(`${base}${h}p/index.m3u8`, playlist(absolute ? `${base}${h}p/seg_` : 'seg_', segments, duration));
   }
   return { url: `${base}master.m3u8`, master: master.join('\n') + '\n', playlists };
@@ -34,16 +44,28 @@ function source(base: string, segments: number, duration: number, absolute: bool
 
 const content = source('https://origin.example.com/vod/movie/', 2700, 4, false);
 const ad = source('https://ads.example.com/creative/abc/', 5, 6, true);
-const pods = Array.from({ length: 20 }, (_, i) => ({ id: `b${i}`, offsetSec: i === 0 ? 0 : i * 540 + 1, ads: [{ id: 'ad-1', source: ad }] }));
+const pods = Array.from({ length: 20 }, (_, i) => ({
+  id: `b${i}`,
+  offsetSec: i === 0 ? 0 : i * 540 + 1,
+  ads: [{ id: 'ad-1', source: ad }],
+}));
 
 const modes = {
   'stitch-hls-vod': () => stitchHls(content, pods, { fillerUri: 'https://svc.example.com/stitch/filler.vtt' }),
   // ?interstitials=1: the same content and pods as DATERANGEs (no splicing).
   'stitch-hls-vod-interstitials': () =>
-    interstitialHls(content, pods, { epochMs: Date.UTC(2026, 0, 1), assetListUrl: (n) => `https://svc.example.com/stitch/cache/x/assets/${n}.json`, assetListFile: (n) => `assets/${n}.json` }),
+    interstitialHls(content, pods, {
+      epochMs: Date.UTC(2026, 0, 1),
+      assetListUrl: (n) => `https://svc.example.com/stitch/cache/x/assets/${n}.json`,
+      assetListFile: (n) => `assets/${n}.json`,
+    }),
 };
 
-function once(run: () => { master: string; playlists: Map<string, string> }): { cpuMs: number; wallMs: number; bytes: number } {
+function once(run: () => { master: string; playlists: Map<string, string> }): {
+  cpuMs: number;
+  wallMs: number;
+  bytes: number;
+} {
   const cpu = process.cpuUsage();
   const t0 = performance.now();
   const r = run();

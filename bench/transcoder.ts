@@ -28,7 +28,9 @@ const has = (bin: string, args: string[]) => {
 };
 
 async function ffmpeg(args: string[]): Promise<void> {
-  await exec(FFMPEG, ['-hide_banner', '-nostdin', '-loglevel', 'error', '-y', ...args], { maxBuffer: 16 * 1024 * 1024 });
+  await exec(FFMPEG, ['-hide_banner', '-nostdin', '-loglevel', 'error', '-y', ...args], {
+    maxBuffer: 16 * 1024 * 1024,
+  });
 }
 
 /** A label burnt in with drawtext when the font is there (Debian's fonts-dejavu-core), else nothing. */
@@ -37,7 +39,9 @@ async function label(text: string, y: string): Promise<string> {
     () => true,
     () => false,
   );
-  return font ? `,drawtext=fontfile=${FONT}:text='${text}':fontsize=56:fontcolor=white:box=1:boxcolor=black@0.55:boxborderw=12:x=(w-tw)/2:y=${y}` : '';
+  return font
+    ? `,drawtext=fontfile=${FONT}:text='${text}':fontsize=56:fontcolor=white:box=1:boxcolor=black@0.55:boxborderw=12:x=(w-tw)/2:y=${y}`
+    : '';
 }
 
 async function main(): Promise<void> {
@@ -95,7 +99,17 @@ async function main(): Promise<void> {
         'mp4',
         path.join(dir, 'ad.mp4'),
       ]),
-      ffmpeg(['-f', 'lavfi', '-i', 'gradients=s=1280x720:c0=0x0b1d3a:c1=0x4a1040:x0=0:y0=0:x1=1280:y1=720:nb_colors=2', '-frames:v', '1', '-update', '1', path.join(dir, 'background.png')]),
+      ffmpeg([
+        '-f',
+        'lavfi',
+        '-i',
+        'gradients=s=1280x720:c0=0x0b1d3a:c1=0x4a1040:x0=0:y0=0:x1=1280:y1=720:nb_colors=2',
+        '-frames:v',
+        '1',
+        '-update',
+        '1',
+        path.join(dir, 'background.png'),
+      ]),
     ]);
     // One core: the compositions run under taskset when it exists, with one encoder/filter thread.
     let ffmpegPath = FFMPEG;
@@ -117,7 +131,11 @@ async function main(): Promise<void> {
       createLogger('silent'),
     );
     try {
-      for (const name of ['content.ts', 'ad.mp4', 'background.png']) await tx.transcoder.store.put(tx.transcoder.store.file(`inputs/${name}`)!, await readFile(path.join(dir, name)));
+      for (const name of ['content.ts', 'ad.mp4', 'background.png'])
+        await tx.transcoder.store.put(
+          tx.transcoder.store.file(`inputs/${name}`)!,
+          await readFile(path.join(dir, name)),
+        );
       const input = (name: string) => `${tx.url}/objects/inputs/${name}.ts`;
       const base = {
         content_uri: input('content.ts'),
@@ -125,7 +143,10 @@ async function main(): Promise<void> {
         background_uri: input('background.png'),
         sqz_ratios: { content_box: 0.6, ad_box: 0.34 },
         positions: { content_box: { x: 0.03, y: 0.2 }, ad_box: { x: 0.64, y: 0.35 } },
-        frames: { content_box: { enabled: true, thickness_px: 4, color: 'white@0.8' }, ad_box: { enabled: true, thickness_px: 4, color: 'white@0.8' } },
+        frames: {
+          content_box: { enabled: true, thickness_px: 4, color: 'white@0.8' },
+          ad_box: { enabled: true, thickness_px: 4, color: 'white@0.8' },
+        },
         ad_offset_sec: 2,
         duration_sec: 6,
         id3: { owner: 'com.bench.vtg', value: 'bench' },
@@ -135,14 +156,21 @@ async function main(): Promise<void> {
         { name: 'dualbox-in', layout: 'dualbox', phase: 'in' },
         { name: 'lbar-hold', layout: 'lbar', phase: 'hold' },
       ];
-      process.stdout.write(`6 s 1280x720@30 segment, one core (${pinned ? 'taskset -c 0' : 'no taskset'}, TRANSCODER_THREADS=1):\n`);
+      process.stdout.write(
+        `6 s 1280x720@30 segment, one core (${pinned ? 'taskset -c 0' : 'no taskset'}, TRANSCODER_THREADS=1):\n`,
+      );
       const outputs: Record<string, string> = {};
       for (const c of cases) {
         const started = performance.now();
         const res = await fetch(`${tx.url}/v3/squeeze`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ ...base, layout: c.layout, animation: { phase: c.phase, in_sec: 2, out_sec: 2 }, output_key: `bench/${c.name}` }),
+          body: JSON.stringify({
+            ...base,
+            layout: c.layout,
+            animation: { phase: c.phase, in_sec: 2, out_sec: 2 },
+            output_key: `bench/${c.name}`,
+          }),
         });
         const body = (await res.json()) as { output_uri?: string; detail?: string };
         const sec = (performance.now() - started) / 1000;

@@ -29,7 +29,8 @@ const docNames = new Set(
     .filter((p) => p.endsWith('.md'))
     .map((p) => path.basename(p)),
 );
-for (const d of ['docs', 'bench', 'test/fixtures']) if (existsSync(path.join(root, d))) for (const p of readdirSync(path.join(root, d))) docNames.add(p);
+for (const d of ['docs', 'bench', 'test/fixtures'])
+  if (existsSync(path.join(root, d))) for (const p of readdirSync(path.join(root, d))) docNames.add(p);
 
 const problems = [];
 for (const dir of SOURCES) {
@@ -41,7 +42,8 @@ for (const dir of SOURCES) {
         const cited = m[2];
         if (/^\/|:\/\//.test(cited) || line.includes(`'/${cited}`) || line.includes(`"/${cited}`)) continue;
         const exists = cited.includes('/') ? existsSync(path.join(root, cited)) : docNames.has(cited);
-        if (!exists) problems.push(`${path.relative(root, file)}:${i + 1}: cites ${cited}, which is not in the repository`);
+        if (!exists)
+          problems.push(`${path.relative(root, file)}:${i + 1}: cites ${cited}, which is not in the repository`);
       }
     });
   }

@@ -30,7 +30,8 @@ async function stopAll(code: number): Promise<never> {
     stopping = true;
     abort.abort();
     setTimeout(() => process.exit(code || 1), 20_000).unref();
-    for (const { name, stop } of stops.reverse()) await stop().catch((err: Error) => process.stderr.write(`stopping ${name}: ${err.message}\n`));
+    for (const { name, stop } of stops.reverse())
+      await stop().catch((err: Error) => process.stderr.write(`stopping ${name}: ${err.message}\n`));
     process.exit(code);
   }
   return new Promise<never>(() => undefined);
@@ -63,14 +64,21 @@ async function main(): Promise<void> {
     breakSegments: Math.round(CUES.breakSec / segmentSec),
     count: Math.ceil((CUES.hours * 3600) / CUES.everySec),
   });
-  const adServer = await new AdServerSim({ ads: media.ads.map((a) => ({ id: a.id, durationSec: a.durationSec })), creatives: new Map(media.ads.map((a) => [a.id, a.mp4])) }).start();
+  const adServer = await new AdServerSim({
+    ads: media.ads.map((a) => ({ id: a.id, durationSec: a.durationSec })),
+    creatives: new Map(media.ads.map((a) => [a.id, a.mp4])),
+  }).start();
   stops.push({ name: 'ad server', stop: () => adServer.stop() });
 
   const logLevel = process.env['LOG_LEVEL'] || 'warn';
   const log = createLogger(logLevel);
   const dataDir = path.resolve(process.env['DATA_DIR'] || './var/demo');
   const transcoder = await startTranscoder(
-    loadTranscoderConfig({ ...process.env, TRANSCODER_PORT: process.env['TRANSCODER_PORT'] || '0', TRANSCODER_DATA_DIR: process.env['TRANSCODER_DATA_DIR'] || path.join(dataDir, 'transcoder') }),
+    loadTranscoderConfig({
+      ...process.env,
+      TRANSCODER_PORT: process.env['TRANSCODER_PORT'] || '0',
+      TRANSCODER_DATA_DIR: process.env['TRANSCODER_DATA_DIR'] || path.join(dataDir, 'transcoder'),
+    }),
     log.child({ part: 'transcoder' }),
   );
   stops.push({ name: 'transcoder', stop: () => transcoder.close() });
@@ -105,8 +113,12 @@ async function main(): Promise<void> {
   say(`  Stream         ${stream}`);
   say(`  Token          ${token}`);
   say();
-  say(`  Live origin ${origin.url}/${DEMO_CHANNEL}/master.m3u8 (${media.segments.length} segments of ${segmentSec} s, looped), ad server ${adServer.url}, transcoder ${transcoder.url}`);
-  say(`  SCTE-35 cue-outs (${CUES.breakSec} s breaks) every ${CUES.everySec / 60} minutes, the first at ${at(cueStarts[0]!)} UTC; or start a break on the operator page.`);
+  say(
+    `  Live origin ${origin.url}/${DEMO_CHANNEL}/master.m3u8 (${media.segments.length} segments of ${segmentSec} s, looped), ad server ${adServer.url}, transcoder ${transcoder.url}`,
+  );
+  say(
+    `  SCTE-35 cue-outs (${CUES.breakSec} s breaks) every ${CUES.everySec / 60} minutes, the first at ${at(cueStarts[0]!)} UTC; or start a break on the operator page.`,
+  );
   say(`  Data: ${dataDir} (embedded Postgres), video cache: ${media.dir}`);
   say();
   say('Ctrl-C stops everything.');
@@ -114,7 +126,12 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   if (stopping) return;
-  let message = err instanceof ConfigError || err instanceof UwsLoadError ? err.message : err instanceof Error ? err.message : String(err);
+  let message =
+    err instanceof ConfigError || err instanceof UwsLoadError
+      ? err.message
+      : err instanceof Error
+        ? err.message
+        : String(err);
   if (/^cannot listen/.test(message)) message += ': set PORT to another port';
   process.stderr.write(`npm run demo: ${message}\n`);
   void stopAll(1);

@@ -17,12 +17,17 @@ function newestSource(dir) {
   let newest = 0;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const p = path.join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestSource(p) : entry.name.endsWith('.ts') ? statSync(p).mtimeMs : 0);
+    newest = Math.max(
+      newest,
+      entry.isDirectory() ? newestSource(p) : entry.name.endsWith('.ts') ? statSync(p).mtimeMs : 0,
+    );
   }
   return newest;
 }
 
-const current = () => (existsSync(stamp) ? statSync(stamp).mtimeMs : 0) >= Math.max(...['lib', 'bin', 'bench'].map((d) => newestSource(path.join(root, d))));
+const current = () =>
+  (existsSync(stamp) ? statSync(stamp).mtimeMs : 0) >=
+  Math.max(...['lib', 'bin', 'bench'].map((d) => newestSource(path.join(root, d))));
 const pause = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
 function takeLock() {
@@ -47,7 +52,11 @@ if (!current()) {
     // Another process may have built while this one waited.
     if (!current()) {
       process.stderr.write('building dist/ …\n');
-      execFileSync(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
+      execFileSync(
+        process.execPath,
+        [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(root, 'tsconfig.build.json')],
+        { stdio: 'inherit' },
+      );
     }
   } finally {
     rmSync(lock, { recursive: true, force: true });

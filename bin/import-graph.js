@@ -42,7 +42,8 @@ export function importEdges() {
 export function layerTable() {
   const name = (f) => (statSafe(path.join(lib, f)) ? `\`${f}/\`` : `\`${f}.ts\``);
   const rows = Object.entries(LAYERS).map(
-    ([f, { role, mayImport: may }]) => `| ${name(f)} | ${role} | ${may.length ? may.map((m) => (m === '*' ? 'anything' : `\`${m}\``)).join(', ') : 'nothing of lib/'} |`,
+    ([f, { role, mayImport: may }]) =>
+      `| ${name(f)} | ${role} | ${may.length ? may.map((m) => (m === '*' ? 'anything' : `\`${m}\``)).join(', ') : 'nothing of lib/'} |`,
   );
   return ['| folder | role | may import |', '|---|---|---|', ...rows].join('\n');
 }
@@ -78,7 +79,9 @@ if (process.argv.includes('--check')) {
   let doc = readFileSync(DOC, 'utf8');
   doc = doc.replace(/\| folder \| role \| may import \|\n\|---\|---\|---\|\n(?:\|.*\|\n)*/, `${table}\n`);
   doc = doc.replace(/```mermaid\n[\s\S]*?```/, graph);
-  process.stdout.write(doc === readFileSync(DOC, 'utf8') ? 'docs/architecture.md is current\n' : 'docs/architecture.md rewritten\n');
+  process.stdout.write(
+    doc === readFileSync(DOC, 'utf8') ? 'docs/architecture.md is current\n' : 'docs/architecture.md rewritten\n',
+  );
   await import('node:fs').then((fs) => fs.writeFileSync(DOC, doc));
 } else {
   process.stdout.write(`${table}\n\n${graph}\n`);

@@ -38,7 +38,13 @@ async function main(): Promise<void> {
   const root = createLogger(config.logLevel);
   const log = process.env['SQZ_WORKER'] ? root.child({ worker: Number(process.env['WORKER_ID']) }) : root;
   if (workers > 1) {
-    await supervise(config, root.child({ role: 'supervisor' }), workers, fileURLToPath(import.meta.url), process.execArgv);
+    await supervise(
+      config,
+      root.child({ role: 'supervisor' }),
+      workers,
+      fileURLToPath(import.meta.url),
+      process.execArgv,
+    );
     return;
   }
   let service: Service | undefined;

@@ -7,7 +7,9 @@ import { loadConfig, ConfigError } from '../lib/config/index.js';
 import { mintToken } from '../lib/http/auth.js';
 
 try {
-  const { values } = parseArgs({ options: { sub: { type: 'string' }, ttl: { type: 'string' }, role: { type: 'string', multiple: true } } });
+  const { values } = parseArgs({
+    options: { sub: { type: 'string' }, ttl: { type: 'string' }, role: { type: 'string', multiple: true } },
+  });
   const ttl = values.ttl === undefined ? 3600 : Number(values.ttl);
   if (!Number.isInteger(ttl) || ttl <= 0) throw new ConfigError('--ttl must be a positive number of seconds');
   const opts: { subject?: string; ttlSec: number; roles?: string[] } = { ttlSec: ttl };

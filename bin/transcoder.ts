@@ -29,7 +29,15 @@ async function main(): Promise<void> {
     log.fatal({ err }, 'start-up failed');
     process.exit(1);
   }
-  log.info({ url: running.url, publicUrl: running.transcoder.opts.publicUrl, dataDir: config.dataDir, concurrency: config.concurrency }, 'transcoder listening');
+  log.info(
+    {
+      url: running.url,
+      publicUrl: running.transcoder.opts.publicUrl,
+      dataDir: config.dataDir,
+      concurrency: config.concurrency,
+    },
+    'transcoder listening',
+  );
 }
 
 void main();

@@ -25,27 +25,54 @@ export const LAYERS = {
   ads: { role: 'pure: VAST/VMAP reading and writing, ad requests, beacon URLs', mayImport: [] },
   scte35: { role: 'pure: SCTE-35 decoding, encoding and cue classification', mayImport: [] },
   id3: { role: 'pure: ID3v2 in TS, packed audio, emsg and MPD events', mayImport: ['ads'] },
-  store: { role: 'Postgres (postgres.js, migrations, embedded default), the state store (memory or Redis), the Postgres error mapping', mayImport: ['errors', 'config', 'log', 'paths'] },
-  outbound: { role: 'the one outbound policy and client every fetch of the service goes through', mayImport: ['http', 'log', 'errors'] },
+  store: {
+    role: 'Postgres (postgres.js, migrations, embedded default), the state store (memory or Redis), the Postgres error mapping',
+    mayImport: ['errors', 'config', 'log', 'paths'],
+  },
+  outbound: {
+    role: 'the one outbound policy and client every fetch of the service goes through',
+    mayImport: ['http', 'log', 'errors'],
+  },
   streams: { role: 'the stream model and the event registry', mayImport: [...BASE, 'store'] },
   beacons: { role: 'the de-duplicating beacon forwarder', mayImport: [...BASE, 'ads', 'outbound', 'store'] },
   brand: { role: 'brand-recognition rules and the matcher', mayImport: [...BASE, 'store'] },
   catalog: { role: 'MRSS push and pull, feed configurations, the catalog', mayImport: [...BASE, 'outbound', 'store'] },
-  dai: { role: 'the DAI hot path: /dai/manifest/*, /dai/adproxy, the lean upstream client and micro-cache', mayImport: [...BASE, ...PURE, 'streams', 'brand', 'outbound'] },
+  dai: {
+    role: 'the DAI hot path: /dai/manifest/*, /dai/adproxy, the lean upstream client and micro-cache',
+    mayImport: [...BASE, ...PURE, 'streams', 'brand', 'outbound'],
+  },
   squeeze: {
     role: 'squeeze brand/event configuration, configured ads, the ad-break lifecycle (service, decisions, worker, board, transcoder client, player endpoints), the SCTE-35 cue monitor',
     mayImport: [...BASE, ...PURE, 'store', 'outbound', 'streams', 'beacons', 'dai'],
   },
-  squeezeback: { role: 'the squeezeback player flow: /squeezeback/{asset}/… through the shared manifest fetch', mayImport: [...BASE, 'hls', 'dai', 'streams', 'brand', 'store', 'outbound'] },
-  stitch: { role: 'server-side stitching: HLS and DASH stitchers, the flow, the stitched-manifest cache and endpoints', mayImport: [...BASE, ...PURE, 'catalog', 'brand', 'outbound', 'store'] },
+  squeezeback: {
+    role: 'the squeezeback player flow: /squeezeback/{asset}/… through the shared manifest fetch',
+    mayImport: [...BASE, 'hls', 'dai', 'streams', 'brand', 'store', 'outbound'],
+  },
+  stitch: {
+    role: 'server-side stitching: HLS and DASH stitchers, the flow, the stitched-manifest cache and endpoints',
+    mayImport: [...BASE, ...PURE, 'catalog', 'brand', 'outbound', 'store'],
+  },
   conditioning: {
     role: "ad conditioning: MP4 creatives transcoded to the content's ladder by leased jobs, for stitching",
     mayImport: [...BASE, ...PURE, 'stitch', 'store', 'outbound', 'transcoder'],
   },
-  inspection: { role: 'ID3 inspection jobs: pod finding in HLS and DASH, leased workers, the API', mayImport: [...BASE, ...PURE, 'outbound', 'store', 'streams'] },
-  transcoder: { role: 'the reference transcoder (its own process): ffmpeg composition, ID3 injection, object store', mayImport: [...BASE, 'id3', 'scte35', 'outbound', 'squeeze'] },
-  ui: { role: 'the operator and player pages, read once at start-up and answered from memory under /ui/', mayImport: ['http', 'log'] },
-  sim: { role: 'simulated collaborators (DAI host, ad server, transcoder, feed host, live origins) for tests, bench and the demo', mayImport: ['*'] },
+  inspection: {
+    role: 'ID3 inspection jobs: pod finding in HLS and DASH, leased workers, the API',
+    mayImport: [...BASE, ...PURE, 'outbound', 'store', 'streams'],
+  },
+  transcoder: {
+    role: 'the reference transcoder (its own process): ffmpeg composition, ID3 injection, object store',
+    mayImport: [...BASE, 'id3', 'scte35', 'outbound', 'squeeze'],
+  },
+  ui: {
+    role: 'the operator and player pages, read once at start-up and answered from memory under /ui/',
+    mayImport: ['http', 'log'],
+  },
+  sim: {
+    role: 'simulated collaborators (DAI host, ad server, transcoder, feed host, live origins) for tests, bench and the demo',
+    mayImport: ['*'],
+  },
   supervisor: { role: 'process supervision (WORKERS)', mayImport: ['config', 'http', 'log', 'store'] },
   app: { role: 'the composition root: builds every part once and wires them', mayImport: ['*'] },
 };

@@ -108,13 +108,21 @@ export interface ServiceParts {
   events?: EventSettingsSource;
 }
 
-const version = (JSON.parse(readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as { version: string }).version;
+const version = (JSON.parse(readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as { version: string })
+  .version;
 const BEACON_TTL_MS = 24 * 3600 * 1000;
 /** ID3 inspection (issue 13): segments capped at 16 MiB each, a job at 120 s; 2 jobs at once per instance. */
 const SEGMENT_MAX_BYTES = 16 * 1024 * 1024;
 const INSPECTION = { leaseMs: 15_000, tickMs: 1000, maxJobs: 2, jobTimeoutMs: 120_000, maxAttempts: 3 };
 /** Ad conditioning (issue 26): creatives up to 200 MiB, a job at 180 s; back-off doubled per failure up to a day. */
-const CONDITIONING = { leaseMs: 15_000, tickMs: 2000, jobTimeoutMs: 180_000, maxAttempts: 3, maxBytes: 200 * 1024 * 1024, backoffMaxSec: 86_400 };
+const CONDITIONING = {
+  leaseMs: 15_000,
+  tickMs: 2000,
+  jobTimeoutMs: 180_000,
+  maxAttempts: 3,
+  maxBytes: 200 * 1024 * 1024,
+  backoffMaxSec: 86_400,
+};
 
 export async function startService(config: Config, log: Logger, parts: ServiceParts = {}): Promise<Service> {
   const life = new Lifecycle(log);
@@ -147,7 +155,12 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
   // Every outbound fetch goes through one policy: configured collaborators by name, the rest public only.
   const policy = life.add(
     'outbound policy',
-    new OutboundPolicy({ allowPrivate: config.allowPrivateOutbound, trusted: [config.daiHost, config.contentOrigin, config.adServerUrl, config.transcoderUrl], log, metrics }),
+    new OutboundPolicy({
+      allowPrivate: config.allowPrivateOutbound,
+      trusted: [config.daiHost, config.contentOrigin, config.adServerUrl, config.transcoderUrl],
+      log,
+      metrics,
+    }),
     (p) => p.close(),
   );
   const outbound = new OutboundClient(policy, { timeoutMs: 30_000 });
@@ -164,12 +177,26 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
   // In-process state the hot path reads, kept fresh through the state store's pub/sub.
   const brands = life.add('brand cache', new BrandCache(() => brandRepo.all(), stores.state, log), (b) => b.stop());
   await brands.start();
-  const brandKeys = life.add('brand key cache', new BrandKeyCache(() => catalog.jwtKeys(), stores.state, log), (k) => k.stop());
+  const brandKeys = life.add('brand key cache', new BrandKeyCache(() => catalog.jwtKeys(), stores.state, log), (k) =>
+    k.stop(),
+  );
   await brandKeys.start();
-  const eventConfigs = life.add('event config cache', new EventConfigCache(() => squeezeConfig.allEventSettings(), stores.state, log), (e) => e.stop());
+  const eventConfigs = life.add(
+    'event config cache',
+    new EventConfigCache(() => squeezeConfig.allEventSettings(), stores.state, log),
+    (e) => e.stop(),
+  );
   await eventConfigs.start();
-  const streams = life.add('stream registry', new StreamRegistry(stores.state, log, config.streamIdleSec * 1000, { maxStreams: config.maxStreams, metrics }), (s) => s.close());
-  const board = life.add('break board', new BreakBoard(breakRepo, stores.state, log, metrics, config.breakRetentionSec * 1000), (b) => b.stop());
+  const streams = life.add(
+    'stream registry',
+    new StreamRegistry(stores.state, log, config.streamIdleSec * 1000, { maxStreams: config.maxStreams, metrics }),
+    (s) => s.close(),
+  );
+  const board = life.add(
+    'break board',
+    new BreakBoard(breakRepo, stores.state, log, metrics, config.breakRetentionSec * 1000),
+    (b) => b.stop(),
+  );
   await board.start();
   // What each break reached, written behind the registry's flush (issue 30.2).
   board.reach = new BreakReach(config.breakRetentionSec * 1000);
@@ -177,15 +204,26 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
 
   // Beacons: signed for players, forwarded once; DAI streams' beacons fired by the service.
   if (!config.beaconSecret && config.redisUrl)
-    log.warn('BEACON_SECRET is not set: each instance signs beacons with its own generated secret, so a beacon URL handed out by one instance is refused by the others');
-  const beacons = life.add('beacon forwarder', new BeaconForwarder({ claim: (key) => stores.state.setIfAbsent(key, '1', BEACON_TTL_MS), policy, dedupTtlMs: BEACON_TTL_MS, metrics, log }), (b) =>
-    b.close(),
+    log.warn(
+      'BEACON_SECRET is not set: each instance signs beacons with its own generated secret, so a beacon URL handed out by one instance is refused by the others',
+    );
+  const beacons = life.add(
+    'beacon forwarder',
+    new BeaconForwarder({
+      claim: (key) => stores.state.setIfAbsent(key, '1', BEACON_TTL_MS),
+      policy,
+      dedupTtlMs: BEACON_TTL_MS,
+      metrics,
+      log,
+    }),
+    (b) => b.close(),
   );
   board.onSqueezed = daiBeaconFiring(beacons, streams, metrics);
 
   // Squeeze breaks: decide ads, start breaks, and the worker that has their segments composed.
   const decider = new AdDecider({
-    configuredAds: async (eventId) => (await configuredAds.list({ event_id: eventId, page: 0, page_size: 500 })).results,
+    configuredAds: async (eventId) =>
+      (await configuredAds.list({ event_id: eventId, page: 0, page_size: 500 })).results,
     resolve: (url, want) => resolveAds({ url }, fetchText, { log, selectBreaks: liveBreakSelector(want?.abid) }),
     creativeAllowed: (uri) => policy.allows(uri),
     log,
@@ -203,15 +241,30 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
   });
   const owner = `${process.pid}-${randomUUID().slice(0, 8)}`;
   const transcoder = new TranscoderClient(config.transcoderUrl, outbound);
-  const breakWorker = new BreakWorker({ repo: breakRepo, board, transcoder, fetchText, log, metrics }, { owner, leaseMs: config.breakLeaseMs, tickMs: config.breakTickMs });
+  const breakWorker = new BreakWorker(
+    { repo: breakRepo, board, transcoder, fetchText, log, metrics },
+    { owner, leaseMs: config.breakLeaseMs, tickMs: config.breakTickMs },
+  );
   // Cue-triggered breaks: one instance per scte35 event follows its source (same lease settings as the worker).
   const cueMonitor = new CueMonitor(
-    { repo: new CueMonitorRepo(stores.sql), breaks: breakService, breakRepo, config: squeezeConfig, streams, fetchText, log, metrics },
+    {
+      repo: new CueMonitorRepo(stores.sql),
+      breaks: breakService,
+      breakRepo,
+      config: squeezeConfig,
+      streams,
+      fetchText,
+      log,
+      metrics,
+    },
     { owner, leaseMs: config.breakLeaseMs, tickMs: config.breakTickMs },
   );
   // ID3 inspection: manifests and segments through the outbound policy, jobs leased through Postgres.
   const inspections = new InspectionRepo(stores.sql, config.id3ResultTtlSec);
-  const media = new OutboundClient(policy, { timeoutMs: DEFAULT_LIMITS.segmentTimeoutMs, maxResponseSize: SEGMENT_MAX_BYTES });
+  const media = new OutboundClient(policy, {
+    timeoutMs: DEFAULT_LIMITS.segmentTimeoutMs,
+    maxResponseSize: SEGMENT_MAX_BYTES,
+  });
   const daiOrigin = config.daiHost ? new URL(config.daiHost).origin : undefined;
   const inspectionWorker = new InspectionWorker(
     {
@@ -219,7 +272,11 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
       inspect: (source, signal) =>
         inspect(
           source,
-          { fetchText: (url, s) => media.text(url, s), fetchBytes: (url, s) => media.bytes(url, s), isAdUri: (uri) => daiOrigin !== undefined && uri.startsWith(`${daiOrigin}/`) },
+          {
+            fetchText: (url, s) => media.text(url, s),
+            fetchBytes: (url, s) => media.bytes(url, s),
+            isAdUri: (uri) => daiOrigin !== undefined && uri.startsWith(`${daiOrigin}/`),
+          },
           DEFAULT_LIMITS,
           signal,
         ),
@@ -250,11 +307,22 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
       log,
       metrics,
     },
-    { maxBytes: CONDITIONING.maxBytes, maxDurationSec: config.adConditioningMaxSec, jobTimeoutMs: CONDITIONING.jobTimeoutMs },
+    {
+      maxBytes: CONDITIONING.maxBytes,
+      maxDurationSec: config.adConditioningMaxSec,
+      jobTimeoutMs: CONDITIONING.jobTimeoutMs,
+    },
   );
   const conditioningWorker = new ConditioningWorker(
     { repo: creativeRepo, condition: (job, signal) => conditioning.condition(job, signal), log, metrics },
-    { owner, leaseMs: CONDITIONING.leaseMs, tickMs: CONDITIONING.tickMs, maxJobs: config.adConditioningJobs, jobTimeoutMs: CONDITIONING.jobTimeoutMs, maxAttempts: CONDITIONING.maxAttempts },
+    {
+      owner,
+      leaseMs: CONDITIONING.leaseMs,
+      tickMs: CONDITIONING.tickMs,
+      maxJobs: config.adConditioningJobs,
+      jobTimeoutMs: CONDITIONING.jobTimeoutMs,
+      maxAttempts: CONDITIONING.maxAttempts,
+    },
   );
   const stitch = new StitchService({
     findAsset: (brand, assetId) => catalog.findAsset(brand, assetId),
@@ -278,21 +346,36 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
       return stitchWaitMs(asked, config.stitchMaxWaitMs);
     },
     slate: async (brand) => {
-      const slate = (await squeezeConfig.getBrand(brand).catch(() => undefined))?.['stitch_slate'] as { uri: string; fill?: boolean } | undefined;
+      const slate = (await squeezeConfig.getBrand(brand).catch(() => undefined))?.['stitch_slate'] as
+        { uri: string; fill?: boolean } | undefined;
       return slate ? { uri: slate.uri, fill: slate.fill === true } : undefined;
     },
   });
-  const puller = new FeedPuller(stores.sql, catalog, log, { policy, agent: policy.agent({ timeoutMs: 30_000, maxResponseSize: 200 * 1024 * 1024 }) });
+  const puller = new FeedPuller(stores.sql, catalog, log, {
+    policy,
+    agent: policy.agent({ timeoutMs: 30_000, maxResponseSize: 200 * 1024 * 1024 }),
+  });
 
   // Per-client token buckets; counted across instances through Redis when there is one.
   const limiter = life.add(
     'rate limiter',
-    new RateLimiter({ rules: config.rateLimits, shared: stores.state.kind === 'redis' ? (increments) => stores.state.incrMany(increments) : undefined, keyPrefix: keys.prefix }),
+    new RateLimiter({
+      rules: config.rateLimits,
+      shared: stores.state.kind === 'redis' ? (increments) => stores.state.incrMany(increments) : undefined,
+      keyPrefix: keys.prefix,
+    }),
     (l) => l.close(),
   );
 
   // The management API.
-  const router = new Router({ log, metrics, bodyLimit: config.bodyLimitBytes, authenticate: createAuthenticator(config), inFlight: http.inFlight, limiter });
+  const router = new Router({
+    log,
+    metrics,
+    bodyLimit: config.bodyLimitBytes,
+    authenticate: createAuthenticator(config),
+    inFlight: http.inFlight,
+    limiter,
+  });
   for (const routes of [
     brandRoutes(brandRepo, brands),
     squeezeConfigRoutes(squeezeConfig, eventConfigs),
@@ -303,7 +386,11 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     catalogRoutes(catalog, () => brandKeys.changed()),
     feedConfigRoutes(feedConfigs, () => void puller.tick()),
     inspectionRoutes(
-      new InspectionService(inspections, streams, { daiHost: config.daiHost, contentOrigin: config.contentOrigin, eventSource: (eventId, assetKey) => squeezeConfig.sourceOf(eventId, assetKey) }),
+      new InspectionService(inspections, streams, {
+        daiHost: config.daiHost,
+        contentOrigin: config.contentOrigin,
+        eventSource: (eventId, assetKey) => squeezeConfig.sourceOf(eventId, assetKey),
+      }),
     ),
     stitchRoutes(config.stitchPath, stitch, brands),
     conditioningRoutes(conditioning),
@@ -320,7 +407,14 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     handler: async () => ({ body: openapi, headers: { 'Content-Type': 'application/json' } }),
   });
   // Every endpoint: the routes above, and the player-facing ones their modules describe.
-  const playerFacing = { ...coreOperations, ...daiOperations, ...playerOperations, ...squeezebackOperations, ...stitchOperations(config.stitchPath), ...uiOperations };
+  const playerFacing = {
+    ...coreOperations,
+    ...daiOperations,
+    ...playerOperations,
+    ...squeezebackOperations,
+    ...stitchOperations(config.stitchPath),
+    ...uiOperations,
+  };
   openapi = JSON.stringify(openApiDocument(router.list(), { version, serverUrl: config.publicBaseUrl }, playerFacing));
   router.mount(http.app, '/api/v1');
   router.mount(http.app, '/mrssfeed');
@@ -332,7 +426,10 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
   // The hot path and the player endpoints.
   const upstream = life.add(
     'DAI upstream',
-    new Upstream(config.daiHost, { deadlineMs: config.upstreamDeadlineMs, connect: policy.connector(Math.min(2000, config.upstreamDeadlineMs), Upstream.socketOptions) }),
+    new Upstream(config.daiHost, {
+      deadlineMs: config.upstreamDeadlineMs,
+      connect: policy.connector(Math.min(2000, config.upstreamDeadlineMs), Upstream.socketOptions),
+    }),
     (u) => u.close(),
   );
   const manifestCache = life.add('manifest cache', new ManifestCache(), (c) => c.close());
@@ -341,17 +438,64 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
   // Whose X-Device-Ip and X-Forwarded-For name the client (issue 24): the ad manager's and the CDN's ranges.
   const trusted = trustedProxies(config.trustedProxies);
   // New DAI stream ids count against the client as trusted hops name it (lib/http/client-ip.ts).
-  const clientKey = (req: HttpRequest, res: HttpResponse) => clientIp(req.getHeader('x-device-ip'), req.getHeader('x-forwarded-for'), addressText(res.getRemoteAddressAsText()), trusted);
+  const clientKey = (req: HttpRequest, res: HttpResponse) =>
+    clientIp(
+      req.getHeader('x-device-ip'),
+      req.getHeader('x-forwarded-for'),
+      addressText(res.getRemoteAddressAsText()),
+      trusted,
+    );
   new ManifestProxy(
-    { daiHost: config.daiHost, publicBaseUrl: config.publicBaseUrl, contentOrigin: config.contentOrigin, accessLogSampleRate: config.accessLogSampleRate, trustedProxies: trusted },
-    { upstream, cache: manifestCache, events, streams, breaks: board, metrics, log, inFlight: http.inFlight, cors, limiter, clientKey },
+    {
+      daiHost: config.daiHost,
+      publicBaseUrl: config.publicBaseUrl,
+      contentOrigin: config.contentOrigin,
+      accessLogSampleRate: config.accessLogSampleRate,
+      trustedProxies: trusted,
+    },
+    {
+      upstream,
+      cache: manifestCache,
+      events,
+      streams,
+      breaks: board,
+      metrics,
+      log,
+      inFlight: http.inFlight,
+      cors,
+      limiter,
+      clientKey,
+    },
   ).mount(http.app);
-  new PlayerEndpoints({ board, streams, forwarder: beacons, beaconSecret, publicBaseUrl: () => baseUrl, metrics, log, limiter, cors }).mount(http.app);
+  new PlayerEndpoints({
+    board,
+    streams,
+    forwarder: beacons,
+    beaconSecret,
+    publicBaseUrl: () => baseUrl,
+    metrics,
+    log,
+    limiter,
+    cors,
+  }).mount(http.app);
   new AdProxy(events, streams, metrics, log, brands, limiter, trusted).mount(http.app);
   const origins = life.add('origin upstreams', new OriginPools(policy, config.upstreamDeadlineMs), (o) => o.close());
   new PlayerFlow(
     { contentOrigin: config.contentOrigin, trustedProxies: trusted, idleSec: config.streamIdleSec },
-    { events, streams, ids: new StreamIds(stores.state, config.streamIdleSec * 1000), brands, brandKeys, breaks: board, cache: manifestCache, origins, metrics, log, limiter, cors },
+    {
+      events,
+      streams,
+      ids: new StreamIds(stores.state, config.streamIdleSec * 1000),
+      brands,
+      brandKeys,
+      breaks: board,
+      cache: manifestCache,
+      origins,
+      metrics,
+      log,
+      limiter,
+      cors,
+    },
   ).mount(http.app);
   new StitchEndpoints(config.stitchPath, stitchStore, stitch, log, cors, config.stitchTtlSec).mount(http.app);
   mountCreativeFiles(http.app, config.stitchPath, creativeFiles, cors);
@@ -369,7 +513,10 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
   life.add('HTTP listener', http, (h) => h.drain(config.shutdownDrainMs, config.shutdownGraceMs));
   // Listening on port 0 (tests): the derived base URL names the port actually bound.
   if (new URL(baseUrl).port === '0') baseUrl = url;
-  log.info({ host: config.host, port, database: config.databaseUrl ? 'external' : 'embedded', state: stores.state.kind }, 'listening');
+  log.info(
+    { host: config.host, port, database: config.databaseUrl ? 'external' : 'embedded', state: stores.state.kind },
+    'listening',
+  );
 
   return {
     config,

@@ -18,15 +18,18 @@ export function workerCount(raw: string | undefined): number {
   if (raw === undefined || raw.trim() === '') return 1;
   if (raw.trim() === 'auto') return os.availableParallelism();
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1 || n > 256) throw new Error(`WORKERS=${raw}: a whole number from 1 to 256, or auto`);
+  if (!Number.isInteger(n) || n < 1 || n > 256)
+    throw new Error(`WORKERS=${raw}: a whole number from 1 to 256, or auto`);
   return n;
 }
 
 /** Why WORKERS > 1 cannot run with this configuration, or null. */
 export function clusterProblem(config: Config, workers: number): string | null {
   if (workers <= 1) return null;
-  if (!config.redisUrl) return `WORKERS=${workers} needs REDIS_URL: the in-memory state store is per process, so streams, breaks and limits would differ between workers`;
-  if (config.port === 0) return `WORKERS=${workers} needs a fixed PORT (with PORT=0 each worker would listen on another port)`;
+  if (!config.redisUrl)
+    return `WORKERS=${workers} needs REDIS_URL: the in-memory state store is per process, so streams, breaks and limits would differ between workers`;
+  if (config.port === 0)
+    return `WORKERS=${workers} needs a fixed PORT (with PORT=0 each worker would listen on another port)`;
   return null;
 }
 
@@ -35,7 +38,13 @@ const RESTART_MAX_MS = 30_000;
 /** A worker that lived this long is healthy again: its next restart waits the minimum. */
 const HEALTHY_AFTER_MS = 30_000;
 
-export async function supervise(config: Config, log: Logger, workers: number, script: string, execArgv: string[]): Promise<void> {
+export async function supervise(
+  config: Config,
+  log: Logger,
+  workers: number,
+  script: string,
+  execArgv: string[],
+): Promise<void> {
   // Shared secrets are created once here, not raced by N workers.
   if (!config.jwtSecret) persistentSecret(config.dataDir, 'jwt-secret');
   if (!config.beaconSecret) persistentSecret(config.dataDir, 'beacon-secret');
@@ -45,7 +54,12 @@ export async function supervise(config: Config, log: Logger, workers: number, sc
     embedded = await startEmbeddedPostgres(config.dataDir, log);
     const c = embedded.connection;
     // libpq's environment names the server (the embedded one listens on a Unix socket, which a URL cannot name).
-    Object.assign(env, { PGHOST: c.host, PGPORT: String(c.port), PGUSER: c.user, DATABASE_URL: `postgres:///${encodeURIComponent(c.database)}` });
+    Object.assign(env, {
+      PGHOST: c.host,
+      PGPORT: String(c.port),
+      PGUSER: c.user,
+      DATABASE_URL: `postgres:///${encodeURIComponent(c.database)}`,
+    });
   }
 
   const children = new Map<number, { child: ChildProcess; startedAt: number; delay: number }>();
@@ -58,7 +72,8 @@ export async function supervise(config: Config, log: Logger, workers: number, sc
       if (stopping) return;
       const entry = children.get(slot);
       const lived = Date.now() - (entry?.startedAt ?? 0);
-      const wait = lived > HEALTHY_AFTER_MS ? RESTART_MIN_MS : Math.min(RESTART_MAX_MS, (entry?.delay ?? RESTART_MIN_MS) * 2);
+      const wait =
+        lived > HEALTHY_AFTER_MS ? RESTART_MIN_MS : Math.min(RESTART_MAX_MS, (entry?.delay ?? RESTART_MIN_MS) * 2);
       log.error({ worker: slot, pid: child.pid, code, signal, restartInMs: wait }, 'worker exited; starting it again');
       setTimeout(() => !stopping && start(slot, wait), wait).unref();
     });
@@ -77,7 +92,10 @@ export async function supervise(config: Config, log: Logger, workers: number, sc
           child.kill('SIGTERM');
         }),
     );
-    const hard = setTimeout(() => [...children.values()].forEach(({ child }) => child.kill('SIGKILL')), config.shutdownDrainMs + config.shutdownGraceMs + 5000);
+    const hard = setTimeout(
+      () => [...children.values()].forEach(({ child }) => child.kill('SIGKILL')),
+      config.shutdownDrainMs + config.shutdownGraceMs + 5000,
+    );
     await Promise.all(exits);
     clearTimeout(hard);
     await embedded?.stop();

@@ -11,7 +11,13 @@ t.test('defaults', async (t) => {
 });
 
 t.test('environment overrides are coerced and validated', async (t) => {
-  const c = loadConfig({ PORT: '9090', ALLOW_PRIVATE_OUTBOUND: 'true', DAI_HOST: 'https://dai.example.com/', PUBLIC_BASE_URL: 'https://cdn.example.com', LOG_LEVEL: 'warn' });
+  const c = loadConfig({
+    PORT: '9090',
+    ALLOW_PRIVATE_OUTBOUND: 'true',
+    DAI_HOST: 'https://dai.example.com/',
+    PUBLIC_BASE_URL: 'https://cdn.example.com',
+    LOG_LEVEL: 'warn',
+  });
   t.equal(c.port, 9090);
   t.equal(c.allowPrivateOutbound, true);
   t.equal(c.daiHost, 'https://dai.example.com', 'trailing slash dropped');
@@ -22,7 +28,11 @@ t.test('a bad value stops start-up with a message naming it', async (t) => {
   t.throws(() => loadConfig({ PORT: 'eighty' }), ConfigError);
   t.throws(() => loadConfig({ PORT: '70000' }), /PORT/);
   t.throws(() => loadConfig({ DAI_HOST: 'dai.example.com' }), /DAI_HOST/);
-  t.throws(() => loadConfig({ AD_SERVER_URL: 'https://ads.example.com' }), /AD_SERVER_URL/, 'ad server URL needs its path');
+  t.throws(
+    () => loadConfig({ AD_SERVER_URL: 'https://ads.example.com' }),
+    /AD_SERVER_URL/,
+    'ad server URL needs its path',
+  );
   t.throws(() => loadConfig({ JWT_SECRET: 'short' }), /JWT_SECRET/);
   t.throws(() => loadConfig({ LOG_LEVEL: 'loud' }), /LOG_LEVEL/);
   t.throws(() => loadConfig({ ALLOW_PRIVATE_OUTBOUND: 'maybe' }), /ALLOW_PRIVATE_OUTBOUND/);

@@ -2,7 +2,11 @@
 // token, and an hls.js player with its event log. Plain ES module, no build step.
 
 /** Text for innerHTML. */
-export const esc = (v) => String(v ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
+export const esc = (v) =>
+  String(v ?? '').replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c],
+  );
 
 export class ApiError extends Error {
   constructor(status, problem) {
@@ -17,7 +21,11 @@ export function api(getToken) {
   return async (method, path, body) => {
     const headers = { Authorization: `Bearer ${getToken()}` };
     if (body !== undefined) headers['Content-Type'] = 'application/json';
-    const res = await fetch(`/api/v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(`/api/v1${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const text = await res.text();
     let json;
     try {
@@ -98,12 +106,25 @@ export function id3Frames(bytes) {
   const latin = (a, b) => String.fromCharCode(...bytes.subarray(a, b));
   for (let i = 10; i + 10 <= end;) {
     const id = latin(i, i + 4);
-    const size = bytes[3] === 4 ? syncsafe(i + 4) : (bytes[i + 4] << 24) | (bytes[i + 5] << 16) | (bytes[i + 6] << 8) | bytes[i + 7];
+    const size =
+      bytes[3] === 4
+        ? syncsafe(i + 4)
+        : (bytes[i + 4] << 24) | (bytes[i + 5] << 16) | (bytes[i + 6] << 8) | bytes[i + 7];
     if (!/^[A-Z0-9]{4}$/.test(id) || size <= 0) break;
     const body = bytes.subarray(i + 10, Math.min(end, i + 10 + size));
     const nul = body.indexOf(0, id === 'TXXX' ? 1 : 0);
-    if (id === 'PRIV') frames.push({ id, owner: String.fromCharCode(...body.subarray(0, nul < 0 ? body.length : nul)), value: new TextDecoder().decode(body.subarray(nul + 1)) });
-    else if (id === 'TXXX') frames.push({ id, owner: new TextDecoder().decode(body.subarray(1, nul)), value: new TextDecoder().decode(body.subarray(nul + 1)).replace(/\0+$/, '') });
+    if (id === 'PRIV')
+      frames.push({
+        id,
+        owner: String.fromCharCode(...body.subarray(0, nul < 0 ? body.length : nul)),
+        value: new TextDecoder().decode(body.subarray(nul + 1)),
+      });
+    else if (id === 'TXXX')
+      frames.push({
+        id,
+        owner: new TextDecoder().decode(body.subarray(1, nul)),
+        value: new TextDecoder().decode(body.subarray(nul + 1)).replace(/\0+$/, ''),
+      });
     else frames.push({ id });
     i += 10 + size;
   }

@@ -6,7 +6,16 @@ import { api as apiWith, esc, play } from './common.js';
 
 const $ = (id) => document.getElementById(id);
 const POLL_MS = 2000;
-const state = { token: '', events: [], eventId: undefined, breaks: [], breakId: undefined, preview: undefined, previewFor: undefined, cueFor: undefined };
+const state = {
+  token: '',
+  events: [],
+  eventId: undefined,
+  breaks: [],
+  breakId: undefined,
+  preview: undefined,
+  previewFor: undefined,
+  cueFor: undefined,
+};
 const api = apiWith(() => state.token);
 
 function takeToken() {
@@ -47,14 +56,18 @@ async function refresh() {
         ),
       ),
     );
-    if (state.eventId !== undefined) state.breaks = (await api('GET', `/squeeze-ad-break?event_id=${state.eventId}&page_size=10`)).results;
+    if (state.eventId !== undefined)
+      state.breaks = (await api('GET', `/squeeze-ad-break?event_id=${state.eventId}&page_size=10`)).results;
     renderEvents(counts);
     renderBreaks();
     renderPreview();
     void renderCue();
     void renderCreatives();
   } catch (err) {
-    $('auth-error').textContent = err.status === 401 || err.status === 403 ? `The token was refused (${err.message}).` : `Cannot reach the API: ${err.message}`;
+    $('auth-error').textContent =
+      err.status === 401 || err.status === 403
+        ? `The token was refused (${err.message}).`
+        : `Cannot reach the API: ${err.message}`;
   }
 }
 
@@ -67,7 +80,9 @@ function renderEvents(counts) {
         <td data-testid="stream-count">${esc(counts[i])}</td><td>${current ? `<span class="status ${esc(current.status)}">${esc(current.status)}</span>` : ''}</td></tr>`;
     })
     .join('');
-  if (!state.events.length) $('events').innerHTML = '<tr><td colspan="6" class="dim">No events yet (PUT /api/v1/squeeze-event-config).</td></tr>';
+  if (!state.events.length)
+    $('events').innerHTML =
+      '<tr><td colspan="6" class="dim">No events yet (PUT /api/v1/squeeze-event-config).</td></tr>';
   for (const tr of $('events').querySelectorAll('tr[data-event]'))
     tr.addEventListener('click', () => {
       state.eventId = Number(tr.dataset.event);
@@ -125,7 +140,10 @@ async function renderCreatives() {
     ? items
         .map((c) => {
           const rungs = c.profile.rungs.map((r) => `${r.width}x${r.height}`).join(' ');
-          const why = c.state === 'failed' ? ` — ${c.error ?? ''}${c.retry_at ? ` (retry after ${new Date(c.retry_at).toLocaleTimeString()})` : ''}` : '';
+          const why =
+            c.state === 'failed'
+              ? ` — ${c.error ?? ''}${c.retry_at ? ` (retry after ${new Date(c.retry_at).toLocaleTimeString()})` : ''}`
+              : '';
           return `<tr data-testid="creative" data-state="${esc(c.state)}"><td><span class="status ${esc(c.state)}">${esc(c.state)}</span></td><td>${esc(c.protocol)} ${esc(c.profile.container)}</td>
             <td>${esc(rungs)}</td><td>${c.renditions ? `${esc(c.renditions.seconds_to_ready)} s` : ''}</td>
             <td title="${esc(c.media_url)}"><code>${esc(c.media_url.split('/').pop().slice(0, 40))}</code><span class="dim">${esc(why)}</span></td></tr>`;
@@ -137,14 +155,18 @@ async function renderCreatives() {
 /** The cue's binary as the playlist carried it (base64 or 0x hex), for the decode API. */
 function cuePayload(cue) {
   for (const line of [cue.binary_tag, cue.tag]) {
-    const m = /(?:EXT-OATCLS-SCTE35:|SCTE35-(?:OUT|IN|CMD)=|CUE="?|SPLICEPOINT-SCTE35:)(0x[0-9A-Fa-f]+|[A-Za-z0-9+/]+=*)/.exec(line ?? '');
+    const m =
+      /(?:EXT-OATCLS-SCTE35:|SCTE35-(?:OUT|IN|CMD)=|CUE="?|SPLICEPOINT-SCTE35:)(0x[0-9A-Fa-f]+|[A-Za-z0-9+/]+=*)/.exec(
+        line ?? '',
+      );
     if (m) return m[1];
   }
   return undefined;
 }
 
 /** The splice command (what the cue says) before the section's header fields. */
-const commandFirst = (d) => (d && typeof d === 'object' && 'splice_command' in d ? { splice_command: d.splice_command, ...d } : d);
+const commandFirst = (d) =>
+  d && typeof d === 'object' && 'splice_command' in d ? { splice_command: d.splice_command, ...d } : d;
 
 async function renderCue() {
   const b = selectedBreak();
@@ -152,14 +174,17 @@ async function renderCue() {
   if (key === state.cueFor) return;
   state.cueFor = key;
   if (!b || b.trigger?.source !== 'scte35') {
-    $('cue').innerHTML = b ? `<span class="dim">Break ${esc(b.break_id.slice(0, 8))} was started through the API.</span>` : '<span class="dim">No break selected.</span>';
+    $('cue').innerHTML = b
+      ? `<span class="dim">Break ${esc(b.break_id.slice(0, 8))} was started through the API.</span>`
+      : '<span class="dim">No break selected.</span>';
     return;
   }
   const cue = b.trigger.cue ?? {};
   const payload = cuePayload(cue);
   let decoded = cue.scte35;
   if (payload) decoded = await api('POST', '/scte35/decode', { payload }).catch((err) => ({ error: err.message }));
-  $('cue').innerHTML = `<div><code>${esc(cue.binary_tag ?? '')}</code></div><div><code>${esc(cue.tag ?? '')}</code></div>
+  $('cue').innerHTML =
+    `<div><code>${esc(cue.binary_tag ?? '')}</code></div><div><code>${esc(cue.tag ?? '')}</code></div>
     <div class="dim">${esc(cue.kind)} · ${esc(cue.dialect)} · ${esc(cue.duration_sec ?? '?')} s · media sequence ${esc(cue.media_sequence)}</div>
     <pre data-testid="cue">${esc(JSON.stringify(commandFirst(decoded ?? cue), null, 2))}</pre>`;
 }
@@ -172,7 +197,8 @@ function renderPreview() {
   const src = `/squeezeback/${encodeURIComponent(event.asset_id)}/master.m3u8`;
   $('preview-src').textContent = src;
   state.preview = play($('preview'), src, (kind, text) => {
-    if (kind === 'cue-out' || kind === 'cue-in' || kind === 'error') $('preview-state').textContent = `${new Date().toLocaleTimeString()} ${kind}: ${text}`;
+    if (kind === 'cue-out' || kind === 'cue-in' || kind === 'error')
+      $('preview-state').textContent = `${new Date().toLocaleTimeString()} ${kind}: ${text}`;
   });
 }
 
@@ -194,13 +220,19 @@ $('start').addEventListener('click', () =>
     return api('POST', '/squeeze-ad-break', body);
   }),
 );
-$('extend').addEventListener('click', () => act(() => api('POST', `/squeeze-ad-break/${state.breaks.find(live).break_id}/extend`, { additional_sec: 15 })));
-$('terminate').addEventListener('click', () => act(() => api('DELETE', `/squeeze-ad-break/${state.breaks.find(live).break_id}`)));
+$('extend').addEventListener('click', () =>
+  act(() => api('POST', `/squeeze-ad-break/${state.breaks.find(live).break_id}/extend`, { additional_sec: 15 })),
+);
+$('terminate').addEventListener('click', () =>
+  act(() => api('DELETE', `/squeeze-ad-break/${state.breaks.find(live).break_id}`)),
+);
 
 /** Where the preview is in program time: it plays behind now (the player's live offset plus the event's live-edge delay). */
 function renderLatency() {
   const at = state.preview?.hls?.playingDate;
-  $('preview-latency').textContent = at ? `preview at ${at.toLocaleTimeString()}, ${Math.max(0, (Date.now() - at.getTime()) / 1000).toFixed(0)} s behind now` : '';
+  $('preview-latency').textContent = at
+    ? `preview at ${at.toLocaleTimeString()}, ${Math.max(0, (Date.now() - at.getTime()) / 1000).toFixed(0)} s behind now`
+    : '';
 }
 
 takeToken();

@@ -30,7 +30,10 @@ async function askVast(src, variantUrl, value) {
     const res = await fetch(vast);
     const xml = await res.text();
     const ads = (xml.match(/<Ad[\s>]/g) ?? []).length;
-    log('vast', `GET ${vast.pathname}${vast.search} → ${res.status}, ${ads} ad(s), ${(xml.match(/\/beacon\?/g) ?? []).length} beacon URL(s)`);
+    log(
+      'vast',
+      `GET ${vast.pathname}${vast.search} → ${res.status}, ${ads} ad(s), ${(xml.match(/\/beacon\?/g) ?? []).length} beacon URL(s)`,
+    );
   } catch (err) {
     log('vast', `GET ${vast.pathname}${vast.search} failed: ${err.message}`);
   }

@@ -9,7 +9,8 @@ import { ours } from '../micro.js';
 
 const simUrl = process.argv[2]!;
 const gzip = process.argv.includes('--gzip');
-const path = process.argv.slice(3).find((a) => a.startsWith('/')) ?? '/linear/hls/pa/event/BENCH/stream/s0:LOC/variant/720p.m3u8';
+const path =
+  process.argv.slice(3).find((a) => a.startsWith('/')) ?? '/linear/hls/pa/event/BENCH/stream/s0:LOC/variant/720p.m3u8';
 const upstream = await request(simUrl + path);
 const plain = Buffer.from(ours(await upstream.body.text()));
 const body = gzip ? zlib.gzipSync(plain, { level: 6 }) : plain;
@@ -18,8 +19,15 @@ uws
   .App()
   .any('/*', (res) => {
     res.cork(() => {
-      res.writeStatus('200 OK').writeHeader('Content-Type', 'application/vnd.apple.mpegurl').writeHeader('Cache-Control', 'public, max-age=3');
-      if (gzip) res.writeHeader('Content-Encoding', 'gzip').writeHeader('ETag', '"AAAAAAAAAAAAAAAAAAAAAA-gz"').writeHeader('Vary', 'Accept-Encoding');
+      res
+        .writeStatus('200 OK')
+        .writeHeader('Content-Type', 'application/vnd.apple.mpegurl')
+        .writeHeader('Cache-Control', 'public, max-age=3');
+      if (gzip)
+        res
+          .writeHeader('Content-Encoding', 'gzip')
+          .writeHeader('ETag', '"AAAAAAAAAAAAAAAAAAAAAA-gz"')
+          .writeHeader('Vary', 'Accept-Encoding');
       res.end(body);
     });
   })

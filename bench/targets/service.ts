@@ -27,8 +27,17 @@ const withBreak = process.argv.includes('--break');
 const bench = { eventId: 1, windowSegs: 10, liveEdgeDelaySegments: 2 };
 const ads = { eventId: 2, windowSegs: 0, liveEdgeDelaySegments: 0 };
 // Target (h): a squeezeback-flow event whose source is the simulator's master, trimmed as the benchmark's event is.
-const squeezeback = { eventId: 3, windowSegs: 10, liveEdgeDelaySegments: 2, assetId: SQUEEZEBACK_ASSET, sourceUri: `${simUrl}/source/master.m3u8` };
-const events: EventSettingsSource = { generation: 0, forAssetKey: (key) => (key === 'ADS' ? ads : key === SQUEEZEBACK_ASSET ? squeezeback : bench) };
+const squeezeback = {
+  eventId: 3,
+  windowSegs: 10,
+  liveEdgeDelaySegments: 2,
+  assetId: SQUEEZEBACK_ASSET,
+  sourceUri: `${simUrl}/source/master.m3u8`,
+};
+const events: EventSettingsSource = {
+  generation: 0,
+  forAssetKey: (key) => (key === 'ADS' ? ads : key === SQUEEZEBACK_ASSET ? squeezeback : bench),
+};
 const config = loadConfig(process.env, {
   port: 0,
   daiHost: simUrl,
@@ -37,7 +46,9 @@ const config = loadConfig(process.env, {
   allowPrivateOutbound: true,
   logLevel: 'warn',
   // One load generator is one client: limits far above any rate it reaches (the limiter still runs).
-  rateLimits: Object.fromEntries(['api', 'beacon', 'vast', 'adproxy', 'stream', 'stitch'].map((k) => [k, { rate: 1e6, burst: 1e6 }])),
+  rateLimits: Object.fromEntries(
+    ['api', 'beacon', 'vast', 'adproxy', 'stream', 'stitch'].map((k) => [k, { rate: 1e6, burst: 1e6 }]),
+  ),
   dataDir: process.env['DATA_DIR'] ?? mkdtempSync(path.join(os.tmpdir(), 'sqz-bench-')),
 });
 const service = await startService(config, createLogger(config.logLevel), { events });
@@ -71,7 +82,11 @@ async function removeBreak(s: Service): Promise<void> {
 async function activeBreak(s: Service): Promise<void> {
   const repo = new SqueezeConfigRepo(s.stores.sql);
   await repo.upsertBrand({ brand_id: 'bench' });
-  const event = await repo.upsertEvent({ asset_id: 'BENCH', source_uri: `${simUrl}/source/master.m3u8`, brand_config_id: 'bench' });
+  const event = await repo.upsertEvent({
+    asset_id: 'BENCH',
+    source_uri: `${simUrl}/source/master.m3u8`,
+    brand_config_id: 'bench',
+  });
   const segMs = defaultShape.segmentSec * 1000;
   const live = Math.floor((Date.now() - defaultShape.epochMs) / segMs);
   const start = defaultShape.epochMs + (live - 20) * segMs;
@@ -80,7 +95,14 @@ async function activeBreak(s: Service): Promise<void> {
     adId: 'bench-ad',
     uri: 'https://cdn.example.com/bench.mp4',
     durationSec: 30,
-    tracking: { impression: track('impression'), start: track('start'), firstQuartile: track('q1'), midpoint: track('mid'), thirdQuartile: track('q3'), complete: track('complete') },
+    tracking: {
+      impression: track('impression'),
+      start: track('start'),
+      firstQuartile: track('q1'),
+      midpoint: track('mid'),
+      thirdQuartile: track('q3'),
+      complete: track('complete'),
+    },
   };
   const key = assignmentKey([ad]);
   const streams = [...Array.from({ length: 1000 }, (_, i) => `s${i}:LOC`), 'hot:LOC'];
@@ -107,7 +129,8 @@ async function activeBreak(s: Service): Promise<void> {
     settings: event,
     trigger: { source: 'api' },
   });
-  await s.stores.sql`update squeeze_break set lease_owner = 'bench', lease_until = now() + interval '1 day' where id = ${id}`;
+  await s.stores
+    .sql`update squeeze_break set lease_owner = 'bench', lease_until = now() + interval '1 day' where id = ${id}`;
   const rows: NewSegment[] = [];
   for (let seq = live - 20; seq < live + 80; seq++) {
     const offset = (seq - live + 20) * defaultShape.segmentSec;
@@ -128,6 +151,7 @@ async function activeBreak(s: Service): Promise<void> {
     });
   }
   await breaks.addSegments(rows);
-  await s.stores.sql`update squeeze_break_segment set status = 'ready', output_uri = 'https://objects.example.com/sqz/' || output_key || '.ts' where break_id = ${id}`;
+  await s.stores
+    .sql`update squeeze_break_segment set status = 'ready', output_uri = 'https://objects.example.com/sqz/' || output_key || '.ts' where break_id = ${id}`;
   await s.breaks.changed();
 }

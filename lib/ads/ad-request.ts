@@ -76,8 +76,17 @@ function fillTemplate(template: string, values: Record<string, string>): string 
 /** The ad request URL, or undefined when neither AD_SERVER_URL nor a template URL is configured. */
 export function buildAdRequestUrl(ctx: AdRequestContext): string | undefined {
   const targeting = ctx.targeting ?? {};
-  const values: Record<string, string> = { ...targeting, caid: ctx.caid ?? ctx.assetId, asset_id: ctx.assetId, break_id: ctx.breakId, duration: String(Math.round(ctx.durationSec)) };
-  const template = ctx.adTag.template && /^https?:\/\//i.test(ctx.adTag.template) ? fillTemplate(ctx.adTag.template, values) : undefined;
+  const values: Record<string, string> = {
+    ...targeting,
+    caid: ctx.caid ?? ctx.assetId,
+    asset_id: ctx.assetId,
+    break_id: ctx.breakId,
+    duration: String(Math.round(ctx.durationSec)),
+  };
+  const template =
+    ctx.adTag.template && /^https?:\/\//i.test(ctx.adTag.template)
+      ? fillTemplate(ctx.adTag.template, values)
+      : undefined;
   const base = template ?? ctx.adServerUrl;
   if (!base) return undefined;
 
@@ -100,7 +109,16 @@ export function buildAdRequestUrl(ctx: AdRequestContext): string | undefined {
   if (ctx.vod) global.set('vdur', String(Math.round(ctx.vod.durationSec)));
   const slots = ctx.vod
     ? vodSlots(ctx.vod.cuePoints, ctx.slau)
-    : [[`slid=sqz_${enc(ctx.breakId)}`, 'tpos=0', 'ptgt=a', `maxd=${Math.round(ctx.durationSec)}`, `mind=${Math.round(ctx.durationSec)}`, ...(ctx.slau ? [`slau=${enc(ctx.slau)}`] : [])]];
+    : [
+        [
+          `slid=sqz_${enc(ctx.breakId)}`,
+          'tpos=0',
+          'ptgt=a',
+          `maxd=${Math.round(ctx.durationSec)}`,
+          `mind=${Math.round(ctx.durationSec)}`,
+          ...(ctx.slau ? [`slau=${enc(ctx.slau)}`] : []),
+        ],
+      ];
   const head = [...global].map(([k, v]) => `${enc(k)}=${enc(v)}`).join('&');
   const sep = base.includes('?') ? (base.endsWith('?') || base.endsWith('&') ? '' : '&') : '?';
   let url = `${base}${sep}${head};${slots.map((s) => s.join('&')).join(';')};`;
@@ -120,7 +138,13 @@ function vodSlots(cuePoints: number[], slau: string | undefined): string[][] {
   const mids = cuePoints.filter((c) => c > 0).slice(0, 100);
   return [
     ['slid=pre', 'tpcl=PREROLL', 'ptgt=a', ...extra],
-    ...mids.map((c, i) => [`slid=mid${i + 1}`, 'tpcl=MIDROLL', `tpos=${Math.round(c * 1000) / 1000}`, 'ptgt=a', ...extra]),
+    ...mids.map((c, i) => [
+      `slid=mid${i + 1}`,
+      'tpcl=MIDROLL',
+      `tpos=${Math.round(c * 1000) / 1000}`,
+      'ptgt=a',
+      ...extra,
+    ]),
     ['slid=post', 'tpcl=POSTROLL', 'ptgt=a', ...extra],
   ];
 }

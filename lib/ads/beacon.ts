@@ -35,7 +35,10 @@ function mac(secret: string, b: Beacon): string {
 export function beaconUrl(base: string, secret: string, b: Beacon): string {
   if (!secret) throw new TypeError('beaconUrl needs a non-empty secret');
   const root = base.replace(/\/+$/, '');
-  const scope = b.breakId !== undefined || b.expires !== undefined ? `&b=${encodeURIComponent(b.breakId ?? '')}&x=${b.expires ?? 0}` : '';
+  const scope =
+    b.breakId !== undefined || b.expires !== undefined
+      ? `&b=${encodeURIComponent(b.breakId ?? '')}&x=${b.expires ?? 0}`
+      : '';
   return `${root}/beacon?u=${encodeURIComponent(b.url)}&s=${encodeURIComponent(b.streamId)}&e=${encodeURIComponent(b.event)}${scope}&sig=${mac(secret, b)}`;
 }
 
@@ -93,7 +96,8 @@ export function verifyBeacon(query: string, secret: string): BeaconVerdict {
     if (!SIG_RE.test(sig)) return { ok: false, reason: 'bad signature' };
     // Compare the base64url text, not decoded bytes: the last character has unused bits, so two
     // different strings can decode to the same bytes.
-    if (!timingSafeEqual(Buffer.from(sig, 'latin1'), Buffer.from(mac(secret, beacon), 'latin1'))) return { ok: false, reason: 'bad signature' };
+    if (!timingSafeEqual(Buffer.from(sig, 'latin1'), Buffer.from(mac(secret, beacon), 'latin1')))
+      return { ok: false, reason: 'bad signature' };
     if (beacon.expires && Date.now() / 1000 > beacon.expires) return { ok: false, reason: 'expired' };
     return { ok: true, beacon };
   } catch {

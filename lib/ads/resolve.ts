@@ -18,7 +18,15 @@
 import type { Document } from '@xmldom/xmldom';
 import { TRACKING_EVENTS, type DecidedAd, type TrackingEvent } from './types.js';
 import { AdXmlError, parseXml } from './xml.js';
-import { isVast, parseVast, type VastAd, type VastDocument, type VastLinear, type VastMediaFile, type VastWrapper } from './vast.js';
+import {
+  isVast,
+  parseVast,
+  type VastAd,
+  type VastDocument,
+  type VastLinear,
+  type VastMediaFile,
+  type VastWrapper,
+} from './vast.js';
 import { isVmap, parseVmap, type VmapBreak } from './vmap.js';
 
 export type FetchText = (url: string, signal: AbortSignal) => Promise<string>;
@@ -62,7 +70,13 @@ export interface ResolvedAds {
 
 type Limits = Required<Pick<ResolveOptions, 'maxHops' | 'perRequestMs' | 'totalMs' | 'maxRequests' | 'maxBitrateKbps'>>;
 
-export const RESOLVE_DEFAULTS: Readonly<Limits> = { maxHops: 5, perRequestMs: 3000, totalMs: 10_000, maxRequests: 32, maxBitrateKbps: 5000 };
+export const RESOLVE_DEFAULTS: Readonly<Limits> = {
+  maxHops: 5,
+  perRequestMs: 3000,
+  totalMs: 10_000,
+  maxRequests: 32,
+  maxBitrateKbps: 5000,
+};
 
 /** Failure ranks: what the operator should hear first when several chains fail differently. */
 const NETWORK = 0;
@@ -104,7 +118,9 @@ function hasSource(b: VmapBreak): boolean {
 
 /** Linear breaks (or breaks that do not say) are the ones a squeeze can fill. */
 export function defaultPickBreak(b: VmapBreak): boolean {
-  return hasSource(b) && (b.breakType === '' || b.breakType.split(',').some((t) => t.trim().toLowerCase() === 'linear'));
+  return (
+    hasSource(b) && (b.breakType === '' || b.breakType.split(',').some((t) => t.trim().toLowerCase() === 'linear'))
+  );
 }
 
 const PRE_OR_POST = /^(start|end)$/i;
@@ -153,12 +169,23 @@ const PLAYER_CODE = /^(application\/(javascript|x-javascript|x-shockwave-flash)|
  * else any progressive video; within that the highest bitrate ≤ the ceiling, else one without a
  * bitrate (largest), else the lowest above the ceiling. VPAID/Flash files are never picked.
  */
-export function pickMediaFile(files: VastMediaFile[], maxBitrateKbps: number = RESOLVE_DEFAULTS.maxBitrateKbps): VastMediaFile | undefined {
-  const usable = files.filter((f) => isHttpUrl(f.uri) && (f.delivery ?? 'progressive').toLowerCase() === 'progressive' && !PLAYER_CODE.test(f.type ?? '') && f.apiFramework?.toUpperCase() !== 'VPAID');
+export function pickMediaFile(
+  files: VastMediaFile[],
+  maxBitrateKbps: number = RESOLVE_DEFAULTS.maxBitrateKbps,
+): VastMediaFile | undefined {
+  const usable = files.filter(
+    (f) =>
+      isHttpUrl(f.uri) &&
+      (f.delivery ?? 'progressive').toLowerCase() === 'progressive' &&
+      !PLAYER_CODE.test(f.type ?? '') &&
+      f.apiFramework?.toUpperCase() !== 'VPAID',
+  );
   const isMp4 = (f: VastMediaFile) => (f.type ? f.type.toLowerCase() === 'video/mp4' : /\.mp4(\?|$)/i.test(f.uri));
   const isVideo = (f: VastMediaFile) => (f.type ? f.type.toLowerCase().startsWith('video/') : true);
   const tier = usable.some(isMp4) ? usable.filter(isMp4) : usable.filter(isVideo);
-  const under = tier.filter((f) => f.bitrate !== undefined && f.bitrate <= maxBitrateKbps).sort((a, b) => b.bitrate! - a.bitrate! || (b.height ?? 0) - (a.height ?? 0));
+  const under = tier
+    .filter((f) => f.bitrate !== undefined && f.bitrate <= maxBitrateKbps)
+    .sort((a, b) => b.bitrate! - a.bitrate! || (b.height ?? 0) - (a.height ?? 0));
   if (under[0]) return under[0];
   const unknown = tier.filter((f) => f.bitrate === undefined).sort((a, b) => (b.height ?? 0) - (a.height ?? 0));
   if (unknown[0]) return unknown[0];
@@ -229,7 +256,8 @@ class Resolver {
   }
 
   async fetchDoc(url: string): Promise<Document> {
-    if (++this.requests > this.o.maxRequests) throw new ChainFailure(`more than ${this.o.maxRequests} ad requests`, CHAIN, url);
+    if (++this.requests > this.o.maxRequests)
+      throw new ChainFailure(`more than ${this.o.maxRequests} ad requests`, CHAIN, url);
     const perRequest = AbortSignal.timeout(this.o.perRequestMs);
     const signal = AbortSignal.any([this.total, perRequest]);
     let text: string;
@@ -262,7 +290,14 @@ class Resolver {
       base = this.absolute(start.url, undefined);
     }
     const doc = start.text !== undefined ? this.parse(start.text, base) : await this.fetchDoc(base!);
-    const chain: Chain = { base, visited: base ? [base] : [], hops: 0, wrappers: [], follow: true, allowMultiple: undefined };
+    const chain: Chain = {
+      base,
+      visited: base ? [base] : [],
+      hops: 0,
+      wrappers: [],
+      follow: true,
+      allowMultiple: undefined,
+    };
     if (isVmap(doc)) return this.vmap(doc, chain);
     if (isVast(doc)) return this.vast(this.vastOf(doc, base), chain, true);
     throw new ChainFailure('ad server answered neither VAST nor VMAP', DOCUMENT, base);
@@ -283,7 +318,8 @@ class Resolver {
     } catch {
       throw new ChainFailure('invalid ad tag URL', CHAIN, uri.slice(0, 500));
     }
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ChainFailure('ad tag URL is not http(s)', CHAIN, u.href);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:')
+      throw new ChainFailure('ad tag URL is not http(s)', CHAIN, u.href);
     return u.href;
   }
 
@@ -298,7 +334,10 @@ class Resolver {
           const src = b.adSource!;
           const c: Chain = { ...chain, follow: src.followRedirects !== false, allowMultiple: src.allowMultipleAds };
           if (src.vastXml !== undefined) {
-            const vast = typeof src.vastXml === 'string' ? this.vastOf(this.parse(src.vastXml, chain.base), chain.base) : this.vastOf(src.vastXml, chain.base);
+            const vast =
+              typeof src.vastXml === 'string'
+                ? this.vastOf(this.parse(src.vastXml, chain.base), chain.base)
+                : this.vastOf(src.vastXml, chain.base);
             return this.vast(vast, c, true);
           }
           return this.follow(src.adTagUri!, c);
@@ -312,24 +351,36 @@ class Resolver {
   async follow(uri: string, chain: Chain): Promise<DecidedAd[]> {
     const url = this.absolute(uri, chain.base);
     if (chain.visited.includes(url)) throw new ChainFailure('wrapper loop', CHAIN, url);
-    if (chain.hops + 1 > this.o.maxHops) throw new ChainFailure(`wrapper chain longer than ${this.o.maxHops} hops`, CHAIN, url);
+    if (chain.hops + 1 > this.o.maxHops)
+      throw new ChainFailure(`wrapper chain longer than ${this.o.maxHops} hops`, CHAIN, url);
     const doc = await this.fetchDoc(url);
     if (!isVast(doc)) throw new ChainFailure('wrapper target is not VAST', DOCUMENT, url);
-    return this.vast(this.vastOf(doc, url), { ...chain, base: url, visited: [...chain.visited, url], hops: chain.hops + 1 }, false);
+    return this.vast(
+      this.vastOf(doc, url),
+      { ...chain, base: url, visited: [...chain.visited, url], hops: chain.hops + 1 },
+      false,
+    );
   }
 
   async vast(vast: VastDocument, chain: Chain, top: boolean): Promise<DecidedAd[]> {
     const ads = playOrder(chain.allowMultiple === false ? single(vast.ads) : vast.ads);
-    if (!ads.length) throw new ChainFailure(top ? 'ad server returned no ads' : 'wrapper led to no ads', CONTENT, chain.base);
+    if (!ads.length)
+      throw new ChainFailure(top ? 'ad server returned no ads' : 'wrapper led to no ads', CONTENT, chain.base);
     const perAd = await Promise.all(
       ads.map((ad) =>
         this.guard(async () => {
           if (ad.inline) return this.decided(ad, chain.wrappers);
           const w = ad.wrapper;
           if (!w) throw new ChainFailure('no linear ads', CONTENT, chain.base);
-          if (!chain.follow) throw new ChainFailure('wrapper not followed: redirects are not allowed here', CHAIN, chain.base);
+          if (!chain.follow)
+            throw new ChainFailure('wrapper not followed: redirects are not allowed here', CHAIN, chain.base);
           if (!w.vastAdTagUri) throw new ChainFailure('wrapper without VASTAdTagURI', CONTENT, chain.base);
-          return this.follow(w.vastAdTagUri, { ...chain, wrappers: [...chain.wrappers, w], follow: w.followAdditionalWrappers !== false, allowMultiple: w.allowMultipleAds });
+          return this.follow(w.vastAdTagUri, {
+            ...chain,
+            wrappers: [...chain.wrappers, w],
+            follow: w.followAdditionalWrappers !== false,
+            allowMultiple: w.allowMultipleAds,
+          });
         }),
       ),
     );
@@ -341,7 +392,9 @@ class Resolver {
     try {
       return await run();
     } catch (err) {
-      this.fail(err instanceof ChainFailure ? err : new ChainFailure('ad resolution failed', DOCUMENT, undefined, String(err)));
+      this.fail(
+        err instanceof ChainFailure ? err : new ChainFailure('ad resolution failed', DOCUMENT, undefined, String(err)),
+      );
       return [];
     }
   }
@@ -354,7 +407,8 @@ class Resolver {
     for (const lin of inline.linears) {
       const progressive = pickMediaFile(lin.mediaFiles, this.o.maxBitrateKbps);
       const streams = this.o.streaming ? streamingMedia(lin.mediaFiles) : {};
-      const media = progressive ?? ((streams.hls ?? streams.dash) ? { uri: (streams.hls ?? streams.dash)! } : undefined);
+      const media =
+        progressive ?? ((streams.hls ?? streams.dash) ? { uri: (streams.hls ?? streams.dash)! } : undefined);
       if (!media) continue;
       if (!(lin.durationSec > 0)) {
         why = 'linear ad without a duration';
@@ -369,7 +423,13 @@ class Resolver {
     return out;
   }
 
-  toDecided(ad: VastAd, lin: VastLinear, media: VastMediaFile, wrappers: VastWrapper[], withImpressions: boolean): DecidedAd {
+  toDecided(
+    ad: VastAd,
+    lin: VastLinear,
+    media: VastMediaFile,
+    wrappers: VastWrapper[],
+    withImpressions: boolean,
+  ): DecidedAd {
     const inline = ad.inline!;
     const tracking: Partial<Record<TrackingEvent, string[]>> = {};
     for (const event of TRACKING_EVENTS) {
@@ -382,7 +442,12 @@ class Resolver {
       const http = urls.filter(isHttpUrl);
       if (http.length) tracking[event] = http;
     }
-    const d: DecidedAd = { adId: ad.id || lin.creativeId || `vast-ad-${++this.adCounter}`, uri: media.uri, durationSec: lin.durationSec, tracking };
+    const d: DecidedAd = {
+      adId: ad.id || lin.creativeId || `vast-ad-${++this.adCounter}`,
+      uri: media.uri,
+      durationSec: lin.durationSec,
+      tracking,
+    };
     if (lin.creativeId) d.creativeId = lin.creativeId;
     if (lin.universalAdId) d.universalAdId = lin.universalAdId;
     if (inline.adSystem) d.adSystem = inline.adSystem;
@@ -405,9 +470,15 @@ class Resolver {
  * Resolves an ad request (`url`, fetched) or an answer already in hand (`text`; relative redirects
  * then need `url` as their base) to playable linear ads. Never throws.
  */
-export async function resolveAds(start: { url?: string; text?: string }, fetchText: FetchText, opts: ResolveOptions = {}): Promise<ResolvedAds> {
+export async function resolveAds(
+  start: { url?: string; text?: string },
+  fetchText: FetchText,
+  opts: ResolveOptions = {},
+): Promise<ResolvedAds> {
   const totalMs = opts.totalMs ?? RESOLVE_DEFAULTS.totalMs;
-  const total = opts.signal ? AbortSignal.any([opts.signal, AbortSignal.timeout(totalMs)]) : AbortSignal.timeout(totalMs);
+  const total = opts.signal
+    ? AbortSignal.any([opts.signal, AbortSignal.timeout(totalMs)])
+    : AbortSignal.timeout(totalMs);
   try {
     if (start.url === undefined && start.text === undefined) return { ads: [], reason: 'no ad request URL' };
     return await new Resolver(fetchText, opts, total).run(start);

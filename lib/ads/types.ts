@@ -5,7 +5,14 @@
  */
 export type TrackingEvent = 'impression' | 'start' | 'firstQuartile' | 'midpoint' | 'thirdQuartile' | 'complete';
 
-export const TRACKING_EVENTS: readonly TrackingEvent[] = ['impression', 'start', 'firstQuartile', 'midpoint', 'thirdQuartile', 'complete'];
+export const TRACKING_EVENTS: readonly TrackingEvent[] = [
+  'impression',
+  'start',
+  'firstQuartile',
+  'midpoint',
+  'thirdQuartile',
+  'complete',
+];
 
 export interface DecidedAd {
   /** Ad id from VAST `<Ad id>` or the configured ad's id. */

@@ -7,7 +7,20 @@
  * namespace (`xmlns="http://www.iab.com/VAST"`) or a prefix changes nothing.
  */
 import type { Document, Element } from '@xmldom/xmldom';
-import { AdXmlError, attrOf, boolAttr, childElement, childElements, elementsAt, intAttr, localNameOf, parseXml, rootOf, textOf, type ParseXmlOptions } from './xml.js';
+import {
+  AdXmlError,
+  attrOf,
+  boolAttr,
+  childElement,
+  childElements,
+  elementsAt,
+  intAttr,
+  localNameOf,
+  parseXml,
+  rootOf,
+  textOf,
+  type ParseXmlOptions,
+} from './xml.js';
 
 export interface VastMediaFile {
   uri: string;
@@ -179,7 +192,8 @@ function universalAdIdOf(creative: Element): UniversalAdId | undefined {
   for (const el of childElements(creative, 'UniversalAdId')) {
     const idRegistry = attrOf(el, 'idRegistry')?.trim() ?? '';
     const idValue = opt(textOf(el)) ?? attrOf(el, 'idValue')?.trim() ?? '';
-    if (!idRegistry || !idValue || idRegistry.toLowerCase() === 'unknown' || idValue.toLowerCase() === 'unknown') continue;
+    if (!idRegistry || !idValue || idRegistry.toLowerCase() === 'unknown' || idValue.toLowerCase() === 'unknown')
+      continue;
     if (idRegistry.length > 256 || idValue.length > 256) continue; // hostile input: an id, not a document
     return { idRegistry, idValue };
   }
@@ -199,15 +213,27 @@ function inline(el: Element): VastInline {
 }
 
 function wrapper(el: Element): VastWrapper {
-  const out: VastWrapper = { impressions: texts(el, 'Impression'), errors: texts(el, 'Error'), tracking: {}, clickTrackings: [] };
+  const out: VastWrapper = {
+    impressions: texts(el, 'Impression'),
+    errors: texts(el, 'Error'),
+    tracking: {},
+    clickTrackings: [],
+  };
   const legacy = childElement(el, 'VASTAdTagURL');
-  const uri = opt(textOf(childElement(el, 'VASTAdTagURI'))) ?? (legacy && opt(textOf(childElement(legacy, 'URL')) || textOf(legacy)));
+  const uri =
+    opt(textOf(childElement(el, 'VASTAdTagURI'))) ??
+    (legacy && opt(textOf(childElement(legacy, 'URL')) || textOf(legacy)));
   if (uri) out.vastAdTagUri = uri;
   const adSystem = opt(textOf(childElement(el, 'AdSystem')));
   if (adSystem) out.adSystem = adSystem;
   const lins = elementsAt(el, 'Creatives', 'Creative', 'Linear');
-  addTracking(out.tracking, [...childElements(el, 'TrackingEvents'), ...lins.flatMap((l) => childElements(l, 'TrackingEvents'))]);
-  out.clickTrackings = lins.flatMap((l) => elementsAt(l, 'VideoClicks', 'ClickTracking').map(textOf)).filter((u) => u.length > 0);
+  addTracking(out.tracking, [
+    ...childElements(el, 'TrackingEvents'),
+    ...lins.flatMap((l) => childElements(l, 'TrackingEvents')),
+  ]);
+  out.clickTrackings = lins
+    .flatMap((l) => elementsAt(l, 'VideoClicks', 'ClickTracking').map(textOf))
+    .filter((u) => u.length > 0);
   const follow = boolAttr(el, 'followAdditionalWrappers');
   const multiple = boolAttr(el, 'allowMultipleAds');
   const fallback = boolAttr(el, 'fallbackOnNoAd');
@@ -230,7 +256,8 @@ export function isVast(x: Document | Element): boolean {
  */
 export function parseVast(input: string | Document | Element, opts?: ParseXmlOptions): VastDocument {
   const root = rootOf(typeof input === 'string' ? parseXml(input, opts) : input);
-  if (!root || !VAST_ROOTS.includes(localNameOf(root))) throw new AdXmlError('malformed', `not a VAST document (root ${root ? localNameOf(root) : 'missing'})`);
+  if (!root || !VAST_ROOTS.includes(localNameOf(root)))
+    throw new AdXmlError('malformed', `not a VAST document (root ${root ? localNameOf(root) : 'missing'})`);
   const version = localNameOf(root) === 'VideoAdServingTemplate' ? '1.0' : (attrOf(root, 'version')?.trim() ?? '');
   const ads: VastAd[] = [];
   for (const adEl of childElements(root, 'Ad')) {

@@ -6,7 +6,19 @@
  * prefix is often undeclared or different: elements match by local name.
  */
 import type { Document, Element } from '@xmldom/xmldom';
-import { AdXmlError, attrOf, boolAttr, childElement, childElements, elementsAt, localNameOf, parseXml, rootOf, textOf, type ParseXmlOptions } from './xml.js';
+import {
+  AdXmlError,
+  attrOf,
+  boolAttr,
+  childElement,
+  childElements,
+  elementsAt,
+  localNameOf,
+  parseXml,
+  rootOf,
+  textOf,
+  type ParseXmlOptions,
+} from './xml.js';
 
 export interface VmapAdSource {
   id?: string;
@@ -91,10 +103,15 @@ function tracking(adBreak: Element): VmapBreakTracking {
 /** Parses a VMAP document (text through parseXml, or parsed). Throws AdXmlError when the XML is refused or the root is not VMAP. */
 export function parseVmap(input: string | Document | Element, opts?: ParseXmlOptions): VmapDocument {
   const root = rootOf(typeof input === 'string' ? parseXml(input, opts) : input);
-  if (!root || localNameOf(root) !== 'VMAP') throw new AdXmlError('malformed', `not a VMAP document (root ${root ? localNameOf(root) : 'missing'})`);
+  if (!root || localNameOf(root) !== 'VMAP')
+    throw new AdXmlError('malformed', `not a VMAP document (root ${root ? localNameOf(root) : 'missing'})`);
   const breaks: VmapBreak[] = [];
   for (const el of childElements(root, 'AdBreak')) {
-    const b: VmapBreak = { breakType: attrOf(el, 'breakType')?.trim() ?? '', timeOffset: attrOf(el, 'timeOffset')?.trim() ?? '', tracking: tracking(el) };
+    const b: VmapBreak = {
+      breakType: attrOf(el, 'breakType')?.trim() ?? '',
+      timeOffset: attrOf(el, 'timeOffset')?.trim() ?? '',
+      tracking: tracking(el),
+    };
     const breakId = opt(attrOf(el, 'breakId'));
     const repeatAfter = opt(attrOf(el, 'repeatAfter'));
     const src = childElement(el, 'AdSource');

@@ -79,7 +79,8 @@ export function parseXml(text: string, opts: ParseXmlOptions = {}): Document {
   if (typeof text !== 'string') throw new AdXmlError('malformed', 'XML input is not text');
   const maxBytes = opts.maxBytes ?? XML_MAX_BYTES;
   // A UTF-16 code unit is at least one UTF-8 byte, so the cheap length test settles most cases.
-  if (text.length > maxBytes || Buffer.byteLength(text, 'utf8') > maxBytes) throw new AdXmlError('too-large', `XML larger than ${maxBytes} bytes`);
+  if (text.length > maxBytes || Buffer.byteLength(text, 'utf8') > maxBytes)
+    throw new AdXmlError('too-large', `XML larger than ${maxBytes} bytes`);
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   if (doctypeInProlog(text)) throw new AdXmlError('doctype', 'XML with a DOCTYPE is refused');
 

@@ -67,7 +67,8 @@ export function beaconKey(b: Beacon): string {
 }
 
 export class BeaconForwarder {
-  private readonly o: Required<Omit<BeaconForwarderOptions, 'metrics' | 'log' | 'policy'>> & Pick<BeaconForwarderOptions, 'metrics' | 'log' | 'policy'>;
+  private readonly o: Required<Omit<BeaconForwarderOptions, 'metrics' | 'log' | 'policy'>> &
+    Pick<BeaconForwarderOptions, 'metrics' | 'log' | 'policy'>;
   private readonly agent: Agent;
   /** key → time first seen; Map order is insertion order, so the oldest go first. */
   private readonly seen = new Map<string, number>();
@@ -96,8 +97,12 @@ export class BeaconForwarder {
     };
     this.agent = opts.policy.agent({ timeoutMs: this.o.timeoutMs, maxResponseSize: 1024 * 1024 });
     if (opts.metrics) {
-      const family = opts.metrics.counter('beacons_forwarded_total', 'Beacons by outcome (sent, failed, refused, dropped, duplicate)');
-      for (const r of ['sent', 'failed', 'refused', 'dropped', 'duplicate'] as const) this.counters[r] = family.with({ result: r });
+      const family = opts.metrics.counter(
+        'beacons_forwarded_total',
+        'Beacons by outcome (sent, failed, refused, dropped, duplicate)',
+      );
+      for (const r of ['sent', 'failed', 'refused', 'dropped', 'duplicate'] as const)
+        this.counters[r] = family.with({ result: r });
       opts.metrics.gauge('beacons_queued', 'Beacons waiting, in flight or waiting for a retry', () => this.pending);
     }
   }
@@ -109,7 +114,13 @@ export class BeaconForwarder {
   /** Accepts a beacon for forwarding. False only when it is dropped (queue full, closed, not a beacon). */
   enqueue(b: Beacon): boolean {
     try {
-      if (this.closed || !b || typeof b.url !== 'string' || typeof b.streamId !== 'string' || typeof b.event !== 'string') {
+      if (
+        this.closed ||
+        !b ||
+        typeof b.url !== 'string' ||
+        typeof b.streamId !== 'string' ||
+        typeof b.event !== 'string'
+      ) {
         this.count('dropped');
         return false;
       }
@@ -271,12 +282,22 @@ export class BeaconForwarder {
       });
       await res.body.dump().catch(() => undefined);
       if (res.statusCode < 400) return 'sent';
-      this.o.log?.debug({ event: b.event, status: res.statusCode, host: new URL(b.url).host }, 'beacon target answered an error');
+      this.o.log?.debug(
+        { event: b.event, status: res.statusCode, host: new URL(b.url).host },
+        'beacon target answered an error',
+      );
       return res.statusCode >= 500 ? 'retry' : 'failed';
     } catch (err) {
-      if ((err as { code?: string }).code === 'OUTBOUND_REFUSED' || (err as { cause?: { code?: string } }).cause?.code === 'OUTBOUND_REFUSED') return 'refused';
+      if (
+        (err as { code?: string }).code === 'OUTBOUND_REFUSED' ||
+        (err as { cause?: { code?: string } }).cause?.code === 'OUTBOUND_REFUSED'
+      )
+        return 'refused';
       if (this.stop.signal.aborted) return 'failed';
-      this.o.log?.debug({ event: b.event, err: (err as Error).message, host: new URL(b.url).host }, 'beacon forwarding error');
+      this.o.log?.debug(
+        { event: b.event, err: (err as Error).message, host: new URL(b.url).host },
+        'beacon forwarding error',
+      );
       return 'retry';
     }
   }

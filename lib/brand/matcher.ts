@@ -61,7 +61,12 @@ function compile(rule: BrandRule): Compiled {
 }
 
 function bySpecificity(a: Compiled, b: Compiled): number {
-  return a.wildcards - b.wildcards || b.literal - a.literal || typeOrder[a.rule.match_type] - typeOrder[b.rule.match_type] || a.rule.id - b.rule.id;
+  return (
+    a.wildcards - b.wildcards ||
+    b.literal - a.literal ||
+    typeOrder[a.rule.match_type] - typeOrder[b.rule.match_type] ||
+    a.rule.id - b.rule.id
+  );
 }
 
 /** `example.com:8080` → `example.com`, `[::1]:80` → `::1`, lower-cased. */
@@ -111,7 +116,8 @@ function lowerHeaders(headers: MatchInput['headers']): Map<string, string[]> {
 function queryValues(query: MatchInput['query']): Map<string, string[]> {
   const out = new Map<string, string[]>();
   if (typeof query === 'string') {
-    for (const [k, v] of new URLSearchParams(query.startsWith('?') ? query.slice(1) : query)) out.set(k, [...(out.get(k) ?? []), v]);
+    for (const [k, v] of new URLSearchParams(query.startsWith('?') ? query.slice(1) : query))
+      out.set(k, [...(out.get(k) ?? []), v]);
     return out;
   }
   for (const [k, v] of Object.entries(query ?? {})) out.set(k, Array.isArray(v) ? v : [v]);

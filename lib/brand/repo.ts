@@ -22,26 +22,33 @@ function normalize(input: BrandRuleInput) {
   };
 }
 
-const mapUnique = (err: unknown): never => rethrowViolation(err, { unique: 'an identical rule (brand, type, name, value) already exists' });
+const mapUnique = (err: unknown): never =>
+  rethrowViolation(err, { unique: 'an identical rule (brand, type, name, value) already exists' });
 
 export class BrandRepo {
   constructor(private readonly sql: Sql) {}
 
   async create(input: BrandRuleInput): Promise<BrandRule> {
     const row = normalize(input);
-    const [created] = await this.sql<BrandRule[]>`insert into brand_recognition ${this.sql(row)} returning ${this.sql(columns)}`.catch(mapUnique);
+    const [created] = await this.sql<
+      BrandRule[]
+    >`insert into brand_recognition ${this.sql(row)} returning ${this.sql(columns)}`.catch(mapUnique);
     return created!;
   }
 
   async update(id: number, input: BrandRuleInput): Promise<BrandRule> {
     const row = { ...normalize(input), updated_at: new Date() };
-    const [updated] = await this.sql<BrandRule[]>`update brand_recognition set ${this.sql(row)} where id = ${id} returning ${this.sql(columns)}`.catch(mapUnique);
+    const [updated] = await this.sql<
+      BrandRule[]
+    >`update brand_recognition set ${this.sql(row)} where id = ${id} returning ${this.sql(columns)}`.catch(mapUnique);
     if (!updated) throw notFound(`brand-recognition rule ${id} does not exist`);
     return updated;
   }
 
   async remove(id: number): Promise<BrandRule> {
-    const [deleted] = await this.sql<BrandRule[]>`delete from brand_recognition where id = ${id} returning ${this.sql(columns)}`;
+    const [deleted] = await this.sql<
+      BrandRule[]
+    >`delete from brand_recognition where id = ${id} returning ${this.sql(columns)}`;
     if (!deleted) throw notFound(`brand-recognition rule ${id} does not exist`);
     return deleted;
   }
@@ -53,10 +60,16 @@ export class BrandRepo {
   }
 
   /** One page ordered by id; `namePrefix` is a case-sensitive prefix of brand_name. */
-  async list(opts: { namePrefix?: string; page: number; pageSize: number }): Promise<{ rows: BrandRule[]; total: number }> {
+  async list(opts: {
+    namePrefix?: string;
+    page: number;
+    pageSize: number;
+  }): Promise<{ rows: BrandRule[]; total: number }> {
     const where = opts.namePrefix ? this.sql`where starts_with(brand_name, ${opts.namePrefix})` : this.sql``;
     const [rows, [count]] = await Promise.all([
-      this.sql<BrandRule[]>`select ${this.sql(columns)} from brand_recognition ${where} order by id limit ${opts.pageSize} offset ${opts.page * opts.pageSize}`,
+      this.sql<
+        BrandRule[]
+      >`select ${this.sql(columns)} from brand_recognition ${where} order by id limit ${opts.pageSize} offset ${opts.page * opts.pageSize}`,
       this.sql<{ total: number }[]>`select count(*)::int as total from brand_recognition ${where}`,
     ]);
     return { rows, total: count?.total ?? 0 };

@@ -21,7 +21,12 @@ export function brandRoutes(repo: BrandRepo, cache: BrandCache): Route[] {
       body: 'json',
       summary: 'Create a brand-recognition rule',
       errors: [409],
-      schema: { body: brandRuleInput, response: brandRule, status: 201, responseHeaders: { Location: { required: true, schema: { type: 'string' } } } },
+      schema: {
+        body: brandRuleInput,
+        response: brandRule,
+        status: 201,
+        responseHeaders: { Location: { required: true, schema: { type: 'string' } } },
+      },
       handler: async (_req, body) => {
         const rule = await repo.create(validateInput(body));
         await cache.changed();
@@ -32,7 +37,13 @@ export function brandRoutes(repo: BrandRepo, cache: BrandCache): Route[] {
       method: 'GET',
       pattern: BASE,
       summary: 'List brand-recognition rules (bare array; X-Total-Count has the total)',
-      schema: { query: brandListQuery, response: arrayOfRules, responseHeaders: { 'X-Total-Count': { required: true, description: 'the number of matching rules', schema: { type: 'string' } } } },
+      schema: {
+        query: brandListQuery,
+        response: arrayOfRules,
+        responseHeaders: {
+          'X-Total-Count': { required: true, description: 'the number of matching rules', schema: { type: 'string' } },
+        },
+      },
       handler: async (req) => {
         const q = validateQuery(req.query);
         const opts: { namePrefix?: string; page: number; pageSize: number } = { page: q.page, pageSize: q.page_size };

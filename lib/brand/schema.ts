@@ -9,8 +9,17 @@ export const brandRuleInput = {
     id: { type: 'integer', description: 'ignored; the id comes from the path' },
     brand_name: { type: 'string', minLength: 1, maxLength: 256, pattern: '\\S' },
     match_type: { enum: ['header', 'query_param', 'hostname'] },
-    match_name: { type: 'string', maxLength: 256, description: 'required for header and query_param; ignored (returned as "") for hostname' },
-    match_value: { type: 'string', minLength: 1, maxLength: 2048, description: 'wildcards: * any run, ? one character' },
+    match_name: {
+      type: 'string',
+      maxLength: 256,
+      description: 'required for header and query_param; ignored (returned as "") for hostname',
+    },
+    match_value: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 2048,
+      description: 'wildcards: * any run, ? one character',
+    },
   },
   allOf: [
     {

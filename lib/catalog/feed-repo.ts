@@ -9,7 +9,12 @@ import { rethrowViolation } from '../store/pg-errors.js';
 import type { FeedConfig } from './feed-schema.js';
 
 const mapUnique = (err: unknown): never =>
-  rethrowViolation(err, { unique: (constraint) => (constraint.includes('brand') ? 'a feed for this brand_name already exists' : 'a feed with this feed_name already exists') });
+  rethrowViolation(err, {
+    unique: (constraint) =>
+      constraint.includes('brand')
+        ? 'a feed for this brand_name already exists'
+        : 'a feed with this feed_name already exists',
+  });
 
 export class FeedConfigRepo {
   constructor(private readonly sql: Sql) {}
@@ -32,7 +37,9 @@ export class FeedConfigRepo {
     return this.sql.begin(async (tx) => {
       const t = tx as unknown as Sql;
       const [row] = await t<{ id: number; config: Record<string, unknown> }[]>`
-        insert into feed_config (feed_name, brand_name, config) values (${c.feed_name}, ${c.brand_name}, ${t.json(c as never)}) returning id, config`.catch(mapUnique);
+        insert into feed_config (feed_name, brand_name, config) values (${c.feed_name}, ${c.brand_name}, ${t.json(c as never)}) returning id, config`.catch(
+        mapUnique,
+      );
       await t`insert into feed_run (feed_name, next_due_at) values (${c.feed_name}, now())`;
       return this.view(row!);
     });
@@ -49,7 +56,8 @@ export class FeedConfigRepo {
   /** Makes the feed due now; false while a run is in progress. */
   async requestPull(name: string): Promise<boolean> {
     name = await this.feedName(name);
-    const rows = await this.sql`update feed_run set next_due_at = now() where feed_name = ${name} and state = 'idle' returning 1`;
+    const rows = await this
+      .sql`update feed_run set next_due_at = now() where feed_name = ${name} and state = 'idle' returning 1`;
     return rows.length > 0;
   }
 
@@ -64,7 +72,9 @@ export class FeedConfigRepo {
 
   async get(name: string) {
     name = await this.feedName(name);
-    const [row] = await this.sql<{ id: number; config: Record<string, unknown> }[]>`select id, config from feed_config where feed_name = ${name}`;
+    const [row] = await this.sql<
+      { id: number; config: Record<string, unknown> }[]
+    >`select id, config from feed_config where feed_name = ${name}`;
     if (!row) throw notFound(`no feed configuration named ${name}`);
     return this.view(row);
   }
@@ -72,7 +82,9 @@ export class FeedConfigRepo {
   /** A page of configurations by id: `{results, total_results}`, the one list envelope. */
   async list(page: number, pageSize: number) {
     const [rows, [count]] = await Promise.all([
-      this.sql<{ id: number; config: Record<string, unknown> }[]>`select id, config from feed_config order by id limit ${pageSize} offset ${page * pageSize}`,
+      this.sql<
+        { id: number; config: Record<string, unknown> }[]
+      >`select id, config from feed_config order by id limit ${pageSize} offset ${page * pageSize}`,
       this.sql<{ total: number }[]>`select count(*)::int as total from feed_config`,
     ]);
     return { results: rows.map((r) => this.view(r)), total_results: count?.total ?? 0 };
@@ -80,7 +92,9 @@ export class FeedConfigRepo {
 
   async remove(name: string) {
     name = await this.feedName(name);
-    const [row] = await this.sql<{ id: number; config: Record<string, unknown> }[]>`delete from feed_config where feed_name = ${name} returning id, config`;
+    const [row] = await this.sql<
+      { id: number; config: Record<string, unknown> }[]
+    >`delete from feed_config where feed_name = ${name} returning id, config`;
     if (!row) throw notFound(`no feed configuration named ${name}`);
     return this.view(row);
   }

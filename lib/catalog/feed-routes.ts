@@ -6,14 +6,27 @@ import type { Route } from '../http/router.js';
 import { conflict, validationFailed } from '../http/problem.js';
 import { bodyValidator, queryValidator } from '../http/validate.js';
 import { listOf, pageQuery } from '../http/envelope.js';
-import { feedConfigAnswer, feedConfigInput, feedConfigSchema, feedStatusAnswer, wrappedFeedConfigSchema, type FeedConfig } from './feed-schema.js';
+import {
+  feedConfigAnswer,
+  feedConfigInput,
+  feedConfigSchema,
+  feedStatusAnswer,
+  wrappedFeedConfigSchema,
+  type FeedConfig,
+} from './feed-schema.js';
 import type { FeedConfigRepo } from './feed-repo.js';
 
-const pullAnswer = { type: 'object', required: ['feed_name', 'status'], properties: { feed_name: { type: 'string' }, status: { const: 'queued' } } };
+const pullAnswer = {
+  type: 'object',
+  required: ['feed_name', 'status'],
+  properties: { feed_name: { type: 'string' }, status: { const: 'queued' } },
+};
 
 export function feedConfigRoutes(repo: FeedConfigRepo, onPullRequested: () => void = () => undefined): Route[] {
   const validateFeed = bodyValidator<FeedConfig>(feedConfigSchema);
-  const validateWrapped = bodyValidator<{ name: string; jsonb_value: Record<string, unknown> }>(wrappedFeedConfigSchema);
+  const validateWrapped = bodyValidator<{ name: string; jsonb_value: Record<string, unknown> }>(
+    wrappedFeedConfigSchema,
+  );
   const validatePage = queryValidator<{ page: number; page_size: number }>(pageQuery);
   /** Flat or `{name, jsonb_value}`; `name` is the feed name. Validated with the spec's defaults applied. */
   const parse = (body: unknown): FeedConfig => {
@@ -32,7 +45,9 @@ export function feedConfigRoutes(repo: FeedConfigRepo, onPullRequested: () => vo
     if (wrapperName !== undefined && wrapperName !== c.feed_name) c['name'] = wrapperName;
     const p = c['pagination_params'] as Record<string, unknown>;
     if (p['offset_param'] && p['limit'] === undefined && p['offset_multiplier'] === undefined) {
-      throw validationFailed([{ path: '/pagination_params', message: 'offset paging needs limit or offset_multiplier' }]);
+      throw validationFailed([
+        { path: '/pagination_params', message: 'offset paging needs limit or offset_multiplier' },
+      ]);
     }
     p['next_from_feed'] ??= c.feed_uri;
     c['pagination_supported'] ??= false;
@@ -47,7 +62,8 @@ export function feedConfigRoutes(repo: FeedConfigRepo, onPullRequested: () => vo
         method: 'POST',
         pattern: base,
         body: 'json',
-        summary: 'Create a feed configuration (flat or {name, jsonb_value}; reachable by feed_name and by the wrapper name)',
+        summary:
+          'Create a feed configuration (flat or {name, jsonb_value}; reachable by feed_name and by the wrapper name)',
         errors: [409],
         schema: { body: feedConfigInput, response: feedConfigAnswer, status: 201 },
         handler: create,
@@ -66,8 +82,12 @@ export function feedConfigRoutes(repo: FeedConfigRepo, onPullRequested: () => vo
         method: 'GET',
         pattern: `${base}/:name`,
         summary: 'One feed configuration (by feed_name or wrapper name) with the status of its pulls',
-        schema: { response: { ...feedConfigAnswer, properties: { ...feedConfigAnswer.properties, status: feedStatusAnswer } } },
-        handler: async (req) => ({ json: { ...(await repo.get(req.params['name']!)), status: await repo.status(req.params['name']!) } }),
+        schema: {
+          response: { ...feedConfigAnswer, properties: { ...feedConfigAnswer.properties, status: feedStatusAnswer } },
+        },
+        handler: async (req) => ({
+          json: { ...(await repo.get(req.params['name']!)), status: await repo.status(req.params['name']!) },
+        }),
       },
       {
         method: 'POST',

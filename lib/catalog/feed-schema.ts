@@ -55,11 +55,22 @@ const { ID: _spellingOfId, ...answerFields } = feedConfigSchema.properties;
 /** A feed configuration as answered: `id` (the spec's `ID`), the flat fields, and `name` when it was posted wrapped under another name. */
 export const feedConfigAnswer = {
   type: 'object',
-  required: ['id', 'brand_name', 'feed_name', 'feed_uri', 'pagination_supported', 'pull_frequency_sec', 'pagination_params'],
+  required: [
+    'id',
+    'brand_name',
+    'feed_name',
+    'feed_uri',
+    'pagination_supported',
+    'pull_frequency_sec',
+    'pagination_params',
+  ],
   properties: {
     ...answerFields,
     id: { type: 'integer', description: 'server-generated (the spec writes ID)' },
-    name: { type: 'string', description: 'the name of the {name, jsonb_value} wrapper it was posted in, when that differs from feed_name' },
+    name: {
+      type: 'string',
+      description: 'the name of the {name, jsonb_value} wrapper it was posted in, when that differs from feed_name',
+    },
   },
 } as const;
 

@@ -65,7 +65,8 @@ interface Draft {
 
 const local = (name: string) => name.slice(name.indexOf(':') + 1);
 const prefix = (name: string) => (name.includes(':') ? name.slice(0, name.indexOf(':')) : '');
-const num = (v: string | undefined) => (v === undefined || v.trim() === '' || !Number.isFinite(Number(v)) ? undefined : Number(v));
+const num = (v: string | undefined) =>
+  v === undefined || v.trim() === '' || !Number.isFinite(Number(v)) ? undefined : Number(v);
 
 /** `01:02:03.5` → 3723.5; plain numbers pass through. */
 export function clockSeconds(v: string): number | undefined {
@@ -115,7 +116,11 @@ function rendition(a: Record<string, string>): Rendition {
 function finish(d: Draft, channel: ChannelDefaults): CatalogItem | undefined {
   const guid = (d.guid ?? d.contentId ?? d.link ?? '').trim();
   if (!guid) return undefined;
-  const renditions = d.renditions.length ? d.renditions : d.groupRenditions.length ? d.groupRenditions : channel.renditions;
+  const renditions = d.renditions.length
+    ? d.renditions
+    : d.groupRenditions.length
+      ? d.groupRenditions
+      : channel.renditions;
   const duration = d.duration ?? renditions.find((r) => r.duration !== undefined)?.duration ?? null;
   const item: Omit<CatalogItem, 'content_hash'> = {
     guid: guid.slice(0, 512),
@@ -201,7 +206,8 @@ export class MrssReader {
   private addText(t: string): void {
     if (this.draft) {
       this.draft.chars += t.length;
-      if (this.draft.chars > this.limits.maxItemChars) this.fail(`an item exceeds ${this.limits.maxItemChars} characters`);
+      if (this.draft.chars > this.limits.maxItemChars)
+        this.fail(`an item exceeds ${this.limits.maxItemChars} characters`);
     }
     if (this.text.length < 1_000_000) this.text += t;
   }
@@ -220,7 +226,8 @@ export class MrssReader {
         this.draft = { renditions: [], groupRenditions: [], thumbnails: [], cuePoints: [], extras: {}, chars: 0 };
         this.countAttributes(a);
       } else if (name === 'link' && a['rel'] === 'next' && a['href']) this.nextLink = a['href'];
-      else if (name === 'content' && prefix(tag.name) === 'media' && a['url']) this.channel.renditions.push(rendition(a));
+      else if (name === 'content' && prefix(tag.name) === 'media' && a['url'])
+        this.channel.renditions.push(rendition(a));
       else if (name === 'thumbnail' && a['url']) this.channel.thumbnails.push(a['url']);
       return;
     }
@@ -270,10 +277,15 @@ export class MrssReader {
 }
 
 /** Whole-document form (push bodies). */
-export function parseMrss(xml: string, limits: MrssLimits = defaultLimits): { items: CatalogItem[]; skipped: number; nextLink?: string } {
+export function parseMrss(
+  xml: string,
+  limits: MrssLimits = defaultLimits,
+): { items: CatalogItem[]; skipped: number; nextLink?: string } {
   const items: CatalogItem[] = [];
   const reader = new MrssReader((i) => items.push(i), limits);
   reader.write(xml);
   reader.close();
-  return reader.nextLink ? { items, skipped: reader.skipped, nextLink: reader.nextLink } : { items, skipped: reader.skipped };
+  return reader.nextLink
+    ? { items, skipped: reader.skipped, nextLink: reader.nextLink }
+    : { items, skipped: reader.skipped };
 }

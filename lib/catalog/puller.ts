@@ -158,7 +158,8 @@ export class FeedPuller {
 
   /** The run stays 'running' at its cursor with a lapsed lease, so the next claim resumes it. */
   private async release(): Promise<void> {
-    await this.sql`update feed_run set lease_owner = null, lease_until = now() - interval '1 millisecond' where lease_owner = ${this.owner} and state = 'running'`;
+    await this
+      .sql`update feed_run set lease_owner = null, lease_until = now() - interval '1 millisecond' where lease_owner = ${this.owner} and state = 'running'`;
   }
 
   private async claim(): Promise<Run | undefined> {
@@ -192,7 +193,14 @@ export class FeedPuller {
     const byOffset = c.pagination_supported === true && !!p.offset_param;
     let pageIndex = run.page_index;
     // Real-time runs start at the head; backfill resumes from the cursor (or starts at the head).
-    let url = run.state_was === 'running' && run.next_url ? run.next_url : byOffset ? offsetPageUrl(c, pageIndex) : realtime ? c.feed_uri : (p.next_from_feed ?? c.feed_uri);
+    let url =
+      run.state_was === 'running' && run.next_url
+        ? run.next_url
+        : byOffset
+          ? offsetPageUrl(c, pageIndex)
+          : realtime
+            ? c.feed_uri
+            : (p.next_from_feed ?? c.feed_uri);
     const followsLinks = c.pagination_supported === true && !byOffset;
     if (run.state_was === 'idle' && realtime) pageIndex = 0;
     const visited = new Set<string>();
@@ -211,7 +219,10 @@ export class FeedPuller {
           url,
           (count, nextLink) => {
             if (!c.pagination_supported) return null;
-            if (byOffset) return count && (p.limit === undefined || count >= Number(p.limit)) ? offsetPageUrl(c, pageIndex + 1) : null;
+            if (byOffset)
+              return count && (p.limit === undefined || count >= Number(p.limit))
+                ? offsetPageUrl(c, pageIndex + 1)
+                : null;
             return nextLink ?? null;
           },
           pageIndex + 1,
@@ -256,23 +267,40 @@ export class FeedPuller {
     this.opts.policy.assertUrl(url);
     return this.sql.begin(async (tx): Promise<PageResult | undefined> => {
       const t = tx as unknown as Sql;
-      const [mine] = await t<{ etag: string | null; last_modified: string | null }[]>`select etag, last_modified from feed_run where feed_name = ${feed} and lease_owner = ${this.owner} for update`;
+      const [mine] = await t<
+        { etag: string | null; last_modified: string | null }[]
+      >`select etag, last_modified from feed_run where feed_name = ${feed} and lease_owner = ${this.owner} for update`;
       if (!mine) return undefined;
       // The head page is asked conditionally: an unchanged feed costs one 304.
-      const headers: Record<string, string> = { accept: 'application/rss+xml, application/atom+xml, application/xml, text/xml' };
+      const headers: Record<string, string> = {
+        accept: 'application/rss+xml, application/atom+xml, application/xml, text/xml',
+      };
       const head = pageIndex === 1;
       if (head && mine.etag) headers['if-none-match'] = mine.etag;
       if (head && mine.last_modified) headers['if-modified-since'] = mine.last_modified;
       // A deadline between reads, and a generous one for the whole page: a large page on a busy
       // machine or a slow link is not a stalled one (its size is capped below), a drip-fed one is.
       const idleMs = this.opts.timeoutMs ?? 30_000;
-      const res = await request(url, { dispatcher: this.opts.agent, headersTimeout: idleMs, bodyTimeout: idleMs, signal: AbortSignal.timeout(PAGE_DEADLINE_MS), headers });
+      const res = await request(url, {
+        dispatcher: this.opts.agent,
+        headersTimeout: idleMs,
+        bodyTimeout: idleMs,
+        signal: AbortSignal.timeout(PAGE_DEADLINE_MS),
+        headers,
+      });
       if (res.statusCode === 304 && head) {
         await res.body.dump();
-        return { wrapped: true, counts: { inserted: 0, updated: 0, unchanged: 0 }, next: null, count: 0, firstGuid: null };
+        return {
+          wrapped: true,
+          counts: { inserted: 0, updated: 0, unchanged: 0 },
+          next: null,
+          count: 0,
+          firstGuid: null,
+        };
       }
       const validator = (h: string | string[] | undefined) => (typeof h === 'string' && h.length < 512 ? h : null);
-      if (head && res.statusCode === 200) await t`update feed_run set etag = ${validator(res.headers['etag'])}, last_modified = ${validator(res.headers['last-modified'])} where feed_name = ${feed}`;
+      if (head && res.statusCode === 200)
+        await t`update feed_run set etag = ${validator(res.headers['etag'])}, last_modified = ${validator(res.headers['last-modified'])} where feed_name = ${feed}`;
       if (res.statusCode !== 200) {
         await res.body.dump();
         throw new Error(`the feed answered ${res.statusCode} for ${url}`);
@@ -318,12 +346,19 @@ export class FeedPuller {
   }
 
   /** `consumed`: offset units this run's committed pages consumed (offset paging). */
-  private async finish(run: Run, c: FeedSettings, consumed: number, error: string | null, followsLinks: boolean): Promise<void> {
+  private async finish(
+    run: Run,
+    c: FeedSettings,
+    consumed: number,
+    error: string | null,
+    followsLinks: boolean,
+  ): Promise<void> {
     const freq = c.pull_frequency_sec ?? 0;
     const retrySec = error ? Math.max(freq, 60) : freq;
     await this.sql.begin(async (tx) => {
       const t = tx as unknown as Sql;
-      const [mine] = await t`select 1 from feed_run where feed_name = ${run.feed_name} and lease_owner = ${this.owner} for update`;
+      const [mine] =
+        await t`select 1 from feed_run where feed_name = ${run.feed_name} and lease_owner = ${this.owner} for update`;
       if (!mine) return;
       await t`update feed_run set state = 'idle', lease_owner = null, lease_until = null, last_run_at = now(), last_error = ${error},
         next_url = null, next_due_at = ${retrySec > 0 ? t`now() + make_interval(secs => ${retrySec})` : null}

@@ -30,7 +30,10 @@ export class CatalogRepo {
   constructor(private readonly sql: Sql) {}
 
   /** Sets what is given of a brand's push token (stored hashed) and player-token key; the other stays as it is. */
-  async setTokens(brandName: string, t: { mrss_token?: string | undefined; jwt_key?: string | undefined }): Promise<void> {
+  async setTokens(
+    brandName: string,
+    t: { mrss_token?: string | undefined; jwt_key?: string | undefined },
+  ): Promise<void> {
     const hash = t.mrss_token === undefined ? null : tokenHash(t.mrss_token);
     const key = t.jwt_key ?? null;
     await this.sql`insert into brand_token (brand_name, token_hash, jwt_key) values (${brandName}, ${hash}, ${key})
@@ -40,12 +43,16 @@ export class CatalogRepo {
 
   /** Every brand's player-token key (for the in-memory cache the player flow verifies with). */
   async jwtKeys(): Promise<Array<{ brand_name: string; jwt_key: string }>> {
-    return this.sql<Array<{ brand_name: string; jwt_key: string }>>`select brand_name, jwt_key from brand_token where jwt_key is not null`;
+    return this.sql<
+      Array<{ brand_name: string; jwt_key: string }>
+    >`select brand_name, jwt_key from brand_token where jwt_key is not null`;
   }
 
   /** Constant-time comparison of hashes; a brand without a token never matches. */
   async tokenMatches(brandName: string, token: string): Promise<boolean> {
-    const [row] = await this.sql<{ token_hash: Buffer }[]>`select token_hash from brand_token where brand_name = ${brandName}`;
+    const [row] = await this.sql<
+      { token_hash: Buffer }[]
+    >`select token_hash from brand_token where brand_name = ${brandName}`;
     const given = tokenHash(token);
     const stored = row?.token_hash ?? Buffer.alloc(given.length);
     return timingSafeEqual(given, stored) && !!row?.token_hash;
@@ -93,14 +100,20 @@ export class CatalogRepo {
     return tx === this.sql ? this.sql.begin((t) => run(t as unknown as Sql)) : run(tx);
   }
 
-  async list(f: { brand_name?: string; q?: string; page: number; page_size: number }): Promise<{ results: unknown[]; total_results: number }> {
+  async list(f: {
+    brand_name?: string;
+    q?: string;
+    page: number;
+    page_size: number;
+  }): Promise<{ results: unknown[]; total_results: number }> {
     const conds = [
       f.brand_name !== undefined ? this.sql`brand_name = ${f.brand_name}` : undefined,
       f.q ? this.sql`title ilike ${'%' + f.q.replace(/[\\%_]/g, (c) => '\\' + c) + '%'}` : undefined,
     ].filter((c) => c !== undefined);
     const where = conds.length ? this.sql`where ${conds.reduce((a, c) => this.sql`${a} and ${c}`)}` : this.sql``;
     const [results, [count]] = await Promise.all([
-      this.sql`select brand_name, guid, title, description, published_at, duration, renditions, thumbnails, cue_points, extras, content_hash, updated_at
+      this
+        .sql`select brand_name, guid, title, description, published_at, duration, renditions, thumbnails, cue_points, extras, content_hash, updated_at
         from catalog_item ${where} order by published_at desc nulls last, guid limit ${f.page_size} offset ${f.page * f.page_size}`,
       this.sql<{ total: number }[]>`select count(*)::int as total from catalog_item ${where}`,
     ]);
@@ -109,7 +122,9 @@ export class CatalogRepo {
 
   /** The brand's item whose guid or content id is `assetId` (the guid wins when both match different items). */
   async findAsset(brandName: string, assetId: string): Promise<AssetRecord> {
-    const [row] = await this.sql<AssetRecord[]>`select guid, content_id, title, duration, renditions, cue_points from catalog_item
+    const [row] = await this.sql<
+      AssetRecord[]
+    >`select guid, content_id, title, duration, renditions, cue_points from catalog_item
       where brand_name = ${brandName} and (guid = ${assetId} or content_id = ${assetId}) order by (guid = ${assetId}) desc limit 1`;
     if (!row) throw notFound(`no catalog item ${assetId} for brand ${brandName}`);
     // upsert writes these as JSON text into jsonb: they may read back as strings.

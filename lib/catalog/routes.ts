@@ -15,8 +15,20 @@ const tokenInput = {
   additionalProperties: false,
   minProperties: 1,
   properties: {
-    mrss_token: { type: 'string', minLength: 24, maxLength: 512, pattern: '^[\\x21-\\x7e]+$', description: 'the catalog push token (X-Service-Mrss-Token)' },
-    jwt_key: { type: 'string', minLength: 32, maxLength: 512, pattern: '^[\\x21-\\x7e]+$', description: 'the HS256 key of player tokens on /squeezeback manifests' },
+    mrss_token: {
+      type: 'string',
+      minLength: 24,
+      maxLength: 512,
+      pattern: '^[\\x21-\\x7e]+$',
+      description: 'the catalog push token (X-Service-Mrss-Token)',
+    },
+    jwt_key: {
+      type: 'string',
+      minLength: 32,
+      maxLength: 512,
+      pattern: '^[\\x21-\\x7e]+$',
+      description: 'the HS256 key of player tokens on /squeezeback manifests',
+    },
   },
 } as const;
 
@@ -31,7 +43,8 @@ const catalogQuery = {
 } as const;
 
 function brandName(raw: string | undefined): string {
-  if (!raw || raw.length > 256 || [...raw].some((c) => c.charCodeAt(0) < 32 || c.charCodeAt(0) === 127) || !raw.trim()) throw badRequest('invalid brand name');
+  if (!raw || raw.length > 256 || [...raw].some((c) => c.charCodeAt(0) < 32 || c.charCodeAt(0) === 127) || !raw.trim())
+    throw badRequest('invalid brand name');
   return raw;
 }
 
@@ -72,9 +85,14 @@ const pushAnswer = {
 const badToken = () => unauthorized('missing or invalid X-Service-Mrss-Token', 'X-Service-Mrss-Token');
 
 /** `onJwtKeyChanged`: a brand's player-token key was set (the player flow's key cache reloads). */
-export function catalogRoutes(repo: CatalogRepo, onJwtKeyChanged: () => Promise<void> = async () => undefined): Route[] {
+export function catalogRoutes(
+  repo: CatalogRepo,
+  onJwtKeyChanged: () => Promise<void> = async () => undefined,
+): Route[] {
   const validateToken = bodyValidator<{ mrss_token?: string; jwt_key?: string }>(tokenInput);
-  const validateQuery = queryValidator<{ brand_name?: string; q?: string; page: number; page_size: number }>(catalogQuery);
+  const validateQuery = queryValidator<{ brand_name?: string; q?: string; page: number; page_size: number }>(
+    catalogQuery,
+  );
   return [
     {
       method: 'POST',
@@ -97,7 +115,15 @@ export function catalogRoutes(repo: CatalogRepo, onJwtKeyChanged: () => Promise<
       security: [{ mrssToken: [] }],
       errors: [401],
       schema: {
-        headers: [{ name: 'X-Service-Mrss-Token', in: 'header', required: true, description: "the brand's push token (PUT /api/v1/brand-tokens/{brand_name})", schema: { type: 'string' } }],
+        headers: [
+          {
+            name: 'X-Service-Mrss-Token',
+            in: 'header',
+            required: true,
+            description: "the brand's push token (PUT /api/v1/brand-tokens/{brand_name})",
+            schema: { type: 'string' },
+          },
+        ],
         response: pushAnswer,
       },
       handler: async (req, body) => {
@@ -117,7 +143,8 @@ export function catalogRoutes(repo: CatalogRepo, onJwtKeyChanged: () => Promise<
       method: 'PUT',
       pattern: '/api/v1/brand-tokens/:brand_name',
       body: 'json',
-      summary: "Set or rotate a brand's MRSS push token and/or player-token key (jwt_key); write-only: no endpoint returns them",
+      summary:
+        "Set or rotate a brand's MRSS push token and/or player-token key (jwt_key); write-only: no endpoint returns them",
       schema: { body: tokenInput, status: 204 },
       handler: async (req, body) => {
         const tokens = validateToken(body);

@@ -9,7 +9,14 @@ import { corsOf, type Cors } from '../http/cors.js';
 import { problem, problemResponse } from '../http/problem.js';
 import type { CreativeFiles } from './files.js';
 
-const TYPES: Record<string, string> = { m3u8: 'application/vnd.apple.mpegurl', mpd: 'application/dash+xml', ts: 'video/mp2t', m4s: 'video/iso.segment', mp4: 'video/mp4', aac: 'audio/aac' };
+const TYPES: Record<string, string> = {
+  m3u8: 'application/vnd.apple.mpegurl',
+  mpd: 'application/dash+xml',
+  ts: 'video/mp2t',
+  m4s: 'video/iso.segment',
+  mp4: 'video/mp4',
+  aac: 'audio/aac',
+};
 
 export function mountCreativeFiles(app: TemplatedApp, stitchPath: string, files: CreativeFiles, cors?: Cors): void {
   const prefix = `/${stitchPath}/creatives/`;
@@ -23,7 +30,10 @@ export function mountCreativeFiles(app: TemplatedApp, stitchPath: string, files:
     };
     if (rest.length || !type || !files.file(key, name)) return notFound();
     files.read(key, name).then(
-      (body) => (body ? ex.send(200, { 'Content-Type': type, 'Cache-Control': 'public, max-age=86400, immutable' }, body) : notFound()),
+      (body) =>
+        body
+          ? ex.send(200, { 'Content-Type': type, 'Cache-Control': 'public, max-age=86400, immutable' }, body)
+          : notFound(),
       () => notFound(),
     );
   };

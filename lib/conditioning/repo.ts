@@ -86,7 +86,9 @@ export class CreativeRepo {
   /** Newest first, at most `limit`, optionally in one state. */
   async list(limit: number, state?: CreativeState): Promise<CreativeRow[]> {
     return state
-      ? this.sql<CreativeRow[]>`select * from ad_creative where state = ${state} order by updated_at desc limit ${limit}`
+      ? this.sql<
+          CreativeRow[]
+        >`select * from ad_creative where state = ${state} order by updated_at desc limit ${limit}`
       : this.sql<CreativeRow[]>`select * from ad_creative order by updated_at desc limit ${limit}`;
   }
 
@@ -131,6 +133,7 @@ export class CreativeRepo {
   }
 
   async release(owner: string): Promise<void> {
-    await this.sql`update ad_creative set lease_owner = null, lease_until = null where lease_owner = ${owner} and state = 'pending'`;
+    await this
+      .sql`update ad_creative set lease_owner = null, lease_until = null where lease_owner = ${owner} and state = 'pending'`;
   }
 }

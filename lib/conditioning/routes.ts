@@ -14,7 +14,15 @@ export const adCreativesQuery = {
   additionalProperties: false,
 };
 
-const rung = { type: 'object', properties: { width: { type: 'integer' }, height: { type: 'integer' }, bandwidth: { type: 'integer' }, codecs: { type: 'string' } } };
+const rung = {
+  type: 'object',
+  properties: {
+    width: { type: 'integer' },
+    height: { type: 'integer' },
+    bandwidth: { type: 'integer' },
+    codecs: { type: 'string' },
+  },
+};
 
 /** The answer's shape (OpenAPI): one item per (creative, ladder profile). */
 export const adCreativesResponse = {
@@ -25,7 +33,21 @@ export const adCreativesResponse = {
       type: 'array',
       items: {
         type: 'object',
-        required: ['key', 'creative_key', 'media_url', 'protocol', 'state', 'job_id', 'attempts', 'failures', 'profile', 'renditions', 'created', 'queued', 'updated'],
+        required: [
+          'key',
+          'creative_key',
+          'media_url',
+          'protocol',
+          'state',
+          'job_id',
+          'attempts',
+          'failures',
+          'profile',
+          'renditions',
+          'created',
+          'queued',
+          'updated',
+        ],
         properties: {
           key: { type: 'string', description: 'SHA-256 of creative key + profile key; the object store folder' },
           creative_key: { type: 'string', description: "SHA-256 of the creative's MP4 URL" },
@@ -37,7 +59,11 @@ export const adCreativesResponse = {
           attempts: { type: 'integer' },
           failures: { type: 'integer' },
           error: { type: 'string' },
-          retry_at: { type: 'string', format: 'date-time', description: 'a failed creative is not queued again before this' },
+          retry_at: {
+            type: 'string',
+            format: 'date-time',
+            description: 'a failed creative is not queued again before this',
+          },
           profile: {
             type: 'object',
             properties: {
@@ -53,7 +79,12 @@ export const adCreativesResponse = {
           },
           renditions: {
             type: ['object', 'null'],
-            properties: { manifest: { type: 'string' }, files: { type: 'array', items: { type: 'string' } }, rungs: { type: 'array', items: rung }, seconds_to_ready: { type: 'number' } },
+            properties: {
+              manifest: { type: 'string' },
+              files: { type: 'array', items: { type: 'string' } },
+              rungs: { type: 'array', items: rung },
+              seconds_to_ready: { type: 'number' },
+            },
           },
           url: { type: 'string', description: "the renditions' manifest, served by the service" },
           created: { type: 'string', format: 'date-time' },
@@ -71,16 +102,20 @@ export function conditioningRoutes(service: ConditioningService): Route[] {
     {
       method: 'GET',
       pattern: '/api/v1/ad-creatives',
-      summary: 'Ad creatives conditioned to content ladders (issue 26): state (pending, ready, failed), ladder profile, renditions, failures and back-off; newest first',
+      summary:
+        'Ad creatives conditioned to content ladders (issue 26): state (pending, ready, failed), ladder profile, renditions, failures and back-off; newest first',
       schema: { query: adCreativesQuery, response: adCreativesResponse },
       handler: async (req) => {
         const state = req.query.get('state') ?? undefined;
         const limitText = req.query.get('limit') ?? '100';
         const limit = Number(limitText);
         const errors = [];
-        if (state !== undefined && !(STATES as readonly string[]).includes(state)) errors.push({ path: '/state', message: `must be one of ${STATES.join(', ')}` });
-        if (!/^[0-9]{1,3}$/.test(limitText) || limit < 1 || limit > 500) errors.push({ path: '/limit', message: 'must be an integer from 1 to 500' });
-        for (const k of req.query.keys()) if (k !== 'state' && k !== 'limit') errors.push({ path: `/${k}`, message: 'unknown query parameter' });
+        if (state !== undefined && !(STATES as readonly string[]).includes(state))
+          errors.push({ path: '/state', message: `must be one of ${STATES.join(', ')}` });
+        if (!/^[0-9]{1,3}$/.test(limitText) || limit < 1 || limit > 500)
+          errors.push({ path: '/limit', message: 'must be an integer from 1 to 500' });
+        for (const k of req.query.keys())
+          if (k !== 'state' && k !== 'limit') errors.push({ path: `/${k}`, message: 'unknown query parameter' });
         if (errors.length) throw validationFailed(errors);
         return { json: { items: await service.list(limit, state as (typeof STATES)[number] | undefined) } };
       },

@@ -72,7 +72,9 @@ export class ConditioningService {
     private readonly deps: ConditioningDeps,
     readonly limits: ConditioningLimits,
   ) {
-    this.queuedCount = deps.metrics.counter('ad_conditioning_jobs_queued_total', 'Ad creative conditioning jobs queued by this instance').with({});
+    this.queuedCount = deps.metrics
+      .counter('ad_conditioning_jobs_queued_total', 'Ad creative conditioning jobs queued by this instance')
+      .with({});
   }
 
   /** The public URL of a file of a key's renditions. */
@@ -86,21 +88,44 @@ export class ConditioningService {
    * polled until it is no longer pending or that moment passes, then answered as it is.
    */
   async lookup(ad: DecidedAd, profile: LadderProfile, waitUntilMs = 0): Promise<ConditionedAd> {
-    if (ad.durationSec > this.limits.maxDurationSec) return { state: 'refused', detail: `longer (${ad.durationSec} s) than the conditioning cap of ${this.limits.maxDurationSec} s` };
+    if (ad.durationSec > this.limits.maxDurationSec)
+      return {
+        state: 'refused',
+        detail: `longer (${ad.durationSec} s) than the conditioning cap of ${this.limits.maxDurationSec} s`,
+      };
     const creativeKey = creativeKeyOf(ad);
     const pKey = profileKey(profile);
     const key = sha256(`${creativeKey}/${pKey}`);
     const hit = this.ready.get(key);
     if (hit) return hit;
-    const ensured = await this.deps.repo.ensure({ key, creativeKey, profileKey: pKey, profile, mediaUrl: ad.uri, durationSec: ad.durationSec });
+    const ensured = await this.deps.repo.ensure({
+      key,
+      creativeKey,
+      profileKey: pKey,
+      profile,
+      mediaUrl: ad.uri,
+      durationSec: ad.durationSec,
+    });
     if (ensured.queued) {
       this.queuedCount.inc();
       this.deps.queued();
     }
-    const row = ensured.row.state === 'pending' && waitUntilMs > Date.now() ? await this.waitFor(ensured.row, waitUntilMs) : ensured.row;
-    if (row.state === 'pending') return { state: 'pending', job: row.job_id, detail: `conditioning job ${row.job_id} is ${row.lease_owner ? 'running' : 'queued'}` };
+    const row =
+      ensured.row.state === 'pending' && waitUntilMs > Date.now()
+        ? await this.waitFor(ensured.row, waitUntilMs)
+        : ensured.row;
+    if (row.state === 'pending')
+      return {
+        state: 'pending',
+        job: row.job_id,
+        detail: `conditioning job ${row.job_id} is ${row.lease_owner ? 'running' : 'queued'}`,
+      };
     if (row.state === 'failed')
-      return { state: 'failed', job: row.job_id, detail: `conditioning job ${row.job_id} failed (${row.error ?? 'no reason'}); not retried before ${row.retry_at?.toISOString() ?? 'later'}` };
+      return {
+        state: 'failed',
+        job: row.job_id,
+        detail: `conditioning job ${row.job_id} failed (${row.error ?? 'no reason'}); not retried before ${row.retry_at?.toISOString() ?? 'later'}`,
+      };
     const answer = await this.readRenditions(row);
     if (answer.state === 'ready') this.remember(key, answer);
     return answer;
@@ -160,9 +185,22 @@ export class ConditioningService {
       if (row.protocol === 'dash') return { state: 'ready', key: row.key, url, mpd: manifest };
       const names = r.files.filter((f) => f.endsWith('.m3u8') && f !== r.manifest);
       const texts = await Promise.all(names.map(read));
-      return { state: 'ready', key: row.key, url, hls: { url, master: manifest, playlists: new Map(names.map((n, i) => [this.url(row.key, n, base), texts[i]!])) } };
+      return {
+        state: 'ready',
+        key: row.key,
+        url,
+        hls: {
+          url,
+          master: manifest,
+          playlists: new Map(names.map((n, i) => [this.url(row.key, n, base), texts[i]!])),
+        },
+      };
     } catch (err) {
-      return { state: 'pending', job: row.job_id, detail: `conditioning job ${row.job_id} is ready but ${(err as Error).message}` };
+      return {
+        state: 'pending',
+        job: row.job_id,
+        detail: `conditioning job ${row.job_id} is ready but ${(err as Error).message}`,
+      };
     }
   }
 
@@ -178,7 +216,8 @@ export class ConditioningService {
       });
       if (!info.video) throw new Error('the creative has no video stream');
       const duration = info.duration ?? info.video.duration ?? 0;
-      if (duration > this.limits.maxDurationSec) throw new Error(`the creative lasts ${duration} s, over the cap of ${this.limits.maxDurationSec} s`);
+      if (duration > this.limits.maxDurationSec)
+        throw new Error(`the creative lasts ${duration} s, over the cap of ${this.limits.maxDurationSec} s`);
       const out = await transcode(this.deps.ffmpeg, job.profile, src, info, scratch, this.limits.jobTimeoutMs, signal);
       const files = await this.deps.files.publish(scratch, job.key, (n) => n !== SOURCE && !n.endsWith('.tmp'));
       return {

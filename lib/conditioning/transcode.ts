@@ -38,7 +38,14 @@ function videoCodec(p: LadderProfile, r: Rung): string[] {
 }
 
 /** Key frames at every segment boundary, none elsewhere (no scene cuts), so segments are exactly the content's length. */
-const gop = (sec: number) => ['-force_key_frames', `expr:gte(t,n_forced*${sec})`, '-sc_threshold', '0', '-preset', 'veryfast'];
+const gop = (sec: number) => [
+  '-force_key_frames',
+  `expr:gte(t,n_forced*${sec})`,
+  '-sc_threshold',
+  '0',
+  '-preset',
+  'veryfast',
+];
 
 function audioOut(p: LadderProfile): string[] {
   const a = p.audio!;
@@ -50,12 +57,33 @@ function inputs(p: LadderProfile, src: string, info: MediaInfo): { args: string[
   if (!p.audio || info.audio) return { args: ['-i', src], audio: '0:a:0' };
   // The silence lasts as long as the creative: bounded on its own, since an audio-only run (demuxed audio) has no video to stop it.
   const sec = String(info.duration ?? info.video?.duration ?? 1);
-  return { args: ['-i', src, '-f', 'lavfi', '-t', sec, '-i', `anullsrc=r=${p.audio.sampleRate}:cl=${p.audio.channels === 1 ? 'mono' : 'stereo'}`, '-shortest'], audio: '1:a:0' };
+  return {
+    args: [
+      '-i',
+      src,
+      '-f',
+      'lavfi',
+      '-t',
+      sec,
+      '-i',
+      `anullsrc=r=${p.audio.sampleRate}:cl=${p.audio.channels === 1 ? 'mono' : 'stereo'}`,
+      '-shortest',
+    ],
+    audio: '1:a:0',
+  };
 }
 
 const BASE = ['-hide_banner', '-nostdin', '-loglevel', 'error', '-y'];
 
-export async function transcode(ffmpeg: string, p: LadderProfile, src: string, info: MediaInfo, dir: string, timeoutMs: number, signal: AbortSignal): Promise<TranscodeResult> {
+export async function transcode(
+  ffmpeg: string,
+  p: LadderProfile,
+  src: string,
+  info: MediaInfo,
+  dir: string,
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<TranscodeResult> {
   const deadline = Date.now() + timeoutMs;
   const left = () => Math.max(1000, deadline - Date.now());
   const input = inputs(p, src, info);
@@ -151,7 +179,13 @@ export async function transcode(ffmpeg: string, p: LadderProfile, src: string, i
       signal,
     );
   }
-  if (p.audio?.demuxed) await run(ffmpeg, [...BASE, ...input.args, '-map', input.audio, '-vn', ...audioOut(p), ...hls('a')], left(), signal);
+  if (p.audio?.demuxed)
+    await run(
+      ffmpeg,
+      [...BASE, ...input.args, '-map', input.audio, '-vn', ...audioOut(p), ...hls('a')],
+      left(),
+      signal,
+    );
   await writeFile(path.join(dir, 'master.m3u8'), hlsMaster(p));
   return { manifest: 'master.m3u8' };
 }
@@ -162,7 +196,9 @@ export function hlsMaster(p: LadderProfile): string {
   const group = p.audio?.demuxed ? 'ad-audio' : undefined;
   if (group) {
     const lang = p.audio!.language ? `,LANGUAGE="${p.audio!.language.replace(/[^A-Za-z0-9-]/g, '')}"` : '';
-    out.push(`#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="${group}",NAME="ad"${lang},CHANNELS="${p.audio!.channels}",DEFAULT=YES,AUTOSELECT=YES,URI="a.m3u8"`);
+    out.push(
+      `#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="${group}",NAME="ad"${lang},CHANNELS="${p.audio!.channels}",DEFAULT=YES,AUTOSELECT=YES,URI="a.m3u8"`,
+    );
   }
   for (const [i, r] of p.rungs.entries()) {
     const codecs = r.codecs.replace(/[^A-Za-z0-9.,-]/g, '');

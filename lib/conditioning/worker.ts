@@ -43,10 +43,27 @@ export class ConditioningWorker {
     private readonly deps: ConditioningWorkerDeps,
     private readonly opts: ConditioningWorkerOptions,
   ) {
-    const c = deps.metrics.counter('ad_conditioning_jobs_total', 'Ad creative conditioning jobs finished here, by result');
-    this.results = { ready: c.with({ result: 'ready' }), failed: c.with({ result: 'failed' }), lost: c.with({ result: 'lease_lost' }) };
-    this.toReady = deps.metrics.histogram('ad_conditioning_seconds_to_ready', 'Seconds from queuing a creative to its renditions being ready', [1, 2, 5, 10, 20, 30, 60, 120, 300]).with({});
-    deps.metrics.gauge('ad_conditioning_jobs_running', 'Ad creative conditioning jobs running here', () => this.running.size);
+    const c = deps.metrics.counter(
+      'ad_conditioning_jobs_total',
+      'Ad creative conditioning jobs finished here, by result',
+    );
+    this.results = {
+      ready: c.with({ result: 'ready' }),
+      failed: c.with({ result: 'failed' }),
+      lost: c.with({ result: 'lease_lost' }),
+    };
+    this.toReady = deps.metrics
+      .histogram(
+        'ad_conditioning_seconds_to_ready',
+        'Seconds from queuing a creative to its renditions being ready',
+        [1, 2, 5, 10, 20, 30, 60, 120, 300],
+      )
+      .with({});
+    deps.metrics.gauge(
+      'ad_conditioning_jobs_running',
+      'Ad creative conditioning jobs running here',
+      () => this.running.size,
+    );
     const { owner, leaseMs } = opts;
     this.lease = new LeaseLoop(
       { name: 'ad conditioning', ttlMs: leaseMs, tickMs: opts.tickMs },
@@ -107,9 +124,19 @@ export class ConditioningWorker {
         this.ran++;
         this.results[outcome.state].inc();
         if (outcome.state === 'ready') this.toReady.observe(outcome.renditions.seconds_to_ready);
-        this.deps.log.info({ key: job.key, job: job.job_id, state: outcome.state, error: outcome.state === 'failed' ? outcome.error : undefined }, 'ad conditioning finished');
+        this.deps.log.info(
+          {
+            key: job.key,
+            job: job.job_id,
+            state: outcome.state,
+            error: outcome.state === 'failed' ? outcome.error : undefined,
+          },
+          'ad conditioning finished',
+        );
       })
-      .catch((err: Error) => this.deps.log.warn({ err: err.message, key: job.key }, 'ad conditioning bookkeeping failed'))
+      .catch((err: Error) =>
+        this.deps.log.warn({ err: err.message, key: job.key }, 'ad conditioning bookkeeping failed'),
+      )
       .finally(() => {
         this.running.delete(job.job_id);
         // A slot is free: take the next due job now rather than at the next tick.
@@ -119,12 +146,19 @@ export class ConditioningWorker {
   }
 
   private async execute(job: CreativeRow, lease: AbortSignal): Promise<Finish> {
-    if (job.attempts > this.opts.maxAttempts) return { state: 'failed', error: `given up after ${job.attempts - 1} attempts: the instances running it stopped before it finished` };
+    if (job.attempts > this.opts.maxAttempts)
+      return {
+        state: 'failed',
+        error: `given up after ${job.attempts - 1} attempts: the instances running it stopped before it finished`,
+      };
     const signal = AbortSignal.any([lease, AbortSignal.timeout(this.opts.jobTimeoutMs)]);
     try {
       return { state: 'ready', renditions: await this.deps.condition(job, signal) };
     } catch (err) {
-      const reason = signal.aborted && !lease.aborted ? `the job reached its time limit (${this.opts.jobTimeoutMs / 1000} s)` : (err as Error).message;
+      const reason =
+        signal.aborted && !lease.aborted
+          ? `the job reached its time limit (${this.opts.jobTimeoutMs / 1000} s)`
+          : (err as Error).message;
       return { state: 'failed', error: reason.slice(0, 500) };
     }
   }

@@ -57,7 +57,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   }
   const config = merged as unknown as Config;
   config.dataDir = path.resolve(config.dataDir);
-  for (const k of ['publicBaseUrl', 'daiHost', 'contentOrigin', 'transcoderUrl'] as const) config[k] = config[k].replace(/\/+$/, '');
-  if (!config.publicBaseUrl) config.publicBaseUrl = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
+  for (const k of ['publicBaseUrl', 'daiHost', 'contentOrigin', 'transcoderUrl'] as const)
+    config[k] = config[k].replace(/\/+$/, '');
+  if (!config.publicBaseUrl)
+    config.publicBaseUrl = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
   return config;
 }

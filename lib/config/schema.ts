@@ -38,7 +38,12 @@ export const configSchema = {
     rateLimits: {
       type: 'object',
       additionalProperties: false,
-      properties: Object.fromEntries(['api', 'auth_failure', 'beacon', 'vast', 'adproxy', 'stream', 'stitch'].map((k) => [k, { $ref: '#/$defs/rateRule' }])),
+      properties: Object.fromEntries(
+        ['api', 'auth_failure', 'beacon', 'vast', 'adproxy', 'stream', 'stitch'].map((k) => [
+          k,
+          { $ref: '#/$defs/rateRule' },
+        ]),
+      ),
     },
     id3ResultTtlSec: { type: 'integer', minimum: 0, maximum: 2592000 },
     trustedProxies: { type: 'string', maxLength: 4096 },
@@ -58,7 +63,11 @@ export const configSchema = {
     adConditioningMaxSec: { type: 'integer', minimum: 1, maximum: 600 },
     stitchMaxWaitMs: { type: 'integer', minimum: 0, maximum: 120000 },
     // `*`, or a comma-separated list of origins (scheme://host[:port]).
-    corsAllowedOrigins: { type: 'string', maxLength: 8192, pattern: '^(\\*|https?://[^/?#\\s,]+(\\s*,\\s*https?://[^/?#\\s,]+)*)$' },
+    corsAllowedOrigins: {
+      type: 'string',
+      maxLength: 8192,
+      pattern: '^(\\*|https?://[^/?#\\s,]+(\\s*,\\s*https?://[^/?#\\s,]+)*)$',
+    },
   },
   $defs: {
     // A token bucket per client IP: `rate` requests a second, `burst` at once; rate 0 = no limit.
@@ -66,7 +75,10 @@ export const configSchema = {
       type: 'object',
       additionalProperties: false,
       required: ['rate', 'burst'],
-      properties: { rate: { type: 'number', minimum: 0, maximum: 1000000 }, burst: { type: 'integer', minimum: 1, maximum: 10000000 } },
+      properties: {
+        rate: { type: 'number', minimum: 0, maximum: 1000000 },
+        burst: { type: 'integer', minimum: 1, maximum: 10000000 },
+      },
     },
     // A base URL: scheme and host, optional port and path, no query or fragment.
     baseUrl: { type: 'string', anyOf: [{ const: '' }, { pattern: '^https?://[^/?#\\s@]+(/[^?#\\s]*)?$' }] },

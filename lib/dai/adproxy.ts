@@ -42,7 +42,13 @@ function decode(s: string): string {
  * outside (`__proto__` is just a name), and a null-prototype object would cost several times more.
  */
 export function targetingFrom(rawQuery: string): Map<string, string> {
-  const query = rawQuery.length > MAX_QUERY_BYTES ? rawQuery.slice(0, rawQuery.lastIndexOf('&', MAX_QUERY_BYTES) > 0 ? rawQuery.lastIndexOf('&', MAX_QUERY_BYTES) : MAX_QUERY_BYTES) : rawQuery;
+  const query =
+    rawQuery.length > MAX_QUERY_BYTES
+      ? rawQuery.slice(
+          0,
+          rawQuery.lastIndexOf('&', MAX_QUERY_BYTES) > 0 ? rawQuery.lastIndexOf('&', MAX_QUERY_BYTES) : MAX_QUERY_BYTES,
+        )
+      : rawQuery;
   const encoded = query.indexOf('%') !== -1 || query.indexOf('+') !== -1;
   const out = new Map<string, string>();
   let prefixed: Map<string, string> | undefined;
@@ -62,7 +68,8 @@ export function targetingFrom(rawQuery: string): Map<string, string> {
     }
     if (!rawName) continue;
     count++;
-    if (rawName.length > PREFIX.length && rawName.startsWith(PREFIX)) (prefixed ??= new Map()).set(rawName.slice(PREFIX.length), value);
+    if (rawName.length > PREFIX.length && rawName.startsWith(PREFIX))
+      (prefixed ??= new Map()).set(rawName.slice(PREFIX.length), value);
     else out.set(rawName, value);
   }
   // A native name wins over its prefixed twin.
@@ -72,7 +79,12 @@ export function targetingFrom(rawQuery: string): Map<string, string> {
 
 /** The viewer's address: X-Device-Ip (spec) from a trusted caller (the ad manager), else the socket's. Read synchronously (uWS). */
 function clientIpOf(req: HttpRequest, res: HttpResponse, trusted: BlockList): string {
-  return clientIp(req.getHeader('x-device-ip'), req.getHeader('x-forwarded-for'), addressText(res.getRemoteAddressAsText()), trusted);
+  return clientIp(
+    req.getHeader('x-device-ip'),
+    req.getHeader('x-forwarded-for'),
+    addressText(res.getRemoteAddressAsText()),
+    trusted,
+  );
 }
 
 export class AdProxy {
@@ -116,7 +128,12 @@ export class AdProxy {
     const verdict = this.limiter?.take('adproxy', viewerIp);
     if (verdict && !verdict.ok) this.refused(viewerIp);
     else this.registerSafely(req, viewerIp);
-    res.writeStatus('200 OK').writeHeader('Content-Type', 'application/xml').writeHeader('Cache-Control', 'no-store').writeHeader('X-Request-Id', requestIdOf(req)).end(EMPTY_VAST_BYTES);
+    res
+      .writeStatus('200 OK')
+      .writeHeader('Content-Type', 'application/xml')
+      .writeHeader('Cache-Control', 'no-store')
+      .writeHeader('X-Request-Id', requestIdOf(req))
+      .end(EMPTY_VAST_BYTES);
   }
 
   /**
@@ -129,7 +146,10 @@ export class AdProxy {
     this.overLimitPending++;
     const now = Date.now();
     if (now - this.overLimitLoggedAt < 1000) return;
-    this.log.warn({ requests: this.overLimitPending, client_ip: clientIp }, 'adproxy: over the per-viewer rate limit; not registered (answered the empty VAST)');
+    this.log.warn(
+      { requests: this.overLimitPending, client_ip: clientIp },
+      'adproxy: over the per-viewer rate limit; not registered (answered the empty VAST)',
+    );
     this.overLimitPending = 0;
     this.overLimitLoggedAt = now;
   }
@@ -141,7 +161,8 @@ export class AdProxy {
     const now = Date.now();
     const last = this.unknownLogged.get(name);
     if (last !== undefined && now - last < LOG_EVERY_MS) return;
-    if (last === undefined && this.unknownLogged.size >= MAX_LOGGED_KEYS) this.unknownLogged.delete(this.unknownLogged.keys().next().value as string);
+    if (last === undefined && this.unknownLogged.size >= MAX_LOGGED_KEYS)
+      this.unknownLogged.delete(this.unknownLogged.keys().next().value as string);
     this.unknownLogged.delete(name);
     this.unknownLogged.set(name, now);
     this.log.warn(
@@ -186,7 +207,10 @@ export class AdProxy {
         ? undefined
         : matcher?.resolve({
             query: Object.fromEntries(targeting),
-            headers: { 'x-forwarded-host': req.getHeader('x-forwarded-host'), 'x-forwarded': req.getHeader('x-forwarded') },
+            headers: {
+              'x-forwarded-host': req.getHeader('x-forwarded-host'),
+              'x-forwarded': req.getHeader('x-forwarded'),
+            },
           })?.brand_name;
     if (brand !== undefined) touch.brand = brand;
     if (settings.eventId !== undefined) touch.eventId = settings.eventId;

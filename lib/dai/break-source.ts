@@ -7,7 +7,13 @@ export interface BreakSource {
   /** Bumped whenever any break or ready output changes, so cached renderings are not reused. */
   readonly generation: number;
   /** `flow`: squeezeback-flow players fire their own beacons from /vast; DAI streams' are fired by the service. */
-  apply(text: string, eventId: number, streamId: string | undefined, isContent: (uri: string) => boolean, flow?: 'dai' | 'squeezeback'): string | undefined;
+  apply(
+    text: string,
+    eventId: number,
+    streamId: string | undefined,
+    isContent: (uri: string) => boolean,
+    flow?: 'dai' | 'squeezeback',
+  ): string | undefined;
   /**
    * What decides a stream's rendering of the event's playlists: '' when no break touches the event,
    * else the assignments its breaks give the stream. Streams with the same key get the same text.

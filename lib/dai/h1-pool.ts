@@ -215,7 +215,12 @@ class Connection {
       return;
     }
     req.done = true;
-    req.handler.error(new H1Error('closed', this.sawByte ? 'the connection closed mid-response' : 'the connection closed before a response'));
+    req.handler.error(
+      new H1Error(
+        'closed',
+        this.sawByte ? 'the connection closed mid-response' : 'the connection closed before a response',
+      ),
+    );
   }
 
   private fail(code: H1Error['code'], message: string): void {
@@ -290,7 +295,8 @@ class Connection {
           if (lf === -1) return this.hold(buf, at, MAX_LINE, 'a chunk size line is too long');
           const size = lf > at && buf[lf - 1] === CR ? chunkSize(buf.toString('latin1', at, lf - 1)) : -1;
           if (size < 0) return this.fail('protocol', 'a malformed chunk size');
-          if (this.bodyBytes + size > this.pool.opts.maxResponseSize) return this.fail('too-large', 'the response exceeds the size limit');
+          if (this.bodyBytes + size > this.pool.opts.maxResponseSize)
+            return this.fail('too-large', 'the response exceeds the size limit');
           at = lf + 1;
           this.remaining = size;
           this.state = size === 0 ? State.Trailers : State.ChunkData;
@@ -306,7 +312,8 @@ class Connection {
         }
         case State.ChunkEnd: {
           // Exactly CRLF after a chunk's data (llhttp's strict mode refuses a bare LF or anything else).
-          if (buf[at] !== CR || (at + 1 < buf.length && buf[at + 1] !== LF)) return this.fail('protocol', 'no CRLF after a chunk');
+          if (buf[at] !== CR || (at + 1 < buf.length && buf[at + 1] !== LF))
+            return this.fail('protocol', 'no CRLF after a chunk');
           if (at + 1 === buf.length) return this.hold(buf, at, 1, 'no CRLF after a chunk');
           at += 2;
           this.state = State.ChunkSize;
@@ -317,7 +324,8 @@ class Connection {
           if (lf === -1) return this.hold(buf, at, MAX_HEAD, 'the trailers are over 16 KiB');
           if (lf === at || buf[lf - 1] !== CR) return this.fail('protocol', 'a malformed trailer');
           const empty = lf === at + 1;
-          if (!empty && !TRAILER_SYNTAX.test(buf.toString('latin1', at, lf - 1))) return this.fail('protocol', 'a malformed trailer');
+          if (!empty && !TRAILER_SYNTAX.test(buf.toString('latin1', at, lf - 1)))
+            return this.fail('protocol', 'a malformed trailer');
           at = lf + 1;
           if (empty) return this.complete(buf, at);
           break;
@@ -385,7 +393,10 @@ class Connection {
     if (status < 200) {
       // An informational answer that closes the connection leaves no room for the real one (llhttp: HPE_CLOSED_CONNECTION).
       if (status === 101 || !this.keepAlive) {
-        this.fail('protocol', status === 101 ? 'an unexpected protocol switch' : 'an informational response that closes the connection');
+        this.fail(
+          'protocol',
+          status === 101 ? 'an unexpected protocol switch' : 'an informational response that closes the connection',
+        );
         return -1;
       }
       return end; // informational: the real head follows
@@ -488,7 +499,13 @@ export class H1Pool {
   ) {
     const u = new URL(origin);
     this.host = u.host;
-    this.target = { hostname: u.hostname.replace(/^\[|\]$/g, ''), host: u.host, protocol: u.protocol, port: u.port, servername: u.hostname };
+    this.target = {
+      hostname: u.hostname.replace(/^\[|\]$/g, ''),
+      host: u.host,
+      protocol: u.protocol,
+      port: u.port,
+      servername: u.hostname,
+    };
     this.sweeper = setInterval(() => this.sweep(), opts.sweepMs ?? 50).unref();
   }
 
@@ -581,7 +598,8 @@ export class H1Pool {
     const now = Date.now();
     for (const conn of this.conns) if (conn.req && conn.req.deadline <= now) conn.req.expire();
     for (const req of this.dialling) if (req.deadline <= now) req.expire();
-    for (let i = this.queueHead; i < this.queue.length; i++) if (this.queue[i]!.deadline <= now) this.queue[i]!.expire();
+    for (let i = this.queueHead; i < this.queue.length; i++)
+      if (this.queue[i]!.deadline <= now) this.queue[i]!.expire();
     if (now - this.lastIdleSweep < Math.min(1000, this.opts.idleMs / 2)) return;
     this.lastIdleSweep = now;
     const cutoff = now - this.opts.idleMs;

@@ -148,14 +148,19 @@ export class ManifestCache {
   private store(key: string, value: Rendered): void {
     if (value.status !== 200 || value.freshMs <= 0) return;
     const seenBefore = this.recent.seen(key);
-    if (!seenBefore && !this.entries.has(key) && (this.entries.size >= this.maxEntries * this.admitAllBelow || this.bytes >= this.maxBytes * this.admitAllBelow)) {
+    if (
+      !seenBefore &&
+      !this.entries.has(key) &&
+      (this.entries.size >= this.maxEntries * this.admitAllBelow || this.bytes >= this.maxBytes * this.admitAllBelow)
+    ) {
       this.notAdmitted++;
       return;
     }
     this.drop(key); // re-insert: Map order is our eviction order
     this.entries.set(key, { value, storedAt: Date.now() });
     this.bytes += entryBytes(key, value);
-    while (this.entries.size > this.maxEntries || (this.bytes > this.maxBytes && this.entries.size > 1)) this.drop(this.entries.keys().next().value!);
+    while (this.entries.size > this.maxEntries || (this.bytes > this.maxBytes && this.entries.size > 1))
+      this.drop(this.entries.keys().next().value!);
   }
 
   private drop(key: string): void {

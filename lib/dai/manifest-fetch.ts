@@ -22,10 +22,19 @@ const DEFAULT_TARGET_SEC = 6;
 // Cache-Control per answer kind: docs/design.md §16 and the table in docs/decisions.md "Issue 27".
 // A live MPD's update period is not read: one second fresh, like the micro-cache, then stale
 // while revalidating for a default target duration, and through an upstream blip for two.
-const DASH_HEADERS = Object.freeze({ 'Content-Type': DASH_TYPE, 'Cache-Control': `public, max-age=1, stale-while-revalidate=${DEFAULT_TARGET_SEC}, stale-if-error=${2 * DEFAULT_TARGET_SEC}` });
-export const MASTER_HEADERS = Object.freeze({ 'Content-Type': HLS_TYPE, 'Cache-Control': 'public, max-age=2, stale-if-error=30' });
+const DASH_HEADERS = Object.freeze({
+  'Content-Type': DASH_TYPE,
+  'Cache-Control': `public, max-age=1, stale-while-revalidate=${DEFAULT_TARGET_SEC}, stale-if-error=${2 * DEFAULT_TARGET_SEC}`,
+});
+export const MASTER_HEADERS = Object.freeze({
+  'Content-Type': HLS_TYPE,
+  'Cache-Control': 'public, max-age=2, stale-if-error=30',
+});
 /** A VOD playlist (EXT-X-ENDLIST) does not change: five minutes, a day through upstream trouble. */
-const VOD_HEADERS = Object.freeze({ 'Content-Type': HLS_TYPE, 'Cache-Control': 'public, max-age=300, stale-if-error=86400' });
+const VOD_HEADERS = Object.freeze({
+  'Content-Type': HLS_TYPE,
+  'Cache-Control': 'public, max-age=300, stale-if-error=86400',
+});
 const mediaHeaderSets = new Map<number, Readonly<Record<string, string>>>();
 
 /**
@@ -38,7 +47,10 @@ export function mediaHeaders(targetSec: number): Readonly<Record<string, string>
   let h = mediaHeaderSets.get(targetSec);
   if (!h) {
     const maxAge = Math.max(1, Math.floor(targetSec / 2));
-    h = Object.freeze({ 'Content-Type': HLS_TYPE, 'Cache-Control': `public, max-age=${maxAge}, stale-while-revalidate=${targetSec}, stale-if-error=${2 * targetSec}` });
+    h = Object.freeze({
+      'Content-Type': HLS_TYPE,
+      'Cache-Control': `public, max-age=${maxAge}, stale-while-revalidate=${targetSec}, stale-if-error=${2 * targetSec}`,
+    });
     if (mediaHeaderSets.size < 100) mediaHeaderSets.set(targetSec, h);
   }
   return h;
@@ -93,7 +105,10 @@ export class ManifestFetch implements UpstreamSink {
     private readonly done: LoadDone,
     private readonly opts: FetchOptions = {},
   ) {
-    this.trim = settings.windowSegs > 0 || settings.liveEdgeDelaySegments > 0 ? { windowSegments: settings.windowSegs, delaySegments: settings.liveEdgeDelaySegments } : undefined;
+    this.trim =
+      settings.windowSegs > 0 || settings.liveEdgeDelaySegments > 0
+        ? { windowSegments: settings.windowSegs, delaySegments: settings.liveEdgeDelaySegments }
+        : undefined;
     this.hls = target.kind === 'mpd' ? undefined : new PlaylistRewriter(rules);
   }
 
@@ -128,27 +143,54 @@ export class ManifestFetch implements UpstreamSink {
 
   /** 4xx answers are passed on; 5xx and garbage throw. */
   private rendered(status: number): Rendered {
-    if (status >= 400 && status < 500) return problemRendered('upstream-client-error', `${this.opts.upstreamName ?? 'the DAI host'} answered ${status}`, status);
-    if (status < 200 || status >= 300) throw new UpstreamError('failed', `${this.opts.upstreamName ?? 'the DAI host'} answered ${status}`);
+    if (status >= 400 && status < 500)
+      return problemRendered(
+        'upstream-client-error',
+        `${this.opts.upstreamName ?? 'the DAI host'} answered ${status}`,
+        status,
+      );
+    if (status < 200 || status >= 300)
+      throw new UpstreamError('failed', `${this.opts.upstreamName ?? 'the DAI host'} answered ${status}`);
     const { hls, rules, settings } = this;
     if (!hls) {
       // The same live window and live-edge delay as HLS (spec rule 7), then the URL rewrite.
       const raw = this.body().toString('utf8');
       const mpd = rewriteMpd(this.trim ? trimMpdWindow(raw, this.trim).text : raw, rules);
-      if (!mpd.valid) throw new UpstreamError('failed', `${this.opts.upstreamName ?? 'the DAI host'} answered something that is not an MPD`);
-      return { status: 200, headers: DASH_HEADERS, body: this.bodies.store(mpd.text), freshMs: MASTER_FRESH_MS, staleMs: 2 * DEFAULT_TARGET_SEC * 1000 };
+      if (!mpd.valid)
+        throw new UpstreamError(
+          'failed',
+          `${this.opts.upstreamName ?? 'the DAI host'} answered something that is not an MPD`,
+        );
+      return {
+        status: 200,
+        headers: DASH_HEADERS,
+        body: this.bodies.store(mpd.text),
+        freshMs: MASTER_FRESH_MS,
+        staleMs: 2 * DEFAULT_TARGET_SEC * 1000,
+      };
     }
     let text = this.trim ? trimThenRewrite(this.body().toString('utf8'), hls, this.trim) : this.text + hls.end();
-    if (!hls.valid) throw new UpstreamError('failed', `${this.opts.upstreamName ?? 'the DAI host'} answered something that is not a playlist (#EXTM3U missing)`);
+    if (!hls.valid)
+      throw new UpstreamError(
+        'failed',
+        `${this.opts.upstreamName ?? 'the DAI host'} answered something that is not a playlist (#EXTM3U missing)`,
+      );
     if (hls.kind === 'media' && settings.eventId !== undefined && this.breaks) {
       // Content segments were rewritten to the content origin; DAI ad segments keep their own host.
       const contentPrefix = `${rules.contentOrigin}/`;
-      text = this.breaks.apply(text, settings.eventId, this.target.streamId, (uri) => uri.startsWith(contentPrefix)) ?? text;
+      text =
+        this.breaks.apply(text, settings.eventId, this.target.streamId, (uri) => uri.startsWith(contentPrefix)) ?? text;
     }
     const td = targetDurationOf(text);
     const out: Rendered =
       hls.kind !== 'media'
-        ? { status: 200, headers: MASTER_HEADERS, body: this.bodies.store(text), freshMs: MASTER_FRESH_MS, staleMs: 2 * td * 1000 }
+        ? {
+            status: 200,
+            headers: MASTER_HEADERS,
+            body: this.bodies.store(text),
+            freshMs: MASTER_FRESH_MS,
+            staleMs: 2 * td * 1000,
+          }
         : {
             status: 200,
             headers: text.endsWith('#EXT-X-ENDLIST\n') ? VOD_HEADERS : mediaHeaders(td),

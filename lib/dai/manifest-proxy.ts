@@ -95,18 +95,38 @@ export class ManifestProxy {
     const other = family.with({ code: 'other' });
     this.byStatus.set(0, other);
     this.durations = deps.metrics.histogram('dai_manifest_duration_seconds', 'Manifest proxy latency').with();
-    deps.metrics.gauge('dai_manifest_cache_entries', 'Rewritten manifests held by the micro-cache', () => deps.cache.size);
-    deps.metrics.gauge('dai_manifest_cache_hits', 'Requests answered by the micro-cache or a shared fetch', () => deps.cache.hits);
-    deps.metrics.gauge('dai_manifest_stale_served', 'Stale manifests served while the upstream failed', () => deps.cache.staleServed);
-    deps.metrics.gauge('dai_manifest_cache_not_admitted', 'Renderings not cached: first fetch of their URL while the cache was half full', () => deps.cache.notAdmitted);
+    deps.metrics.gauge(
+      'dai_manifest_cache_entries',
+      'Rewritten manifests held by the micro-cache',
+      () => deps.cache.size,
+    );
+    deps.metrics.gauge(
+      'dai_manifest_cache_hits',
+      'Requests answered by the micro-cache or a shared fetch',
+      () => deps.cache.hits,
+    );
+    deps.metrics.gauge(
+      'dai_manifest_stale_served',
+      'Stale manifests served while the upstream failed',
+      () => deps.cache.staleServed,
+    );
+    deps.metrics.gauge(
+      'dai_manifest_cache_not_admitted',
+      'Renderings not cached: first fetch of their URL while the cache was half full',
+      () => deps.cache.notAdmitted,
+    );
     // The text fast paths and how often they handed a playlist to the line-based reference (lib/hls/stats.ts).
-    deps.metrics.counterFuncs('hls_text_path_total', 'Live-window trims and break substitutions by the way they were done', [
-      [{ op: 'trim', way: 'offsets' }, () => textPathStats.trimOffsets],
-      [{ op: 'trim', way: 'reference' }, () => textPathStats.trimReference],
-      [{ op: 'trim', way: 'rewritten_first' }, () => textPathStats.trimRewrittenFirst],
-      [{ op: 'break', way: 'text' }, () => textPathStats.breakText],
-      [{ op: 'break', way: 'reference' }, () => textPathStats.breakReference],
-    ]);
+    deps.metrics.counterFuncs(
+      'hls_text_path_total',
+      'Live-window trims and break substitutions by the way they were done',
+      [
+        [{ op: 'trim', way: 'offsets' }, () => textPathStats.trimOffsets],
+        [{ op: 'trim', way: 'reference' }, () => textPathStats.trimReference],
+        [{ op: 'trim', way: 'rewritten_first' }, () => textPathStats.trimRewrittenFirst],
+        [{ op: 'break', way: 'text' }, () => textPathStats.breakText],
+        [{ op: 'break', way: 'reference' }, () => textPathStats.breakReference],
+      ],
+    );
   }
 
   mount(app: TemplatedApp): void {
@@ -155,7 +175,14 @@ export class ManifestProxy {
       checkQuery(query);
       known = this.known(url);
     } catch (err) {
-      this.answer(new Exchange(res, isHead, cors, id), err instanceof HttpError ? problemRendered('bad-path', err.message) : problemRendered('internal', 'internal error'), undefined, started);
+      this.answer(
+        new Exchange(res, isHead, cors, id),
+        err instanceof HttpError
+          ? problemRendered('bad-path', err.message)
+          : problemRendered('internal', 'internal error'),
+        undefined,
+        started,
+      );
       return;
     }
     const target = known.target;
@@ -170,10 +197,18 @@ export class ManifestProxy {
     if (streamId && !this.deps.streams.refresh(streamId, settings.eventId, target.assetKey, masterPath)) {
       if (this.deps.streams.isKnown(streamId)) this.register(streamId, settings, target, masterPath);
       else if (streamId.length > STREAM_LIMITS.streamIdChars) {
-        this.answer(new Exchange(res, isHead, cors), problemRendered('bad-path', 'the stream id is too long'), undefined, started);
+        this.answer(
+          new Exchange(res, isHead, cors),
+          problemRendered('bad-path', 'the stream id is too long'),
+          undefined,
+          started,
+        );
         return;
       } else {
-        const verdict = this.deps.limiter?.take('stream', this.deps.clientKey ? this.deps.clientKey(req, res) : addressText(res.getRemoteAddressAsText()));
+        const verdict = this.deps.limiter?.take(
+          'stream',
+          this.deps.clientKey ? this.deps.clientKey(req, res) : addressText(res.getRemoteAddressAsText()),
+        );
         if (verdict && !verdict.ok) {
           const p = problemResponse(rateLimited(verdict.retryAfterSec));
           this.count(p.status, started);
@@ -191,7 +226,13 @@ export class ManifestProxy {
       // Each write is a call into uWS: its default status line is 200 OK, and a fresh hit is
       // under a second old (Age 0 is what its absence means).
       // The form (304, gzip, identity) and its headers were built once for this rendering (lib/http/representation.ts).
-      const v = negotiate(hit.value, req.getHeader('if-none-match'), req.getHeader('if-modified-since'), req.getHeader('accept-encoding'), SHARED);
+      const v = negotiate(
+        hit.value,
+        req.getHeader('if-none-match'),
+        req.getHeader('if-modified-since'),
+        req.getHeader('accept-encoding'),
+        SHARED,
+      );
       this.count(v.status, started);
       if (v.status !== 200) res.writeStatus(statusLine(v.status));
       const headers = v.headers;
@@ -229,7 +270,12 @@ export class ManifestProxy {
   }
 
   /** Records (or refreshes) the stream, fire-and-forget. */
-  private register(streamId: string, settings: EventSettings, target: PathTarget, masterPath: string | undefined): void {
+  private register(
+    streamId: string,
+    settings: EventSettings,
+    target: PathTarget,
+    masterPath: string | undefined,
+  ): void {
     const touch: Parameters<StreamRegistry['touch']>[0] = { streamId, flow: 'dai' };
     if (settings.eventId !== undefined) touch.eventId = settings.eventId;
     if (target.assetKey !== undefined) touch.assetKey = target.assetKey;
@@ -241,8 +287,14 @@ export class ManifestProxy {
   private failure(err: unknown): Rendered {
     const id = requestId(undefined);
     if (err instanceof UpstreamError) {
-      if (err.internal !== undefined) this.deps.log.warn({ req_id: id, reason: err.internal }, 'manifest upstream failed');
-      return problemRendered(err.code === 'timeout' ? 'upstream-timeout' : 'upstream-failed', err.message, undefined, id);
+      if (err.internal !== undefined)
+        this.deps.log.warn({ req_id: id, reason: err.internal }, 'manifest upstream failed');
+      return problemRendered(
+        err.code === 'timeout' ? 'upstream-timeout' : 'upstream-failed',
+        err.message,
+        undefined,
+        id,
+      );
     }
     this.deps.log.error({ req_id: id, err }, 'manifest proxy failed');
     return problemRendered('upstream-failed', 'the manifest could not be produced', undefined, id);
@@ -251,10 +303,17 @@ export class ManifestProxy {
   private count(status: number, started: number): void {
     (this.byStatus.get(status) ?? this.byStatus.get(0)!).inc();
     this.durations.observe((performance.now() - started) / 1000);
-    if (this.opts.accessLogSampleRate > 0 && Math.random() < this.opts.accessLogSampleRate) this.deps.log.info({ status, ms: performance.now() - started }, 'manifest');
+    if (this.opts.accessLogSampleRate > 0 && Math.random() < this.opts.accessLogSampleRate)
+      this.deps.log.info({ status, ms: performance.now() - started }, 'manifest');
   }
 
-  private answer(ex: Exchange, r: Rendered, ageSec: number | undefined, started: number, conditions = NO_CONDITIONS): void {
+  private answer(
+    ex: Exchange,
+    r: Rendered,
+    ageSec: number | undefined,
+    started: number,
+    conditions = NO_CONDITIONS,
+  ): void {
     this.count(r.status, started);
     // A problem gets this answer's request_id in the shared rendering; errors are neither compressed nor validated.
     if (r.status >= 400) {
@@ -274,6 +333,10 @@ export class ManifestProxy {
       playlistUrl: this.opts.daiHost + upstreamPath,
     };
     const headers = xff ? { ...UPSTREAM_HEADERS, 'x-forwarded-for': xff } : UPSTREAM_HEADERS;
-    this.deps.upstream.get(upstreamPath, headers, new ManifestFetch(target, settings, rules, this.deps.breaks, this.bodies, done));
+    this.deps.upstream.get(
+      upstreamPath,
+      headers,
+      new ManifestFetch(target, settings, rules, this.deps.breaks, this.bodies, done),
+    );
   }
 }

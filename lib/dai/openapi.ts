@@ -12,10 +12,21 @@ const manifest = (method: 'get' | 'head') => ({
   summary: 'The DAI manifest proxy (CDN prefix): master and variant playlists or the MPD, rewritten (spec rules 1–8)',
   security: [],
   parameters: [
-    { name: 'path', in: 'path', required: true, description: 'the DAI URL path after the CDN host (slashes kept, not encoded): …/stream/{stream_id}/…, …/event/{asset_key}/…', schema: text },
+    {
+      name: 'path',
+      in: 'path',
+      required: true,
+      description:
+        'the DAI URL path after the CDN host (slashes kept, not encoded): …/stream/{stream_id}/…, …/event/{asset_key}/…',
+      schema: text,
+    },
   ],
   responses: {
-    200: answer('the manifest', { [HLS]: text, [DASH]: text }, { Age: { schema: text }, 'Cache-Control': { schema: text } }),
+    200: answer(
+      'the manifest',
+      { [HLS]: text, [DASH]: text },
+      { Age: { schema: text }, 'Cache-Control': { schema: text } },
+    ),
     ...problemResponses([...UPSTREAM_4XX, 405, 500, 502, 504]),
   },
 });

@@ -60,7 +60,9 @@ export class Upstream {
     const connectTimeout = opts.connectTimeoutMs ?? Math.min(2000, opts.deadlineMs);
     this.pool = new H1Pool(this.origin, {
       connections: opts.connections ?? 256,
-      connect: opts.connect ?? buildConnector({ ...H1_SOCKET_OPTIONS, timeout: connectTimeout } as buildConnector.BuildOptions),
+      connect:
+        opts.connect ??
+        buildConnector({ ...H1_SOCKET_OPTIONS, timeout: connectTimeout } as buildConnector.BuildOptions),
       maxResponseSize: opts.maxResponseSize ?? 16 * 1024 * 1024,
       idleMs: 30_000,
     });
@@ -81,7 +83,9 @@ export class Upstream {
       const value = headers[name]!;
       if (SAFE_VALUE.test(value)) head += `${name}: ${value}\r\n`;
     }
-    this.pool.enqueue(new H1Request(`${head}\r\n`, new UpstreamExchange(sink, this.opts.deadlineMs), Date.now() + this.opts.deadlineMs));
+    this.pool.enqueue(
+      new H1Request(`${head}\r\n`, new UpstreamExchange(sink, this.opts.deadlineMs), Date.now() + this.opts.deadlineMs),
+    );
   }
 
   close(): Promise<void> {
@@ -124,13 +128,15 @@ class UpstreamExchange implements H1Handler {
   }
 
   private classify(err: H1Error): UpstreamError {
-    if (err.code === 'timeout') return new UpstreamError('timeout', `upstream did not answer within ${this.deadlineMs} ms`);
+    if (err.code === 'timeout')
+      return new UpstreamError('timeout', `upstream did not answer within ${this.deadlineMs} ms`);
     return classify(err);
   }
 }
 
 function classify(err: H1Error): UpstreamError {
   if (err.code === 'too-large') return new UpstreamError('too-large', 'upstream response exceeds the size limit');
-  if (err.code === 'connect' && /timeout/i.test(err.message)) return new UpstreamError('timeout', `upstream connect timed out`);
+  if (err.code === 'connect' && /timeout/i.test(err.message))
+    return new UpstreamError('timeout', `upstream connect timed out`);
   return new UpstreamError('failed', 'the upstream request failed', err.message);
 }

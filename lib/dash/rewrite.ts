@@ -13,14 +13,26 @@ export interface MpdResult {
 }
 
 /** Elements that follow BaseURL among the MPD's children (ISO/IEC 23009-1 MPD type sequence). */
-const AFTER_BASEURL = ['Location', 'PatchLocation', 'ServiceDescription', 'InitializationSet', 'InitializationGroup', 'InitializationPresentation', 'ContentProtection', 'Period'];
+const AFTER_BASEURL = [
+  'Location',
+  'PatchLocation',
+  'ServiceDescription',
+  'InitializationSet',
+  'InitializationGroup',
+  'InitializationPresentation',
+  'ContentProtection',
+  'Period',
+];
 
 function openTag(xml: string, name: string, from: number): number {
   // Matches <Name> or <Name attr…> or <prefix:Name…>, not <NameSuffix.
   for (let i = xml.indexOf(name, from); i !== -1; i = xml.indexOf(name, i + 1)) {
     const before = xml[i - 1];
     const after = xml[i + name.length];
-    if ((before === '<' || before === ':') && (after === '>' || after === ' ' || after === '\t' || after === '\n' || after === '\r' || after === '/')) {
+    if (
+      (before === '<' || before === ':') &&
+      (after === '>' || after === ' ' || after === '\t' || after === '\n' || after === '\r' || after === '/')
+    ) {
       if (inComment(xml, i)) continue;
       if (before === '<') return i - 1;
       // <prefix:Name…>, not the closing </prefix:Name> nor `x:Name ` in text.
@@ -114,7 +126,10 @@ export function rewriteMpd(xml: string, rules: UriRules): MpdResult {
     // Without a Period, before the MPD's closing tag; a self-closing MPD has no segments to pin.
     const end = levelEnd < text.length ? levelEnd : rootCloseTag(text, mpdOpenEnd);
     if (end !== -1) {
-      const insertAt = Math.min(...AFTER_BASEURL.map((n) => openTag(text, n, mpdOpenEnd)).filter((i) => i !== -1 && i <= end), end);
+      const insertAt = Math.min(
+        ...AFTER_BASEURL.map((n) => openTag(text, n, mpdOpenEnd)).filter((i) => i !== -1 && i <= end),
+        end,
+      );
       text = `${text.slice(0, insertAt)}<BaseURL>${base}</BaseURL>${text.slice(insertAt)}`;
     }
   }
@@ -137,7 +152,9 @@ function pinContentSegments(xml: string, origin: string): string {
   const rootRelative = (v: string) => v.charCodeAt(0) === 47 && v.charCodeAt(1) !== 47;
   // BaseURL elements below the MPD level (Period, AdaptationSet, Representation).
   const text = mapElementText(xml, 'BaseURL', xml.length, (u) => (rootRelative(u) ? prefix + u : u));
-  return text.replace(SEGMENT_ATTR, (m: string, _name: string, at: number) => (inComment(text, at) ? m : m.slice(0, -1) + prefix + '/'));
+  return text.replace(SEGMENT_ATTR, (m: string, _name: string, at: number) =>
+    inComment(text, at) ? m : m.slice(0, -1) + prefix + '/',
+  );
 }
 
 /** Offset of the MPD's closing tag (`</MPD>`, `</prefix:MPD >`), or -1. */

@@ -77,7 +77,13 @@ class TagScan {
     const c = s.charCodeAt(lt + 1);
     if (c === 33 /* ! */ || c === 63 /* ? */) {
       this.element = false;
-      const close = s.startsWith('!--', lt + 1) ? '-->' : s.startsWith('![CDATA[', lt + 1) ? ']]>' : c === 63 ? '?>' : '>';
+      const close = s.startsWith('!--', lt + 1)
+        ? '-->'
+        : s.startsWith('![CDATA[', lt + 1)
+          ? ']]>'
+          : c === 63
+            ? '?>'
+            : '>';
       const e = s.indexOf(close, lt + 2);
       this.end = this.pos = e === -1 ? s.length : e + close.length;
       return true;
@@ -195,7 +201,9 @@ function intAt(s: string, at: number): number {
 
 /** xs:duration in seconds (days, hours, minutes, seconds; NaN for years/months or bad text). */
 export function parseXsDuration(v: string): number {
-  const m = /^\s*P(?:(\d+(?:\.\d+)?)D)?(?:T(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?)?\s*$/.exec(v);
+  const m = /^\s*P(?:(\d+(?:\.\d+)?)D)?(?:T(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?)?\s*$/.exec(
+    v,
+  );
   if (!m || v.trim() === 'P' || v.trim().endsWith('T')) return NaN;
   return (Number(m[1] ?? 0) * 24 + Number(m[2] ?? 0)) * 3600 + Number(m[3] ?? 0) * 60 + Number(m[4] ?? 0);
 }
@@ -391,7 +399,15 @@ function wsBefore(s: string, at: number): number {
 }
 
 /** An edit setting attribute `name`: its value replaced, or the attribute added before the tag's end. */
-function setAttr(s: string, edits: Edit[], valueAt: number, tagEnd: number, selfClose: boolean, name: string, value: string): void {
+function setAttr(
+  s: string,
+  edits: Edit[],
+  valueAt: number,
+  tagEnd: number,
+  selfClose: boolean,
+  name: string,
+  value: string,
+): void {
   if (valueAt >= 0) edits.push({ start: valueAt, end: valueEnd(s, valueAt), text: value });
   else {
     const at = wsBefore(s, selfClose ? tagEnd - 2 : tagEnd - 1);
@@ -432,7 +448,8 @@ function cutTimeline(s: string, tl: Timeline, a: number, b: number, edits: Edit[
   }
   const setR = (j: number, keep: number) => {
     const rAt = runs.rAt[j]!;
-    if (rAt >= 0 && (keep !== runs.count[j] || runs.r[j] === -1)) edits.push({ start: rAt, end: valueEnd(s, rAt), text: String(keep - 1) });
+    if (rAt >= 0 && (keep !== runs.count[j] || runs.r[j] === -1))
+      edits.push({ start: rAt, end: valueEnd(s, rAt), text: String(keep - 1) });
   };
   if (ja === jb) setR(ja, kb - ka + 1);
   else {
@@ -443,8 +460,17 @@ function cutTimeline(s: string, tl: Timeline, a: number, b: number, edits: Edit[
   if (a > 0) {
     const tpl = tl.tpl;
     const sn = inherited(tpl, (x) => x.startNumber);
-    setAttr(s, edits, tpl.startNumberAt, tpl.openEnd, tpl.selfClose, 'startNumber', String((Number.isNaN(sn) ? 1 : sn) + a));
-    for (const dep of tl.dependents) edits.push({ start: dep.startNumberAt, end: valueEnd(s, dep.startNumberAt), text: String(dep.startNumber + a) });
+    setAttr(
+      s,
+      edits,
+      tpl.startNumberAt,
+      tpl.openEnd,
+      tpl.selfClose,
+      'startNumber',
+      String((Number.isNaN(sn) ? 1 : sn) + a),
+    );
+    for (const dep of tl.dependents)
+      edits.push({ start: dep.startNumberAt, end: valueEnd(s, dep.startNumberAt), text: String(dep.startNumber + a) });
   }
 }
 
@@ -465,7 +491,15 @@ function scanMpd(s: string): Scanned | undefined {
   const tag = new TagScan(s);
   while (tag.next()) if (tag.element && !tag.close) break;
   if (!tag.element || tag.close || !tag.is('MPD')) return undefined;
-  const out: Scanned = { mpdNameEnd: tag.nameEnd, mpdEnd: tag.end, mpdSelfClose: tag.selfClose, timelines: [], wallClockDuration: 0, patchLocations: [], latency: [] };
+  const out: Scanned = {
+    mpdNameEnd: tag.nameEnd,
+    mpdEnd: tag.end,
+    mpdSelfClose: tag.selfClose,
+    timelines: [],
+    wallClockDuration: 0,
+    patchLocations: [],
+    latency: [],
+  };
   const typeAt = tag.attr('type');
   if (typeAt < 0 || !s.startsWith('dynamic', typeAt) || valueEnd(s, typeAt) !== typeAt + 7) return out;
   runs.reset();
@@ -536,7 +570,17 @@ function scanMpd(s: string): Scanned | undefined {
       timeline.to = i + 1;
     } else if (tag.is('SegmentTimeline')) {
       if (tag.selfClose || !tpl || inList || timeline) continue;
-      timeline = { tpl, from: runs.length, to: runs.length, n: 0, timescale: inherited(tpl, (x) => x.timescale), pto: inherited(tpl, (x) => x.pto), maxD: 0, opaque: false, dependents: [] };
+      timeline = {
+        tpl,
+        from: runs.length,
+        to: runs.length,
+        n: 0,
+        timescale: inherited(tpl, (x) => x.timescale),
+        pto: inherited(tpl, (x) => x.pto),
+        maxD: 0,
+        opaque: false,
+        dependents: [],
+      };
       if (Number.isNaN(timeline.timescale)) timeline.timescale = 1;
       if (Number.isNaN(timeline.pto)) timeline.pto = 0;
       tpl.timeline = timeline;
@@ -618,7 +662,8 @@ function timelineEdits(s: string, m: Scanned, window: number, delay: number, edi
   // Cuts in period time (seconds); each timeline keeps the segments whose midpoint lies inside.
   const toSec = (tl: Timeline, ticks: number) => (ticks - tl.pto) / tl.timescale;
   const from = start > 0 ? toSec(ref, startTicks(ref, start)) : -Infinity;
-  const edge = delay > 0 ? toSec(ref, startTicks(ref, remaining - 1) + runs.d[lastRunOf(ref, remaining - 1)]!) : Infinity;
+  const edge =
+    delay > 0 ? toSec(ref, startTicks(ref, remaining - 1) + runs.d[lastRunOf(ref, remaining - 1)]!) : Infinity;
   let changed = false;
   for (const tl of usable) {
     const a = firstFrom(tl, from * tl.timescale + tl.pto);
@@ -628,7 +673,8 @@ function timelineEdits(s: string, m: Scanned, window: number, delay: number, edi
     changed = true;
   }
   if (changed && start > 0) lowerTsbd(s, m, toSec(ref, startTicks(ref, n)) - from, edits);
-  if (changed && delay > 0) raisePresentationDelay(s, m, toSec(ref, startTicks(ref, n)) - edge, (3 * ref.maxD) / ref.timescale, edits);
+  if (changed && delay > 0)
+    raisePresentationDelay(s, m, toSec(ref, startTicks(ref, n)) - edge, (3 * ref.maxD) / ref.timescale, edits);
   return changed;
 }
 
@@ -648,7 +694,15 @@ function raisePresentationDelay(s: string, m: Scanned, removedSec: number, defau
   if (!(removedSec > 0)) return;
   const at = mpdAttr(s, m, 'suggestedPresentationDelay');
   const old = at >= 0 ? parseXsDuration(s.slice(at, valueEnd(s, at))) : NaN;
-  setAttr(s, edits, at, m.mpdEnd, m.mpdSelfClose, 'suggestedPresentationDelay', xsDuration((old >= 0 ? old : defaultSec) + removedSec));
+  setAttr(
+    s,
+    edits,
+    at,
+    m.mpdEnd,
+    m.mpdSelfClose,
+    'suggestedPresentationDelay',
+    xsDuration((old >= 0 ? old : defaultSec) + removedSec),
+  );
   raiseLatency(s, m, removedSec, edits);
 }
 
@@ -680,7 +734,15 @@ function wallClockEdits(s: string, m: Scanned, window: number, delay: number, ed
   if (delay > 0) {
     const at = mpdAttr(s, m, 'suggestedPresentationDelay');
     const old = at >= 0 ? parseXsDuration(s.slice(at, valueEnd(s, at))) : 0;
-    setAttr(s, edits, at, m.mpdEnd, m.mpdSelfClose, 'suggestedPresentationDelay', xsDuration((old >= 0 ? old : 0) + delay * dur));
+    setAttr(
+      s,
+      edits,
+      at,
+      m.mpdEnd,
+      m.mpdSelfClose,
+      'suggestedPresentationDelay',
+      xsDuration((old >= 0 ? old : 0) + delay * dur),
+    );
     raiseLatency(s, m, delay * dur, edits);
     changed = true;
   }
@@ -705,7 +767,9 @@ export function trimMpdWindow(mpd: string, opts: MpdTrimOptions): MpdResult {
   if (!m) return { valid: false, text: mpd };
   if (window === 0 && delay === 0) return { valid: true, text: mpd };
   const edits: Edit[] = [];
-  const changed = m.timelines.some((tl) => !tl.opaque) ? timelineEdits(mpd, m, window, delay, edits) : wallClockEdits(mpd, m, window, delay, edits);
+  const changed = m.timelines.some((tl) => !tl.opaque)
+    ? timelineEdits(mpd, m, window, delay, edits)
+    : wallClockEdits(mpd, m, window, delay, edits);
   if (!changed) return { valid: true, text: mpd };
   edits.push(...m.patchLocations);
   edits.sort((x, y) => x.start - y.start);

@@ -6,7 +6,14 @@
  * `#EXT-X-CUE-OUT:<duration>` precedes the first break segment, `#EXT-X-CUE-OUT-CONT` the
  * following ones, `#EXT-X-CUE-IN` the first segment after. Absolute DAI ad segments are untouched.
  */
-import { HEADER_TAGS, meanDurationMs, parseMedia, segmentTimes, type MediaPlaylist, type SequenceAnchor } from './media.js';
+import {
+  HEADER_TAGS,
+  meanDurationMs,
+  parseMedia,
+  segmentTimes,
+  type MediaPlaylist,
+  type SequenceAnchor,
+} from './media.js';
 import { joinLines, splitLines } from './rewrite.js';
 import { textPathStats } from './stats.js';
 
@@ -18,7 +25,8 @@ export interface BreakWindow {
   startSeq?: number | undefined;
 }
 
-const anchorOf = (w: BreakWindow): SequenceAnchor | undefined => (w.startSeq === undefined ? undefined : { startSeq: w.startSeq, startMs: w.startMs });
+const anchorOf = (w: BreakWindow): SequenceAnchor | undefined =>
+  w.startSeq === undefined ? undefined : { startSeq: w.startSeq, startMs: w.startMs };
 
 /**
  * The squeezeback segment standing in for a break segment, if ready: given its URI as the playlist
@@ -87,7 +95,13 @@ function sourceCues(p: MediaPlaylist): SourceCue[] {
   return cues;
 }
 
-export function applyBreakToMedia(p: MediaPlaylist, window: BreakWindow, squeezedUri: SqueezedUri, isContent: (uri: string) => boolean, cues: SourceCues = 'keep'): BreakResult {
+export function applyBreakToMedia(
+  p: MediaPlaylist,
+  window: BreakWindow,
+  squeezedUri: SqueezedUri,
+  isContent: (uri: string) => boolean,
+  cues: SourceCues = 'keep',
+): BreakResult {
   const times = segmentTimes(p, anchorOf(window));
   const inWindow = (i: number) => {
     const t = times[i];
@@ -124,7 +138,8 @@ export function applyBreakToMedia(p: MediaPlaylist, window: BreakWindow, squeeze
     if (active) {
       const elapsed = (t! - window.startMs) / 1000;
       let cue: string;
-      if (open) cue = `#EXT-X-CUE-OUT-CONT:ElapsedTime=${num(Math.max(0, (t! - spanStart) / 1000))},Duration=${num(spanSec)}`;
+      if (open)
+        cue = `#EXT-X-CUE-OUT-CONT:ElapsedTime=${num(Math.max(0, (t! - spanStart) / 1000))},Duration=${num(spanSec)}`;
       else if (suspended) {
         // After a pod inside the break: a new cue-out for what is left of the break.
         spanStart = t!;
@@ -133,7 +148,10 @@ export function applyBreakToMedia(p: MediaPlaylist, window: BreakWindow, squeeze
       } else {
         // The break's first segment in this playlist opens it with CUE-OUT, unless the break began
         // before the playlist's first segment (then the player joins it: CUE-OUT-CONT).
-        cue = elapsed < 0.001 || i > 0 ? `#EXT-X-CUE-OUT:${num(window.durationSec)}` : `#EXT-X-CUE-OUT-CONT:ElapsedTime=${num(Math.max(0, elapsed))},Duration=${num(window.durationSec)}`;
+        cue =
+          elapsed < 0.001 || i > 0
+            ? `#EXT-X-CUE-OUT:${num(window.durationSec)}`
+            : `#EXT-X-CUE-OUT-CONT:ElapsedTime=${num(Math.max(0, elapsed))},Duration=${num(window.durationSec)}`;
       }
       const content = isContent(s.uri);
       const replacement = content ? squeezedUri(s.uri, t!) : undefined;
@@ -154,7 +172,13 @@ export function applyBreakToMedia(p: MediaPlaylist, window: BreakWindow, squeeze
   return { lines: out, notReady, squeezed };
 }
 
-export function applyBreak(lines: string[], window: BreakWindow, squeezedUri: SqueezedUri, isContent: (uri: string) => boolean = () => true, cues: SourceCues = 'keep'): BreakResult {
+export function applyBreak(
+  lines: string[],
+  window: BreakWindow,
+  squeezedUri: SqueezedUri,
+  isContent: (uri: string) => boolean = () => true,
+  cues: SourceCues = 'keep',
+): BreakResult {
   return applyBreakToMedia(parseMedia(lines), window, squeezedUri, isContent, cues);
 }
 
@@ -196,7 +220,13 @@ function headerTagAt(text: string, start: number, end: number): boolean {
   return HEADER_TAGS.has(text.slice(start, colon === -1 || colon > end ? end : colon));
 }
 
-function byLines(text: string, window: BreakWindow, squeezedUri: SqueezedUri, isContent: (uri: string) => boolean, cues: SourceCues) {
+function byLines(
+  text: string,
+  window: BreakWindow,
+  squeezedUri: SqueezedUri,
+  isContent: (uri: string) => boolean,
+  cues: SourceCues,
+) {
   textPathStats.breakReference++;
   const r = applyBreak(splitLines(text), window, squeezedUri, isContent, cues);
   return { text: joinLines(r.lines), notReady: r.notReady, squeezed: r.squeezed };
@@ -244,7 +274,8 @@ export function applyBreakText(
     if (text.charCodeAt(ls) === 35) {
       if (segments === 0 && headerTagAt(text, ls, le)) {
         if (segStart !== -1) return byLines(text, window, squeezedUri, isContent, cues);
-        if (text.startsWith(MEDIA_SEQUENCE, ls)) mediaSequence = Number(text.slice(ls + MEDIA_SEQUENCE.length, le)) || 0;
+        if (text.startsWith(MEDIA_SEQUENCE, ls))
+          mediaSequence = Number(text.slice(ls + MEDIA_SEQUENCE.length, le)) || 0;
       } else {
         if (segStart === -1) segStart = ls;
         if (text.startsWith(EXTINF, ls)) duration = parseFloat(text.slice(ls + EXTINF.length, le)) || 0;

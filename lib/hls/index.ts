@@ -1,9 +1,24 @@
 export { mapUriAttribute, attribute, tagName, tagValue, normalizeLineEnds } from './lines.js';
 export { UriRewriter, isAbsolute, type UriRules } from './uris.js';
 export { PlaylistRewriter, rewritePlaylist, joinLines, type PlaylistKind } from './rewrite.js';
-export { parseMedia, programDateTimes, segmentTimes, type MediaPlaylist, type Segment, type SequenceAnchor } from './media.js';
+export {
+  parseMedia,
+  programDateTimes,
+  segmentTimes,
+  type MediaPlaylist,
+  type Segment,
+  type SequenceAnchor,
+} from './media.js';
 export { trimLiveWindow, trimMedia, type TrimOptions } from './trim.js';
-export { applyBreak, applyBreakText, applyBreakToMedia, type BreakWindow, type BreakResult, type SourceCues, type SqueezedUri } from './breaks.js';
+export {
+  applyBreak,
+  applyBreakText,
+  applyBreakToMedia,
+  type BreakWindow,
+  type BreakResult,
+  type SourceCues,
+  type SqueezedUri,
+} from './breaks.js';
 export { trimText, trimThenRewrite } from './trim-text.js';
 export { splitLines } from './rewrite.js';
 export { textPathStats, textPathSnapshot, type TextPathStats } from './stats.js';

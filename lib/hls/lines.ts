@@ -53,7 +53,8 @@ export function textAt(s: string): (text: string, offset: number) => boolean {
 /** Reads one attribute value (unquoted) from an attribute list: `DURATION=30` or `ID="x"`. */
 export function attribute(list: string, name: string): string | undefined {
   let at = list.indexOf(`${name}=`);
-  while (at > 0 && list[at - 1] !== ',' && list[at - 1] !== ':' && list[at - 1] !== ' ') at = list.indexOf(`${name}=`, at + 1);
+  while (at > 0 && list[at - 1] !== ',' && list[at - 1] !== ':' && list[at - 1] !== ' ')
+    at = list.indexOf(`${name}=`, at + 1);
   if (at === -1) return undefined;
   let start = at + name.length + 1;
   if (list[start] === '"') {

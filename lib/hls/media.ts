@@ -63,7 +63,8 @@ export function parseCueOutCont(line: string): { elapsed: number; duration: numb
   const v = tagValue(line);
   const elapsed = attribute(v, 'ElapsedTime');
   const duration = attribute(v, 'Duration');
-  if (elapsed !== undefined || duration !== undefined) return { elapsed: Number(elapsed ?? NaN), duration: Number(duration ?? NaN) };
+  if (elapsed !== undefined || duration !== undefined)
+    return { elapsed: Number(elapsed ?? NaN), duration: Number(duration ?? NaN) };
   const [e, d] = v.split('/'); // the "#EXT-X-CUE-OUT-CONT:8.0/30" form
   return { elapsed: Number(e), duration: Number(d) };
 }
@@ -73,7 +74,17 @@ function newSegment(): Segment {
 }
 
 export function parseMedia(lines: string[]): MediaPlaylist {
-  const p: MediaPlaylist = { header: [], segments: [], tail: [], targetDuration: 0, mediaSequence: 0, discontinuitySequence: 0, endList: false, playlistType: '', skip: false };
+  const p: MediaPlaylist = {
+    header: [],
+    segments: [],
+    tail: [],
+    targetDuration: 0,
+    mediaSequence: 0,
+    discontinuitySequence: 0,
+    endList: false,
+    playlistType: '',
+    skip: false,
+  };
   let seg = newSegment();
   for (const line of lines) {
     const isUri = line.charCodeAt(0) !== 35;
@@ -167,7 +178,10 @@ export interface SequenceAnchor {
  * EXTINF (exact for a live encoder's constant durations). Segments before the anchor get no time.
  * The hot path's text form (./breaks.ts) does the same arithmetic in the same order.
  */
-export function segmentTimes(p: Pick<MediaPlaylist, 'segments' | 'mediaSequence'>, anchor?: SequenceAnchor): Array<number | undefined> {
+export function segmentTimes(
+  p: Pick<MediaPlaylist, 'segments' | 'mediaSequence'>,
+  anchor?: SequenceAnchor,
+): Array<number | undefined> {
   const times = programDateTimes(p.segments);
   if (!anchor) return times;
   // Offset = base (the segments before the playlist's first, when it slid past the anchor) + the durations since.

@@ -11,8 +11,23 @@ import { UriRewriter, type UriRules } from './uris.js';
 
 export type PlaylistKind = 'master' | 'media' | 'unknown';
 
-const MASTER_TAGS = new Set(['#EXT-X-STREAM-INF', '#EXT-X-MEDIA', '#EXT-X-I-FRAME-STREAM-INF', '#EXT-X-SESSION-DATA', '#EXT-X-SESSION-KEY', '#EXT-X-CONTENT-STEERING']);
-const MEDIA_TAGS = new Set(['#EXTINF', '#EXT-X-TARGETDURATION', '#EXT-X-MEDIA-SEQUENCE', '#EXT-X-PART', '#EXT-X-MAP', '#EXT-X-BYTERANGE', '#EXT-X-DISCONTINUITY-SEQUENCE']);
+const MASTER_TAGS = new Set([
+  '#EXT-X-STREAM-INF',
+  '#EXT-X-MEDIA',
+  '#EXT-X-I-FRAME-STREAM-INF',
+  '#EXT-X-SESSION-DATA',
+  '#EXT-X-SESSION-KEY',
+  '#EXT-X-CONTENT-STEERING',
+]);
+const MEDIA_TAGS = new Set([
+  '#EXTINF',
+  '#EXT-X-TARGETDURATION',
+  '#EXT-X-MEDIA-SEQUENCE',
+  '#EXT-X-PART',
+  '#EXT-X-MAP',
+  '#EXT-X-BYTERANGE',
+  '#EXT-X-DISCONTINUITY-SEQUENCE',
+]);
 /** Tags whose URI attribute names a playlist (master) or a media resource (media). */
 const MASTER_URI_TAGS = new Set(['#EXT-X-MEDIA', '#EXT-X-I-FRAME-STREAM-INF']);
 const MEDIA_URI_TAGS = new Set(['#EXT-X-MAP', '#EXT-X-KEY', '#EXT-X-PART', '#EXT-X-PRELOAD-HINT']);
@@ -93,7 +108,15 @@ export class PlaylistRewriter {
    * hold no tag the rewrite looks into (mayCarryUri), found by looking at their URI lines only:
    * segment i's starts at uriStarts[i] and its LF ends before uriEnds[i], for i in [first, last).
    */
-  segments(text: string, from: number, to: number, uriStarts: Int32Array, uriEnds: Int32Array, first: number, last: number): string {
+  segments(
+    text: string,
+    from: number,
+    to: number,
+    uriStarts: Int32Array,
+    uriEnds: Int32Array,
+    first: number,
+    last: number,
+  ): string {
     let out = '';
     let run = from;
     for (let i = first; i < last; i++) {

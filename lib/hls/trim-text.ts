@@ -56,7 +56,13 @@ class Offsets {
  * A line's first character is tested where the scan reads it anyway.
  */
 function paddedLineEnd(text: string): boolean {
-  return text.includes('\r') || text.includes(' \n') || text.includes('\t\n') || text.includes('\v\n') || text.includes('\f\n');
+  return (
+    text.includes('\r') ||
+    text.includes(' \n') ||
+    text.includes('\t\n') ||
+    text.includes('\v\n') ||
+    text.includes('\f\n')
+  );
 }
 
 /** A header tag and the test for it in place (no slicing and hashing of each line's name). */
@@ -67,14 +73,20 @@ interface HeaderTag {
 }
 /** Header tags by name length, each list told apart by the name's last character before the full test. */
 const HEADER_TAGS_BY_LENGTH: HeaderTag[][] = [];
-for (const name of HEADER_TAGS) (HEADER_TAGS_BY_LENGTH[name.length] ??= []).push({ name, last: name.charCodeAt(name.length - 1), isAt: textAt(name) });
+for (const name of HEADER_TAGS)
+  (HEADER_TAGS_BY_LENGTH[name.length] ??= []).push({
+    name,
+    last: name.charCodeAt(name.length - 1),
+    isAt: textAt(name),
+  });
 
 /** The header tag (one of HEADER_TAGS) the line text[pos, nl) starts with, or undefined. */
 function headerTagAt(text: string, pos: number, nl: number): string | undefined {
   let end = text.indexOf(':', pos);
   if (end === -1 || end > nl) end = nl;
   const candidates = HEADER_TAGS_BY_LENGTH[end - pos];
-  if (candidates) for (const tag of candidates) if (text.charCodeAt(end - 1) === tag.last && tag.isAt(text, pos)) return tag.name;
+  if (candidates)
+    for (const tag of candidates) if (text.charCodeAt(end - 1) === tag.last && tag.isAt(text, pos)) return tag.name;
   return undefined;
 }
 
@@ -95,7 +107,16 @@ function nameEnds(text: string, pos: number, length: number): boolean {
   return c === 58 /* : */ || c === 10 || Number.isNaN(c);
 }
 
-const lists = { segEnds: new Offsets(), uriStarts: new Offsets(), uriTags: new Offsets(), discs: new Offsets(), maps: new Offsets(), keyTags: new Offsets(), pdts: new Offsets(), cues: new Offsets() };
+const lists = {
+  segEnds: new Offsets(),
+  uriStarts: new Offsets(),
+  uriTags: new Offsets(),
+  discs: new Offsets(),
+  maps: new Offsets(),
+  keyTags: new Offsets(),
+  pdts: new Offsets(),
+  cues: new Offsets(),
+};
 
 /**
  * A trimmed playlist in parts: the header (header tags only), the lines re-stated at the new head,
@@ -121,7 +142,9 @@ function reference(text: string, opts: TrimOptions): string | undefined {
 /** Trims rewritten playlist text (LF lines, no blanks); undefined when nothing changes. */
 export function trimText(text: string, opts: TrimOptions): string | undefined {
   const out = trimCore(text, opts, false);
-  return typeof out === 'object' && out !== null ? out.header + out.added + text.slice(out.from, out.to) + out.tail : (out ?? undefined);
+  return typeof out === 'object' && out !== null
+    ? out.header + out.added + text.slice(out.from, out.to) + out.tail
+    : (out ?? undefined);
 }
 
 /** What one pass over a media playlist finds: segment boundaries and the offsets of the tags a new head may need. */
@@ -203,8 +226,10 @@ function scan(text: string, strict: boolean): Scan | null | 'reference' {
     if (name === '#EXT-X-TARGETDURATION') {
       s.td = Number(text.slice(value, nl)) || 0;
       s.tdLineEnd = nl + 1;
-    } else if (name === '#EXT-X-MEDIA-SEQUENCE') s.ms = { start: pos, end: nl + 1, value: Number(text.slice(value, nl)) || 0, count: s.ms.count + 1 };
-    else if (name === '#EXT-X-DISCONTINUITY-SEQUENCE') s.ds = { start: pos, end: nl + 1, value: Number(text.slice(value, nl)) || 0, count: s.ds.count + 1 };
+    } else if (name === '#EXT-X-MEDIA-SEQUENCE')
+      s.ms = { start: pos, end: nl + 1, value: Number(text.slice(value, nl)) || 0, count: s.ms.count + 1 };
+    else if (name === '#EXT-X-DISCONTINUITY-SEQUENCE')
+      s.ds = { start: pos, end: nl + 1, value: Number(text.slice(value, nl)) || 0, count: s.ds.count + 1 };
     else if (name === '#EXT-X-PLAYLIST-TYPE') s.type = text.slice(value, nl).trim();
     pos = nl + 1;
   }
@@ -256,7 +281,11 @@ function scan(text: string, strict: boolean): Scan | null | 'reference' {
             if (text.charCodeAt(pos + 9) === 79 /* #EXT-X-PRO… */) {
               if (pdtCount === pdtItems.length) pdtItems = pdts.grow();
               pdtItems[pdtCount++] = pos;
-            } else if (text.charCodeAt(pos + 8) === 65 /* #EXT-X-PA… */ || text.charCodeAt(pos + 9) === 69 /* #EXT-X-PRE… */) uriTags.push(pos);
+            } else if (
+              text.charCodeAt(pos + 8) === 65 /* #EXT-X-PA… */ ||
+              text.charCodeAt(pos + 9) === 69 /* #EXT-X-PRE… */
+            )
+              uriTags.push(pos);
             break;
           case 67 /* C */:
             if (text.charCodeAt(pos + 8) === 85 /* #EXT-X-CU… */) cues.push(pos);
@@ -306,7 +335,11 @@ function trimScanned(text: string, found: Scan, opts: TrimOptions): Trimmed | un
   /** The segment's last `#EXTINF` line counts, as in the reference (a later one overrides an earlier one). */
   const duration = (i: number) => {
     const from = segStart(i);
-    for (let at = text.lastIndexOf('#EXTINF', ends[i]! - 1); at >= from; at = at > 0 ? text.lastIndexOf('#EXTINF', at - 1) : -1) {
+    for (
+      let at = text.lastIndexOf('#EXTINF', ends[i]! - 1);
+      at >= from;
+      at = at > 0 ? text.lastIndexOf('#EXTINF', at - 1) : -1
+    ) {
       if (at > 0 && text.charCodeAt(at - 1) !== 10) continue; // not at a line start
       const c = text.charCodeAt(at + 7);
       if (c === 58 /* : */) return decimalAt(text, at + 8);
@@ -345,7 +378,16 @@ function trimScanned(text: string, found: Scan, opts: TrimOptions): Trimmed | un
       }),
     );
   const keptEnd = ends[remaining - 1]!;
-  if (start === 0) return { header: text.slice(0, headerEnd), added: '', from: headerEnd, to: keptEnd, first: 0, last: remaining, tail };
+  if (start === 0)
+    return {
+      header: text.slice(0, headerEnd),
+      added: '',
+      from: headerEnd,
+      to: keptEnd,
+      first: 0,
+      last: remaining,
+      tail,
+    };
 
   // What the dropped segments leave in force at the new head.
   const to = segStart(start);
@@ -363,7 +405,9 @@ function trimScanned(text: string, found: Scan, opts: TrimOptions): Trimmed | un
     return i >= 0 ? at[i]! : -1;
   };
   const pdtHere = (o: number) => isPdt(text, o);
-  const cueHere = (o: number) => (isCueOut(text, o) && (nameEnds(text, o, 14) || (text.startsWith('-CONT', o + 14) && nameEnds(text, o, 19)))) || (isCueIn(text, o) && nameEnds(text, o, 13));
+  const cueHere = (o: number) =>
+    (isCueOut(text, o) && (nameEnds(text, o, 14) || (text.startsWith('-CONT', o + 14) && nameEnds(text, o, 19)))) ||
+    (isCueIn(text, o) && nameEnds(text, o, 13));
   const segmentOf = (offset: number) => {
     let lo = 0;
     let hi = start - 1;
@@ -429,7 +473,15 @@ function trimScanned(text: string, found: Scan, opts: TrimOptions): Trimmed | un
     from = e.end;
   }
   header += text.slice(from, headerEnd);
-  return { header, added: added.length ? added.join('\n') + '\n' : '', from: to, to: keptEnd, first: start, last: remaining, tail };
+  return {
+    header,
+    added: added.length ? added.join('\n') + '\n' : '',
+    from: to,
+    to: keptEnd,
+    first: start,
+    last: remaining,
+    tail,
+  };
 }
 
 /** Index of the first value ≥ x in an ascending list (its length when none is). */
@@ -480,7 +532,8 @@ function cueCont(elapsed: number, duration: number): string {
 export function trimThenRewrite(raw: string, hls: PlaylistRewriter, trim: TrimOptions): string {
   // Text with any CR is rewritten first (the rewriter ends a line at a bare CR too, issue 24), so
   // the offsets trim never counts two lines as one.
-  const trimmed = raw.startsWith('#EXTM3U\n') && raw.endsWith('\n') && raw.indexOf('\r') === -1 ? trimCore(raw, trim, true) : null;
+  const trimmed =
+    raw.startsWith('#EXTM3U\n') && raw.endsWith('\n') && raw.indexOf('\r') === -1 ? trimCore(raw, trim, true) : null;
   if (trimmed === undefined) return hls.push(raw) + hls.end();
   if (typeof trimmed === 'string') return hls.push(trimmed) + hls.end();
   if (trimmed !== null) {
@@ -491,7 +544,10 @@ export function trimThenRewrite(raw: string, hls: PlaylistRewriter, trim: TrimOp
     const added = hls.push(trimmed.added);
     const { uriTags } = lists;
     const tagAt = firstAtOrAfter(uriTags, from);
-    const kept = tagAt < uriTags.length && uriTags.items[tagAt]! < to ? hls.push(raw.slice(from, to)) : hls.segments(raw, from, to, lists.uriStarts.items, lists.segEnds.items, first, last);
+    const kept =
+      tagAt < uriTags.length && uriTags.items[tagAt]! < to
+        ? hls.push(raw.slice(from, to))
+        : hls.segments(raw, from, to, lists.uriStarts.items, lists.segEnds.items, first, last);
     return trimmed.header + added + kept + hls.push(trimmed.tail) + hls.end();
   }
   const text = hls.push(raw) + hls.end();

@@ -84,8 +84,10 @@ function headSegmentLines(first: Segment, state: ReturnType<typeof stateAfter>):
 function headLines(first: Segment, state: ReturnType<typeof stateAfter>): string[] {
   const added: string[] = [];
   if (state.map && !first.map) added.push(state.map);
-  if (state.keys.size && !first.keys.length) for (const k of state.keys.values()) if (!/METHOD=NONE/.test(k)) added.push(k);
-  if (state.pdt !== undefined && first.pdt === undefined) added.push(`#EXT-X-PROGRAM-DATE-TIME:${formatPdt(state.pdt)}`);
+  if (state.keys.size && !first.keys.length)
+    for (const k of state.keys.values()) if (!/METHOD=NONE/.test(k)) added.push(k);
+  if (state.pdt !== undefined && first.pdt === undefined)
+    added.push(`#EXT-X-PROGRAM-DATE-TIME:${formatPdt(state.pdt)}`);
   if (state.inBreak && first.cueOut === undefined && !first.cueOutCont && !first.cueIn) {
     const duration = Number.isNaN(state.breakDuration) ? '' : `,Duration=${+state.breakDuration.toFixed(3)}`;
     added.push(`#EXT-X-CUE-OUT-CONT:ElapsedTime=${+state.elapsed.toFixed(3)}${duration}`);
@@ -115,7 +117,8 @@ export function trimMedia(p: MediaPlaylist, opts: TrimOptions): string[] | undef
   let header = p.header;
   if (start > 0) {
     header = setHeaderTag(header, '#EXT-X-MEDIA-SEQUENCE', p.mediaSequence + start);
-    if (state.discontinuities) header = setHeaderTag(header, '#EXT-X-DISCONTINUITY-SEQUENCE', p.discontinuitySequence + state.discontinuities);
+    if (state.discontinuities)
+      header = setHeaderTag(header, '#EXT-X-DISCONTINUITY-SEQUENCE', p.discontinuitySequence + state.discontinuities);
   }
   const out = [...header];
   for (let i = start; i < remaining; i++) {

@@ -53,7 +53,8 @@ export class UriRewriter {
   /** Length of the DAI-host prefix of the absolute URI at text[pos], or 0. */
   daiPrefixLength(text: string, pos = 0): number {
     for (const p of this.prefixes) {
-      if (text.charCodeAt(pos + p.length) === 47 /* / */ && text.slice(pos, pos + p.length).toLowerCase() === p) return p.length;
+      if (text.charCodeAt(pos + p.length) === 47 /* / */ && text.slice(pos, pos + p.length).toLowerCase() === p)
+        return p.length;
     }
     return 0;
   }

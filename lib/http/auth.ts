@@ -6,7 +6,14 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { SignJWT, createRemoteJWKSet, jwtVerify, errors as joseErrors, type JWTPayload, type JWTVerifyOptions } from 'jose';
+import {
+  SignJWT,
+  createRemoteJWKSet,
+  jwtVerify,
+  errors as joseErrors,
+  type JWTPayload,
+  type JWTVerifyOptions,
+} from 'jose';
 import type { Config } from '../config/index.js';
 import { forbidden, unauthorized } from './problem.js';
 import type { Authenticator, RequestInfo } from './router.js';
@@ -57,22 +64,27 @@ function hasRole(claims: JWTPayload, role: string): boolean {
 export function bearerToken(header: string | undefined): string {
   if (!header) throw unauthorized('missing bearer token');
   const m = /^Bearer +([A-Za-z0-9._~+/=-]+)\s*$/i.exec(header);
-  if (!m || m[1]!.length > MAX_TOKEN_LENGTH) throw unauthorized('malformed Authorization header; expected "Bearer <JWT>"');
+  if (!m || m[1]!.length > MAX_TOKEN_LENGTH)
+    throw unauthorized('malformed Authorization header; expected "Bearer <JWT>"');
   return m[1]!;
 }
 
 export function createAuthenticator(config: Config): Authenticator {
-  const key = config.jwksUrl ? createRemoteJWKSet(new URL(config.jwksUrl), { timeoutDuration: 3000, cooldownDuration: 30_000 }) : new TextEncoder().encode(resolveJwtSecret(config));
+  const key = config.jwksUrl
+    ? createRemoteJWKSet(new URL(config.jwksUrl), { timeoutDuration: 3000, cooldownDuration: 30_000 })
+    : new TextEncoder().encode(resolveJwtSecret(config));
   const options = verifyOptions(config, config.jwksUrl ? ASYMMETRIC : ['HS256']);
   return async (req: RequestInfo) => {
     const token = bearerToken(req.headers['authorization']);
     let claims: JWTPayload;
     try {
-      ({ payload: claims } = typeof key === 'function' ? await jwtVerify(token, key, options) : await jwtVerify(token, key, options));
+      ({ payload: claims } =
+        typeof key === 'function' ? await jwtVerify(token, key, options) : await jwtVerify(token, key, options));
     } catch (err) {
       throw unauthorized(describeJoseError(err));
     }
-    if (config.jwtRequiredRole && !hasRole(claims, config.jwtRequiredRole)) throw forbidden(`the token lacks the role ${config.jwtRequiredRole}`);
+    if (config.jwtRequiredRole && !hasRole(claims, config.jwtRequiredRole))
+      throw forbidden(`the token lacks the role ${config.jwtRequiredRole}`);
     return claims;
   };
 }
@@ -87,8 +99,12 @@ function describeJoseError(err: unknown): string {
 }
 
 /** Mints an operator token signed with the configured HS256 secret (the CLI in bin/ uses this). */
-export async function mintToken(config: Config, opts: { subject?: string; ttlSec?: number; roles?: string[] } = {}): Promise<string> {
-  if (config.jwksUrl && !config.jwtSecret) throw new Error('JWKS_URL is configured: tokens come from your identity provider, not from this CLI');
+export async function mintToken(
+  config: Config,
+  opts: { subject?: string; ttlSec?: number; roles?: string[] } = {},
+): Promise<string> {
+  if (config.jwksUrl && !config.jwtSecret)
+    throw new Error('JWKS_URL is configured: tokens come from your identity provider, not from this CLI');
   const jwt = new SignJWT({ roles: opts.roles ?? ['operator'] })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setIssuedAt()

@@ -25,7 +25,12 @@ export interface BodyReader {
  * receive buffer) is held, the rest waits in the kernel and, on `refuse()`, is never read (issue 24:
  * a wrong token must not make the service buffer 20 MiB).
  */
-export function readBody(res: HttpResponse, limit: number, onAbort: (h: () => void) => void, gated = false): BodyReader {
+export function readBody(
+  res: HttpResponse,
+  limit: number,
+  onAbort: (h: () => void) => void,
+  gated = false,
+): BodyReader {
   let chunks: Buffer[] = [];
   let size = 0;
   let failed = false;

@@ -17,7 +17,8 @@ export function trustedProxies(spec: string): BlockList {
     const [addr, bits] = entry.split('/');
     const family = isIP(addr ?? '');
     const prefix = bits === undefined ? (family === 6 ? 128 : 32) : Number(bits);
-    if (!family || !Number.isInteger(prefix) || prefix < 0 || prefix > (family === 6 ? 128 : 32)) throw new Error(`TRUSTED_PROXIES: "${entry}" is not an IP address or CIDR range`);
+    if (!family || !Number.isInteger(prefix) || prefix < 0 || prefix > (family === 6 ? 128 : 32))
+      throw new Error(`TRUSTED_PROXIES: "${entry}" is not an IP address or CIDR range`);
     list.addSubnet(addr!, prefix, family === 6 ? 'ipv6' : 'ipv4');
   }
   return list;

@@ -24,7 +24,8 @@ export function parseOrigins(list: string): string[] {
     .map((s) => s.trim())
     .filter(Boolean);
   if (!origins.length) return ['*'];
-  for (const o of origins) if (o !== '*' && !ORIGIN.test(o)) throw new Error(`not an origin (scheme://host[:port]): ${JSON.stringify(o)}`);
+  for (const o of origins)
+    if (o !== '*' && !ORIGIN.test(o)) throw new Error(`not an origin (scheme://host[:port]): ${JSON.stringify(o)}`);
   return origins;
 }
 
@@ -46,10 +47,22 @@ export class Cors {
 
   constructor(origins: readonly string[]) {
     this.any = origins.includes('*');
-    this.anyPairs = Object.freeze([['Access-Control-Allow-Origin', '*'] as const, ['Access-Control-Expose-Headers', CORS_EXPOSE] as const]);
+    this.anyPairs = Object.freeze([
+      ['Access-Control-Allow-Origin', '*'] as const,
+      ['Access-Control-Expose-Headers', CORS_EXPOSE] as const,
+    ]);
     if (!this.any)
-      for (const o of origins) this.byOrigin.set(o, Object.freeze([['Access-Control-Allow-Origin', o] as const, ['Access-Control-Expose-Headers', CORS_EXPOSE] as const, ['Vary', 'Origin'] as const]));
-    for (const pairs of [this.anyPairs, this.unlisted, ...this.byOrigin.values()]) this.records.set(pairs, Object.freeze(Object.fromEntries(pairs)));
+      for (const o of origins)
+        this.byOrigin.set(
+          o,
+          Object.freeze([
+            ['Access-Control-Allow-Origin', o] as const,
+            ['Access-Control-Expose-Headers', CORS_EXPOSE] as const,
+            ['Vary', 'Origin'] as const,
+          ]),
+        );
+    for (const pairs of [this.anyPairs, this.unlisted, ...this.byOrigin.values()])
+      this.records.set(pairs, Object.freeze(Object.fromEntries(pairs)));
   }
 
   /** The headers for a request with this Origin (undefined or '' when it sent none). */
@@ -70,15 +83,24 @@ export class Cors {
 
   /** The 204 answer to an OPTIONS preflight for routes that take these methods (e.g. `GET, HEAD, OPTIONS`). */
   preflight(methods: string): Preflight {
-    const extra = { 'Access-Control-Allow-Methods': methods, 'Access-Control-Allow-Headers': CORS_ALLOW_HEADERS, 'Access-Control-Max-Age': MAX_AGE };
+    const extra = {
+      'Access-Control-Allow-Methods': methods,
+      'Access-Control-Allow-Headers': CORS_ALLOW_HEADERS,
+      'Access-Control-Max-Age': MAX_AGE,
+    };
     const answers = new Map<readonly HeaderPair[], Headers>();
-    for (const [pairs, record] of this.records) answers.set(pairs, Object.freeze(pairs === this.unlisted ? { ...record } : { ...record, ...extra }));
+    for (const [pairs, record] of this.records)
+      answers.set(pairs, Object.freeze(pairs === this.unlisted ? { ...record } : { ...record, ...extra }));
     return (origin) => answers.get(this.pairs(origin))!;
   }
 
   /** Answers `OPTIONS pattern` on a uWS app with the preflight of these methods. */
   mountPreflight(app: TemplatedApp, pattern: string, methods: string): void {
     const answer = this.preflight(methods);
-    app.options(pattern, (res: HttpResponse, req: HttpRequest) => void new Exchange(res, false).send(204, answer(this.any ? undefined : req.getHeader('origin'))));
+    app.options(
+      pattern,
+      (res: HttpResponse, req: HttpRequest) =>
+        void new Exchange(res, false).send(204, answer(this.any ? undefined : req.getHeader('origin'))),
+    );
   }
 }

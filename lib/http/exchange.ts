@@ -58,7 +58,8 @@ export class Exchange {
       this.writeHead(status, headers);
       // A 304 states no Content-Length (RFC 9110 §8.6: it would have to be the 200's); uWS omits it only when called without arguments.
       if (status === 304 && !this.unreadBody) this.res.endWithoutBody();
-      else if (this.isHead || status === 204 || status === 304) this.res.endWithoutBody(this.isHead ? byteLength(body) : 0, this.unreadBody);
+      else if (this.isHead || status === 204 || status === 304)
+        this.res.endWithoutBody(this.isHead ? byteLength(body) : 0, this.unreadBody);
       else this.res.end(body, this.unreadBody);
     });
     return true;

@@ -14,6 +14,8 @@ export function guardMethods(app: TemplatedApp, pattern: string, allow: string, 
   app.any(pattern, (res, req) => {
     const method = req.getCaseSensitiveMethod().toUpperCase();
     const ex = new Exchange(res, method === 'HEAD', corsOf(cors, req), requestIdOf(req));
-    ex.problem(new HttpError('method-not-allowed', `${method.slice(0, 16)} is not allowed here`, undefined, { Allow: allow }));
+    ex.problem(
+      new HttpError('method-not-allowed', `${method.slice(0, 16)} is not allowed here`, undefined, { Allow: allow }),
+    );
   });
 }

@@ -5,7 +5,9 @@
 type Labels = Record<string, string>;
 
 function labelText(labels: Labels): string {
-  const parts = Object.entries(labels).map(([k, v]) => `${k}="${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`);
+  const parts = Object.entries(labels).map(
+    ([k, v]) => `${k}="${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`,
+  );
   return parts.length ? `{${parts.join(',')}}` : '';
 }
 
@@ -43,9 +45,14 @@ export class Histogram {
     for (let i = 0; i < this.buckets.length; i++) if (v <= this.buckets[i]!) this.counts[i]!++;
   }
   lines(name: string): string[] {
-    const out = this.buckets.map((b, i) => `${name}_bucket${labelText({ ...this.labels, le: String(b) })} ${this.counts[i]}`);
+    const out = this.buckets.map(
+      (b, i) => `${name}_bucket${labelText({ ...this.labels, le: String(b) })} ${this.counts[i]}`,
+    );
     out.push(`${name}_bucket${labelText({ ...this.labels, le: '+Inf' })} ${this.total}`);
-    out.push(`${name}_sum${labelText(this.labels)} ${this.sum}`, `${name}_count${labelText(this.labels)} ${this.total}`);
+    out.push(
+      `${name}_sum${labelText(this.labels)} ${this.sum}`,
+      `${name}_count${labelText(this.labels)} ${this.total}`,
+    );
     return out;
   }
 }
@@ -63,7 +70,11 @@ class CounterFamily implements Metric {
     return c;
   }
   render(): string {
-    return [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`, ...[...this.children.values()].map((c) => c.line(this.name))].join('\n');
+    return [
+      `# HELP ${this.name} ${this.help}`,
+      `# TYPE ${this.name} counter`,
+      ...[...this.children.values()].map((c) => c.line(this.name)),
+    ].join('\n');
   }
 }
 
@@ -85,7 +96,11 @@ class CounterFuncs implements Metric {
     private readonly children: ReadonlyArray<readonly [Labels, () => number]>,
   ) {}
   render(): string {
-    return [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`, ...this.children.map(([labels, read]) => `${this.name}${labelText(labels)} ${read()}`)].join('\n');
+    return [
+      `# HELP ${this.name} ${this.help}`,
+      `# TYPE ${this.name} counter`,
+      ...this.children.map(([labels, read]) => `${this.name}${labelText(labels)} ${read()}`),
+    ].join('\n');
   }
 }
 
@@ -103,7 +118,11 @@ class HistogramFamily implements Metric {
     return h;
   }
   render(): string {
-    return [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`, ...[...this.children.values()].flatMap((h) => h.lines(this.name))].join('\n');
+    return [
+      `# HELP ${this.name} ${this.help}`,
+      `# TYPE ${this.name} histogram`,
+      ...[...this.children.values()].flatMap((h) => h.lines(this.name)),
+    ].join('\n');
   }
 }
 
@@ -113,7 +132,11 @@ export class Registry {
   counter(name: string, help: string): CounterFamily {
     return this.register(name, () => new CounterFamily(name, help)) as CounterFamily;
   }
-  histogram(name: string, help: string, buckets: readonly number[] = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]): HistogramFamily {
+  histogram(
+    name: string,
+    help: string,
+    buckets: readonly number[] = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+  ): HistogramFamily {
     return this.register(name, () => new HistogramFamily(name, help, buckets)) as HistogramFamily;
   }
   gauge(name: string, help: string, read: () => number): void {

@@ -25,7 +25,11 @@ const problem = {
     errors: {
       type: 'array',
       description: 'the fields that failed validation',
-      items: { type: 'object', required: ['path', 'message'], properties: { path: { type: 'string' }, message: { type: 'string' } } },
+      items: {
+        type: 'object',
+        required: ['path', 'message'],
+        properties: { path: { type: 'string' }, message: { type: 'string' } },
+      },
     },
   },
 };
@@ -74,7 +78,11 @@ export function problemResponses(statuses: number[]): Record<string, object> {
 }
 
 /** A success answer: content type → schema (none: no body). */
-export function answer(description: string, content?: Record<string, object>, headers: Record<string, object> = {}): object {
+export function answer(
+  description: string,
+  content?: Record<string, object>,
+  headers: Record<string, object> = {},
+): object {
   const out: Record<string, unknown> = { description, headers: { 'X-Request-Id': REQUEST_ID, ...headers } };
   if (content) out['content'] = Object.fromEntries(Object.entries(content).map(([type, schema]) => [type, { schema }]));
   return out;
@@ -82,7 +90,12 @@ export function answer(description: string, content?: Record<string, object>, he
 
 function queryParameters(schema: object | undefined) {
   const s = schema as { properties?: Record<string, object>; required?: string[] } | undefined;
-  return Object.entries(s?.properties ?? {}).map(([name, p]) => ({ name, in: 'query', required: s?.required?.includes(name) ?? false, schema: p }));
+  return Object.entries(s?.properties ?? {}).map(([name, p]) => ({
+    name,
+    in: 'query',
+    required: s?.required?.includes(name) ?? false,
+    schema: p,
+  }));
 }
 
 /** The statuses a management route can answer besides its success. */
@@ -95,12 +108,26 @@ function routeErrors(r: Route): number[] {
 }
 
 function routeOperation(r: Route): Operation {
-  const pathParams = [...r.pattern.matchAll(/:([A-Za-z_]+)/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+  const pathParams = [...r.pattern.matchAll(/:([A-Za-z_]+)/g)].map((m) => ({
+    name: m[1],
+    in: 'path',
+    required: true,
+    schema: { type: 'string' },
+  }));
   const status = r.schema?.status ?? 200;
   const success =
     status === 204
       ? answer('done, no content')
-      : answer(r.summary ?? 'OK', { [r.schema?.contentType ?? 'application/json']: r.schema?.response ?? { type: 'object', description: 'fields not described here' } }, r.schema?.responseHeaders);
+      : answer(
+          r.summary ?? 'OK',
+          {
+            [r.schema?.contentType ?? 'application/json']: r.schema?.response ?? {
+              type: 'object',
+              description: 'fields not described here',
+            },
+          },
+          r.schema?.responseHeaders,
+        );
   const op: Operation = {
     operationId: operationId(r.method, r.pattern),
     summary: r.summary ?? '',
@@ -109,8 +136,13 @@ function routeOperation(r: Route): Operation {
   };
   op['security'] = r.security ?? (r.public ? [] : [{ bearer: [] }]);
   const required = !r.optionalBody;
-  if (r.body === 'json') op['requestBody'] = { required, content: { 'application/json': { schema: r.schema?.body ?? { type: 'object' } } } };
-  if (r.body === 'raw') op['requestBody'] = { required, content: Object.fromEntries((r.contentTypes ?? []).map((t) => [t, { schema: { type: 'string' } }])) };
+  if (r.body === 'json')
+    op['requestBody'] = { required, content: { 'application/json': { schema: r.schema?.body ?? { type: 'object' } } } };
+  if (r.body === 'raw')
+    op['requestBody'] = {
+      required,
+      content: Object.fromEntries((r.contentTypes ?? []).map((t) => [t, { schema: { type: 'string' } }])),
+    };
   return op;
 }
 
@@ -124,16 +156,22 @@ export function operationId(method: string, pattern: string): string {
   return method.toLowerCase() + words.join('');
 }
 
-export function openApiDocument(routes: Route[], info: { version: string; serverUrl: string }, more: Operations = {}): object {
+export function openApiDocument(
+  routes: Route[],
+  info: { version: string; serverUrl: string },
+  more: Operations = {},
+): object {
   const paths: Record<string, Record<string, object>> = {};
-  for (const r of routes) (paths[r.pattern.replace(/:([A-Za-z_]+)/g, '{$1}')] ??= {})[r.method.toLowerCase()] = routeOperation(r);
+  for (const r of routes)
+    (paths[r.pattern.replace(/:([A-Za-z_]+)/g, '{$1}')] ??= {})[r.method.toLowerCase()] = routeOperation(r);
   for (const [path, ops] of Object.entries(more)) Object.assign((paths[path] ??= {}), ops);
   return {
     openapi: '3.1.0',
     info: {
       title: 'Squeezeback and ad-insertion service',
       version: info.version,
-      description: 'Management API (/api/v1, /mrssfeed) and the player-facing endpoints. Errors are RFC 9457 problem documents; every answer carries X-Request-Id.',
+      description:
+        'Management API (/api/v1, /mrssfeed) and the player-facing endpoints. Errors are RFC 9457 problem documents; every answer carries X-Request-Id.',
     },
     servers: [{ url: info.serverUrl }],
     components: {
@@ -141,7 +179,12 @@ export function openApiDocument(routes: Route[], info: { version: string; server
         bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
         mrssToken: { type: 'apiKey', in: 'header', name: 'X-Service-Mrss-Token' },
       },
-      headers: { RequestId: { description: 'the request id (kept from the request when it is 1–64 safe characters)', schema: { type: 'string' } } },
+      headers: {
+        RequestId: {
+          description: 'the request id (kept from the request when it is 1–64 safe characters)',
+          schema: { type: 'string' },
+        },
+      },
       schemas: { Problem: problem },
     },
     paths,
@@ -155,7 +198,12 @@ export const coreOperations: Operations = {
       operationId: 'getHealthz',
       summary: 'Liveness',
       security: [],
-      responses: { 200: answer('alive', { 'application/json': { type: 'object', required: ['status'], properties: { status: { const: 'ok' } } } }), ...problemResponses([405]) },
+      responses: {
+        200: answer('alive', {
+          'application/json': { type: 'object', required: ['status'], properties: { status: { const: 'ok' } } },
+        }),
+        ...problemResponses([405]),
+      },
     },
   },
   '/readyz': {
@@ -164,8 +212,20 @@ export const coreOperations: Operations = {
       summary: 'Readiness: every dependency answers and the instance is not shutting down',
       security: [],
       responses: {
-        200: answer('ready', { 'application/json': { type: 'object', required: ['status'], properties: { status: { const: 'ready' }, shutting_down: { type: 'boolean' } } } }),
-        503: answer('not ready', { 'application/json': { type: 'object', required: ['status'], properties: { status: { const: 'unavailable' }, shutting_down: { type: 'boolean' } } } }),
+        200: answer('ready', {
+          'application/json': {
+            type: 'object',
+            required: ['status'],
+            properties: { status: { const: 'ready' }, shutting_down: { type: 'boolean' } },
+          },
+        }),
+        503: answer('not ready', {
+          'application/json': {
+            type: 'object',
+            required: ['status'],
+            properties: { status: { const: 'unavailable' }, shutting_down: { type: 'boolean' } },
+          },
+        }),
         ...problemResponses([405]),
       },
     },

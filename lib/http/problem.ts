@@ -67,7 +67,10 @@ export class HttpError extends Error {
   }
 
   toProblem(requestId?: string): Problem {
-    const title = this.status === PROBLEMS[this.code].status ? PROBLEMS[this.code].title : (STATUS_CODES[this.status] ?? PROBLEMS[this.code].title);
+    const title =
+      this.status === PROBLEMS[this.code].status
+        ? PROBLEMS[this.code].title
+        : (STATUS_CODES[this.status] ?? PROBLEMS[this.code].title);
     const p: Problem = { type: problemType(this.code), title, status: this.status, detail: this.message };
     if (this.errors) p.errors = this.errors;
     if (requestId) p.request_id = requestId;
@@ -75,17 +78,28 @@ export class HttpError extends Error {
   }
 }
 
-export const problem = (code: ProblemCode, detail: string, headers?: Record<string, string>) => new HttpError(code, detail, undefined, headers);
+export const problem = (code: ProblemCode, detail: string, headers?: Record<string, string>) =>
+  new HttpError(code, detail, undefined, headers);
 export const badRequest = (detail: string, errors?: FieldError[]) => new HttpError('bad-request', detail, errors);
-export const validationFailed = (errors: FieldError[]) => new HttpError('validation', 'the request does not match the schema', errors);
-export const unauthorized = (detail: string, challenge = 'Bearer realm="api", error="invalid_token"') => new HttpError('unauthorized', detail, undefined, { 'WWW-Authenticate': challenge });
+export const validationFailed = (errors: FieldError[]) =>
+  new HttpError('validation', 'the request does not match the schema', errors);
+export const unauthorized = (detail: string, challenge = 'Bearer realm="api", error="invalid_token"') =>
+  new HttpError('unauthorized', detail, undefined, { 'WWW-Authenticate': challenge });
 export const forbidden = (detail: string) => new HttpError('forbidden', detail);
 export const notFound = (detail = 'no such resource') => new HttpError('not-found', detail);
 export const conflict = (detail: string) => new HttpError('conflict', detail);
-export const payloadTooLarge = (limit: number) => new HttpError('payload-too-large', `the body exceeds the limit of ${limit} bytes`);
-export const unsupportedMediaType = (expected: string) => new HttpError('unsupported-media-type', `Content-Type must be ${expected}`);
+export const payloadTooLarge = (limit: number) =>
+  new HttpError('payload-too-large', `the body exceeds the limit of ${limit} bytes`);
+export const unsupportedMediaType = (expected: string) =>
+  new HttpError('unsupported-media-type', `Content-Type must be ${expected}`);
 
-const DOMAIN_CODES: Record<DomainError['kind'], ProblemCode> = { 'not-found': 'not-found', conflict: 'conflict', invalid: 'bad-request', unprocessable: 'unprocessable', unavailable: 'unavailable' };
+const DOMAIN_CODES: Record<DomainError['kind'], ProblemCode> = {
+  'not-found': 'not-found',
+  conflict: 'conflict',
+  invalid: 'bad-request',
+  unprocessable: 'unprocessable',
+  unavailable: 'unavailable',
+};
 const RETRY = { 'Retry-After': '2' };
 
 interface Log {
@@ -99,7 +113,13 @@ interface Log {
  */
 export function toHttpError(err: unknown, log: Log, requestId?: string): HttpError {
   if (err instanceof HttpError) return err;
-  if (err instanceof DomainError) return new HttpError(DOMAIN_CODES[err.kind], err.message, err.errors, err.kind === 'unavailable' ? RETRY : undefined);
+  if (err instanceof DomainError)
+    return new HttpError(
+      DOMAIN_CODES[err.kind],
+      err.message,
+      err.errors,
+      err.kind === 'unavailable' ? RETRY : undefined,
+    );
   if (isDependencyDown(err)) {
     log.warn({ req_id: requestId, err: String(err) }, 'dependency unavailable');
     return new HttpError('unavailable', 'a backing service is unavailable; retry later', undefined, RETRY);
@@ -119,7 +139,11 @@ export interface ProblemResponse {
  * `X-Request-Id` header is written by the Exchange that sends it (lib/http/exchange.ts).
  */
 export function problemResponse(err: HttpError, requestId?: string): ProblemResponse {
-  const headers: Record<string, string> = { 'Content-Type': 'application/problem+json', 'Cache-Control': 'no-store', ...err.headers };
+  const headers: Record<string, string> = {
+    'Content-Type': 'application/problem+json',
+    'Cache-Control': 'no-store',
+    ...err.headers,
+  };
   return { status: err.status, headers, body: JSON.stringify(err.toProblem(requestId)) };
 }
 

@@ -42,7 +42,9 @@ const OK: RateVerdict = Object.freeze({ ok: true });
 
 /** The 429 problem for a refused request. */
 export function rateLimited(retryAfterSec: number): HttpError {
-  return problem('rate-limited', 'too many requests from this client; retry later', { 'Retry-After': String(retryAfterSec) });
+  return problem('rate-limited', 'too many requests from this client; retry later', {
+    'Retry-After': String(retryAfterSec),
+  });
 }
 
 export class RateLimiter {
@@ -78,7 +80,8 @@ export class RateLimiter {
       b.tokens = Math.min(r.burst, b.tokens + ((now - b.at) / 1000) * r.rate);
       b.at = now;
     }
-    if (now < b.blockedUntil) return { ok: false, retryAfterSec: Math.max(1, Math.ceil((b.blockedUntil - now) / 1000)) };
+    if (now < b.blockedUntil)
+      return { ok: false, retryAfterSec: Math.max(1, Math.ceil((b.blockedUntil - now) / 1000)) };
     if (b.tokens < cost) {
       b.tokens = Math.max(b.tokens - cost, -r.burst); // a client that keeps knocking waits longer
       return { ok: false, retryAfterSec: Math.max(1, Math.ceil((cost - b.tokens) / r.rate)) };
@@ -100,7 +103,9 @@ export class RateLimiter {
     const second = Math.floor(this.now() / 1000);
     const entries = [...batch];
     try {
-      const totals = await this.opts.shared(entries.map(([key, by]) => ({ key: `${this.opts.keyPrefix ?? ''}rl:${key}:${second}`, by, ttlMs: 2000 })));
+      const totals = await this.opts.shared(
+        entries.map(([key, by]) => ({ key: `${this.opts.keyPrefix ?? ''}rl:${key}:${second}`, by, ttlMs: 2000 })),
+      );
       entries.forEach(([key, _by], i) => {
         const bar = key.indexOf('|');
         const rule = this.opts.rules[key.slice(0, bar)];

@@ -71,7 +71,13 @@ export function configureCompression(minBytes: number): void {
  * it, else identity. Answers other than 200 (errors) are returned as they are: they carry no
  * validators and are never compressed (small problem+json bodies).
  */
-export function negotiate(r: Body, ifNoneMatch: string, ifModifiedSince: string, acceptEncoding: string, opts?: FormOptions): Variant {
+export function negotiate(
+  r: Body,
+  ifNoneMatch: string,
+  ifModifiedSince: string,
+  acceptEncoding: string,
+  opts?: FormOptions,
+): Variant {
   if (r.status !== 200) return r;
   let f = forms.get(r.body);
   if (!f) forms.set(r.body, (f = build(r, opts)));
@@ -82,7 +88,12 @@ export function negotiate(r: Body, ifNoneMatch: string, ifModifiedSince: string,
   }
   if (f.etag === '') return form.ok; // no validators: only the encoding is negotiated
   // RFC 9110 §13.1.3: If-Modified-Since is ignored when If-None-Match is present.
-  if (ifNoneMatch ? etagMatches(ifNoneMatch, f.etag) : ifModifiedSince !== '' && notModifiedSince(ifModifiedSince, f.lastModifiedSec)) return form.notModified;
+  if (
+    ifNoneMatch
+      ? etagMatches(ifNoneMatch, f.etag)
+      : ifModifiedSince !== '' && notModifiedSince(ifModifiedSince, f.lastModifiedSec)
+  )
+    return form.notModified;
   return form.ok;
 }
 
@@ -97,17 +108,25 @@ function build(r: Body, opts: FormOptions | undefined): Forms {
   // A hash of the bytes sent: a changed body (a break starting, a trim, an upstream update) always
   // has a new tag, whatever shaped it. SHA-1 through OpenSSL costs ~4 µs for a 3.7 KB playlist and
   // ~170 µs for a 1,200-segment DVR window, once per rendering (docs/decisions.md "Issue 27").
-  const etag = opts?.validators === false ? '' : `"${crypto.createHash('sha1').update(r.body).digest('base64url').slice(0, 22)}"`;
+  const etag =
+    opts?.validators === false ? '' : `"${crypto.createHash('sha1').update(r.body).digest('base64url').slice(0, 22)}"`;
   const lastModifiedSec = opts?.lastModified === undefined ? undefined : Math.floor(opts.lastModified / 1000);
   const validators: Headers = etag ? { ETag: etag } : {};
   if (lastModifiedSec !== undefined) validators['Last-Modified'] = new Date(lastModifiedSec * 1000).toUTCString();
-  return { etag, lastModifiedSec, identity: form({ ...r.headers, ...validators }, r.body), gzip: undefined, shared: opts?.shared ?? false };
+  return {
+    etag,
+    lastModifiedSec,
+    identity: form({ ...r.headers, ...validators }, r.body),
+    gzip: undefined,
+    shared: opts?.shared ?? false,
+  };
 }
 
 /** A 200 and its 304; RFC 9110 §15.4.5: the 304 carries the validators and Cache-Control (Vary comes with the caller's extra headers). */
 function form(headers: Headers, body: Uint8Array): Form {
   const nm: Headers = {};
-  for (const name of ['ETag', 'Last-Modified', 'Cache-Control']) if (headers[name] !== undefined) nm[name] = headers[name];
+  for (const name of ['ETag', 'Last-Modified', 'Cache-Control'])
+    if (headers[name] !== undefined) nm[name] = headers[name];
   return {
     ok: Object.freeze({ status: 200, headers: Object.freeze(headers), body, vary: true }),
     notModified: Object.freeze({ status: 304, headers: Object.freeze(nm), body: EMPTY, vary: true }),
@@ -122,7 +141,10 @@ function form(headers: Headers, body: Uint8Array): Form {
  */
 function gzipForm(r: Body, f: Forms): Form | null {
   if (r.body.byteLength < compression.minBytes) return null;
-  const gz = zlib.gzipSync(r.body, r.body.byteLength <= SMALL ? SMALL_OPTIONS : f.shared ? SHARED_OPTIONS : FAST_OPTIONS);
+  const gz = zlib.gzipSync(
+    r.body,
+    r.body.byteLength <= SMALL ? SMALL_OPTIONS : f.shared ? SHARED_OPTIONS : FAST_OPTIONS,
+  );
   if (gz.byteLength >= r.body.byteLength) return null;
   const headers: Headers = { ...f.identity.ok.headers, 'Content-Encoding': 'gzip' };
   if (f.etag) headers['ETag'] = gzTag(f.etag);
@@ -230,7 +252,11 @@ export interface Conditions {
 }
 
 export function conditionsOf(req: HttpRequest): Conditions {
-  return { ifNoneMatch: req.getHeader('if-none-match'), ifModifiedSince: req.getHeader('if-modified-since'), acceptEncoding: req.getHeader('accept-encoding') };
+  return {
+    ifNoneMatch: req.getHeader('if-none-match'),
+    ifModifiedSince: req.getHeader('if-modified-since'),
+    acceptEncoding: req.getHeader('accept-encoding'),
+  };
 }
 
 /**

@@ -9,7 +9,15 @@
 import { addressText, type HttpRequest, type HttpResponse, type TemplatedApp } from './uws.js';
 import { Exchange, NO_HEADERS, type Headers } from './exchange.js';
 import { readBody, mediaType, isJsonType, type BodyReader } from './body.js';
-import { HttpError, badRequest, notFound, payloadTooLarge, problemResponse, toHttpError, unsupportedMediaType } from './problem.js';
+import {
+  HttpError,
+  badRequest,
+  notFound,
+  payloadTooLarge,
+  problemResponse,
+  toHttpError,
+  unsupportedMediaType,
+} from './problem.js';
 import type { Logger } from '../log/index.js';
 import type { Registry } from './metrics.js';
 import { rateLimited, type RateLimiter } from './rate-limit.js';
@@ -108,7 +116,12 @@ interface CompiledRoute {
 export { requestId } from './request-id.js';
 
 /** A body-less request to a route that takes a body. */
-const emptyBody: BodyReader = { body: Promise.resolve(Buffer.alloc(0)), open: () => undefined, refuse: () => undefined, complete: true };
+const emptyBody: BodyReader = {
+  body: Promise.resolve(Buffer.alloc(0)),
+  open: () => undefined,
+  refuse: () => undefined,
+  complete: true,
+};
 
 export class Router {
   private readonly routes: CompiledRoute[] = [];
@@ -117,7 +130,9 @@ export class Router {
 
   constructor(private readonly opts: RouterOptions) {
     this.requests = opts.metrics.counter('http_management_requests_total', 'Management API requests by status class');
-    this.durations = opts.metrics.histogram('http_management_duration_seconds', 'Management API request duration').with();
+    this.durations = opts.metrics
+      .histogram('http_management_duration_seconds', 'Management API request duration')
+      .with();
   }
 
   add(route: Route): this {
@@ -170,7 +185,10 @@ export class Router {
       headers[k] = headers[k] === undefined ? v : `${headers[k]}, ${v}`;
     });
     if (cors && method === 'OPTIONS') {
-      new Exchange(res, false, NO_HEADERS, requestId(headers['x-request-id'])).send(204, cors.preflight(headers['origin']));
+      new Exchange(res, false, NO_HEADERS, requestId(headers['x-request-id'])).send(
+        204,
+        cors.preflight(headers['origin']),
+      );
       return;
     }
     const id = requestId(headers['x-request-id']);
@@ -208,7 +226,10 @@ export class Router {
       const allowed = this.opts.limiter?.take(m.route?.rateRule ?? 'api', info.remoteAddress);
       if (allowed && !allowed.ok) throw rateLimited(allowed.retryAfterSec);
       if (!m.route) {
-        if (m.allowed.length) throw new HttpError('method-not-allowed', `${method} is not allowed here`, undefined, { Allow: [...new Set(m.allowed)].join(', ') });
+        if (m.allowed.length)
+          throw new HttpError('method-not-allowed', `${method} is not allowed here`, undefined, {
+            Allow: [...new Set(m.allowed)].join(', '),
+          });
         throw notFound(`no route for ${path}`);
       }
       route = m.route;
@@ -232,7 +253,8 @@ export class Router {
           // A small declared body is read and dropped, so the 401 reaches the client (closing on
           // unread bytes sends a reset that can destroy it) and the connection stays usable. A
           // large or chunked one is not worth reading: the answer closes the connection at once.
-          const drain = headers['transfer-encoding'] === undefined && Number(headers['content-length'] ?? 0) <= MAX_DRAIN_BYTES;
+          const drain =
+            headers['transfer-encoding'] === undefined && Number(headers['content-length'] ?? 0) <= MAX_DRAIN_BYTES;
           reader?.refuse(drain);
           if (reader && (drain || reader.complete)) ex.unreadBody = false;
           throw err;

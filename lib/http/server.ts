@@ -47,7 +47,10 @@ const READY_TIMEOUT_MS = 1000;
 
 function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout;
-  return Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} timed out`)), ms)))]).finally(() => clearTimeout(timer));
+  return Promise.race([
+    p,
+    new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} timed out`)), ms))),
+  ]).finally(() => clearTimeout(timer));
 }
 
 export class HttpServer {
@@ -61,12 +64,25 @@ export class HttpServer {
   constructor(private readonly opts: HttpServerOptions) {
     this.uws = loadUws(opts.allowUwsFallback);
     const app = (this.app = this.uws.App());
-    app.get('/healthz', (res, req) => void new Exchange(res, false, NO_HEADERS, requestIdOf(req)).send(200, { 'Content-Type': 'application/json' }, '{"status":"ok"}'));
+    app.get(
+      '/healthz',
+      (res, req) =>
+        void new Exchange(res, false, NO_HEADERS, requestIdOf(req)).send(
+          200,
+          { 'Content-Type': 'application/json' },
+          '{"status":"ok"}',
+        ),
+    );
     const allowed = metricsGuard(opts.metricsToken);
     app.get('/metrics', (res, req) => {
       const ex = new Exchange(res, false, NO_HEADERS, requestIdOf(req));
       if (allowed && !allowed(req)) {
-        ex.problem(unauthorized('/metrics needs METRICS_TOKEN (Authorization: Bearer, or X-Metrics-Token)', 'Bearer realm="metrics"'));
+        ex.problem(
+          unauthorized(
+            '/metrics needs METRICS_TOKEN (Authorization: Bearer, or X-Metrics-Token)',
+            'Bearer realm="metrics"',
+          ),
+        );
         return;
       }
       ex.send(200, { 'Content-Type': 'text/plain; version=0.0.4' }, opts.metrics.render());
@@ -74,12 +90,18 @@ export class HttpServer {
     app.get('/readyz', (res, req) => {
       const ex = new Exchange(res, false, NO_HEADERS, requestIdOf(req));
       const names = Object.keys(opts.readiness);
-      void Promise.allSettled(names.map((n) => withTimeout(opts.readiness[n]!(), READY_TIMEOUT_MS, n))).then((results) => {
-        const status: Record<string, string | boolean> = {};
-        names.forEach((n, i) => (status[n] = results[i]!.status === 'fulfilled' ? 'ok' : 'down'));
-        const ok = results.every((r) => r.status === 'fulfilled') && !this.draining;
-        ex.send(ok ? 200 : 503, { 'Content-Type': 'application/json' }, JSON.stringify({ status: ok ? 'ready' : 'unavailable', ...status, shutting_down: this.draining }));
-      });
+      void Promise.allSettled(names.map((n) => withTimeout(opts.readiness[n]!(), READY_TIMEOUT_MS, n))).then(
+        (results) => {
+          const status: Record<string, string | boolean> = {};
+          names.forEach((n, i) => (status[n] = results[i]!.status === 'fulfilled' ? 'ok' : 'down'));
+          const ok = results.every((r) => r.status === 'fulfilled') && !this.draining;
+          ex.send(
+            ok ? 200 : 503,
+            { 'Content-Type': 'application/json' },
+            JSON.stringify({ status: ok ? 'ready' : 'unavailable', ...status, shutting_down: this.draining }),
+          );
+        },
+      );
     });
   }
 
@@ -87,14 +109,18 @@ export class HttpServer {
   mountFallback(): void {
     for (const path of ['/healthz', '/readyz', '/metrics']) guardMethods(this.app, path, 'GET');
     this.app.any('/*', (res, req) => {
-      new Exchange(res, req.getMethod() === 'head', NO_HEADERS, requestIdOf(req)).problem(notFound(`no route for ${req.getUrl().slice(0, 200)}`));
+      new Exchange(res, req.getMethod() === 'head', NO_HEADERS, requestIdOf(req)).problem(
+        notFound(`no route for ${req.getUrl().slice(0, 200)}`),
+      );
     });
   }
 
   async listen(): Promise<{ port: number; url: string }> {
     const { host, port } = this.opts;
     this.listenSocket = await new Promise<us_listen_socket>((resolve, reject) =>
-      this.app.listen(host, port, (s) => (s ? resolve(s) : reject(new Error(`cannot listen on ${host}:${port} (in use or not permitted)`)))),
+      this.app.listen(host, port, (s) =>
+        s ? resolve(s) : reject(new Error(`cannot listen on ${host}:${port} (in use or not permitted)`)),
+      ),
     );
     const bound = this.uws.us_socket_local_port(this.listenSocket);
     return { port: bound, url: `http://${host.includes(':') ? `[${host}]` : host}:${bound}` };
@@ -117,7 +143,8 @@ export class HttpServer {
     this.listenSocket = undefined;
     const deadline = Date.now() + graceMs;
     while (this.inFlight.count > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    if (this.inFlight.count > 0) this.opts.log.warn({ inFlight: this.inFlight.count }, 'shutdown grace elapsed with requests in flight');
+    if (this.inFlight.count > 0)
+      this.opts.log.warn({ inFlight: this.inFlight.count }, 'shutdown grace elapsed with requests in flight');
     // Idle keep-alive connections (a balancer's pool) would otherwise be served by a process whose
     // parts are stopping; closing them makes the balancer open a new connection elsewhere.
     // `close` is in the binary (uWS ≥ 20.x) though not in its typings.

@@ -24,7 +24,11 @@ export function loadUws(allowFallback = false): Uws {
   process.env['UWS_HTTP_MAX_HEADERS_SIZE'] ??= String(MAX_HEADERS_SIZE);
   const require = createRequire(import.meta.url);
   const pkgDir = path.dirname(require.resolve('uWebSockets.js/package.json'));
-  const binary = path.join(pkgDir, 'binaries', `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`);
+  const binary = path.join(
+    pkgDir,
+    'binaries',
+    `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`,
+  );
   try {
     loaded = require(binary) as Uws;
   } catch (err) {

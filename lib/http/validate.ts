@@ -15,7 +15,11 @@ function toFieldErrors(errors: ErrorObject[] | null | undefined): FieldError[] {
       if (e.keyword === 'required') path = `${e.instancePath}/${String(e.params['missingProperty'])}`;
       if (e.keyword === 'additionalProperties') path = `${e.instancePath}/${String(e.params['additionalProperty'])}`;
       const message =
-        e.keyword === 'additionalProperties' ? 'is not a known field' : e.keyword === 'enum' ? `must be one of ${(e.params['allowedValues'] as unknown[]).join(', ')}` : (e.message ?? 'is invalid');
+        e.keyword === 'additionalProperties'
+          ? 'is not a known field'
+          : e.keyword === 'enum'
+            ? `must be one of ${(e.params['allowedValues'] as unknown[]).join(', ')}`
+            : (e.message ?? 'is invalid');
       return { path, message };
     });
 }
@@ -46,6 +50,7 @@ export function queryValidator<T>(schema: JsonSchema): (query: URLSearchParams) 
 
 /** A path id: a positive integer that fits a Postgres `integer`; anything else is 400. */
 export function idParam(raw: string | undefined): number {
-  if (!raw || !/^\d{1,10}$/.test(raw) || Number(raw) < 1 || Number(raw) > 2 ** 31 - 1) throw validationFailed([{ path: '/id', message: 'must be a positive integer' }]);
+  if (!raw || !/^\d{1,10}$/.test(raw) || Number(raw) < 1 || Number(raw) > 2 ** 31 - 1)
+    throw validationFailed([{ path: '/id', message: 'must be a positive integer' }]);
   return Number(raw);
 }

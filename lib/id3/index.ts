@@ -8,4 +8,12 @@ export { packedAudioTags, transportStreamTimestamp, TS_TIMESTAMP_OWNER } from '.
 export { emsgTags, parseEmsg, ID3_EMSG_SCHEMES, type Emsg, type IsobmffOptions } from './isobmff.js';
 export { mpdEvents, mpdEventTags, segmentIndexAt, type MpdEvent } from './mpd-events.js';
 export * from './result.js';
-export { PTS_TIMESCALE, type Container, type ExtractResult, type Id3Frame, type Id3Tag, type Id3TagResult, type TagTime } from './types.js';
+export {
+  PTS_TIMESCALE,
+  type Container,
+  type ExtractResult,
+  type Id3Frame,
+  type Id3Tag,
+  type Id3TagResult,
+  type TagTime,
+} from './types.js';

@@ -90,7 +90,16 @@ export function parseEmsg(buf: Buffer, start: number, end: number): Emsg | undef
     if (!scheme) return undefined;
     const value = cstring(buf, scheme[1], end);
     if (!value) return undefined;
-    return { version, schemeIdUri: scheme[0], value: value[0], timescale, time, eventDuration, id, messageData: buf.subarray(value[1], end) };
+    return {
+      version,
+      schemeIdUri: scheme[0],
+      value: value[0],
+      timescale,
+      time,
+      eventDuration,
+      id,
+      messageData: buf.subarray(value[1], end),
+    };
   }
   return undefined;
 }

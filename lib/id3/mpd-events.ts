@@ -62,7 +62,14 @@ export function mpdEvents(mpd: string): MpdEvent[] {
       const timescale = num(stream, 'timescale', 1) || 1;
       const presentationTimeOffset = num(stream, 'presentationTimeOffset', 0);
       for (const ev of childElements(stream, 'Event')) {
-        const e: MpdEvent = { periodIndex, schemeIdUri, timescale, presentationTimeOffset, presentationTime: num(ev, 'presentationTime', 0), messageData: content(ev) };
+        const e: MpdEvent = {
+          periodIndex,
+          schemeIdUri,
+          timescale,
+          presentationTimeOffset,
+          presentationTime: num(ev, 'presentationTime', 0),
+          messageData: content(ev),
+        };
         const set = <K extends keyof MpdEvent>(k: K, v: MpdEvent[K] | undefined) => v !== undefined && (e[k] = v);
         set('periodId', attrOf(period, 'id'));
         set('value', attrOf(stream, 'value'));

@@ -38,7 +38,8 @@ export function packedAudioTags(buf: Buffer): Id3TagResult[] {
   let base: number | undefined;
   let ticks = 0; // 90 kHz ticks of audio since `base`
   let held: Id3Tag[] = []; // tags met before any timestamp: they take the first one found
-  const emit = (tags: Id3Tag[], at = (base ?? 0) + ticks) => out.push(...tagResults(tags, { timescale: PTS_TIMESCALE, presentation_time: Math.round(at) }));
+  const emit = (tags: Id3Tag[], at = (base ?? 0) + ticks) =>
+    out.push(...tagResults(tags, { timescale: PTS_TIMESCALE, presentation_time: Math.round(at) }));
   for (let p = 0; p < buf.length;) {
     const len = id3TagLength(buf, p);
     if (len) {

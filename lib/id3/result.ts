@@ -67,7 +67,10 @@ export type AdPod = DashAdPod | HlsAdPod;
 
 /** The result form of an extracted tag: a fresh object, fields in the spec's order, no undefined keys. */
 export function resultTag(t: Id3TagResult): ResultTag {
-  const out: ResultTag = { value: t.value, metadata: { timescale: t.metadata.timescale, presentation_time: t.metadata.presentation_time } };
+  const out: ResultTag = {
+    value: t.value,
+    metadata: { timescale: t.metadata.timescale, presentation_time: t.metadata.presentation_time },
+  };
   if (t.frame !== undefined) out.frame = t.frame;
   if (t.description !== undefined) out.description = t.description;
   if (t.data !== undefined) out.data = t.data;
@@ -85,7 +88,12 @@ export function dashRendition(name: string, segments: DashSegment[]): DashRendit
 export function dashPeriod(name: string, rendtions: DashRendition[]): DashPeriod {
   return { name, rendtions };
 }
-export function dashAdPod(breakIndex: number, startTimeSec: number, periods: DashPeriod[], startEpochSec?: number): DashAdPod {
+export function dashAdPod(
+  breakIndex: number,
+  startTimeSec: number,
+  periods: DashPeriod[],
+  startEpochSec?: number,
+): DashAdPod {
   return startEpochSec === undefined
     ? { break: breakIndex, start_time_sec: startTimeSec, dash: periods }
     : { break: breakIndex, start_time_sec: startTimeSec, start_time_epoch_sec: startEpochSec, dash: periods };
@@ -102,7 +110,12 @@ export function hlsRendition(name: string, segments: HlsSegment[], bandwidth?: n
 export function hlsPlaylist(name: string, rendtions: HlsRendition[]): HlsPlaylist {
   return { name, rendtions };
 }
-export function hlsAdPod(breakIndex: number, startTimeSec: number, playlists: HlsPlaylist[], startEpochSec?: number): HlsAdPod {
+export function hlsAdPod(
+  breakIndex: number,
+  startTimeSec: number,
+  playlists: HlsPlaylist[],
+  startEpochSec?: number,
+): HlsAdPod {
   return startEpochSec === undefined
     ? { break: breakIndex, start_time_sec: startTimeSec, hls: playlists }
     : { break: breakIndex, start_time_sec: startTimeSec, start_time_epoch_sec: startEpochSec, hls: playlists };

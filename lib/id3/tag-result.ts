@@ -10,7 +10,11 @@ function stripNuls(s: string): string {
 }
 
 export function frameResult(f: Id3Frame, time: TagTime): Id3TagResult {
-  const out: Id3TagResult = { frame: f.id, value: f.value ?? '', metadata: { timescale: time.timescale, presentation_time: time.presentation_time } };
+  const out: Id3TagResult = {
+    frame: f.id,
+    value: f.value ?? '',
+    metadata: { timescale: time.timescale, presentation_time: time.presentation_time },
+  };
   if (f.description !== undefined) out.description = f.description;
   if (f.data) {
     out.data = f.data.toString('base64');

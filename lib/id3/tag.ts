@@ -10,7 +10,9 @@ import type { Id3Frame, Id3Tag } from './types.js';
 const HEADER = 10;
 
 function syncsafe(buf: Buffer, at: number): number {
-  return ((buf[at]! & 0x7f) << 21) | ((buf[at + 1]! & 0x7f) << 14) | ((buf[at + 2]! & 0x7f) << 7) | (buf[at + 3]! & 0x7f);
+  return (
+    ((buf[at]! & 0x7f) << 21) | ((buf[at + 1]! & 0x7f) << 14) | ((buf[at + 2]! & 0x7f) << 7) | (buf[at + 3]! & 0x7f)
+  );
 }
 
 /** Total length (header, body, footer) of a valid ID3v2 tag header at `at`, else 0. */
@@ -54,7 +56,10 @@ export function decodeFrame(id: string, body: Buffer): Id3Frame {
     const description = decodeText(body, 1, descEnd, enc);
     const from = Math.min(body.length, descEnd + terminatorLength(enc));
     // WXXX: the URL itself is always ISO-8859-1.
-    const value = id[0] === 'W' ? body.toString('latin1', from).split('\0')[0]! : stripNuls(decodeText(body, from, body.length, enc));
+    const value =
+      id[0] === 'W'
+        ? body.toString('latin1', from).split('\0')[0]!
+        : stripNuls(decodeText(body, from, body.length, enc));
     return { id, description, value };
   }
   if (id[0] === 'T' && encOk) {
@@ -70,12 +75,20 @@ export function decodeFrame(id: string, body: Buffer): Id3Frame {
   if (id[0] === 'W') return { id, value: body.toString('latin1').split('\0')[0]! };
   if (id === 'PRIV') {
     const end = terminatorAt(body, 0, body.length, 0);
-    return { id, description: body.toString('latin1', 0, end), data: Buffer.from(body.subarray(Math.min(body.length, end + 1))) };
+    return {
+      id,
+      description: body.toString('latin1', 0, end),
+      data: Buffer.from(body.subarray(Math.min(body.length, end + 1))),
+    };
   }
   if ((id === 'COMM' || id === 'COM') && encOk && body.length >= 4) {
     const descEnd = terminatorAt(body, 4, body.length, enc);
     const from = Math.min(body.length, descEnd + terminatorLength(enc));
-    return { id, description: decodeText(body, 4, descEnd, enc), value: stripNuls(decodeText(body, from, body.length, enc)) };
+    return {
+      id,
+      description: decodeText(body, 4, descEnd, enc),
+      value: stripNuls(decodeText(body, from, body.length, enc)),
+    };
   }
   return { id, data: Buffer.from(body) };
 }

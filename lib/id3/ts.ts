@@ -43,7 +43,12 @@ export function tsTimedMetadata(buf: Buffer): Id3TagResult[] {
     if (p.pts === undefined) return; // no PES of this tag had a PTS: no time to give it
     // Rollover relative to the segment's first metadata PTS, so times stay monotonic across 2^33.
     reference ??= p.pts;
-    out.push(...tagResults(parseId3Tags(bytes), { timescale: PTS_TIMESCALE, presentation_time: handleRollover(p.pts, reference) }));
+    out.push(
+      ...tagResults(parseId3Tags(bytes), {
+        timescale: PTS_TIMESCALE,
+        presentation_time: handleRollover(p.pts, reference),
+      }),
+    );
   };
   elementary.on('data', (e: PesEvent) => {
     if (e.type !== 'timed-metadata' || !e.data || e.data.length === 0) return;

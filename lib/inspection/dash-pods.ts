@@ -89,11 +89,19 @@ function inherited(els: Array<Element | undefined>, name: string): string | unde
 }
 
 function fillTemplate(tpl: string, vars: { id: string; bandwidth: string; number: number; time: number }): string {
-  return tpl.replace(/\$(RepresentationID|Number|Time|Bandwidth|)(%0(\d+)d)?\$/g, (_m, name: string, _f, width: string | undefined) => {
-    if (name === '') return '$';
-    const raw = name === 'RepresentationID' ? vars.id : name === 'Bandwidth' ? vars.bandwidth : String(name === 'Number' ? vars.number : vars.time);
-    return width && name !== 'RepresentationID' ? raw.padStart(Number(width), '0') : raw;
-  });
+  return tpl.replace(
+    /\$(RepresentationID|Number|Time|Bandwidth|)(%0(\d+)d)?\$/g,
+    (_m, name: string, _f, width: string | undefined) => {
+      if (name === '') return '$';
+      const raw =
+        name === 'RepresentationID'
+          ? vars.id
+          : name === 'Bandwidth'
+            ? vars.bandwidth
+            : String(name === 'Number' ? vars.number : vars.time);
+      return width && name !== 'RepresentationID' ? raw.padStart(Number(width), '0') : raw;
+    },
+  );
 }
 
 interface Timing {
@@ -120,20 +128,29 @@ function templateTimes(tpls: Array<Element | undefined>, periodDurSec: number | 
       t = numAttr(s, 't') ?? t;
       let r = numAttr(s, 'r') ?? 0;
       if (r < 0) r = end === Infinity ? 0 : Math.ceil((end - t) / d) - 1;
-      for (let k = 0; k <= r && out.length < limit; k++, t += d) out.push({ number: startNumber + out.length, time: t, duration: d, pto, timescale });
+      for (let k = 0; k <= r && out.length < limit; k++, t += d)
+        out.push({ number: startNumber + out.length, time: t, duration: d, pto, timescale });
       if (out.length >= limit) break;
     }
   } else {
     const d = Number(inherited(tpls, 'duration') ?? 0);
     if (d > 0 && periodDurSec !== undefined) {
       const count = Math.min(limit, Math.ceil((periodDurSec * timescale) / d - 1e-9));
-      for (let k = 0; k < count; k++) out.push({ number: startNumber + k, time: pto + k * d, duration: d, pto, timescale });
+      for (let k = 0; k < count; k++)
+        out.push({ number: startNumber + k, time: pto + k * d, duration: d, pto, timescale });
     }
   }
   return out;
 }
 
-function representationSegments(period: Element, set: Element, rep: Element, base: string, periodDurSec: number | undefined, limit: number): DashSegmentRef[] {
+function representationSegments(
+  period: Element,
+  set: Element,
+  rep: Element,
+  base: string,
+  periodDurSec: number | undefined,
+  limit: number,
+): DashSegmentRef[] {
   const id = attrOf(rep, 'id') ?? '';
   const bandwidth = attrOf(rep, 'bandwidth') ?? '';
   const tpls = [rep, set, period].map((e) => childElement(e, 'SegmentTemplate'));
@@ -207,19 +224,28 @@ export function findDashPods(mpd: string, mpdUrl: string, opts: { limit?: number
     }
     const start = Number.isFinite(starts[i]!) ? starts[i]! : 0;
     const next = starts[i + 1];
-    const dur = seconds(attrOf(p, 'duration')) ?? (next !== undefined && Number.isFinite(next) ? next - start : total !== undefined ? total - start : undefined);
+    const dur =
+      seconds(attrOf(p, 'duration')) ??
+      (next !== undefined && Number.isFinite(next) ? next - start : total !== undefined ? total - start : undefined);
     const base = baseOf(p, mpdBase);
     const renditions: DashRenditionRef[] = [];
     for (const set of childElements(p, 'AdaptationSet')) {
       const setBase = baseOf(set, base);
       for (const rep of childElements(set, 'Representation')) {
-        renditions.push({ name: attrOf(rep, 'id') ?? `${renditions.length}`, segments: representationSegments(p, set, rep, baseOf(rep, setBase), dur, limit) });
+        renditions.push({
+          name: attrOf(rep, 'id') ?? `${renditions.length}`,
+          segments: representationSegments(p, set, rep, baseOf(rep, setBase), dur, limit),
+        });
       }
     }
-    const periodEvents = events.filter((e) => e.periodIndex === i).map((event) => ({ event, sec: (event.presentationTime - event.presentationTimeOffset) / event.timescale }));
+    const periodEvents = events
+      .filter((e) => e.periodIndex === i)
+      .map((event) => ({ event, sec: (event.presentationTime - event.presentationTimeOffset) / event.timescale }));
     const ref: DashPeriodRef = { name: id ?? `period-${i}`, startSec: start, renditions, events: periodEvents };
     if (!current) {
-      current = Number.isFinite(ast) ? { startSec: start, startEpochSec: ast / 1000 + start, periods: [] } : { startSec: start, periods: [] };
+      current = Number.isFinite(ast)
+        ? { startSec: start, startEpochSec: ast / 1000 + start, periods: [] }
+        : { startSec: start, periods: [] };
       pods.push(current);
     }
     current.periods.push(ref);

@@ -113,7 +113,9 @@ export function findHlsPods(playlist: string, rules: PodRules = {}): HlsPod[] {
   }
   const startOf = (i: number): HlsPod => {
     const pdt = segments[i]!.program_date_time_ms;
-    return pdt !== undefined ? { startSec: offsets[i]!, startEpochSec: pdt / 1000, segments: [] } : { startSec: offsets[i]!, segments: [] };
+    return pdt !== undefined
+      ? { startSec: offsets[i]!, startEpochSec: pdt / 1000, segments: [] }
+      : { startSec: offsets[i]!, segments: [] };
   };
   if (rules.wholePlaylist) return segments.length ? [{ ...startOf(0), segments: segments.map(podSegment) }] : [];
   const hasCues = segments.some((s) => s.cues.some((c) => c.kind === 'out' || c.kind === 'in'));
@@ -135,7 +137,10 @@ export function findHlsPods(playlist: string, rules: PodRules = {}): HlsPod[] {
       else if (cue.kind === 'out' || (cue.kind === 'cont' && !open)) {
         close();
         open = startOf(i);
-        openDuration = cue.duration_sec !== undefined && cue.duration_sec > 0 ? cue.duration_sec - (cue.kind === 'cont' ? (cue.elapsed_sec ?? 0) : 0) : undefined;
+        openDuration =
+          cue.duration_sec !== undefined && cue.duration_sec > 0
+            ? cue.duration_sec - (cue.kind === 'cont' ? (cue.elapsed_sec ?? 0) : 0)
+            : undefined;
       }
     }
     if (open) open.segments.push(podSegment(s));
@@ -161,7 +166,11 @@ function upTo(segments: PodSegment[], durationSec: number): PodSegment[] {
   return kept;
 }
 
-function inlinePods(segments: SegmentCues[], isAdUri: (uri: string) => boolean, startOf: (i: number) => HlsPod): HlsPod[] {
+function inlinePods(
+  segments: SegmentCues[],
+  isAdUri: (uri: string) => boolean,
+  startOf: (i: number) => HlsPod,
+): HlsPod[] {
   const pods: HlsPod[] = [];
   let current: HlsPod | undefined;
   for (let i = 0; i < segments.length; i++) {

@@ -72,12 +72,18 @@ function nameOf(url: string): string {
   return path.slice(path.lastIndexOf('/') + 1) || path;
 }
 
-export async function inspect(source: InspectSource, deps: InspectDeps, limits: InspectLimits, signal: AbortSignal): Promise<InspectOutcome> {
+export async function inspect(
+  source: InspectSource,
+  deps: InspectDeps,
+  limits: InspectLimits,
+  signal: AbortSignal,
+): Promise<InspectOutcome> {
   const text = await deps.fetchText(source.url, signal);
   const head = text.trimStart();
   const slots: Slot[] = [];
   const take = (url: string): Slot => {
-    const s: Slot = slots.length < limits.maxSegments ? { url, tags: [] } : { url: '', tags: [], error: NOT_INSPECTED_CAP };
+    const s: Slot =
+      slots.length < limits.maxSegments ? { url, tags: [] } : { url: '', tags: [], error: NOT_INSPECTED_CAP };
     slots.push(s);
     return s;
   };
@@ -90,16 +96,26 @@ export async function inspect(source: InspectSource, deps: InspectDeps, limits: 
   const out: InspectOutcome = { ad_pods: build() };
   const cut = slots.length - limits.maxSegments;
   const late = slots.filter((s) => s.error === NOT_INSPECTED_TIME).length;
-  if (cut > 0) out.error = `the pods hold ${slots.length} segments; only the first ${limits.maxSegments} were inspected`;
+  if (cut > 0)
+    out.error = `the pods hold ${slots.length} segments; only the first ${limits.maxSegments} were inspected`;
   else if (late > 0) out.error = `the job reached its time limit; ${late} segments were not inspected`;
   return out;
 }
 
 /** Reads the pods of every rendition; returns the builder of the HLS result. */
-async function planHls(source: InspectSource, text: string, deps: InspectDeps, signal: AbortSignal, take: (url: string) => Slot): Promise<() => AdPod[]> {
+async function planHls(
+  source: InspectSource,
+  text: string,
+  deps: InspectDeps,
+  signal: AbortSignal,
+  take: (url: string) => Slot,
+): Promise<() => AdPod[]> {
   const rules = source.wholePod ? { wholePlaylist: true } : { isAdUri: deps.isAdUri };
-  const renditions = isMasterPlaylist(text) ? masterRenditions(text, source.url) : [{ name: nameOf(source.url), url: source.url }];
-  const read: Array<{ name: string; bandwidth?: number; pods: Array<{ pod: HlsPod; slots: Slot[] }>; error?: string }> = [];
+  const renditions = isMasterPlaylist(text)
+    ? masterRenditions(text, source.url)
+    : [{ name: nameOf(source.url), url: source.url }];
+  const read: Array<{ name: string; bandwidth?: number; pods: Array<{ pod: HlsPod; slots: Slot[] }>; error?: string }> =
+    [];
   for (const r of renditions) {
     let media: string;
     try {
@@ -109,7 +125,10 @@ async function planHls(source: InspectSource, text: string, deps: InspectDeps, s
       read.push({ name: r.name, pods: [], error: (err as Error).message });
       continue;
     }
-    const pods = findHlsPods(media, rules).map((pod) => ({ pod, slots: pod.segments.map((s) => take(resolve(s.uri, r.url))) }));
+    const pods = findHlsPods(media, rules).map((pod) => ({
+      pod,
+      slots: pod.segments.map((s) => take(resolve(s.uri, r.url))),
+    }));
     read.push(r.bandwidth === undefined ? { name: r.name, pods } : { name: r.name, bandwidth: r.bandwidth, pods });
   }
   const playlist = nameOf(source.url);
@@ -137,9 +156,20 @@ async function planHls(source: InspectSource, text: string, deps: InspectDeps, s
 }
 
 /** Plans the segments of every ad Period's Representations; returns the builder of the DASH result. */
-function planDash(source: InspectSource, text: string, limits: InspectLimits, take: (url: string) => Slot): () => AdPod[] {
+function planDash(
+  source: InspectSource,
+  text: string,
+  limits: InspectLimits,
+  take: (url: string) => Slot,
+): () => AdPod[] {
   const pods = findDashPods(text, source.url, { limit: limits.maxSegments + 1, allAds: source.wholePod });
-  const planned = pods.map((pod) => ({ pod, periods: pod.periods.map((p) => ({ period: p, renditions: p.renditions.map((r) => ({ rendition: r, slots: r.segments.map((s) => take(s.url)) })) })) }));
+  const planned = pods.map((pod) => ({
+    pod,
+    periods: pod.periods.map((p) => ({
+      period: p,
+      renditions: p.renditions.map((r) => ({ rendition: r, slots: r.segments.map((s) => take(s.url)) })),
+    })),
+  }));
   return () =>
     planned.map(({ pod, periods }, k) =>
       dashAdPod(
@@ -162,7 +192,9 @@ function planDash(source: InspectSource, text: string, limits: InspectLimits, ta
               }
               return dashRendition(
                 rendition.name,
-                rendition.segments.map((s, i) => dashSegment(s.name, [...slots[i]!.tags, ...events[i]!], slots[i]!.error)),
+                rendition.segments.map((s, i) =>
+                  dashSegment(s.name, [...slots[i]!.tags, ...events[i]!], slots[i]!.error),
+                ),
               );
             }),
           ),
@@ -181,7 +213,12 @@ function resolve(uri: string, base: string): string {
 }
 
 /** Reads every slot with `concurrency` workers; each holds one segment's bytes at a time. */
-async function readSegments(slots: Slot[], deps: InspectDeps, limits: InspectLimits, signal: AbortSignal): Promise<void> {
+async function readSegments(
+  slots: Slot[],
+  deps: InspectDeps,
+  limits: InspectLimits,
+  signal: AbortSignal,
+): Promise<void> {
   let next = 0;
   const worker = async () => {
     while (next < slots.length) {
@@ -196,7 +233,10 @@ async function readSegments(slots: Slot[], deps: InspectDeps, limits: InspectLim
         continue;
       }
       try {
-        const bytes = await deps.fetchBytes(slot.url, AbortSignal.any([signal, AbortSignal.timeout(limits.segmentTimeoutMs)]));
+        const bytes = await deps.fetchBytes(
+          slot.url,
+          AbortSignal.any([signal, AbortSignal.timeout(limits.segmentTimeoutMs)]),
+        );
         slot.tags = extractTags(bytes).tags;
       } catch (err) {
         slot.error = signal.aborted ? NOT_INSPECTED_TIME : (err as Error).message || 'the segment could not be read';

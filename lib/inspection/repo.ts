@@ -38,7 +38,13 @@ export interface InspectionView {
 }
 
 export function toView(r: InspectionRow): InspectionView {
-  const v: InspectionView = { stream_id: r.stream_id, status: r.status, ad_pods: r.status === 'pending' ? null : r.ad_pods, created: r.created_at.toISOString(), updated: r.updated_at.toISOString() };
+  const v: InspectionView = {
+    stream_id: r.stream_id,
+    status: r.status,
+    ad_pods: r.status === 'pending' ? null : r.ad_pods,
+    created: r.created_at.toISOString(),
+    updated: r.updated_at.toISOString(),
+  };
   if (r.error) v.error = r.error;
   return v;
 }
@@ -115,12 +121,14 @@ export class InspectionRepo {
 
   /** Hands this owner's leases back at once (a graceful stop): another instance resumes them. */
   async release(owner: string): Promise<void> {
-    await this.sql`update id3_inspection set lease_owner = null, lease_until = null where lease_owner = ${owner} and status = 'pending'`;
+    await this
+      .sql`update id3_inspection set lease_owner = null, lease_until = null where lease_owner = ${owner} and status = 'pending'`;
   }
 
   /** Deletes finished jobs older than the TTL. */
   async purge(): Promise<number> {
-    const rows = await this.sql`delete from id3_inspection where status <> 'pending' and finished_at <= now() - make_interval(secs => ${this.ttlSec})`;
+    const rows = await this
+      .sql`delete from id3_inspection where status <> 'pending' and finished_at <= now() - make_interval(secs => ${this.ttlSec})`;
     return rows.count;
   }
 }

@@ -29,7 +29,8 @@ export function inspectionRoutes(service: InspectionService): Route[] {
       method: 'POST',
       pattern: PATH,
       body: 'json',
-      summary: "Inspect the ID3 tags of a stream's ad pods: starts a job (pending, ad_pods null), later answers it (complete with ad_pods, or failed with error)",
+      summary:
+        "Inspect the ID3 tags of a stream's ad pods: starts a job (pending, ad_pods null), later answers it (complete with ad_pods, or failed with error)",
       errors: [404, 422],
       schema: { body: inspectInput, response: inspectionAnswer },
       handler: async (_r, body) => ({ json: await service.request(validate(body)) }),
@@ -41,7 +42,8 @@ export function inspectionRoutes(service: InspectionService): Route[] {
       schema: { response: inspectionAnswer },
       handler: async (req) => {
         const id = req.params['stream_id']!;
-        if (!STREAM_ID.test(id)) throw validationFailed([{ path: '/stream_id', message: `must match ${STREAM_ID_PATTERN}` }]);
+        if (!STREAM_ID.test(id))
+          throw validationFailed([{ path: '/stream_id', message: `must match ${STREAM_ID_PATTERN}` }]);
         return { json: await service.get(id) };
       },
     },

@@ -12,7 +12,10 @@ import { toView, type InspectionRepo, type InspectionView } from './repo.js';
 import type { InspectInput } from './schema.js';
 
 /** The configured source of a stream's event: by its resolved id, else by the asset key it came with. */
-export type EventSourceLookup = (eventId: number | null, assetKey: string | null) => Promise<{ eventId: number; sourceUri: string } | undefined>;
+export type EventSourceLookup = (
+  eventId: number | null,
+  assetKey: string | null,
+) => Promise<{ eventId: number; sourceUri: string } | undefined>;
 
 export interface InspectionServiceOptions {
   daiHost: string;
@@ -36,13 +39,18 @@ export class InspectionService {
     private readonly streams: StreamRegistry,
     private readonly opts: InspectionServiceOptions,
   ) {
-    this.origins = new Set([opts.daiHost, opts.contentOrigin].map((u) => (u ? originOf(u) : undefined)).filter((o): o is string => !!o));
+    this.origins = new Set(
+      [opts.daiHost, opts.contentOrigin].map((u) => (u ? originOf(u) : undefined)).filter((o): o is string => !!o),
+    );
   }
 
   async request(input: InspectInput): Promise<InspectionView> {
     const live = await this.repo.get(input.stream_id);
     if (live) return toView(live);
-    const source = input.manifest_url !== undefined ? { url: this.podManifest(input.manifest_url), wholePod: true } : { url: await this.streamManifest(input.stream_id), wholePod: false };
+    const source =
+      input.manifest_url !== undefined
+        ? { url: this.podManifest(input.manifest_url), wholePod: true }
+        : { url: await this.streamManifest(input.stream_id), wholePod: false };
     return toView(await this.repo.start(input.stream_id, source.url, source.wholePod));
   }
 
@@ -55,24 +63,33 @@ export class InspectionService {
   /** Origin = scheme, host and port (RFC 6454): anything else could make the service fetch for a caller. */
   private podManifest(url: string): string {
     const origin = originOf(url);
-    if (!origin || !this.origins.has(origin)) throw invalid('manifest_url must be on the DAI host or the content origin', [{ path: '/manifest_url', message: 'is not on DAI_HOST or CONTENT_ORIGIN' }]);
+    if (!origin || !this.origins.has(origin))
+      throw invalid('manifest_url must be on the DAI host or the content origin', [
+        { path: '/manifest_url', message: 'is not on DAI_HOST or CONTENT_ORIGIN' },
+      ]);
     return url;
   }
 
   private async streamManifest(streamId: string): Promise<string> {
     await this.streams.flush(); // include the touches of the last second
     const stream = await this.streams.get(streamId);
-    if (!stream) throw notFound(`stream ${streamId} is not known (or has expired): no ad tag, manifest or /squeezeback request registered it within the idle time`);
+    if (!stream)
+      throw notFound(
+        `stream ${streamId} is not known (or has expired): no ad tag, manifest or /squeezeback request registered it within the idle time`,
+      );
     if (stream.master_path) return this.opts.daiHost + stream.master_path;
     const event = await this.opts.eventSource?.(stream.event_id, stream.asset_key);
     if (event) return event.sourceUri;
-    throw unprocessable(`stream ${streamId} has had no master playlist or MPD proxied, and ${this.missingEvent(stream.event_id, stream.asset_key)}; give manifest_url to inspect a pod manifest`);
+    throw unprocessable(
+      `stream ${streamId} has had no master playlist or MPD proxied, and ${this.missingEvent(stream.event_id, stream.asset_key)}; give manifest_url to inspect a pod manifest`,
+    );
   }
 
   /** What keeps a stream's event (and so its source) from being known. */
   private missingEvent(eventId: number | null, assetKey: string | null): string {
     if (eventId !== null) return `its event ${eventId} no longer exists`;
-    if (assetKey !== null) return `its asset key ${assetKey.slice(0, 256)} matches no event config (configure the event with that asset_id)`;
+    if (assetKey !== null)
+      return `its asset key ${assetKey.slice(0, 256)} matches no event config (configure the event with that asset_id)`;
     return 'it was registered without an asset_key or caid, so it has no event';
   }
 }

@@ -42,7 +42,11 @@ export class InspectionWorker {
     private readonly opts: InspectionWorkerOptions,
   ) {
     const c = deps.metrics.counter('id3_inspection_jobs_total', 'ID3 inspection jobs by result');
-    this.results = { complete: c.with({ result: 'complete' }), failed: c.with({ result: 'failed' }), lost: c.with({ result: 'lease_lost' }) };
+    this.results = {
+      complete: c.with({ result: 'complete' }),
+      failed: c.with({ result: 'failed' }),
+      lost: c.with({ result: 'lease_lost' }),
+    };
     deps.metrics.gauge('id3_inspection_jobs_running', 'ID3 inspection jobs running here', () => this.running.size);
     const { owner, leaseMs } = opts;
     this.lease = new LeaseLoop(
@@ -109,16 +113,26 @@ export class InspectionWorker {
         const written = await this.deps.repo.finish(job, this.opts.owner, outcome);
         if (!written) return void this.results.lost.inc();
         this.results[outcome.status].inc();
-        this.deps.log.info({ streamId: job.stream_id, status: outcome.status, pods: outcome.ad_pods?.length ?? 0, error: outcome.error }, 'id3 inspection finished');
+        this.deps.log.info(
+          { streamId: job.stream_id, status: outcome.status, pods: outcome.ad_pods?.length ?? 0, error: outcome.error },
+          'id3 inspection finished',
+        );
       })
-      .catch((err: Error) => this.deps.log.warn({ err: err.message, streamId: job.stream_id }, 'id3 inspection bookkeeping failed'))
+      .catch((err: Error) =>
+        this.deps.log.warn({ err: err.message, streamId: job.stream_id }, 'id3 inspection bookkeeping failed'),
+      )
       .finally(() => this.running.delete(job.job_id));
     this.running.set(job.job_id, entry);
   }
 
   /** The job's outcome; limits and errors become a failed or a cut-short result, never a throw. */
   private async execute(job: InspectionRow, lease: AbortSignal): Promise<Outcome> {
-    if (job.attempts > this.opts.maxAttempts) return { status: 'failed', ad_pods: null, error: `given up after ${job.attempts - 1} attempts: the instances running it stopped before it finished` };
+    if (job.attempts > this.opts.maxAttempts)
+      return {
+        status: 'failed',
+        ad_pods: null,
+        error: `given up after ${job.attempts - 1} attempts: the instances running it stopped before it finished`,
+      };
     const signal = AbortSignal.any([lease, AbortSignal.timeout(this.opts.jobTimeoutMs)]);
     try {
       const out = await this.deps.inspect({ url: job.source_url, wholePod: job.whole_pod }, signal);
@@ -126,7 +140,9 @@ export class InspectionWorker {
     } catch (err) {
       const e = err as Error;
       const reason =
-        signal.aborted && !lease.aborted ? `the job reached its time limit (${this.opts.jobTimeoutMs / 1000} s) while reading the manifests` : `the manifest could not be inspected: ${e.message}`;
+        signal.aborted && !lease.aborted
+          ? `the job reached its time limit (${this.opts.jobTimeoutMs / 1000} s) while reading the manifests`
+          : `the manifest could not be inspected: ${e.message}`;
       return { status: 'failed', ad_pods: null, error: reason.slice(0, 500) };
     }
   }

@@ -7,6 +7,9 @@ export function createLogger(level: string): Logger {
   return pino({
     level,
     base: { service: 'squeezeback' },
-    redact: { paths: ['authorization', 'headers.authorization', 'token', 'mrss_token', '*.password'], censor: '[redacted]' },
+    redact: {
+      paths: ['authorization', 'headers.authorization', 'token', 'mrss_token', '*.password'],
+      censor: '[redacted]',
+    },
   });
 }

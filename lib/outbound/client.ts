@@ -29,7 +29,11 @@ export class OutboundClient {
     private readonly policy: OutboundPolicy,
     opts: OutboundOptions = {},
   ) {
-    this.agent = policy.agent({ timeoutMs: opts.timeoutMs ?? 10_000, maxResponseSize: opts.maxResponseSize ?? 2 * 1024 * 1024, connections: 32 });
+    this.agent = policy.agent({
+      timeoutMs: opts.timeoutMs ?? 10_000,
+      maxResponseSize: opts.maxResponseSize ?? 2 * 1024 * 1024,
+      connections: 32,
+    });
   }
 
   /** GET a text body; non-2xx answers throw (the body is dumped). */
@@ -55,7 +59,12 @@ export class OutboundClient {
 
   /** POST JSON and read a JSON answer; non-2xx answers throw with their status. */
   async postJson<T>(url: string, body: unknown, signal: AbortSignal): Promise<T> {
-    const res = await this.send(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(body), signal });
+    const res = await this.send(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify(body),
+      signal,
+    });
     if (res.statusCode < 200 || res.statusCode >= 300) {
       await res.body.dump();
       throw new OutboundError('status', `${new URL(url).host} answered ${res.statusCode}`, res.statusCode);
@@ -67,13 +76,26 @@ export class OutboundClient {
    * Any method, answering the status and the body text whatever the status (the caller decides
    * what a 4xx means): for callers that speak an API, such as the demo configuring a service.
    */
-  async exchange(method: Dispatcher.HttpMethod, url: string, signal: AbortSignal, opts: { headers?: Record<string, string>; body?: string } = {}): Promise<{ status: number; text: string }> {
-    const res = await this.send(url, { method, headers: { accept: 'application/json', ...opts.headers }, body: opts.body ?? null, signal });
+  async exchange(
+    method: Dispatcher.HttpMethod,
+    url: string,
+    signal: AbortSignal,
+    opts: { headers?: Record<string, string>; body?: string } = {},
+  ): Promise<{ status: number; text: string }> {
+    const res = await this.send(url, {
+      method,
+      headers: { accept: 'application/json', ...opts.headers },
+      body: opts.body ?? null,
+      signal,
+    });
     const text = await res.body.text().catch((err: unknown) => Promise.reject(classify(err)));
     return { status: res.statusCode, text };
   }
 
-  private async send(url: string, opts: Omit<Dispatcher.RequestOptions, 'origin' | 'path'> & { signal: AbortSignal }): Promise<Dispatcher.ResponseData> {
+  private async send(
+    url: string,
+    opts: Omit<Dispatcher.RequestOptions, 'origin' | 'path'> & { signal: AbortSignal },
+  ): Promise<Dispatcher.ResponseData> {
     try {
       this.policy.assertUrl(url);
       return await request(url, { ...opts, dispatcher: this.agent });
@@ -91,7 +113,13 @@ function classify(err: unknown): OutboundError {
   if (err instanceof OutboundError) return err;
   const e = err as { code?: string; name?: string; message?: string; cause?: { code?: string } };
   const code = e.code ?? e.cause?.code;
-  if (e.name === 'TimeoutError' || e.name === 'AbortError' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT')
+  if (
+    e.name === 'TimeoutError' ||
+    e.name === 'AbortError' ||
+    code === 'UND_ERR_CONNECT_TIMEOUT' ||
+    code === 'UND_ERR_HEADERS_TIMEOUT' ||
+    code === 'UND_ERR_BODY_TIMEOUT'
+  )
     return new OutboundError('timeout', 'timed out');
   if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') return new OutboundError('too-large', 'the answer is too large');
   if (code === 'OUTBOUND_REFUSED') return new OutboundError('refused', e.message ?? 'refused');

@@ -31,7 +31,11 @@ export class OutboundRefused extends Error {
   }
 }
 
-export type Lookup = (hostname: string, options: dns.LookupAllOptions, callback: (err: NodeJS.ErrnoException | null, addresses: dns.LookupAddress[]) => void) => void;
+export type Lookup = (
+  hostname: string,
+  options: dns.LookupAllOptions,
+  callback: (err: NodeJS.ErrnoException | null, addresses: dns.LookupAddress[]) => void,
+) => void;
 
 export interface OutboundPolicyOptions {
   allowPrivate: boolean;
@@ -73,7 +77,9 @@ export class OutboundPolicy {
     this.allowPrivate = opts.allowPrivate;
     this.trusted = new Set(opts.trusted.filter((t): t is string => !!t).map(hostKey));
     this.lookup = opts.lookup ?? (dns.lookup as unknown as Lookup);
-    this.refusedCounter = opts.metrics?.counter('outbound_refused_total', 'Outbound connections refused by the outbound policy').with();
+    this.refusedCounter = opts.metrics
+      ?.counter('outbound_refused_total', 'Outbound connections refused by the outbound policy')
+      .with();
   }
 
   /** Whether host[:port] (as in URL.host) names a configured collaborator. */
@@ -143,25 +149,42 @@ export class OutboundPolicy {
    * is left as it is).
    */
   connector(timeoutMs: number, plainSocket: Partial<buildConnector.BuildOptions> = {}): buildConnector.connector {
-    const checkedLookup = (hostname: string, options: dns.LookupOptions, callback: (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void) => {
+    const checkedLookup = (
+      hostname: string,
+      options: dns.LookupOptions,
+      callback: (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void,
+    ) => {
       this.lookup(hostname, { ...options, all: true }, (err, addresses) => {
         if (err) return callback(err, []);
-        if (!addresses.length) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), []);
+        if (!addresses.length)
+          return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), []);
         const bad = this.allowPrivate ? undefined : addresses.find((a) => blockedRange(a.address));
-        if (bad) return callback(this.refuse(hostname, `resolves to a ${blockedRange(bad.address)} address (${bad.address})`), []);
+        if (bad)
+          return callback(
+            this.refuse(hostname, `resolves to a ${blockedRange(bad.address)} address (${bad.address})`),
+            [],
+          );
         if (options.all) return callback(null, addresses);
         callback(null, addresses[0]!.address, addresses[0]!.family);
       });
     };
     const checked = {
       tls: buildConnector({ timeout: timeoutMs, lookup: checkedLookup } as buildConnector.BuildOptions),
-      http: buildConnector({ ...plainSocket, timeout: timeoutMs, lookup: checkedLookup } as buildConnector.BuildOptions),
+      http: buildConnector({
+        ...plainSocket,
+        timeout: timeoutMs,
+        lookup: checkedLookup,
+      } as buildConnector.BuildOptions),
     };
-    const trusted = { tls: buildConnector({ timeout: timeoutMs }), http: buildConnector({ ...plainSocket, timeout: timeoutMs } as buildConnector.BuildOptions) };
+    const trusted = {
+      tls: buildConnector({ timeout: timeoutMs }),
+      http: buildConnector({ ...plainSocket, timeout: timeoutMs } as buildConnector.BuildOptions),
+    };
     return (options: ConnectOptions, callback: ConnectCallback) => {
       const port = options.port && options.port !== DEFAULT_PORT[options.protocol] ? `:${options.port}` : '';
       const host = (options.hostname.includes(':') ? `[${options.hostname}]` : options.hostname) + port;
-      if (!SCHEMES.has(options.protocol)) return callback(this.refuse(host, `scheme ${options.protocol} is not allowed`), null);
+      if (!SCHEMES.has(options.protocol))
+        return callback(this.refuse(host, `scheme ${options.protocol} is not allowed`), null);
       const kind = options.protocol === 'http:' ? 'http' : 'tls';
       if (this.isTrusted(host)) return trusted[kind](options, callback);
       // net.connect skips the lookup for an IP literal, so literals are checked here.

@@ -35,7 +35,11 @@ export function classifySection(s: SpliceInfoSection): Classified {
     segs.find((d) => !d.segmentation_event_cancel_indicator && ENDS.has(d.segmentation_type_id!)) ??
     segs.find((d) => d.segmentation_event_cancel_indicator);
   if (!pick) return { kind: 'other', event_id: segs[0]!.segmentation_event_id };
-  const kind = pick.segmentation_event_cancel_indicator ? 'cancel' : STARTS.has(pick.segmentation_type_id!) ? 'out' : 'in';
+  const kind = pick.segmentation_event_cancel_indicator
+    ? 'cancel'
+    : STARTS.has(pick.segmentation_type_id!)
+      ? 'out'
+      : 'in';
   const out: Classified = { kind, event_id: pick.segmentation_event_id };
   if (pick.segmentation_duration !== undefined) out.duration_sec = pick.segmentation_duration;
   return out;
@@ -48,6 +52,9 @@ export function classifySection(s: SpliceInfoSection): Classified {
  */
 export function sectionKey(s: SpliceInfoSection, eventId: number | undefined, mediaSequence: number): string {
   const c = s.splice_command;
-  const pts = 'pts_time_adjusted_ticks' in c && c.pts_time_adjusted_ticks !== undefined ? String(c.pts_time_adjusted_ticks) : `msn${mediaSequence}`;
+  const pts =
+    'pts_time_adjusted_ticks' in c && c.pts_time_adjusted_ticks !== undefined
+      ? String(c.pts_time_adjusted_ticks)
+      : `msn${mediaSequence}`;
   return `${s.splice_command_type_name}:${eventId ?? '-'}:${pts}`;
 }

@@ -1,7 +1,15 @@
 /** splice_command() bodies (SCTE 35 2023 §9.7) and the splice_time()/break_duration() they share (§9.8). */
 import type { BitReader } from './bits.js';
 import { adjust, gpsIso, seconds } from './times.js';
-import type { BreakDuration, PrivateCommand, ScheduleEvent, SpliceInsert, SpliceInsertComponent, SpliceTime, TimeSignal } from './types.js';
+import type {
+  BreakDuration,
+  PrivateCommand,
+  ScheduleEvent,
+  SpliceInsert,
+  SpliceInsertComponent,
+  SpliceTime,
+  TimeSignal,
+} from './types.js';
 import { fourCc } from './upid.js';
 
 /** §9.8.1 splice_time(): time_specified_flag, then 6 reserved bits and a 33-bit pts_time, or 7 reserved bits. */
@@ -51,7 +59,11 @@ export function spliceInsert(r: BitReader, adjustment: number): SpliceInsert {
     const components: SpliceInsertComponent[] = [];
     for (let i = 0; i < count; i++) {
       const component_tag = r.bits(8);
-      components.push(c.splice_immediate_flag ? { component_tag, time_specified_flag: false } : Object.assign({ component_tag }, spliceTime(r, adjustment)));
+      components.push(
+        c.splice_immediate_flag
+          ? { component_tag, time_specified_flag: false }
+          : Object.assign({ component_tag }, spliceTime(r, adjustment)),
+      );
     }
     c.components = components;
   }
@@ -63,7 +75,11 @@ export function spliceInsert(r: BitReader, adjustment: number): SpliceInsert {
 }
 
 /** §9.7.2 splice_schedule(): times are utc_splice_time, GPS seconds (not corrected for leap seconds in the ISO form). */
-export function spliceSchedule(r: BitReader): { name: 'splice_schedule'; splice_count: number; events: ScheduleEvent[] } {
+export function spliceSchedule(r: BitReader): {
+  name: 'splice_schedule';
+  splice_count: number;
+  events: ScheduleEvent[];
+} {
   const count = r.bits(8);
   const events: ScheduleEvent[] = [];
   for (let i = 0; i < count; i++) {
@@ -110,7 +126,12 @@ export function privateCommand(r: BitReader, length: number): PrivateCommand {
   const identifier = r.bits(32);
   const bytes = r.bytesOf(Math.max(0, length - 4));
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const c: PrivateCommand = { name: 'private_command', identifier, private_bytes_hex: buf.toString('hex'), private_bytes_base64: buf.toString('base64') };
+  const c: PrivateCommand = {
+    name: 'private_command',
+    identifier,
+    private_bytes_hex: buf.toString('hex'),
+    private_bytes_base64: buf.toString('base64'),
+  };
   const ascii = fourCc(identifier);
   if (ascii) c.identifier_ascii = ascii;
   return c;

@@ -10,7 +10,10 @@ const CUEI = 0x43554549;
 const hex = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
 
 /** §10.3.3.1 segmentation_descriptor(), after identifier. */
-function segmentation(r: BitReader, base: { splice_descriptor_tag: number; descriptor_length: number; identifier: string }): SegmentationDescriptor {
+function segmentation(
+  r: BitReader,
+  base: { splice_descriptor_tag: number; descriptor_length: number; identifier: string },
+): SegmentationDescriptor {
   const d: SegmentationDescriptor = {
     splice_descriptor_tag: base.splice_descriptor_tag,
     descriptor_length: base.descriptor_length,
@@ -65,11 +68,21 @@ function segmentation(r: BitReader, base: { splice_descriptor_tag: number; descr
 }
 
 function descriptor(r: BitReader, tag: number, length: number, identifier: number): SpliceDescriptor {
-  const base = { splice_descriptor_tag: tag, descriptor_length: length, identifier: fourCc(identifier) ?? `0x${identifier.toString(16).padStart(8, '0')}` };
+  const base = {
+    splice_descriptor_tag: tag,
+    descriptor_length: length,
+    identifier: fourCc(identifier) ?? `0x${identifier.toString(16).padStart(8, '0')}`,
+  };
   if (identifier === CUEI) {
     switch (tag) {
       case 0x00: // §10.3.1
-        return { splice_descriptor_tag: base.splice_descriptor_tag, descriptor_length: base.descriptor_length, identifier: base.identifier, name: 'avail_descriptor', provider_avail_id: r.bits(32) };
+        return {
+          splice_descriptor_tag: base.splice_descriptor_tag,
+          descriptor_length: base.descriptor_length,
+          identifier: base.identifier,
+          name: 'avail_descriptor',
+          provider_avail_id: r.bits(32),
+        };
       case 0x01: {
         // §10.3.2
         const preroll = r.bits(8);
@@ -109,13 +122,32 @@ function descriptor(r: BitReader, tag: number, length: number, identifier: numbe
           const bit_stream_mode = r.bits(3);
           const num_channels = r.bits(4);
           const full_srvc_audio = r.flag();
-          components.push({ component_tag, ISO_code: Buffer.from(iso).toString('latin1'), bit_stream_mode, num_channels, full_srvc_audio });
+          components.push({
+            component_tag,
+            ISO_code: Buffer.from(iso).toString('latin1'),
+            bit_stream_mode,
+            num_channels,
+            full_srvc_audio,
+          });
         }
-        return { splice_descriptor_tag: base.splice_descriptor_tag, descriptor_length: base.descriptor_length, identifier: base.identifier, name: 'audio_descriptor', audio_count, components };
+        return {
+          splice_descriptor_tag: base.splice_descriptor_tag,
+          descriptor_length: base.descriptor_length,
+          identifier: base.identifier,
+          name: 'audio_descriptor',
+          audio_count,
+          components,
+        };
       }
     }
   }
-  return { splice_descriptor_tag: base.splice_descriptor_tag, descriptor_length: base.descriptor_length, identifier: base.identifier, name: 'unknown', private_bytes_hex: hex(r.bytesOf(r.bytesLeft)) };
+  return {
+    splice_descriptor_tag: base.splice_descriptor_tag,
+    descriptor_length: base.descriptor_length,
+    identifier: base.identifier,
+    name: 'unknown',
+    private_bytes_hex: hex(r.bytesOf(r.bytesLeft)),
+  };
 }
 
 /** The descriptor loop of descriptor_loop_length bytes starting at `start` (§9.6). */
@@ -127,8 +159,14 @@ export function readDescriptors(bytes: Uint8Array, start: number, end: number): 
     const tag = bytes[at]!;
     const length = bytes[at + 1]!;
     const stop = at + 2 + length;
-    if (stop > end) throw new Scte35Error('descriptor-length', `descriptor 0x${tag.toString(16)} of ${length} bytes overruns the loop`, at);
-    if (length < 4) throw new Scte35Error('descriptor-length', `descriptor 0x${tag.toString(16)} shorter than its identifier`, at);
+    if (stop > end)
+      throw new Scte35Error(
+        'descriptor-length',
+        `descriptor 0x${tag.toString(16)} of ${length} bytes overruns the loop`,
+        at,
+      );
+    if (length < 4)
+      throw new Scte35Error('descriptor-length', `descriptor 0x${tag.toString(16)} shorter than its identifier`, at);
     const r = new BitReader(bytes, at + 2, stop, 'descriptor-length');
     const identifier = r.bits(32);
     out.push(descriptor(r, tag, length, identifier));

@@ -17,7 +17,8 @@ export function payloadBytes(payload: Scte35Payload): Uint8Array {
   }
   // A section starts with table_id 0xFC, which base64 spells "/D": all-hex text of even length is hex.
   if (s.length % 2 === 0 && HEX.test(s)) return Buffer.from(s, 'hex');
-  if (!B64.test(s) || s.replace(/=+$/, '').length % 4 === 1) throw new Scte35Error('encoding', 'neither base64 nor hex', 0);
+  if (!B64.test(s) || s.replace(/=+$/, '').length % 4 === 1)
+    throw new Scte35Error('encoding', 'neither base64 nor hex', 0);
   if (s.length % 4 !== 0 && s.endsWith('=')) throw new Scte35Error('encoding', 'bad base64 padding', 0);
   return Buffer.from(s, 'base64');
 }

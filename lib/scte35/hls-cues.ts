@@ -13,7 +13,16 @@ import type { SpliceInfoSection } from './types.js';
 
 export type { CueKind } from './classify.js';
 
-export type CueDialect = 'cue-out' | 'cue-out-cont' | 'cue-in' | 'oatcls' | 'daterange' | 'adobe-cue' | 'splicepoint' | 'elemental' | 'ext-scte35';
+export type CueDialect =
+  | 'cue-out'
+  | 'cue-out-cont'
+  | 'cue-in'
+  | 'oatcls'
+  | 'daterange'
+  | 'adobe-cue'
+  | 'splicepoint'
+  | 'elemental'
+  | 'ext-scte35';
 
 export interface HlsCue {
   kind: CueKind;
@@ -84,7 +93,15 @@ function parseTag(name: string, value: string, tag: string, line: number): Raw |
         return { dialect: 'cue-out-cont', tag, line, tagKind: 'cont', elapsed: num(e), contDuration: num(d) };
       }
       const a = attributeList(v);
-      return { dialect: 'cue-out-cont', tag, line, tagKind: 'cont', elapsed: num(a.get('ELAPSEDTIME')), contDuration: num(a.get('DURATION')), b64: a.get('SCTE35') };
+      return {
+        dialect: 'cue-out-cont',
+        tag,
+        line,
+        tagKind: 'cont',
+        elapsed: num(a.get('ELAPSEDTIME')),
+        contDuration: num(a.get('DURATION')),
+        b64: a.get('SCTE35'),
+      };
     }
     case '#EXT-X-CUE-IN':
       return { dialect: 'cue-in', tag, line, tagKind: 'in' };
@@ -112,13 +129,28 @@ function parseTag(name: string, value: string, tag: string, line: number): Raw |
       const a = attributeList(value);
       const type = (a.get('TYPE') ?? '').toLowerCase();
       const tagKind = type === 'spliceout' ? 'out' : type === 'splicein' ? 'in' : undefined;
-      return { dialect: 'adobe-cue', tag, line, tagKind, b64: a.get('CUE'), id: a.get('ID'), tagDuration: num(a.get('DURATION')) };
+      return {
+        dialect: 'adobe-cue',
+        tag,
+        line,
+        tagKind,
+        b64: a.get('CUE'),
+        id: a.get('ID'),
+        tagDuration: num(a.get('DURATION')),
+      };
     }
     case '#EXT-X-SCTE35':
     case '#EXT-SCTE35': {
       const a = attributeList(value);
       const out = (a.get('CUE-OUT') ?? '').toUpperCase();
-      const tagKind = out === 'YES' ? 'out' : out === 'CONT' ? 'cont' : out === 'NO' || (a.get('CUE-IN') ?? '').toUpperCase() === 'YES' ? 'in' : undefined;
+      const tagKind =
+        out === 'YES'
+          ? 'out'
+          : out === 'CONT'
+            ? 'cont'
+            : out === 'NO' || (a.get('CUE-IN') ?? '').toUpperCase() === 'YES'
+              ? 'in'
+              : undefined;
       return {
         dialect: name === '#EXT-X-SCTE35' ? 'elemental' : 'ext-scte35',
         tag,
@@ -207,7 +239,13 @@ export function readHlsCues(playlist: string | readonly string[]): HlsCueReading
     if (line === '') continue;
     if (!line.startsWith('#')) {
       const index = segments.length;
-      const seg: SegmentCues = { index, media_sequence: msn + index, duration, uri: line, cues: finish(raws, msn + index) };
+      const seg: SegmentCues = {
+        index,
+        media_sequence: msn + index,
+        duration,
+        uri: line,
+        cues: finish(raws, msn + index),
+      };
       if (pdt !== undefined) {
         seg.program_date_time_ms = pdt;
         pdt += duration * 1000;

@@ -4,5 +4,12 @@ export { Scte35Error, type Scte35ErrorCode } from './errors.js';
 export { crc32Mpeg2 } from './crc.js';
 export type { Scte35Payload } from './encoding.js';
 export type * from './types.js';
-export { readHlsCues, type HlsCue, type HlsCueReading, type SegmentCues, type CueDialect, type CueKind } from './hls-cues.js';
+export {
+  readHlsCues,
+  type HlsCue,
+  type HlsCueReading,
+  type SegmentCues,
+  type CueDialect,
+  type CueKind,
+} from './hls-cues.js';
 export { classifySection, type Classified } from './classify.js';

@@ -31,7 +31,12 @@ export const ENCRYPTION_ALGORITHMS: Record<number, string> = {
 };
 
 /** §10.3.3.1 Table 21 device_restrictions. */
-export const DEVICE_RESTRICTIONS = ['Restrict Group 0', 'Restrict Group 1', 'Restrict Group 2', 'No Restrictions'] as const;
+export const DEVICE_RESTRICTIONS = [
+  'Restrict Group 0',
+  'Restrict Group 1',
+  'Restrict Group 2',
+  'No Restrictions',
+] as const;
 
 /** §10.3.3.1 Table 22 segmentation_upid_type. */
 export const UPID_TYPE_NAMES: Record<number, string> = {

@@ -32,10 +32,16 @@ function command(r: BitReader, type: number, length: number, adjustment: number)
     case 0x07:
       return { name: 'bandwidth_reservation' };
     case 0xff:
-      if (length === LENGTH_UNKNOWN) throw new Scte35Error('command-length', 'private_command needs splice_command_length', r.offset);
+      if (length === LENGTH_UNKNOWN)
+        throw new Scte35Error('command-length', 'private_command needs splice_command_length', r.offset);
       return privateCommand(r, length);
     default:
-      if (length === LENGTH_UNKNOWN) throw new Scte35Error('command-type', `unknown splice_command_type 0x${type.toString(16)} without a length`, r.offset - 1);
+      if (length === LENGTH_UNKNOWN)
+        throw new Scte35Error(
+          'command-type',
+          `unknown splice_command_type 0x${type.toString(16)} without a length`,
+          r.offset - 1,
+        );
       return { name: 'unknown', bytes_hex: Buffer.from(r.bytesOf(length)).toString('hex') };
   }
 }
@@ -46,9 +52,16 @@ export function decodeSplice(payload: Scte35Payload, options: DecodeOptions = {}
   if (bytes[0] !== 0xfc) throw new Scte35Error('table-id', `table_id 0x${bytes[0]!.toString(16)} is not 0xfc`, 0);
   const sectionLength = ((bytes[1]! & 0x0f) << 8) | bytes[2]!;
   const total = sectionLength + 3;
-  if (bytes.length < total) throw new Scte35Error('truncated', `section_length ${sectionLength} needs ${total} bytes, got ${bytes.length}`, bytes.length);
-  if (bytes.length > total) throw new Scte35Error('too-long', `${bytes.length - total} bytes after the section's CRC_32`, total);
-  if (total < COMMAND_TYPE_AT + 4) throw new Scte35Error('truncated', `section_length ${sectionLength} is shorter than the fixed header`, total);
+  if (bytes.length < total)
+    throw new Scte35Error(
+      'truncated',
+      `section_length ${sectionLength} needs ${total} bytes, got ${bytes.length}`,
+      bytes.length,
+    );
+  if (bytes.length > total)
+    throw new Scte35Error('too-long', `${bytes.length - total} bytes after the section's CRC_32`, total);
+  if (total < COMMAND_TYPE_AT + 4)
+    throw new Scte35Error('truncated', `section_length ${sectionLength} is shorter than the fixed header`, total);
   const crcOk = crc32Mpeg2(bytes, 0, total) === 0;
   if (!crcOk && options.checkCrc !== false) throw new Scte35Error('crc', 'CRC_32 does not check', total - 4);
   const crcAt = total - 4;
@@ -69,7 +82,9 @@ export function decodeSplice(payload: Scte35Payload, options: DecodeOptions = {}
   const crc_32 = `0x${Buffer.from(bytes.subarray(crcAt, total)).toString('hex')}`;
 
   // §11: with encrypted_packet everything from splice_command_type to E_CRC_32 is encrypted; it is reported, never decrypted.
-  const body = encrypted_packet ? encryptedBody(bytes, crcAt) : clearBody(r, bytes, splice_command_length, pts_adjustment_ticks, crcAt);
+  const body = encrypted_packet
+    ? encryptedBody(bytes, crcAt)
+    : clearBody(r, bytes, splice_command_length, pts_adjustment_ticks, crcAt);
   return {
     table_id: 0xfc,
     section_syntax_indicator,
@@ -106,11 +121,23 @@ interface SectionBody {
 
 function encryptedBody(bytes: Uint8Array, crcAt: number): SectionBody {
   const hex = Buffer.from(bytes.subarray(COMMAND_TYPE_AT, crcAt)).toString('hex');
-  return { type: null, typeName: 'encrypted', command: { name: 'encrypted', encrypted_bytes_hex: hex }, loopLength: null, descriptors: [] };
+  return {
+    type: null,
+    typeName: 'encrypted',
+    command: { name: 'encrypted', encrypted_bytes_hex: hex },
+    loopLength: null,
+    descriptors: [],
+  };
 }
 
 /** The command (§9.7) and the descriptor loop (§10), bounds-checked against the section. */
-function clearBody(r: BitReader, bytes: Uint8Array, splice_command_length: number, pts_adjustment_ticks: number, crcAt: number): SectionBody {
+function clearBody(
+  r: BitReader,
+  bytes: Uint8Array,
+  splice_command_length: number,
+  pts_adjustment_ticks: number,
+  crcAt: number,
+): SectionBody {
   const type = r.bits(8);
   const cmdStart = COMMAND_TYPE_AT + 1;
   let cmd: SpliceCommand;
@@ -121,17 +148,34 @@ function clearBody(r: BitReader, bytes: Uint8Array, splice_command_length: numbe
     cmdEnd = cr.offset;
   } else {
     cmdEnd = cmdStart + splice_command_length;
-    if (cmdEnd > crcAt) throw new Scte35Error('command-length', `splice_command_length ${splice_command_length} runs past the section`, COMMAND_TYPE_AT - 2);
+    if (cmdEnd > crcAt)
+      throw new Scte35Error(
+        'command-length',
+        `splice_command_length ${splice_command_length} runs past the section`,
+        COMMAND_TYPE_AT - 2,
+      );
     const cr = new BitReader(bytes, cmdStart, cmdEnd, 'command-length');
     cmd = command(cr, type, splice_command_length, pts_adjustment_ticks);
-    if (cr.offset !== cmdEnd) throw new Scte35Error('command-length', `splice_command_length ${splice_command_length} but the command is ${cr.offset - cmdStart} bytes`, cr.offset);
+    if (cr.offset !== cmdEnd)
+      throw new Scte35Error(
+        'command-length',
+        `splice_command_length ${splice_command_length} but the command is ${cr.offset - cmdStart} bytes`,
+        cr.offset,
+      );
   }
   if (cmdEnd + 2 > crcAt) throw new Scte35Error('truncated', 'no descriptor_loop_length', cmdEnd);
   const loopLength = (bytes[cmdEnd]! << 8) | bytes[cmdEnd + 1]!;
   const loopStart = cmdEnd + 2;
-  if (loopStart + loopLength > crcAt) throw new Scte35Error('descriptor-length', `descriptor_loop_length ${loopLength} runs past the section`, cmdEnd);
+  if (loopStart + loopLength > crcAt)
+    throw new Scte35Error('descriptor-length', `descriptor_loop_length ${loopLength} runs past the section`, cmdEnd);
   // Bytes between the loop and CRC_32 would be alignment_stuffing (§9.6); tolerated as other decoders do.
-  return { type, typeName: COMMAND_NAMES[type] ?? 'unknown', command: cmd, loopLength, descriptors: readDescriptors(bytes, loopStart, loopStart + loopLength) };
+  return {
+    type,
+    typeName: COMMAND_NAMES[type] ?? 'unknown',
+    command: cmd,
+    loopLength,
+    descriptors: readDescriptors(bytes, loopStart, loopStart + loopLength),
+  };
 }
 
 export type DecodeResult = { ok: true; value: SpliceInfoSection } | { ok: false; error: Scte35Error };

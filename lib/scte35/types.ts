@@ -95,7 +95,15 @@ export interface EncryptedCommand {
   encrypted_bytes_hex: string;
 }
 
-export type SpliceCommand = SpliceNull | SpliceSchedule | SpliceInsert | TimeSignal | BandwidthReservation | PrivateCommand | UnknownCommand | EncryptedCommand;
+export type SpliceCommand =
+  | SpliceNull
+  | SpliceSchedule
+  | SpliceInsert
+  | TimeSignal
+  | BandwidthReservation
+  | PrivateCommand
+  | UnknownCommand
+  | EncryptedCommand;
 
 /** A readable UPID value: text, hex, a structure for ATSC/MPU, or for MID the nested UPIDs. */
 export type UpidValue = string | AtscUpid | MpuUpid | Upid[];
@@ -194,7 +202,8 @@ export interface UnknownDescriptor extends DescriptorBase {
   private_bytes_hex: string;
 }
 
-export type SpliceDescriptor = AvailDescriptor | DtmfDescriptor | SegmentationDescriptor | TimeDescriptor | AudioDescriptor | UnknownDescriptor;
+export type SpliceDescriptor =
+  AvailDescriptor | DtmfDescriptor | SegmentationDescriptor | TimeDescriptor | AudioDescriptor | UnknownDescriptor;
 
 export interface SpliceInfoSection {
   table_id: number;

@@ -51,7 +51,8 @@ const GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA
 /** An ISO BMFF `ftyp` box: enough for a content-type sniff, not a playable file. */
 const MP4 = Buffer.from('000000186674797069736f6d0000020069736f6d69736f32', 'hex');
 
-const xmlAttr = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const xmlAttr = (s: string) =>
+  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 /** CDATA cannot hold `]]>`; every URL here is built with encodeURIComponent, which escapes `]`. */
 const cdata = (s: string) => `<![CDATA[${s.replace(/]]>/g, ']]]]><![CDATA[>')}]]>`;
 
@@ -105,12 +106,20 @@ export class AdServerSim extends HttpSim {
     const u = new URL((req.url ?? '/').replace(/;/g, '&'), 'http://sim');
     const path = u.pathname;
     const send = (status: number, type: string, body: string | Buffer) => {
-      if (!res.headersSent && !res.destroyed) res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' }).end(req.method === 'HEAD' ? undefined : body);
+      if (!res.headersSent && !res.destroyed)
+        res
+          .writeHead(status, { 'content-type': type, 'cache-control': 'no-store' })
+          .end(req.method === 'HEAD' ? undefined : body);
     };
     req.resume();
     if (req.method !== 'GET' && req.method !== 'HEAD') return send(405, 'text/plain', 'method not allowed');
     if (path === '/track') {
-      const hit: TrackingHit = { ad: u.searchParams.get('ad') ?? '', ev: u.searchParams.get('ev') ?? '', s: u.searchParams.get('s') ?? '', query: u.searchParams };
+      const hit: TrackingHit = {
+        ad: u.searchParams.get('ad') ?? '',
+        ev: u.searchParams.get('ev') ?? '',
+        s: u.searchParams.get('s') ?? '',
+        query: u.searchParams,
+      };
       this.hits.push(hit);
       if (this.failTracks > 0) {
         this.failTracks--;
@@ -126,25 +135,35 @@ export class AdServerSim extends HttpSim {
     this.requests.push({ path, query: u.searchParams, at: Date.now() });
     const stream = u.searchParams.get('s') || u.searchParams.get('stream_id') || u.searchParams.get('sid') || 'none';
     if (this.mode === 'error') return send(500, 'text/plain', 'ad server broken');
-    if (this.mode === 'garbage') return send(200, 'text/html', '<html><body>Gateway says hello & goodbye</body></html>');
+    if (this.mode === 'garbage')
+      return send(200, 'text/html', '<html><body>Gateway says hello & goodbye</body></html>');
     let body: string;
     if (path === '/vast/wrapper') body = this.wrapperVast(stream);
-    else if (path === '/vast/inline') body = this.mode === 'empty' ? '<?xml version="1.0" encoding="UTF-8"?>\n<VAST version="4.0" xmlns="http://www.iab.com/VAST"/>\n' : this.inlineVast(stream);
+    else if (path === '/vast/inline')
+      body =
+        this.mode === 'empty'
+          ? '<?xml version="1.0" encoding="UTF-8"?>\n<VAST version="4.0" xmlns="http://www.iab.com/VAST"/>\n'
+          : this.inlineVast(stream);
     else body = this.vmap(stream);
     this.later(res, this.mode === 'slow' ? this.slowMs : 0, () => send(200, 'application/xml', body));
   }
 
   /** VMAP 1.0 with one linear pre-roll: the inline pod, a wrapper reference, or no break at all. */
   vmap(stream: string): string {
-    const head = '<?xml version="1.0" encoding="UTF-8"?>\n<vmap:VMAP xmlns:vmap="http://www.iab.net/videosuite/vmap" version="1.0"';
+    const head =
+      '<?xml version="1.0" encoding="UTF-8"?>\n<vmap:VMAP xmlns:vmap="http://www.iab.net/videosuite/vmap" version="1.0"';
     if (this.mode === 'empty') return `${head}/>\n`;
     const source =
       this.mode === 'wrapper'
         ? `<vmap:AdTagURI templateType="vast3">${cdata(`${this.url}/vast/wrapper?s=${encodeURIComponent(stream)}`)}</vmap:AdTagURI>`
         : `<vmap:VASTAdData>\n${this.vastBody(stream)}\n      </vmap:VASTAdData>`;
-    const breakId = (offset: string, i: number) => (offset === 'start' ? 'preroll' : offset === 'end' ? 'postroll' : `midroll-${i}`);
+    const breakId = (offset: string, i: number) =>
+      offset === 'start' ? 'preroll' : offset === 'end' ? 'postroll' : `midroll-${i}`;
     const breaks = this.breaks.map(
-      (offset, i) => `  <vmap:AdBreak timeOffset="${xmlAttr(offset)}" breakType="linear" breakId="${breakId(offset, i)}">
+      (
+        offset,
+        i,
+      ) => `  <vmap:AdBreak timeOffset="${xmlAttr(offset)}" breakType="linear" breakId="${breakId(offset, i)}">
     <vmap:AdSource id="pod-${i + 1}" allowMultipleAds="true" followRedirects="true">
       ${source}
     </vmap:AdSource>

@@ -62,7 +62,12 @@ export class CueOriginSim extends HttpSim {
   media(channel: string, nowMs = Date.now()): string {
     const live = this.live(nowMs);
     const first = Math.max(0, live - this.windowSegments + 1);
-    const out = ['#EXTM3U', '#EXT-X-VERSION:3', `#EXT-X-TARGETDURATION:${Math.ceil(this.segmentSec)}`, `#EXT-X-MEDIA-SEQUENCE:${first}`];
+    const out = [
+      '#EXTM3U',
+      '#EXT-X-VERSION:3',
+      `#EXT-X-TARGETDURATION:${Math.ceil(this.segmentSec)}`,
+      `#EXT-X-MEDIA-SEQUENCE:${first}`,
+    ];
     const loop = this.loopSegments;
     if (loop > 0) out.push(`#EXT-X-DISCONTINUITY-SEQUENCE:${Math.floor(first / loop)}`);
     const cues = this.cues.get(channel);
@@ -84,7 +89,12 @@ export class CueOriginSim extends HttpSim {
     }
     const [, channel, kind] = m as unknown as [string, string, string];
     this.reads.set(`${channel}/${kind}`, (this.reads.get(`${channel}/${kind}`) ?? 0) + 1);
-    const body = kind === 'master' ? ['#EXTM3U', '#EXT-X-STREAM-INF:BANDWIDTH=2500000,RESOLUTION=1280x720', `/${channel}/media.m3u8`, ''].join('\n') : this.media(channel);
+    const body =
+      kind === 'master'
+        ? ['#EXTM3U', '#EXT-X-STREAM-INF:BANDWIDTH=2500000,RESOLUTION=1280x720', `/${channel}/media.m3u8`, ''].join(
+            '\n',
+          )
+        : this.media(channel);
     res.writeHead(200, { 'Content-Type': 'application/vnd.apple.mpegurl' }).end(body);
   }
 }

@@ -59,9 +59,12 @@ export class DashOriginSim extends HttpSim {
 
   constructor(private readonly opts: DashOriginOptions) {
     super();
-    this.timelines = [...opts.mpd.matchAll(/<SegmentTimeline>([\s\S]*?)<\/SegmentTimeline>/g)].map((m) => expand(m[1]!));
+    this.timelines = [...opts.mpd.matchAll(/<SegmentTimeline>([\s\S]*?)<\/SegmentTimeline>/g)].map((m) =>
+      expand(m[1]!),
+    );
     this.segmentCount = Math.min(...this.timelines.map((x) => x.length));
-    if (!this.timelines.length || !(this.segmentCount > 0)) throw new Error('DashOriginSim: the MPD has no SegmentTimeline');
+    if (!this.timelines.length || !(this.segmentCount > 0))
+      throw new Error('DashOriginSim: the MPD has no SegmentTimeline');
     this.restart();
   }
 
@@ -102,7 +105,8 @@ export class DashOriginSim extends HttpSim {
     const file = this.opts.files.get(name);
     if (!file) return send(404, 'text/plain', 'not found');
     const number = /-(\d+)\.m4s$/.exec(name);
-    if (this.opts.live && number && !name.startsWith('init') && Number(number[1]) > this.available()) return send(404, 'text/plain', 'not available yet');
+    if (this.opts.live && number && !name.startsWith('init') && Number(number[1]) > this.available())
+      return send(404, 'text/plain', 'not available yet');
     send(200, name.endsWith('.mpd') ? DASH : 'video/mp4', file);
   }
 }

@@ -51,7 +51,10 @@ const ADS = [
 /** Fails with a message naming the Debian package when ffmpeg (FfmpegError "missing") or the font is missing. */
 export async function checkDemoTools(ffmpeg: string): Promise<void> {
   await run(ffmpeg, ['-hide_banner', '-version'], 10_000);
-  if (!existsSync(FONT)) throw new Error(`${FONT} was not found (the burnt-in clock's font): install Debian's fonts-dejavu-core package (apt-get install fonts-dejavu-core)`);
+  if (!existsSync(FONT))
+    throw new Error(
+      `${FONT} was not found (the burnt-in clock's font): install Debian's fonts-dejavu-core package (apt-get install fonts-dejavu-core)`,
+    );
 }
 
 function alive(pid: number): boolean {
@@ -66,7 +69,10 @@ function alive(pid: number): boolean {
 /** drawtext's text needs ':' and '\'' escaped (and '%' outside expansions). */
 const text = (s: string) => s.replace(/\\/g, '\\\\').replace(/:/g, '\\:').replace(/'/g, "\\'");
 
-export async function demoMedia(opts: DemoMediaOptions, progress: (msg: string) => void = () => undefined): Promise<DemoMedia> {
+export async function demoMedia(
+  opts: DemoMediaOptions,
+  progress: (msg: string) => void = () => undefined,
+): Promise<DemoMedia> {
   const w = opts.width ?? 640;
   const h = opts.height ?? 360;
   const fps = opts.fps ?? 25;
@@ -78,7 +84,9 @@ export async function demoMedia(opts: DemoMediaOptions, progress: (msg: string) 
     const work = `${dir}.partial-${process.pid}`;
     // What an interrupted run left (its process exited before it could clean up); not a running one's.
     const prefix = `${path.basename(dir)}.partial-`;
-    const stale = (await readdir(path.dirname(dir)).catch(() => [])).filter((n) => n.startsWith(prefix) && !alive(Number(n.slice(prefix.length))));
+    const stale = (await readdir(path.dirname(dir)).catch(() => [])).filter(
+      (n) => n.startsWith(prefix) && !alive(Number(n.slice(prefix.length))),
+    );
     for (const name of stale) await rm(path.join(path.dirname(dir), name), { recursive: true, force: true });
     await mkdir(work, { recursive: true });
     try {
@@ -95,13 +103,25 @@ export async function demoMedia(opts: DemoMediaOptions, progress: (msg: string) 
     dir,
     segmentSec: seg,
     segments: await Promise.all(names.map((n) => readFile(path.join(dir, n)))),
-    ads: await Promise.all(ADS.map(async (a) => ({ id: a.id, durationSec: a.durationSec, mp4: await readFile(path.join(dir, `${a.id}.mp4`)) }))),
+    ads: await Promise.all(
+      ADS.map(async (a) => ({
+        id: a.id,
+        durationSec: a.durationSec,
+        mp4: await readFile(path.join(dir, `${a.id}.mp4`)),
+      })),
+    ),
     background: await readFile(path.join(dir, 'background.png')),
   };
 }
 
-async function generate(ffmpeg: string, dir: string, p: { w: number; h: number; fps: number; seg: number; loop: number }, signal?: AbortSignal): Promise<void> {
-  const ff = (args: string[]) => run(ffmpeg, ['-hide_banner', '-nostdin', '-loglevel', 'error', '-y', ...args], JOB_MS, signal);
+async function generate(
+  ffmpeg: string,
+  dir: string,
+  p: { w: number; h: number; fps: number; seg: number; loop: number },
+  signal?: AbortSignal,
+): Promise<void> {
+  const ff = (args: string[]) =>
+    run(ffmpeg, ['-hide_banner', '-nostdin', '-loglevel', 'error', '-y', ...args], JOB_MS, signal);
   const font = `fontfile=${FONT}`;
   const big = Math.round(p.h / 9);
   // The content: a clock of the loop's time and the segment number, burnt in; keyframes on segment boundaries.
@@ -110,24 +130,103 @@ async function generate(ffmpeg: string, dir: string, p: { w: number; h: number; 
     `drawtext=${font}:text='segment %{eif\\:trunc(t/${p.seg})\\:d}':x=(w-tw)/2:y=h*0.8:fontsize=${Math.round(big * 0.6)}:fontcolor=yellow:box=1:boxcolor=black@0.6:boxborderw=6`,
   ].join(',');
   await ff([
-    ...['-f', 'lavfi', '-i', `testsrc2=size=${p.w}x${p.h}:rate=${p.fps}`, '-f', 'lavfi', '-i', 'sine=frequency=440:beep_factor=4:sample_rate=48000'],
-    ...['-t', String(p.loop), '-vf', clock, '-c:v', 'libx264', '-preset', 'veryfast', '-profile:v', 'main', '-pix_fmt', 'yuv420p', '-b:v', '900k'],
-    ...['-g', String(p.fps * p.seg), '-keyint_min', String(p.fps * p.seg), '-sc_threshold', '0', '-force_key_frames', `expr:gte(t,n_forced*${p.seg})`],
+    ...[
+      '-f',
+      'lavfi',
+      '-i',
+      `testsrc2=size=${p.w}x${p.h}:rate=${p.fps}`,
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=frequency=440:beep_factor=4:sample_rate=48000',
+    ],
+    ...[
+      '-t',
+      String(p.loop),
+      '-vf',
+      clock,
+      '-c:v',
+      'libx264',
+      '-preset',
+      'veryfast',
+      '-profile:v',
+      'main',
+      '-pix_fmt',
+      'yuv420p',
+      '-b:v',
+      '900k',
+    ],
+    ...[
+      '-g',
+      String(p.fps * p.seg),
+      '-keyint_min',
+      String(p.fps * p.seg),
+      '-sc_threshold',
+      '0',
+      '-force_key_frames',
+      `expr:gte(t,n_forced*${p.seg})`,
+    ],
     ...['-c:a', 'aac', '-b:a', '96k', '-ac', '2'],
-    ...['-f', 'hls', '-hls_time', String(p.seg), '-hls_list_size', '0', '-hls_segment_filename', path.join(dir, 'seg_%03d.ts'), path.join(dir, 'index.m3u8')],
+    ...[
+      '-f',
+      'hls',
+      '-hls_time',
+      String(p.seg),
+      '-hls_list_size',
+      '0',
+      '-hls_segment_filename',
+      path.join(dir, 'seg_%03d.ts'),
+      path.join(dir, 'index.m3u8'),
+    ],
   ]);
   for (const ad of ADS) {
     const title = `drawtext=${font}:text='${text(ad.text)}':x=(w-tw)/2:y=h*0.3:fontsize=${big * 1.5}:fontcolor=white`;
     const countdown = `drawtext=${font}:text='ad ends in %{eif\\:${ad.durationSec}-t\\:d} s':x=(w-tw)/2:y=h*0.62:fontsize=${big}:fontcolor=white@0.9`;
     await ff([
-      ...['-f', 'lavfi', '-i', `color=c=${ad.color}:size=${p.w}x${p.h}:rate=${p.fps}`, '-f', 'lavfi', '-i', `sine=frequency=${ad.tone}:sample_rate=48000`],
-      ...['-t', String(ad.durationSec), '-vf', `${title},${countdown}`, '-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-ac', '2', '-movflags', '+faststart'],
+      ...[
+        '-f',
+        'lavfi',
+        '-i',
+        `color=c=${ad.color}:size=${p.w}x${p.h}:rate=${p.fps}`,
+        '-f',
+        'lavfi',
+        '-i',
+        `sine=frequency=${ad.tone}:sample_rate=48000`,
+      ],
+      ...[
+        '-t',
+        String(ad.durationSec),
+        '-vf',
+        `${title},${countdown}`,
+        '-c:v',
+        'libx264',
+        '-preset',
+        'veryfast',
+        '-pix_fmt',
+        'yuv420p',
+        '-c:a',
+        'aac',
+        '-ac',
+        '2',
+        '-movflags',
+        '+faststart',
+      ],
       path.join(dir, `${ad.id}.mp4`),
     ]);
   }
   await ff([
-    ...['-f', 'lavfi', '-i', `gradients=size=${p.w}x${p.h}:c0=0x0b1d3a:c1=0x3a0b2e:x0=0:y0=0:x1=${p.w}:y1=${p.h}:nb_colors=2`],
-    ...['-vf', `drawtext=${font}:text='ACME SPORTS':x=w*0.03:y=h*0.06:fontsize=${big}:fontcolor=white@0.85`, '-frames:v', '1'],
+    ...[
+      '-f',
+      'lavfi',
+      '-i',
+      `gradients=size=${p.w}x${p.h}:c0=0x0b1d3a:c1=0x3a0b2e:x0=0:y0=0:x1=${p.w}:y1=${p.h}:nb_colors=2`,
+    ],
+    ...[
+      '-vf',
+      `drawtext=${font}:text='ACME SPORTS':x=w*0.03:y=h*0.06:fontsize=${big}:fontcolor=white@0.85`,
+      '-frames:v',
+      '1',
+    ],
     path.join(dir, 'background.png'),
   ]);
   await writeFile(path.join(dir, 'complete'), new Date().toISOString());

@@ -34,14 +34,28 @@ export interface DemoEvent {
 
 /** The management API of the service being configured, through the outbound client, trusting that one host. */
 function apiClient(setup: DemoSetup): OutboundClient {
-  return new OutboundClient(new OutboundPolicy({ allowPrivate: false, trusted: [setup.baseUrl] }), { timeoutMs: 10_000 });
+  return new OutboundClient(new OutboundPolicy({ allowPrivate: false, trusted: [setup.baseUrl] }), {
+    timeoutMs: 10_000,
+  });
 }
 
-async function call(api: OutboundClient, setup: DemoSetup, method: Dispatcher.HttpMethod, path: string, body: unknown): Promise<Record<string, unknown>> {
+async function call(
+  api: OutboundClient,
+  setup: DemoSetup,
+  method: Dispatcher.HttpMethod,
+  path: string,
+  body: unknown,
+): Promise<Record<string, unknown>> {
   const headers: Record<string, string> = { Authorization: `Bearer ${setup.token}` };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
-  const res = await api.exchange(method, `${setup.baseUrl}/api/v1${path}`, AbortSignal.timeout(10_000), body === undefined ? { headers } : { headers, body: JSON.stringify(body) });
-  if ((res.status < 200 || res.status >= 300) && res.status !== 409) throw new Error(`${method} /api/v1${path} answered ${res.status}: ${res.text.slice(0, 500)}`);
+  const res = await api.exchange(
+    method,
+    `${setup.baseUrl}/api/v1${path}`,
+    AbortSignal.timeout(10_000),
+    body === undefined ? { headers } : { headers, body: JSON.stringify(body) },
+  );
+  if ((res.status < 200 || res.status >= 300) && res.status !== 409)
+    throw new Error(`${method} /api/v1${path} answered ${res.status}: ${res.text.slice(0, 500)}`);
   return (res.text ? JSON.parse(res.text) : {}) as Record<string, unknown>;
 }
 
@@ -83,7 +97,13 @@ async function configureWith(api: OutboundClient, setup: DemoSetup): Promise<Dem
     const created = await call(api, setup, 'PUT', '/squeeze-configured-ad', { event_id: event.id, abid, ...fields });
     if (created['id'] !== undefined) continue;
     // There from an earlier run (409): the ad server listens on another port now.
-    const found = (await call(api, setup, 'GET', `/squeeze-configured-ad?event_id=${event.id}&abid=${abid}`, undefined)) as { results?: Array<{ id: number }> };
+    const found = (await call(
+      api,
+      setup,
+      'GET',
+      `/squeeze-configured-ad?event_id=${event.id}&abid=${abid}`,
+      undefined,
+    )) as { results?: Array<{ id: number }> };
     const id = found.results?.[0]?.id;
     if (id !== undefined) await call(api, setup, 'POST', '/squeeze-configured-ad', { id, ...fields });
   }
@@ -109,8 +129,14 @@ export function scheduleCues(origin: CueOriginSim, channel: string, s: CueSchedu
   for (let k = 0; k < s.count; k++) {
     const seq = s.firstSeq + k * s.everySegments;
     const pts = (seq * sec) % 90_000; // seconds, within the 33-bit 90 kHz clock; the monitor keys cues by it
-    origin.cue(channel, seq, `#EXT-OATCLS-SCTE35:${spliceInsert(1000 + k, pts, { durationSec: duration }).toString('base64')}`, `#EXT-X-CUE-OUT:${duration}`);
-    for (let i = 1; i < s.breakSegments; i++) origin.cue(channel, seq + i, `#EXT-X-CUE-OUT-CONT:ElapsedTime=${i * sec},Duration=${duration}`);
+    origin.cue(
+      channel,
+      seq,
+      `#EXT-OATCLS-SCTE35:${spliceInsert(1000 + k, pts, { durationSec: duration }).toString('base64')}`,
+      `#EXT-X-CUE-OUT:${duration}`,
+    );
+    for (let i = 1; i < s.breakSegments; i++)
+      origin.cue(channel, seq + i, `#EXT-X-CUE-OUT-CONT:ElapsedTime=${i * sec},Duration=${duration}`);
     origin.cue(channel, seq + s.breakSegments, '#EXT-X-CUE-IN');
     starts.push(seq);
   }

@@ -38,7 +38,8 @@ export class FeedHostSim {
   static fromFeed(xml: string): FeedHostSim {
     const sim = new FeedHostSim(0);
     const rss = /<rss\b([^>]*)>/.exec(xml)?.[1] ?? '';
-    sim.namespaces = `${rss.replace(/\bversion="[^"]*"/, '')} ${rss.includes('xmlns:atom') ? '' : 'xmlns:atom="http://www.w3.org/2005/Atom"'}`.trim();
+    sim.namespaces =
+      `${rss.replace(/\bversion="[^"]*"/, '')} ${rss.includes('xmlns:atom') ? '' : 'xmlns:atom="http://www.w3.org/2005/Atom"'}`.trim();
     for (const m of xml.matchAll(/<item\b[\s\S]*?<\/item>/g)) {
       const guid = /<guid[^>]*>([^<]*)<\/guid>/.exec(m[0])?.[1] ?? /<link>([^<]*)<\/link>/.exec(m[0])?.[1] ?? '';
       sim.items.push({ guid, title: '', xml: m[0] });
@@ -71,7 +72,8 @@ export class FeedHostSim {
       if (u.pathname === '/next.rss') {
         const page = Number(u.searchParams.get('page') ?? 0);
         slice = this.items.slice(page * this.pageSize, (page + 1) * this.pageSize);
-        if ((page + 1) * this.pageSize < this.items.length) next = `<atom:link rel="next" href="${this.url}/next.rss?page=${page + 1}"/>`;
+        if ((page + 1) * this.pageSize < this.items.length)
+          next = `<atom:link rel="next" href="${this.url}/next.rss?page=${page + 1}"/>`;
       } else if (u.pathname === '/offset.rss') {
         const offset = Number(u.searchParams.get('offset') ?? 0);
         const limit = Number(u.searchParams.get('limit') ?? this.pageSize);

@@ -48,7 +48,9 @@ export abstract class HttpSim {
     requests.set(path, (requests.get(path) ?? 0) + 1);
     const send = (status: number, type: string, body: string | Buffer) => {
       if (!res.headersSent && !res.destroyed)
-        res.writeHead(status, { 'content-type': type, 'cache-control': 'no-cache', 'access-control-allow-origin': '*' }).end(req.method === 'HEAD' ? undefined : body);
+        res
+          .writeHead(status, { 'content-type': type, 'cache-control': 'no-cache', 'access-control-allow-origin': '*' })
+          .end(req.method === 'HEAD' ? undefined : body);
     };
     return { path, send };
   }

@@ -19,7 +19,14 @@ export interface LiveShape {
   pdt?: boolean;
 }
 
-export const defaultShape: LiveShape = { windowSegments: 30, segmentSec: 6, adEvery: 20, adSegments: 3, adHost: 'https://dai.example.com', epochMs: Date.UTC(2026, 0, 1) };
+export const defaultShape: LiveShape = {
+  windowSegments: 30,
+  segmentSec: 6,
+  adEvery: 20,
+  adSegments: 3,
+  adHost: 'https://dai.example.com',
+  epochMs: Date.UTC(2026, 0, 1),
+};
 
 function isAd(seq: number, s: LiveShape): boolean {
   return s.adEvery > 0 && seq % s.adEvery >= s.adEvery - s.adSegments;
@@ -29,7 +36,12 @@ function isAd(seq: number, s: LiveShape): boolean {
 export function livePlaylist(streamKey: string, nowMs: number, shape: LiveShape = defaultShape): string {
   const live = Math.floor((nowMs - shape.epochMs) / (shape.segmentSec * 1000));
   const first = Math.max(0, live - shape.windowSegments + 1);
-  const out = ['#EXTM3U', '#EXT-X-VERSION:3', `#EXT-X-TARGETDURATION:${Math.ceil(shape.segmentSec)}`, `#EXT-X-MEDIA-SEQUENCE:${first}`];
+  const out = [
+    '#EXTM3U',
+    '#EXT-X-VERSION:3',
+    `#EXT-X-TARGETDURATION:${Math.ceil(shape.segmentSec)}`,
+    `#EXT-X-MEDIA-SEQUENCE:${first}`,
+  ];
   // Discontinuities before the window: one where each earlier pod starts and one where it ends.
   const E = shape.adEvery;
   const below = (offset: number) => (E > 0 && first > offset ? Math.ceil((first - offset) / E) : 0);
@@ -40,11 +52,17 @@ export function livePlaylist(streamKey: string, nowMs: number, shape: LiveShape 
     const podEnd = !ad && seq > 0 && isAd(seq - 1, shape);
     const podSec = shape.adSegments * shape.segmentSec;
     if (podStart) out.push(`#EXT-X-CUE-OUT:${podSec}`, '#EXT-X-DISCONTINUITY');
-    else if (ad) out.push(`#EXT-X-CUE-OUT-CONT:ElapsedTime=${((seq % E) - (E - shape.adSegments)) * shape.segmentSec},Duration=${podSec}`);
+    else if (ad)
+      out.push(
+        `#EXT-X-CUE-OUT-CONT:ElapsedTime=${((seq % E) - (E - shape.adSegments)) * shape.segmentSec},Duration=${podSec}`,
+      );
     if (podEnd) out.push('#EXT-X-CUE-IN', '#EXT-X-DISCONTINUITY');
-    if (shape.pdt !== false) out.push(`#EXT-X-PROGRAM-DATE-TIME:${new Date(shape.epochMs + seq * shape.segmentSec * 1000).toISOString()}`);
+    if (shape.pdt !== false)
+      out.push(`#EXT-X-PROGRAM-DATE-TIME:${new Date(shape.epochMs + seq * shape.segmentSec * 1000).toISOString()}`);
     out.push(`#EXTINF:${shape.segmentSec.toFixed(3)},`);
-    out.push(ad ? `${shape.adHost}/linear/pod/ad_${seq % shape.adEvery}_${seq}.ts` : `/content/${streamKey}/seg_${seq}.ts`);
+    out.push(
+      ad ? `${shape.adHost}/linear/pod/ad_${seq % shape.adEvery}_${seq}.ts` : `/content/${streamKey}/seg_${seq}.ts`,
+    );
   }
   return out.join('\n') + '\n';
 }

@@ -53,8 +53,18 @@ export class MediaOriginSim extends HttpSim {
     const seg = this.opts.segmentSec;
     const live = this.live(nowMs);
     const first = Math.max(0, live - (this.opts.windowSegments ?? 6) + 1);
-    const out = ['#EXTM3U', '#EXT-X-VERSION:3', `#EXT-X-TARGETDURATION:${Math.ceil(seg)}`, `#EXT-X-MEDIA-SEQUENCE:${first}`];
-    for (let i = first; i <= live; i++) out.push(`#EXT-X-PROGRAM-DATE-TIME:${new Date(this.epochMs + i * seg * 1000).toISOString()}`, `#EXTINF:${seg.toFixed(3)},`, `/seg/${i}.ts`);
+    const out = [
+      '#EXTM3U',
+      '#EXT-X-VERSION:3',
+      `#EXT-X-TARGETDURATION:${Math.ceil(seg)}`,
+      `#EXT-X-MEDIA-SEQUENCE:${first}`,
+    ];
+    for (let i = first; i <= live; i++)
+      out.push(
+        `#EXT-X-PROGRAM-DATE-TIME:${new Date(this.epochMs + i * seg * 1000).toISOString()}`,
+        `#EXTINF:${seg.toFixed(3)},`,
+        `/seg/${i}.ts`,
+      );
     if (live === this.opts.segments.length - 1) out.push('#EXT-X-ENDLIST');
     return `${out.join('\n')}\n`;
   }
@@ -64,7 +74,9 @@ export class MediaOriginSim extends HttpSim {
     const seg = /^\/seg\/(\d{1,6})\.ts$/.exec(path);
     if (seg) {
       const i = Number(seg[1]);
-      return i <= this.live() ? send(200, 'video/mp2t', this.opts.segments[i]!) : send(404, 'text/plain', 'not published');
+      return i <= this.live()
+        ? send(200, 'video/mp2t', this.opts.segments[i]!)
+        : send(404, 'text/plain', 'not published');
     }
     if (path.endsWith('master.m3u8')) return send(200, HLS, this.master());
     if (path.endsWith('.m3u8')) return send(200, HLS, this.media());

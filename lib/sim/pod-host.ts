@@ -70,10 +70,19 @@ export class PodHostSim extends HttpSim {
     const dir = path.slice(0, path.lastIndexOf('/'));
     if (path.endsWith('/master.m3u8')) return send(200, 'application/vnd.apple.mpegurl', this.master(dir));
     if (path.endsWith('.mpd')) return send(200, 'application/dash+xml', this.mpd());
-    if (path.startsWith('/ad_break_id/') && path.endsWith('.m3u8')) return send(200, 'application/vnd.apple.mpegurl', this.podManifest(path.slice('/ad_break_id/'.length, -'.m3u8'.length)));
+    if (path.startsWith('/ad_break_id/') && path.endsWith('.m3u8'))
+      return send(
+        200,
+        'application/vnd.apple.mpegurl',
+        this.podManifest(path.slice('/ad_break_id/'.length, -'.m3u8'.length)),
+      );
     if (path.endsWith('.m3u8')) {
       const kind = path.includes('/audio/') ? 'aac' : path.includes('/subs/') ? 'vtt' : 'ts';
-      return send(200, 'application/vnd.apple.mpegurl', this.media(path.slice(path.lastIndexOf('/') + 1, -'.m3u8'.length), kind));
+      return send(
+        200,
+        'application/vnd.apple.mpegurl',
+        this.media(path.slice(path.lastIndexOf('/') + 1, -'.m3u8'.length), kind),
+      );
     }
     const body = path.includes('missing')
       ? undefined
@@ -87,7 +96,8 @@ export class PodHostSim extends HttpSim {
               ? 'WEBVTT\n\n00:00.000 --> 00:06.000\nad\n'
               : undefined;
     this.segmentRequests.set(path, (this.segmentRequests.get(path) ?? 0) + 1);
-    const answer = () => (body === undefined ? send(404, 'text/plain', 'not found') : send(200, 'application/octet-stream', body));
+    const answer = () =>
+      body === undefined ? send(404, 'text/plain', 'not found') : send(200, 'application/octet-stream', body);
     if (this.held) this.held.push(answer);
     else answer();
   }
@@ -109,7 +119,13 @@ export class PodHostSim extends HttpSim {
 
   /** Segments 0–1 content, 2–3 pod 0, 4 content, 5 pod 1 (its segment answers 404), 6 content. */
   private media(name: string, ext: 'ts' | 'aac' | 'vtt'): string {
-    const out = ['#EXTM3U', '#EXT-X-VERSION:3', `#EXT-X-TARGETDURATION:${SEG_SEC}`, '#EXT-X-MEDIA-SEQUENCE:100', '#EXT-X-PLAYLIST-TYPE:VOD'];
+    const out = [
+      '#EXTM3U',
+      '#EXT-X-VERSION:3',
+      `#EXT-X-TARGETDURATION:${SEG_SEC}`,
+      '#EXT-X-MEDIA-SEQUENCE:100',
+      '#EXT-X-PLAYLIST-TYPE:VOD',
+    ];
     const seg = (i: number, uri: string) => out.push(pdt(i), `#EXTINF:${SEG_SEC}.000,`, uri);
     seg(0, `/content/${name}/seg_0.${ext}`);
     seg(1, `/content/${name}/seg_1.${ext}`);
@@ -119,9 +135,15 @@ export class PodHostSim extends HttpSim {
     seg(3, `${this.url}/ads/pod0/${name}/ad_1.${ext}`);
     out.push('#EXT-X-CUE-IN', '#EXT-X-DISCONTINUITY');
     seg(4, `/content/${name}/seg_4.${ext}`);
-    out.push(`#EXT-X-DATERANGE:ID="pod1",START-DATE="${new Date(EPOCH + 5 * SEG_SEC * 1000).toISOString()}",PLANNED-DURATION=6,SCTE35-OUT=0xFC00`, '#EXT-X-DISCONTINUITY');
+    out.push(
+      `#EXT-X-DATERANGE:ID="pod1",START-DATE="${new Date(EPOCH + 5 * SEG_SEC * 1000).toISOString()}",PLANNED-DURATION=6,SCTE35-OUT=0xFC00`,
+      '#EXT-X-DISCONTINUITY',
+    );
     seg(5, `${this.url}/ads/pod1/${name}/ad_missing.${ext}`);
-    out.push(`#EXT-X-DATERANGE:ID="pod1",START-DATE="${new Date(EPOCH + 6 * SEG_SEC * 1000).toISOString()}",SCTE35-IN=0xFC00`, '#EXT-X-DISCONTINUITY');
+    out.push(
+      `#EXT-X-DATERANGE:ID="pod1",START-DATE="${new Date(EPOCH + 6 * SEG_SEC * 1000).toISOString()}",SCTE35-IN=0xFC00`,
+      '#EXT-X-DISCONTINUITY',
+    );
     seg(6, `/content/${name}/seg_6.${ext}`);
     out.push('#EXT-X-ENDLIST', '');
     return out.join('\n');

@@ -15,7 +15,10 @@ function section(commandType: number, commandHex: string, descriptorsHex = ''): 
   // protocol_version 0, not encrypted, pts_adjustment 0, cw_index 0, tier 0xFFF, splice_command_length.
   const cmdLength = commandHex.length / 2;
   const head = '00' + '0000000000' + '00' + 'fff' + cmdLength.toString(16).padStart(3, '0') + u8(commandType);
-  const body = Buffer.from(head + commandHex + (descriptorsHex.length / 2).toString(16).padStart(4, '0') + descriptorsHex, 'hex');
+  const body = Buffer.from(
+    head + commandHex + (descriptorsHex.length / 2).toString(16).padStart(4, '0') + descriptorsHex,
+    'hex',
+  );
   const len = body.length + 4;
   const noCrc = Buffer.concat([Buffer.from([0xfc, 0x30 | (len >> 8), len & 0xff]), body]);
   const crc = Buffer.alloc(4);

@@ -6,7 +6,12 @@
 import type http from 'node:http';
 import { HttpSim } from './http-sim.js';
 
-const TYPES: Record<string, string> = { m3u8: 'application/vnd.apple.mpegurl', mpd: 'application/dash+xml', vtt: 'text/vtt', xml: 'application/xml' };
+const TYPES: Record<string, string> = {
+  m3u8: 'application/vnd.apple.mpegurl',
+  mpd: 'application/dash+xml',
+  vtt: 'text/vtt',
+  xml: 'application/xml',
+};
 
 export class StaticHostSim extends HttpSim {
   mode: 'ok' | 'error' | 'slow' = 'ok';
@@ -25,11 +30,16 @@ export class StaticHostSim extends HttpSim {
     const path = (req.url ?? '/').split('?')[0]!;
     this.hits.push(path);
     const send = (status: number, type: string, body: string) => {
-      if (!res.headersSent && !res.destroyed) res.writeHead(status, { 'content-type': type }).end(req.method === 'HEAD' ? undefined : body);
+      if (!res.headersSent && !res.destroyed)
+        res.writeHead(status, { 'content-type': type }).end(req.method === 'HEAD' ? undefined : body);
     };
     if (this.mode === 'error') return send(500, 'text/plain', 'origin broken');
     const body = this.files.get(path);
     const ext = path.slice(path.lastIndexOf('.') + 1);
-    this.later(res, this.mode === 'slow' ? this.slowMs : 0, () => (body === undefined ? send(404, 'text/plain', 'not found') : send(200, TYPES[ext] ?? 'application/octet-stream', body)));
+    this.later(res, this.mode === 'slow' ? this.slowMs : 0, () =>
+      body === undefined
+        ? send(404, 'text/plain', 'not found')
+        : send(200, TYPES[ext] ?? 'application/octet-stream', body),
+    );
   }
 }

@@ -57,7 +57,8 @@ export class TranscoderSim extends HttpSim {
     const json = (status: number, body: unknown, type = 'application/json') => {
       if (!res.headersSent && !res.destroyed) res.writeHead(status, { 'content-type': type }).end(JSON.stringify(body));
     };
-    const problem = (status: number, title: string, detail?: string, errors?: FieldError[]) => json(status, { type: 'about:blank', title, status, detail, errors }, 'application/problem+json');
+    const problem = (status: number, title: string, detail?: string, errors?: FieldError[]) =>
+      json(status, { type: 'about:blank', title, status, detail, errors }, 'application/problem+json');
 
     if (u.pathname.startsWith('/out/') && u.pathname.endsWith('.ts')) {
       req.resume();
@@ -69,7 +70,9 @@ export class TranscoderSim extends HttpSim {
         key = undefined;
       }
       if (key === undefined || !this.produced.has(key)) return problem(404, 'Not Found', 'no such output');
-      res.writeHead(200, { 'content-type': 'video/mp2t', 'content-length': TS_PACKET.length }).end(req.method === 'HEAD' ? undefined : TS_PACKET);
+      res
+        .writeHead(200, { 'content-type': 'video/mp2t', 'content-length': TS_PACKET.length })
+        .end(req.method === 'HEAD' ? undefined : TS_PACKET);
       return;
     }
     if (u.pathname !== '/v3/squeeze') {
@@ -119,7 +122,12 @@ export class TranscoderSim extends HttpSim {
     });
   }
 
-  private answer(job: SqueezeJob, res: http.ServerResponse, json: (status: number, body: unknown) => void, problem: (status: number, title: string, detail?: string) => void): void {
+  private answer(
+    job: SqueezeJob,
+    res: http.ServerResponse,
+    json: (status: number, body: unknown) => void,
+    problem: (status: number, title: string, detail?: string) => void,
+  ): void {
     const calls = (this.jobsByKey.get(job.output_key) ?? 0) + 1;
     this.jobsByKey.set(job.output_key, calls);
     this.jobs.push(job);

@@ -31,12 +31,18 @@ export class VideoOriginSim extends CueOriginSim {
     res.setHeader('Access-Control-Allow-Origin', '*');
     const path = (req.url ?? '/').split('?')[0]!;
     const seg = SEGMENT.exec(path);
-    const file = seg ? { type: 'video/mp2t', body: this.segments[Number(seg[1]) % this.segments.length]! } : this.files.get(path);
+    const file = seg
+      ? { type: 'video/mp2t', body: this.segments[Number(seg[1]) % this.segments.length]! }
+      : this.files.get(path);
     if (!file) return super.handle(req, res);
     req.resume();
     // A published segment never changes; a segment of the future is not there yet.
     if (seg && Number(seg[1]) > this.live()) return void res.writeHead(404).end();
-    res.writeHead(200, { 'Content-Type': file.type, 'Content-Length': file.body.length, 'Cache-Control': 'public, max-age=3600' });
+    res.writeHead(200, {
+      'Content-Type': file.type,
+      'Content-Length': file.body.length,
+      'Cache-Control': 'public, max-age=3600',
+    });
     res.end(req.method === 'HEAD' ? undefined : file.body);
   }
 }

@@ -12,16 +12,44 @@ const op = (method: string, id: string, summary: string, parameters: object[]) =
   responses: { 200: answer('an HLS playlist', { [HLS]: text }), ...problemResponses(errors) },
 });
 const assetId = { name: 'asset_id', in: 'path', required: true, schema: text };
-const masterParams = [assetId, { name: 'token', in: 'query', required: false, description: "a player JWT signed with the brand's key (targeting)", schema: text }];
+const masterParams = [
+  assetId,
+  {
+    name: 'token',
+    in: 'query',
+    required: false,
+    description: "a player JWT signed with the brand's key (targeting)",
+    schema: text,
+  },
+];
 const variantParams = [
   assetId,
-  { name: 'stream_id', in: 'path', required: true, description: 'the 9-digit stream id the master handed out', schema: text },
-  { name: 'path', in: 'path', required: true, description: "the variant's path relative to the master (slashes kept), or ~/ and its absolute path", schema: text },
+  {
+    name: 'stream_id',
+    in: 'path',
+    required: true,
+    description: 'the 9-digit stream id the master handed out',
+    schema: text,
+  },
+  {
+    name: 'path',
+    in: 'path',
+    required: true,
+    description: "the variant's path relative to the master (slashes kept), or ~/ and its absolute path",
+    schema: text,
+  },
 ];
-const MASTER = 'The master playlist of a squeezeback event: registers a stream (9-digit id) and rewrites the variants through it';
+const MASTER =
+  'The master playlist of a squeezeback event: registers a stream (9-digit id) and rewrites the variants through it';
 const VARIANT = "A variant of the stream: content from the origin, the break's squeezeback segments in place";
 
 export const squeezebackOperations: Operations = {
-  '/squeezeback/{asset_id}/master.m3u8': { get: op('get', 'SqueezebackMaster', MASTER, masterParams), head: op('head', 'SqueezebackMaster', MASTER, masterParams) },
-  '/squeezeback/{asset_id}/{stream_id}/{path}': { get: op('get', 'SqueezebackVariant', VARIANT, variantParams), head: op('head', 'SqueezebackVariant', VARIANT, variantParams) },
+  '/squeezeback/{asset_id}/master.m3u8': {
+    get: op('get', 'SqueezebackMaster', MASTER, masterParams),
+    head: op('head', 'SqueezebackMaster', MASTER, masterParams),
+  },
+  '/squeezeback/{asset_id}/{stream_id}/{path}': {
+    get: op('get', 'SqueezebackVariant', VARIANT, variantParams),
+    head: op('head', 'SqueezebackVariant', VARIANT, variantParams),
+  },
 };

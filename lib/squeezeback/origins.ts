@@ -22,7 +22,10 @@ export class OriginPools {
     if (!u) {
       if (this.pools.size >= MAX_ORIGINS) throw new Error(`more than ${MAX_ORIGINS} origins configured`);
       // As many connections as the DAI upstream's pool (lib/dai/upstream.ts): an event's origin carries what the DAI host does in the other flow, and a smaller pool queues distinct refreshes behind it.
-      u = new Upstream(origin, { deadlineMs: this.deadlineMs, connect: this.policy.connector(Math.min(2000, this.deadlineMs), Upstream.socketOptions) });
+      u = new Upstream(origin, {
+        deadlineMs: this.deadlineMs,
+        connect: this.policy.connector(Math.min(2000, this.deadlineMs), Upstream.socketOptions),
+      });
       this.pools.set(origin, u);
     }
     return u;

@@ -22,7 +22,8 @@ const PLAIN = /[A-Za-z0-9._~!$&'()*+,;=:@-]/;
 const FORBIDDEN = /[\x00-\x1f\x7f/\\]/;
 const STREAM_ID = /^[1-9][0-9]{8}$/;
 
-export type PlayerPath = { kind: 'master'; assetId: string } | { kind: 'variant'; assetId: string; streamId: string; rest: string[] };
+export type PlayerPath =
+  { kind: 'master'; assetId: string } | { kind: 'variant'; assetId: string; streamId: string; rest: string[] };
 
 export function parsePlayerPath(url: string): PlayerPath {
   if (!url.startsWith(PREFIX)) throw badRequest('not a squeezeback path');
@@ -30,9 +31,11 @@ export function parsePlayerPath(url: string): PlayerPath {
   const segments = url.slice(PREFIX.length).split('/').map(canonicalSegment);
   const assetId = segments[0]!;
   if (segments.length === 2 && segments[1] === 'master.m3u8') return { kind: 'master', assetId };
-  if (segments.length < 3) throw badRequest('expected /squeezeback/{asset_id}/master.m3u8 or /squeezeback/{asset_id}/{stream_id}/{path}');
+  if (segments.length < 3)
+    throw badRequest('expected /squeezeback/{asset_id}/master.m3u8 or /squeezeback/{asset_id}/{stream_id}/{path}');
   const rest = segments.slice(2);
-  if (!rest[rest.length - 1]!.toLowerCase().endsWith('.m3u8')) throw badRequest('only playlists are served here: segments come from the origin');
+  if (!rest[rest.length - 1]!.toLowerCase().endsWith('.m3u8'))
+    throw badRequest('only playlists are served here: segments come from the origin');
   // A stream id that is not 9 digits was never handed out: it is unknown, not malformed.
   return { kind: 'variant', assetId, streamId: STREAM_ID.test(segments[1]!) ? segments[1]! : '', rest };
 }

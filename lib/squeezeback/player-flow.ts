@@ -98,8 +98,14 @@ export class PlayerFlow {
     private readonly opts: PlayerFlowOptions,
     private readonly deps: PlayerFlowDeps,
   ) {
-    this.streamsByBrand = deps.metrics.counter('squeezeback_streams_total', 'Squeezeback-flow streams created, by recognised brand');
-    const o = deps.metrics.counter('squeezeback_requests_total', 'Squeezeback-flow manifest requests by kind and status');
+    this.streamsByBrand = deps.metrics.counter(
+      'squeezeback_streams_total',
+      'Squeezeback-flow streams created, by recognised brand',
+    );
+    const o = deps.metrics.counter(
+      'squeezeback_requests_total',
+      'Squeezeback-flow manifest requests by kind and status',
+    );
     this.outcomes = (kind: string, status: number) => o.with({ kind, code: String(status) });
   }
 
@@ -116,7 +122,8 @@ export class PlayerFlow {
     try {
       const p = parsePlayerPath(req.getUrl());
       const settings = this.deps.events.forAssetKey(p.assetId);
-      if (settings.eventId === undefined || !settings.sourceUri || settings.assetId !== p.assetId) throw problem('not-found', `no squeezeback event for asset ${p.assetId}`);
+      if (settings.eventId === undefined || !settings.sourceUri || settings.assetId !== p.assetId)
+        throw problem('not-found', `no squeezeback event for asset ${p.assetId}`);
       const query = req.getQuery() ?? '';
       if (p.kind === 'master') return this.master(ex, req, res, settings, query, conditions);
       checkQuery(query);
@@ -124,7 +131,10 @@ export class PlayerFlow {
       if (live === true) return this.variant(ex, p.streamId, settings, p.rest, query, conditions);
       if (live === false) throw problem('not-found', 'unknown or expired stream');
       live.then(
-        (ok) => (ok ? this.variant(ex, p.streamId, settings, p.rest, query, conditions) : this.fail(ex, 'variant', problem('not-found', 'unknown or expired stream'))),
+        (ok) =>
+          ok
+            ? this.variant(ex, p.streamId, settings, p.rest, query, conditions)
+            : this.fail(ex, 'variant', problem('not-found', 'unknown or expired stream')),
         (err) => this.fail(ex, 'variant', err),
       );
     } catch (err) {
@@ -134,8 +144,12 @@ export class PlayerFlow {
 
   private fail(ex: Exchange, kind: string, err: unknown): void {
     // The public answer names no address or URL (issue 24); the log has the reason under the request id.
-    if (err instanceof UpstreamError && err.internal !== undefined) this.deps.log.warn({ req_id: ex.id, reason: err.internal }, `squeezeback ${kind}: upstream failed`);
-    const e = err instanceof UpstreamError ? new HttpError(err.code === 'timeout' ? 'upstream-timeout' : 'upstream-failed', err.message) : toHttpError(err, this.deps.log, ex.id);
+    if (err instanceof UpstreamError && err.internal !== undefined)
+      this.deps.log.warn({ req_id: ex.id, reason: err.internal }, `squeezeback ${kind}: upstream failed`);
+    const e =
+      err instanceof UpstreamError
+        ? new HttpError(err.code === 'timeout' ? 'upstream-timeout' : 'upstream-failed', err.message)
+        : toHttpError(err, this.deps.log, ex.id);
     const p = cdnProblemResponse(e, ex.id);
     this.outcomes(kind, p.status).inc();
     ex.send(p.status, p.headers, p.body);
@@ -146,7 +160,13 @@ export class PlayerFlow {
     if (!s) {
       const master = new URL(settings.sourceUri!);
       const contentOrigin = settings.contentOrigin || this.opts.contentOrigin || master.origin;
-      s = { master, origin: master.origin, dir: masterDir(master), contentPrefix: `${contentOrigin}/`, originPrefix: `${master.origin}/` };
+      s = {
+        master,
+        origin: master.origin,
+        dir: masterDir(master),
+        contentPrefix: `${contentOrigin}/`,
+        originPrefix: `${master.origin}/`,
+      };
       this.sources.set(settings, s);
     }
     return s;
@@ -154,14 +174,26 @@ export class PlayerFlow {
 
   // ---- master --------------------------------------------------------------------------------
 
-  private master(ex: Exchange, req: HttpRequest, res: HttpResponse, settings: EventSettings, query: string, conditions: Conditions): void {
+  private master(
+    ex: Exchange,
+    req: HttpRequest,
+    res: HttpResponse,
+    settings: EventSettings,
+    query: string,
+    conditions: Conditions,
+  ): void {
     // Everything of the request is read now: uWS invalidates it when this callback returns.
     const headers: Record<string, string> = {};
     let n = 0;
     req.forEach((k, v) => {
       if (n++ < MAX_HEADERS) headers[k] = v;
     });
-    const ip = clientIp(headers['x-device-ip'] ?? '', headers['x-forwarded-for'] ?? '', addressText(res.getRemoteAddressAsText()), this.opts.trustedProxies);
+    const ip = clientIp(
+      headers['x-device-ip'] ?? '',
+      headers['x-forwarded-for'] ?? '',
+      addressText(res.getRemoteAddressAsText()),
+      this.opts.trustedProxies,
+    );
     const verdict = this.deps.limiter?.take('stream', ip);
     if (verdict && !verdict.ok) return this.fail(ex, 'master', rateLimited(verdict.retryAfterSec));
     this.register(settings, query, headers, ip).then(
@@ -175,18 +207,33 @@ export class PlayerFlow {
   }
 
   /** The stream's master: the source master first (so an origin failure creates no stream), then the claim. */
-  private async register(settings: EventSettings, query: string, headers: Record<string, string>, ip: string): Promise<string> {
+  private async register(
+    settings: EventSettings,
+    query: string,
+    headers: Record<string, string>,
+    ip: string,
+  ): Promise<string> {
     const eventId = settings.eventId!;
     // Capped in size and count (and truncated, not refused) as /dai/adproxy does.
     const targeting = targetingFrom(query);
     const token = targeting.get('token');
     const brand = this.deps.brands.current.resolve({ headers, query: Object.fromEntries(targeting) })?.brand_name;
     for (const name of RESERVED) targeting.delete(name);
-    if (token !== undefined) for (const [k, v] of await verifyPlayerToken(token, brand === undefined ? undefined : this.deps.brandKeys.keyOf(brand), brand)) targeting.set(k, v);
+    if (token !== undefined)
+      for (const [k, v] of await verifyPlayerToken(
+        token,
+        brand === undefined ? undefined : this.deps.brandKeys.keyOf(brand),
+        brand,
+      ))
+        targeting.set(k, v);
     const template = await this.masterTemplate(settings);
     const claim = await this.deps.ids.claim(eventId, settings.maxConcurrentStreams ?? 0);
     if ('overCap' in claim) {
-      throw problem('rate-limited', `event ${eventId} already has its maximum of ${settings.maxConcurrentStreams} concurrent streams`, { 'Retry-After': String(Math.min(30, this.opts.idleSec)) });
+      throw problem(
+        'rate-limited',
+        `event ${eventId} already has its maximum of ${settings.maxConcurrentStreams} concurrent streams`,
+        { 'Retry-After': String(Math.min(30, this.opts.idleSec)) },
+      );
     }
     const streamId = claim.streamId;
     this.deps.streams.touch({
@@ -223,7 +270,10 @@ export class PlayerFlow {
     return new Promise((resolve, reject) =>
       this.deps.cache.load(
         key,
-        (done) => this.deps.origins.get(src.origin).get(src.master.pathname + src.master.search, UPSTREAM_HEADERS, new MasterFetch(src, done)),
+        (done) =>
+          this.deps.origins
+            .get(src.origin)
+            .get(src.master.pathname + src.master.search, UPSTREAM_HEADERS, new MasterFetch(src, done)),
         (err, h) => {
           if (h && h.value.status === 200 && h.value.text !== undefined) resolve(h.value.text);
           else if (h)
@@ -244,9 +294,17 @@ export class PlayerFlow {
 
   // ---- variants ------------------------------------------------------------------------------
 
-  private variant(ex: Exchange, streamId: string, settings: EventSettings, rest: string[], query: string, conditions: Conditions): void {
+  private variant(
+    ex: Exchange,
+    streamId: string,
+    settings: EventSettings,
+    rest: string[],
+    query: string,
+    conditions: Conditions,
+  ): void {
     const eventId = settings.eventId!;
-    if (!this.deps.streams.refresh(streamId, eventId, settings.assetId)) this.deps.streams.touch({ streamId, flow: 'squeezeback', eventId, assetKey: settings.assetId! });
+    if (!this.deps.streams.refresh(streamId, eventId, settings.assetId))
+      this.deps.streams.touch({ streamId, flow: 'squeezeback', eventId, assetKey: settings.assetId! });
     const src = this.source(settings);
     const path = originPath(rest, src.dir) + (query ? `?${query}` : '');
     // The origin's playlist, shared by every stream of the event; then the stream's break rendering.
@@ -256,10 +314,20 @@ export class PlayerFlow {
     const hit = this.deps.cache.fresh(key);
     if (hit) return this.answer(ex, hit.value, hit.ageSec, conditions);
     const fetchBase = (done: (err: unknown, value?: Rendered) => void) => {
-      const rules: UriRules = { daiHost: src.origin, proxyBase: '', contentOrigin: src.contentPrefix.slice(0, -1), playlistUrl: src.origin + path };
-      this.deps.origins
-        .get(src.origin)
-        .get(path, UPSTREAM_HEADERS, new ManifestFetch({ kind: 'media' }, settings, rules, undefined, this.bodies, done, { upstreamName: 'the origin', keepText: true }));
+      const rules: UriRules = {
+        daiHost: src.origin,
+        proxyBase: '',
+        contentOrigin: src.contentPrefix.slice(0, -1),
+        playlistUrl: src.origin + path,
+      };
+      this.deps.origins.get(src.origin).get(
+        path,
+        UPSTREAM_HEADERS,
+        new ManifestFetch({ kind: 'media' }, settings, rules, undefined, this.bodies, done, {
+          upstreamName: 'the origin',
+          keepText: true,
+        }),
+      );
     };
     const load = !renderKey
       ? fetchBase
@@ -267,11 +335,14 @@ export class PlayerFlow {
           this.deps.cache.load(baseKey, fetchBase, (err, base) => {
             if (!base || base.value.status !== 200 || base.value.text === undefined) return done(err, base?.value);
             const isContent = (uri: string) => uri.startsWith(src.contentPrefix) || uri.startsWith(src.originPrefix);
-            const text = this.deps.breaks.apply(base.value.text, eventId, streamId, isContent, 'squeezeback') ?? base.value.text;
+            const text =
+              this.deps.breaks.apply(base.value.text, eventId, streamId, isContent, 'squeezeback') ?? base.value.text;
             done(undefined, { ...base.value, body: this.bodies.store(text), text: undefined });
           });
     this.deps.cache.load(key, load, (err, h) =>
-      h ? this.answer(ex, h.value, h.ageSec, conditions) : this.fail(ex, 'variant', err ?? new UpstreamError('failed', 'the variant could not be produced')),
+      h
+        ? this.answer(ex, h.value, h.ageSec, conditions)
+        : this.fail(ex, 'variant', err ?? new UpstreamError('failed', 'the variant could not be produced')),
     );
   }
 
@@ -279,7 +350,8 @@ export class PlayerFlow {
     this.outcomes('variant', r.status).inc();
     if (ex.aborted) return;
     // A problem gets this answer's request_id in the shared rendering; errors are neither compressed nor validated.
-    if (r.status >= 400) return void ex.send(r.status, ageSec ? { ...r.headers, Age: String(ageSec) } : r.headers, bodyFor(r, ex.id));
+    if (r.status >= 400)
+      return void ex.send(r.status, ageSec ? { ...r.headers, Age: String(ageSec) } : r.headers, bodyFor(r, ex.id));
     // Micro-cached renderings shared by the event's streams (or by those with one assignment): compressed once.
     sendNegotiated(ex, r, conditions, ageSec, SHARED);
   }
@@ -307,13 +379,26 @@ class MasterFetch implements UpstreamSink {
   }
 
   end(status: number): void {
-    if (status >= 400 && status < 500) return this.done(undefined, problemRendered('upstream-client-error', `the origin answered ${status}`, status));
+    if (status >= 400 && status < 500)
+      return this.done(undefined, problemRendered('upstream-client-error', `the origin answered ${status}`, status));
     if (status < 200 || status >= 300) return this.done(new UpstreamError('failed', `the origin answered ${status}`));
     const text = Buffer.concat(this.chunks).toString('utf8');
     const mapped = mapMasterUris(text, (uri) => variantPath(uri, this.src.master, this.src.dir, SID));
     // A source that is a media playlist is offered as a master of one variant: itself, under the stream's path.
-    const master = mapped.valid ? mapped.text : isMediaPlaylist(text) ? singleVariantMaster(variantPath(this.src.master.href, this.src.master, this.src.dir, SID)) : undefined;
-    if (master === undefined) return this.done(new UpstreamError('failed', "the event's source_uri is not an HLS playlist"));
-    this.done(undefined, { status: 200, headers: MASTER_HEADERS, body: Buffer.alloc(0), text: master, freshMs: MASTER_FRESH_MS, staleMs: 30_000 });
+    const master = mapped.valid
+      ? mapped.text
+      : isMediaPlaylist(text)
+        ? singleVariantMaster(variantPath(this.src.master.href, this.src.master, this.src.dir, SID))
+        : undefined;
+    if (master === undefined)
+      return this.done(new UpstreamError('failed', "the event's source_uri is not an HLS playlist"));
+    this.done(undefined, {
+      status: 200,
+      headers: MASTER_HEADERS,
+      body: Buffer.alloc(0),
+      text: master,
+      freshMs: MASTER_FRESH_MS,
+      staleMs: 30_000,
+    });
   }
 }

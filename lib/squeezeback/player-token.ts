@@ -16,7 +16,11 @@ const CHALLENGE = 'Bearer realm="squeezeback", error="invalid_token"';
 const refuse = (detail: string) => unauthorized(detail, CHALLENGE);
 
 /** The targeting claims of a valid token; throws a 401 HttpError otherwise. */
-export async function verifyPlayerToken(token: string, key: Uint8Array | undefined, brand: string | undefined): Promise<Map<string, string>> {
+export async function verifyPlayerToken(
+  token: string,
+  key: Uint8Array | undefined,
+  brand: string | undefined,
+): Promise<Map<string, string>> {
   if (!brand) throw refuse('a token was given but the request names no brand');
   if (!key) throw refuse(`brand ${brand.slice(0, 64)} has no player-token key`);
   if (token.length > MAX_TOKEN_LENGTH) throw refuse('the token is too long');
@@ -24,7 +28,13 @@ export async function verifyPlayerToken(token: string, key: Uint8Array | undefin
   try {
     ({ payload } = await jwtVerify(token, key, { algorithms: ['HS256'], requiredClaims: ['exp'], clockTolerance: 30 }));
   } catch (err) {
-    throw refuse(err instanceof joseErrors.JWTExpired ? 'the token has expired' : err instanceof joseErrors.JOSEAlgNotAllowed ? 'the token algorithm is not allowed' : 'the token is invalid');
+    throw refuse(
+      err instanceof joseErrors.JWTExpired
+        ? 'the token has expired'
+        : err instanceof joseErrors.JOSEAlgNotAllowed
+          ? 'the token algorithm is not allowed'
+          : 'the token is invalid',
+    );
   }
   const claims = new Map<string, string>();
   for (const [name, value] of Object.entries(payload)) {

@@ -35,7 +35,11 @@ export class StreamIds {
     if (!streamId) throw unavailable('no free stream id was found; retry');
     if (cap > 0) {
       const now = Date.now();
-      const admitted = await this.state.zaddCapped(keys.event(eventId, 'streams'), now, streamId, { minScore: now - this.idleMs, cap, ttlMs: this.idleMs });
+      const admitted = await this.state.zaddCapped(keys.event(eventId, 'streams'), now, streamId, {
+        minScore: now - this.idleMs,
+        cap,
+        ttlMs: this.idleMs,
+      });
       if (!admitted) {
         void this.state.del(keys.streamClaim(streamId)).catch(() => undefined);
         return { overCap: true };

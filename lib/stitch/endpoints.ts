@@ -21,7 +21,11 @@ const ID = /^[A-Za-z0-9_-]{16,64}$/;
 const FILE = /^[A-Za-z0-9_-]{1,32}\.(m3u8|mpd)$/;
 /** An interstitial pod's asset list (RFC 8216bis Appendix D.3); players add query parameters, which are ignored. */
 const ASSET_LIST = /^assets\/[0-9]{1,4}\.json$/;
-const TYPES: Record<string, string> = { m3u8: 'application/vnd.apple.mpegurl', mpd: 'application/dash+xml', json: 'application/json' };
+const TYPES: Record<string, string> = {
+  m3u8: 'application/vnd.apple.mpegurl',
+  mpd: 'application/dash+xml',
+  json: 'application/json',
+};
 const FILLER = 'WEBVTT\n\n';
 
 /** A session's files: from memory when rendered here, else rendered from its plan. */
@@ -59,7 +63,11 @@ export class StitchEndpoints {
     app.get(`/${this.stitchPath}/cache/*`, cache);
     app.head(`/${this.stitchPath}/cache/*`, cache);
     const filler = (res: HttpResponse, req: HttpRequest) =>
-      void new Exchange(res, req.getMethod() === 'head', corsOf(this.cors, req), requestIdOf(req)).send(200, { 'Content-Type': 'text/vtt', 'Cache-Control': 'public, max-age=86400' }, FILLER);
+      void new Exchange(res, req.getMethod() === 'head', corsOf(this.cors, req), requestIdOf(req)).send(
+        200,
+        { 'Content-Type': 'text/vtt', 'Cache-Control': 'public, max-age=86400' },
+        FILLER,
+      );
     app.get(`/${this.stitchPath}/filler.vtt`, filler);
     app.head(`/${this.stitchPath}/filler.vtt`, filler);
     this.cors?.mountPreflight(app, `/${this.stitchPath}/cache/*`, 'GET, HEAD, OPTIONS');
@@ -77,12 +85,16 @@ export class StitchEndpoints {
       .split('/'); // cache/{id}/{file} or cache/{id}/assets/{n}.json
     const id = parts[1] ?? '';
     const file = parts.slice(2).join('/');
-    if (!ID.test(id) || !(FILE.test(file) || ASSET_LIST.test(file))) return sendProblem(ex, 'not-found', 'no such stitched manifest');
+    if (!ID.test(id) || !(FILE.test(file) || ASSET_LIST.test(file)))
+      return sendProblem(ex, 'not-found', 'no such stitched manifest');
     const conditions = conditionsOf(req);
     const hit = this.store.cached(id);
     if (hit) return this.answer(ex, hit, file, conditions);
     this.store.get(id).then(
-      (s) => (s ? this.answer(ex, s, file, conditions) : sendProblem(ex, 'not-found', 'no such stitched manifest (or it expired)')),
+      (s) =>
+        s
+          ? this.answer(ex, s, file, conditions)
+          : sendProblem(ex, 'not-found', 'no such stitched manifest (or it expired)'),
       (err: Error) => {
         this.log.warn({ err: err.message }, 'stitch cache: database lookup failed');
         sendProblem(ex, 'unavailable', 'the stitched manifest cannot be read now');
@@ -102,7 +114,13 @@ export class StitchEndpoints {
     );
   }
 
-  private send(ex: Exchange, s: StitchSession, files: Record<string, string>, file: string, conditions: Conditions): void {
+  private send(
+    ex: Exchange,
+    s: StitchSession,
+    files: Record<string, string>,
+    file: string,
+    conditions: Conditions,
+  ): void {
     const text = Object.hasOwn(files, file) ? files[file] : undefined;
     if (text === undefined) return sendProblem(ex, 'not-found', 'no such stitched manifest');
     // Up to the session's remaining lifetime (an hour at most), in whole minutes.
@@ -113,7 +131,14 @@ export class StitchEndpoints {
     let body = bodies.get(key);
     if (!body) {
       for (const k of bodies.keys()) if (k.endsWith(`|${file}`)) bodies.delete(k);
-      body = { status: 200, headers: { 'Content-Type': TYPES[file.slice(file.lastIndexOf('.') + 1)]!, 'Cache-Control': `public, max-age=${maxAge}` }, body: Buffer.from(text) };
+      body = {
+        status: 200,
+        headers: {
+          'Content-Type': TYPES[file.slice(file.lastIndexOf('.') + 1)]!,
+          'Cache-Control': `public, max-age=${maxAge}`,
+        },
+        body: Buffer.from(text),
+      };
       bodies.set(key, body);
     }
     // A session's files never change: Last-Modified is when it was stitched (stable across instances with one STITCH_TTL_SEC).

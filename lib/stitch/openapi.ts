@@ -8,10 +8,20 @@ const cacheOp = (method: string) => ({
   security: [],
   parameters: [
     { name: 'id', in: 'path', required: true, schema: text },
-    { name: 'file', in: 'path', required: true, description: '{name}.m3u8, {name}.mpd or assets/{n}.json (slash kept)', schema: text },
+    {
+      name: 'file',
+      in: 'path',
+      required: true,
+      description: '{name}.m3u8, {name}.mpd or assets/{n}.json (slash kept)',
+      schema: text,
+    },
   ],
   responses: {
-    200: answer('the manifest', { 'application/vnd.apple.mpegurl': text, 'application/dash+xml': text, 'application/json': { type: 'object' } }),
+    200: answer('the manifest', {
+      'application/vnd.apple.mpegurl': text,
+      'application/dash+xml': text,
+      'application/json': { type: 'object' },
+    }),
     ...problemResponses([404, 405, 503]),
   },
 });

@@ -39,12 +39,24 @@ export interface PlannedPod {
  * Groups decided ads by their VMAP break and places each break. Ads of a break that cannot be
  * placed are reported; a plain VAST answer (no VMAP break) is a pre-roll.
  */
-export function planPods(ads: DecidedAd[], contentSec: number, cuePoints: number[]): { pods: PlannedPod[]; warnings: string[] } {
+export function planPods(
+  ads: DecidedAd[],
+  contentSec: number,
+  cuePoints: number[],
+): { pods: PlannedPod[]; warnings: string[] } {
   const byBreak = new Map<number, { id: string; timeOffset: string; ads: DecidedAd[] }>();
   for (const ad of ads) {
     const index = ad.adBreak?.index ?? -1;
     let b = byBreak.get(index);
-    if (!b) byBreak.set(index, (b = { id: ad.adBreak?.breakId ?? (index < 0 ? 'preroll' : `break-${index + 1}`), timeOffset: ad.adBreak?.timeOffset ?? 'start', ads: [] }));
+    if (!b)
+      byBreak.set(
+        index,
+        (b = {
+          id: ad.adBreak?.breakId ?? (index < 0 ? 'preroll' : `break-${index + 1}`),
+          timeOffset: ad.adBreak?.timeOffset ?? 'start',
+          ads: [],
+        }),
+      );
     b.ads.push(ad);
   }
   const pods: PlannedPod[] = [];
@@ -53,7 +65,9 @@ export function planPods(ads: DecidedAd[], contentSec: number, cuePoints: number
   for (const b of byBreak.values()) {
     const offsetSec = breakOffset(b.timeOffset, contentSec, cuePoints);
     if (offsetSec === undefined) {
-      warnings.push(`break ${b.id}: timeOffset "${b.timeOffset.slice(0, 40)}" cannot be placed; its ${b.ads.length} ad(s) left out`);
+      warnings.push(
+        `break ${b.id}: timeOffset "${b.timeOffset.slice(0, 40)}" cannot be placed; its ${b.ads.length} ad(s) left out`,
+      );
       continue;
     }
     let id = b.id;

@@ -71,7 +71,9 @@ export function hlsProfile(content: HlsSource): LadderProfile | undefined {
   const firstSeg = Number(/^#EXTINF:([0-9.]+)/m.exec(text)?.[1]) || target;
   const container = lines.some((l) => l.startsWith('#EXT-X-MAP:')) ? 'fmp4' : 'ts';
   const fps = Number(attribute(first.attrs, 'FRAME-RATE')) || undefined;
-  const audioRendition = master.renditions.find((r) => r.type === 'AUDIO' && r.uri && (!first.audio || r.groupId === first.audio));
+  const audioRendition = master.renditions.find(
+    (r) => r.type === 'AUDIO' && r.uri && (!first.audio || r.groupId === first.audio),
+  );
   const audioCodec = first.codecs.find((c) => /^(mp4a|ac-3|ec-3)/i.test(c));
   const audio =
     audioRendition || audioCodec
@@ -83,7 +85,15 @@ export function hlsProfile(content: HlsSource): LadderProfile | undefined {
           ...(audioRendition?.language ? { language: audioRendition.language } : {}),
         }
       : null;
-  return { protocol: 'hls', container, video, ...(fps ? { fps } : {}), rungs, segmentSec: segmentLength(firstSeg, target), audio };
+  return {
+    protocol: 'hls',
+    container,
+    video,
+    ...(fps ? { fps } : {}),
+    rungs,
+    segmentSec: segmentLength(firstSeg, target),
+    audio,
+  };
 }
 
 /** The profile of a static MPD's first Period; undefined when it has no video we can encode. */
@@ -114,12 +124,14 @@ export function dashProfile(mpd: string): LadderProfile | undefined {
           codecs,
         });
       } else if (kind === 'audio' && !audio) {
-        const channels = childElement(rep, 'AudioChannelConfiguration') ?? childElement(set, 'AudioChannelConfiguration');
+        const channels =
+          childElement(rep, 'AudioChannelConfiguration') ?? childElement(set, 'AudioChannelConfiguration');
         const lang = attrOf(set, 'lang');
         audio = {
           codecs: codecs || 'mp4a.40.2',
           channels: Number(channels ? attrOf(channels, 'value') : 2) || 2,
-          sampleRate: Number(attrOf(rep, 'audioSamplingRate') ?? attrOf(set, 'audioSamplingRate')) || DEFAULT_SAMPLE_RATE,
+          sampleRate:
+            Number(attrOf(rep, 'audioSamplingRate') ?? attrOf(set, 'audioSamplingRate')) || DEFAULT_SAMPLE_RATE,
           demuxed: true,
           ...(lang ? { language: lang } : {}),
         };
@@ -127,7 +139,15 @@ export function dashProfile(mpd: string): LadderProfile | undefined {
     }
   }
   if (!video || !rungs.length) return undefined;
-  return { protocol: 'dash', container: 'fmp4', video, ...(fps ? { fps } : {}), rungs, segmentSec: segmentLength(segmentSec ?? 4, Infinity), audio };
+  return {
+    protocol: 'dash',
+    container: 'fmp4',
+    video,
+    ...(fps ? { fps } : {}),
+    rungs,
+    segmentSec: segmentLength(segmentSec ?? 4, Infinity),
+    audio,
+  };
 }
 
 /** The content's segment length, whole milliseconds, 1 s at least, never above the target duration. */
@@ -158,4 +178,6 @@ function frameRate(v: string | undefined): number | undefined {
  * queued or running (`pending`), failed and waiting out its back-off (`failed`), or over a cap
  * (`refused`) — with the job it names in the warning.
  */
-export type ConditionedAd = { state: 'ready'; key: string; url: string; hls?: HlsSource; mpd?: string } | { state: 'pending' | 'failed' | 'refused'; job?: string; detail: string };
+export type ConditionedAd =
+  | { state: 'ready'; key: string; url: string; hls?: HlsSource; mpd?: string }
+  | { state: 'pending' | 'failed' | 'refused'; job?: string; detail: string };

@@ -31,13 +31,23 @@ const stitchBody = {
 const stitchAnswer = {
   type: 'object',
   required: ['cache_url', 'breaks'],
-  properties: { cache_url: { type: 'string' }, breaks: { type: 'array', items: { type: 'object' } }, warnings: { type: 'array', items: { type: 'string' } } },
+  properties: {
+    cache_url: { type: 'string' },
+    breaks: { type: 'array', items: { type: 'object' } },
+    warnings: { type: 'array', items: { type: 'string' } },
+  },
 } as const;
 
 /** For the OpenAPI document; the handler reads the parameter itself (interstitialsParam). */
 const stitchQuery = {
   type: 'object',
-  properties: { interstitials: { type: 'string', enum: ['1', 'true', '0', 'false'], description: 'HLS only: HLS Interstitials (EXT-X-DATERANGE + asset lists) instead of inline stitching' } },
+  properties: {
+    interstitials: {
+      type: 'string',
+      enum: ['1', 'true', '0', 'false'],
+      description: 'HLS only: HLS Interstitials (EXT-X-DATERANGE + asset lists) instead of inline stitching',
+    },
+  },
 } as const;
 
 interface StitchBody {
@@ -63,7 +73,8 @@ export function stitchRoutes(stitchPath: string, service: StitchService, brands:
       body: 'json',
       optionalBody: true, // {targeting?, content_uri?}: a POST without a body stitches with none
       maxBody: STITCH_BODY_LIMIT,
-      summary: 'Server-side stitching: stitch ad pods into a VOD asset of the recognised brand (?interstitials=1: HLS Interstitials instead); answers {cache_url, breaks, warnings?}',
+      summary:
+        'Server-side stitching: stitch ad pods into a VOD asset of the recognised brand (?interstitials=1: HLS Interstitials instead); answers {cache_url, breaks, warnings?}',
       errors: [404, 422, 502, 504],
       schema: { body: stitchBody, query: stitchQuery, response: stitchAnswer },
       handler: async (req, raw) => {
@@ -75,9 +86,14 @@ export function stitchRoutes(stitchPath: string, service: StitchService, brands:
         if (!assetId || assetId.length > 512) throw badRequest('asset_id: 1–512 characters');
         const body = raw === undefined ? {} : validate(raw);
         const interstitials = interstitialsParam(req.query.get('interstitials'));
-        if (interstitials && protocol !== 'hls') throw badRequest('interstitials: HLS Interstitials apply to the hls protocol only');
+        if (interstitials && protocol !== 'hls')
+          throw badRequest('interstitials: HLS Interstitials apply to the hls protocol only');
         const forwarded = req.headers['x-forwarded-host'] ?? req.headers['forwarded'] ?? req.headers['x-forwarded'];
-        const rule = brands.current.resolve({ headers: req.headers, query: req.query.toString(), ...(forwarded ? {} : { hostname: req.headers['host'] ?? '' }) });
+        const rule = brands.current.resolve({
+          headers: req.headers,
+          query: req.query.toString(),
+          ...(forwarded ? {} : { hostname: req.headers['host'] ?? '' }),
+        });
         if (!rule) throw new HttpError('bad-request', 'no brand-recognition rule matches this request');
         const answer = await service.stitch({
           protocol: protocol as Protocol,

@@ -71,7 +71,17 @@ export interface BreakOut {
   start: number;
   duration: number;
   content_offset: number;
-  ads: Array<{ id: string; creative_id: string | null; sequence: number; start: number; duration: number; title?: string; ad_system?: string; slate?: true; tracking: TrackingOut[] }>;
+  ads: Array<{
+    id: string;
+    creative_id: string | null;
+    sequence: number;
+    start: number;
+    duration: number;
+    title?: string;
+    ad_system?: string;
+    slate?: true;
+    tracking: TrackingOut[];
+  }>;
 }
 
 export interface StitchAnswer {
@@ -147,7 +157,15 @@ export class StitchService {
     const asset = await this.deps.findAsset(req.brand, req.assetId);
     // Keyed by the item's guid: asked by guid or by content id, it is the same asset.
     const key = createHash('sha256')
-      .update(JSON.stringify([req.protocol, req.brand, req.streamId, asset.guid, ...(req.interstitials ? ['interstitials'] : [])]))
+      .update(
+        JSON.stringify([
+          req.protocol,
+          req.brand,
+          req.streamId,
+          asset.guid,
+          ...(req.interstitials ? ['interstitials'] : []),
+        ]),
+      )
       .digest('base64url');
     const live = await this.deps.store.byKey(key);
     if (live) return live.response as StitchAnswer;
@@ -191,7 +209,14 @@ export class StitchService {
       breaks: this.breaks(result.pods, withMedia, result.contentDuration, req.streamId, Date.now() + ttlMs),
     };
     if (warnings.length) answer.warnings = warnings;
-    const session: StitchSession = { id, key, protocol: req.protocol, plan, response: answer, expiresAt: Date.now() + ttlMs };
+    const session: StitchSession = {
+      id,
+      key,
+      protocol: req.protocol,
+      plan,
+      response: answer,
+      expiresAt: Date.now() + ttlMs,
+    };
     const stored = await this.deps.store.put(session);
     if (stored.id === id) this.rendered.set(id, result.files);
     return stored.response as StitchAnswer;
@@ -249,27 +274,61 @@ export class StitchService {
   /** The plan rendered by the pure stitchers: the one way a session's files are made, at the POST and after. */
   private render(id: string, protocol: Protocol, plan: SessionPlan, source: (ref: SourceRef) => Source): Rendered {
     const content = source({ u: plan.content });
-    const pods = plan.pods.map(([pid, offsetSec, ads]) => ({ id: pid, offsetSec, ads: ads.map(([adId, i]) => ({ id: adId, source: source(plan.srcs[i]!) })) }));
+    const pods = plan.pods.map(([pid, offsetSec, ads]) => ({
+      id: pid,
+      offsetSec,
+      ads: ads.map(([adId, i]) => ({ id: adId, source: source(plan.srcs[i]!) })),
+    }));
     if (protocol === 'dash') {
       const c = content as { url: string; mpd: string };
-      const inputs: DashPodInput[] = pods.map((p) => ({ ...p, ads: p.ads.map((a) => ({ id: a.id, ...(a.source as { url: string; mpd: string }) })) }));
+      const inputs: DashPodInput[] = pods.map((p) => ({
+        ...p,
+        ads: p.ads.map((a) => ({ id: a.id, ...(a.source as { url: string; mpd: string }) })),
+      }));
       const result = guard(() => stitchDash(c, inputs));
-      return { files: { 'manifest.mpd': result.mpd }, pods: result.pods, contentDuration: result.contentDuration, skipped: result.skipped };
+      return {
+        files: { 'manifest.mpd': result.mpd },
+        pods: result.pods,
+        contentDuration: result.contentDuration,
+        skipped: result.skipped,
+      };
     }
     const hls = content as HlsSource;
     const inputs = pods as Array<{ id: string; offsetSec: number; ads: Array<{ id: string; source: HlsSource }> }>;
     const result =
       plan.epochMs !== undefined
-        ? guard(() => interstitialHls(hls, inputs, { epochMs: plan.epochMs!, assetListUrl: (n) => `${this.cacheBase(id, plan.base)}/${assetListFile(n)}`, assetListFile }))
-        : guard(() => stitchHls(hls, inputs, { fillerUri: `${plan.base.replace(/\/+$/, '')}/${this.deps.stitchPath}/filler.vtt` }));
-    const files = { 'master.m3u8': result.master, ...Object.fromEntries(result.playlists), ...Object.fromEntries((result as { assetLists?: Map<string, string> }).assetLists ?? []) };
+        ? guard(() =>
+            interstitialHls(hls, inputs, {
+              epochMs: plan.epochMs!,
+              assetListUrl: (n) => `${this.cacheBase(id, plan.base)}/${assetListFile(n)}`,
+              assetListFile,
+            }),
+          )
+        : guard(() =>
+            stitchHls(hls, inputs, {
+              fillerUri: `${plan.base.replace(/\/+$/, '')}/${this.deps.stitchPath}/filler.vtt`,
+            }),
+          );
+    const files = {
+      'master.m3u8': result.master,
+      ...Object.fromEntries(result.playlists),
+      ...Object.fromEntries((result as { assetLists?: Map<string, string> }).assetLists ?? []),
+    };
     return { files, pods: result.pods, contentDuration: result.contentDuration, skipped: result.skipped };
   }
 
   /** The ad request and its answer as placed pods; any ad-server failure is a warning and no pods. */
-  private async decide(req: StitchRequest, asset: AssetRecord, durationSec: number, warnings: string[]): Promise<PlannedPod[]> {
+  private async decide(
+    req: StitchRequest,
+    asset: AssetRecord,
+    durationSec: number,
+    warnings: string[],
+  ): Promise<PlannedPod[]> {
     const adTag = await this.deps.adTag(req.brand).catch((err: Error) => {
-      this.deps.log.warn({ err: err.message, brand: req.brand }, 'stitch: brand ad-tag settings unavailable; ad request without them');
+      this.deps.log.warn(
+        { err: err.message, brand: req.brand },
+        'stitch: brand ad-tag settings unavailable; ad request without them',
+      );
       return { params: {} };
     });
     const url = buildAdRequestUrl({
@@ -301,7 +360,10 @@ export class StitchService {
     if (!this.deps.conditioned) return undefined;
     try {
       const p = read();
-      if (!p) warnings.push("the content's video codec cannot be conditioned to (H.264 and HEVC can): ads without its streaming media are left out");
+      if (!p)
+        warnings.push(
+          "the content's video codec cannot be conditioned to (H.264 and HEVC can): ads without its streaming media are left out",
+        );
       return p;
     } catch (err) {
       warnings.push(`the content's ladder cannot be read for conditioning ads: ${(err as Error).message}`);
@@ -313,7 +375,13 @@ export class StitchService {
    * Fetches each ad's streaming manifests (once per URL); an ad without them is conditioned from
    * its MP4 to the content's profile when that is ready, else reported (naming the job) and left out.
    */
-  private async adSources(pods: PlannedPod[], protocol: Protocol, warnings: string[], profile?: LadderProfile, waitUntil = 0): Promise<PodMedia[]> {
+  private async adSources(
+    pods: PlannedPod[],
+    protocol: Protocol,
+    warnings: string[],
+    profile?: LadderProfile,
+    waitUntil = 0,
+  ): Promise<PodMedia[]> {
     const lookups = new Map<string, Promise<ConditionedAd>>();
     const condition = (ad: DecidedAd): Promise<ConditionedAd> => {
       let p = lookups.get(ad.uri);
@@ -333,7 +401,9 @@ export class StitchService {
         p = (protocol === 'hls' ? this.adHls(url) : this.fetch(url, 'ad')).catch((err: Error) => {
           // The answer is public: the reason (which may name an internal address) goes to the log only.
           this.deps.log.warn({ url: url.slice(0, 500), reason: err.message }, 'stitch: an ad manifest is unavailable');
-          warnings.push(`an ad manifest is unavailable${err instanceof StitchError ? `: ${withoutUrls(err.message)}` : ''}`);
+          warnings.push(
+            `an ad manifest is unavailable${err instanceof StitchError ? `: ${withoutUrls(err.message)}` : ''}`,
+          );
           return undefined;
         });
         cache.set(url, p);
@@ -349,7 +419,9 @@ export class StitchService {
             if (!url) {
               const progressive = ad.uri !== ad.streams?.hls && ad.uri !== ad.streams?.dash;
               if (!profile || !progressive) {
-                warnings.push(`ad ${adKey(ad)} of break ${pod.id} has no ${protocol === 'hls' ? 'HLS (application/x-mpegURL)' : 'DASH (application/dash+xml)'} media file: left out`);
+                warnings.push(
+                  `ad ${adKey(ad)} of break ${pod.id} has no ${protocol === 'hls' ? 'HLS (application/x-mpegURL)' : 'DASH (application/dash+xml)'} media file: left out`,
+                );
                 return { ad };
               }
               const c = await condition(ad);
@@ -372,7 +444,13 @@ export class StitchService {
    * left out, or shorter than their VAST duration) gets the brand's slate, conditioned like any ad
    * and cut to the gap, after its ads; without it the pod is just shorter.
    */
-  private async fillWithSlate(brand: string, pods: PodMedia[], profile: LadderProfile | undefined, warnings: string[], waitUntil = 0): Promise<void> {
+  private async fillWithSlate(
+    brand: string,
+    pods: PodMedia[],
+    profile: LadderProfile | undefined,
+    warnings: string[],
+    waitUntil = 0,
+  ): Promise<void> {
     if (!profile || !this.deps.slate || !this.deps.conditioned || !pods.length) return;
     const slate = await this.deps.slate(brand).catch((err: Error) => {
       this.deps.log.warn({ err: err.message, brand }, 'stitch: brand slate settings unavailable');
@@ -386,21 +464,35 @@ export class StitchService {
       const planned = pod.ads.reduce((s, a) => s + a.ad.durationSec, 0);
       const gap = planned - pod.ads.reduce((s, a) => s + (a.source === undefined ? 0 : sourceSeconds(a.source)), 0);
       if (gap < MIN_FILL_SEC) continue;
-      conditioned ??= await this.deps.conditioned(ad, profile, waitUntil).catch((err: Error) => ({ state: 'refused' as const, detail: `conditioning is unavailable now (${err.message})` }));
+      conditioned ??= await this.deps.conditioned(ad, profile, waitUntil).catch((err: Error) => ({
+        state: 'refused' as const,
+        detail: `conditioning is unavailable now (${err.message})`,
+      }));
       if (conditioned.state !== 'ready') {
         warnings.push(`break ${pod.id}: ${round(gap)} s not filled with slate this time: ${conditioned.detail}`);
         continue;
       }
-      const cut = conditioned.hls ? slateHls(conditioned.hls, gap) : slateMpd(conditioned.mpd!, gap, profile.segmentSec);
-      if (cut.seconds < gap - MIN_FILL_SEC - profile.segmentSec / 2) warnings.push(`break ${pod.id}: the slate (${round(cut.seconds)} s) is shorter than the ${round(gap)} s to fill`);
-      pod.ads.push({ ad, source: 'source' in cut ? cut.source : cut.mpd, url: conditioned.url, ref: { s: conditioned.key, gap, seg: profile.segmentSec } });
+      const cut = conditioned.hls
+        ? slateHls(conditioned.hls, gap)
+        : slateMpd(conditioned.mpd!, gap, profile.segmentSec);
+      if (cut.seconds < gap - MIN_FILL_SEC - profile.segmentSec / 2)
+        warnings.push(
+          `break ${pod.id}: the slate (${round(cut.seconds)} s) is shorter than the ${round(gap)} s to fill`,
+        );
+      pod.ads.push({
+        ad,
+        source: 'source' in cut ? cut.source : cut.mpd,
+        url: conditioned.url,
+        ref: { s: conditioned.key, gap, seg: profile.segmentSec },
+      });
     }
   }
 
   private async contentHls(url: string): Promise<HlsSource> {
     const master = await this.fetch(url, 'content');
     const uris = guard(() => mediaPlaylistUris(parseMaster(url, master))).filter((u) => u !== url);
-    if (uris.length > MAX_PLAYLISTS) throw new HttpError('unprocessable', `the content names more than ${MAX_PLAYLISTS} media playlists`);
+    if (uris.length > MAX_PLAYLISTS)
+      throw new HttpError('unprocessable', `the content names more than ${MAX_PLAYLISTS} media playlists`);
     const texts = await Promise.all(uris.map((u) => this.fetch(u, 'content')));
     return { url, master, playlists: new Map(uris.map((u, i) => [u, texts[i]!])) };
   }
@@ -420,15 +512,26 @@ export class StitchService {
     } catch (err) {
       if (whose === 'ad') throw err;
       // Public answers name neither the content URL nor the reason (issue 24): both go to the log.
-      this.deps.log.warn({ url: url.slice(0, 500), reason: (err as Error).message }, 'stitch: the content manifest could not be fetched');
-      if (err instanceof OutboundError && err.code === 'too-large') throw new HttpError('unprocessable', 'the content manifest is larger than the cap');
-      if (err instanceof OutboundError && err.code === 'refused') throw new HttpError('upstream-failed', 'the content URL is not allowed');
+      this.deps.log.warn(
+        { url: url.slice(0, 500), reason: (err as Error).message },
+        'stitch: the content manifest could not be fetched',
+      );
+      if (err instanceof OutboundError && err.code === 'too-large')
+        throw new HttpError('unprocessable', 'the content manifest is larger than the cap');
+      if (err instanceof OutboundError && err.code === 'refused')
+        throw new HttpError('upstream-failed', 'the content URL is not allowed');
       throw new HttpError('upstream-failed', 'the content origin failed');
     }
   }
 
   /** `breaks[]` on the stitched timeline, every tracking URL signed through /beacon. */
-  private breaks(pods: StitchedPod[], planned: PodMedia[], contentSec: number, streamId: string, expiresMs: number): BreakOut[] {
+  private breaks(
+    pods: StitchedPod[],
+    planned: PodMedia[],
+    contentSec: number,
+    streamId: string,
+    expiresMs: number,
+  ): BreakOut[] {
     const adsByKey = new Map(planned.flatMap((p) => p.ads.map(({ ad }) => [`${p.id}\u0000${adKey(ad)}`, ad] as const)));
     const base = this.deps.publicBaseUrl();
     const expires = Math.floor(expiresMs / 1000) + BEACON_GRACE_SEC;
@@ -442,18 +545,34 @@ export class StitchService {
         content_offset: round(pod.contentOffset),
         ads: pod.ads.map((a, i) => {
           const ad = pod.ids.map((pid) => adsByKey.get(`${pid}\u0000${a.id}`)).find((x) => x !== undefined)!;
-          const out: BreakOut['ads'][number] = { id: ad.adId, creative_id: ad.creativeId ?? null, sequence: i + 1, start: round(a.start), duration: round(a.duration), tracking: [] };
+          const out: BreakOut['ads'][number] = {
+            id: ad.adId,
+            creative_id: ad.creativeId ?? null,
+            sequence: i + 1,
+            start: round(a.start),
+            duration: round(a.duration),
+            tracking: [],
+          };
           if (ad.title) out.title = ad.title;
           if (ad.adSystem) out.ad_system = ad.adSystem;
           if (SLATES.has(ad)) out.slate = true;
-          const at: Record<string, number> = { impression: 0, start: 0, firstQuartile: 0.25, midpoint: 0.5, thirdQuartile: 0.75, complete: 1 };
+          const at: Record<string, number> = {
+            impression: 0,
+            start: 0,
+            firstQuartile: 0.25,
+            midpoint: 0.5,
+            thirdQuartile: 0.75,
+            complete: 1,
+          };
           for (const event of TRACKING_EVENTS) {
             const urls = ad.tracking[event];
             if (!urls?.length) continue;
             out.tracking.push({
               event,
               offset: round(a.start + at[event]! * a.duration),
-              urls: urls.map((url) => beaconUrl(base, this.deps.beaconSecret, { url, streamId, event, breakId: id, expires })),
+              urls: urls.map((url) =>
+                beaconUrl(base, this.deps.beaconSecret, { url, streamId, event, breakId: id, expires }),
+              ),
             });
           }
           return out;
@@ -467,7 +586,12 @@ export class StitchService {
  * The session's plan from the stitch's placed pods, and the sources it names by source key (the
  * content first). An ad whose source is the same (one creative in several pods) is one entry.
  */
-function planOf(base: string, content: Source, pods: PodMedia[], epochMs: number | undefined): { plan: SessionPlan; sources: Map<string, Source> } {
+function planOf(
+  base: string,
+  content: Source,
+  pods: PodMedia[],
+  epochMs: number | undefined,
+): { plan: SessionPlan; sources: Map<string, Source> } {
   const sources = new Map<string, Source>([[sourceKey({ u: content.url }, base), content]]);
   const index = new Map<string, number>();
   const srcs: SourceRef[] = [];
@@ -502,7 +626,8 @@ function pickRendition(renditions: Rendition[], protocol: Protocol, contentUri: 
   const candidates = renditions.filter((r) => r.kind === protocol);
   if (contentUri !== undefined) {
     const chosen = candidates.find((r) => r.url === contentUri);
-    if (!chosen) throw new HttpError('bad-request', `content_uri is not one of the asset's ${protocol.toUpperCase()} renditions`);
+    if (!chosen)
+      throw new HttpError('bad-request', `content_uri is not one of the asset's ${protocol.toUpperCase()} renditions`);
     return chosen;
   }
   if (!candidates[0]) throw new HttpError('unprocessable', `the asset has no ${protocol.toUpperCase()} rendition`);
@@ -528,7 +653,8 @@ function guard<T>(fn: () => T): T {
   try {
     return fn();
   } catch (err) {
-    if (err instanceof StitchError) throw new HttpError('unprocessable', `the content cannot be stitched: ${withoutUrls(err.message)}`);
+    if (err instanceof StitchError)
+      throw new HttpError('unprocessable', `the content cannot be stitched: ${withoutUrls(err.message)}`);
     throw err;
   }
 }

@@ -65,6 +65,9 @@ export function slateMpd(mpd: string, gapSec: number, segmentSec: number): { mpd
   const iso = formatIsoDuration(seconds);
   const text = mpd
     .replace(/mediaPresentationDuration="[^"]*"/, `mediaPresentationDuration="${iso}"`)
-    .replace(/<Period\b([^>]*)>/, (_m, attrs: string) => `<Period${attrs.replace(/\sduration="[^"]*"/, '')} duration="${iso}">`);
+    .replace(
+      /<Period\b([^>]*)>/,
+      (_m, attrs: string) => `<Period${attrs.replace(/\sduration="[^"]*"/, '')} duration="${iso}">`,
+    );
   return { mpd: text, seconds };
 }

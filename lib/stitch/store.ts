@@ -29,7 +29,13 @@ interface Row {
 }
 
 function toSession(r: Row): StitchSession {
-  const s: StitchSession = { id: r.id, key: r.key, protocol: r.protocol, response: r.response, expiresAt: r.expires_at.getTime() };
+  const s: StitchSession = {
+    id: r.id,
+    key: r.key,
+    protocol: r.protocol,
+    response: r.response,
+    expiresAt: r.expires_at.getTime(),
+  };
   if (r.plan) s.plan = r.plan;
   if (r.files) s.files = r.files;
   return s;
@@ -69,7 +75,9 @@ export class StitchStore {
   async get(id: string): Promise<StitchSession | undefined> {
     const hit = this.cached(id);
     if (hit) return hit;
-    const [row] = await this.sql<Row[]>`select id, key, protocol, plan, files, response, expires_at from stitch_session where id = ${id} and expires_at > now()`;
+    const [row] = await this.sql<
+      Row[]
+    >`select id, key, protocol, plan, files, response, expires_at from stitch_session where id = ${id} and expires_at > now()`;
     return row ? this.remember(toSession(row)) : undefined;
   }
 
@@ -77,7 +85,9 @@ export class StitchStore {
   async byKey(key: string): Promise<StitchSession | undefined> {
     const hit = this.byRequestKey.get(key);
     if (hit && hit.expiresAt > Date.now()) return hit;
-    const [row] = await this.sql<Row[]>`select id, key, protocol, plan, files, response, expires_at from stitch_session where key = ${key} and expires_at > now()`;
+    const [row] = await this.sql<
+      Row[]
+    >`select id, key, protocol, plan, files, response, expires_at from stitch_session where key = ${key} and expires_at > now()`;
     return row ? this.remember(toSession(row)) : undefined;
   }
 
@@ -94,7 +104,10 @@ export class StitchStore {
       where stitch_session.expires_at <= now()
       returning id, key, protocol, plan, files, response, expires_at`;
     // Expired sessions are deleted a while after expiry, a few at a time, by whoever writes.
-    void this.sql`delete from stitch_session where id in (select id from stitch_session where expires_at < now() - interval '1 hour' limit 100)`.catch(() => undefined);
+    void this
+      .sql`delete from stitch_session where id in (select id from stitch_session where expires_at < now() - interval '1 hour' limit 100)`.catch(
+      () => undefined,
+    );
     if (row) return this.remember(toSession(row));
     const winner = await this.byKey(s.key);
     return winner ?? this.remember(s);

@@ -14,14 +14,21 @@ export interface DbOptions {
   statementTimeoutMs?: number;
 }
 
-export function connectDb(url: string | postgres.Options<Record<string, never>>, log: Logger, opts: DbOptions = {}): Sql {
+export function connectDb(
+  url: string | postgres.Options<Record<string, never>>,
+  log: Logger,
+  opts: DbOptions = {},
+): Sql {
   const options: postgres.Options<Record<string, never>> = {
     max: opts.max ?? 10,
     connect_timeout: 5,
     idle_timeout: 30,
     max_lifetime: 60 * 30,
     onnotice: (n) => log.debug({ notice: n.message }, 'postgres notice'),
-    connection: { application_name: 'squeezeback', statement_timeout: opts.statementTimeoutMs ?? 5000 } as Record<string, string | number>,
+    connection: { application_name: 'squeezeback', statement_timeout: opts.statementTimeoutMs ?? 5000 } as Record<
+      string,
+      string | number
+    >,
   };
   return typeof url === 'string' ? postgres(url, options) : postgres({ ...options, ...url });
 }
@@ -36,7 +43,9 @@ export async function migrate(sql: Sql, log: Logger, dir = migrationsDir): Promi
   return sql.begin(async (tx) => {
     await tx`select pg_advisory_xact_lock(${MIGRATION_LOCK})`;
     await tx`create table if not exists schema_migrations (version text primary key, applied_at timestamptz not null default now())`;
-    const done = new Set((await tx<{ version: string }[]>`select version from schema_migrations`).map((r) => r.version));
+    const done = new Set(
+      (await tx<{ version: string }[]>`select version from schema_migrations`).map((r) => r.version),
+    );
     const applied: string[] = [];
     for (const file of files) {
       if (done.has(file)) continue;

@@ -42,14 +42,19 @@ async function binaries(): Promise<Binaries> {
   try {
     return (await import(pkg)) as Binaries;
   } catch (err) {
-    throw new Error(`embedded PostgreSQL binaries for ${process.platform}-${process.arch} are not installed (${pkg}): set DATABASE_URL to use an external server. ${(err as Error).message}`);
+    throw new Error(
+      `embedded PostgreSQL binaries for ${process.platform}-${process.arch} are not installed (${pkg}): set DATABASE_URL to use an external server. ${(err as Error).message}`,
+    );
   }
 }
 
 /** Postgres refuses to run as root: as root we run it as the `postgres` user, creating it when missing. */
 async function serverOwner(): Promise<Owner> {
   if (process.getuid?.() !== 0) return {};
-  const id = async () => ({ uid: Number((await run('id', ['-u', 'postgres'])).stdout), gid: Number((await run('id', ['-g', 'postgres'])).stdout) });
+  const id = async () => ({
+    uid: Number((await run('id', ['-u', 'postgres'])).stdout),
+    gid: Number((await run('id', ['-g', 'postgres'])).stdout),
+  });
   try {
     return await id();
   } catch {
@@ -97,7 +102,11 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promi
     if (existsSync(pgDir) && readdirSync(pgDir).length) rmSync(pgDir, { recursive: true, force: true });
     ownDir(pgDir, owner, 0o700);
     log.info({ pgDir }, 'initialising embedded PostgreSQL');
-    await run(bin.initdb, ['-D', pgDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C', '--no-instructions'], { ...owner, env: { ...process.env, LC_ALL: 'C' } });
+    await run(
+      bin.initdb,
+      ['-D', pgDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C', '--no-instructions'],
+      { ...owner, env: { ...process.env, LC_ALL: 'C' } },
+    );
   } else {
     ownDir(pgDir, owner, 0o700);
     await stopStaleServer(bin, pgDir, owner, log);
@@ -105,7 +114,20 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promi
   const socketDir = socketDirFor(pgDir, owner);
   const child = spawn(
     bin.postgres,
-    ['-D', pgDir, '-p', String(SOCKET_PORT), '-c', 'listen_addresses=', '-c', `unix_socket_directories=${socketDir}`, '-c', 'unix_socket_permissions=0700', '-c', 'max_connections=60'],
+    [
+      '-D',
+      pgDir,
+      '-p',
+      String(SOCKET_PORT),
+      '-c',
+      'listen_addresses=',
+      '-c',
+      `unix_socket_directories=${socketDir}`,
+      '-c',
+      'unix_socket_permissions=0700',
+      '-c',
+      'max_connections=60',
+    ],
     { ...owner, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LC_ALL: 'C' } },
   );
   const killOnExit = () => child.kill('SIGINT');
@@ -131,7 +153,8 @@ function waitReady(child: ChildProcess, log: Logger): Promise<void> {
     const onLine = (chunk: Buffer) => {
       const text = chunk.toString();
       tail = (tail + text).slice(-2000);
-      for (const line of text.split('\n')) if (line.trim()) log[/FATAL|PANIC|ERROR/.test(line) ? 'warn' : 'debug']({ pg: line.trim() }, 'postgres');
+      for (const line of text.split('\n'))
+        if (line.trim()) log[/FATAL|PANIC|ERROR/.test(line) ? 'warn' : 'debug']({ pg: line.trim() }, 'postgres');
       if (text.includes('ready to accept connections')) {
         clearTimeout(timer);
         resolve();

@@ -27,7 +27,9 @@ export async function openStores(config: Config, log: Logger): Promise<Stores> {
   try {
     sql = connectDb(config.databaseUrl || embedded!.connection, log);
     await migrate(sql, log);
-    state = config.redisUrl ? await RedisStateStore.connect(config.redisUrl, log, 10_000, config.redisKeyPrefix) : new MemoryStateStore();
+    state = config.redisUrl
+      ? await RedisStateStore.connect(config.redisUrl, log, 10_000, config.redisKeyPrefix)
+      : new MemoryStateStore();
   } catch (err) {
     await sql?.end({ timeout: 2 }).catch(() => undefined);
     await embedded?.stop();

@@ -95,6 +95,9 @@ export class LeaseLoop {
     clearInterval(this.renewTimer);
     await this.ticking;
     await this.steps.drain?.();
-    if (release) await this.steps.release().catch((err: Error) => this.log.warn({ err: err.message }, `${this.opts.name} lease release failed`));
+    if (release)
+      await this.steps
+        .release()
+        .catch((err: Error) => this.log.warn({ err: err.message }, `${this.opts.name} lease release failed`));
   }
 }

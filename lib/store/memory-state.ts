@@ -166,7 +166,12 @@ export class MemoryStateStore implements StateStore {
       .sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : 1))
       .map(([m]) => m);
   }
-  async zaddCapped(key: string, score: number, member: string, opts: { minScore: number; cap: number; ttlMs: number }): Promise<boolean> {
+  async zaddCapped(
+    key: string,
+    score: number,
+    member: string,
+    opts: { minScore: number; cap: number; ttlMs: number },
+  ): Promise<boolean> {
     this.zremRangeByScoreSync(key, -Infinity, opts.minScore - 1e-9);
     const z = this.readTyped(key, isZSet);
     if (opts.cap > 0 && !z?.has(member) && (z?.size ?? 0) >= opts.cap) return false;

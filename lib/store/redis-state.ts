@@ -104,8 +104,24 @@ export class RedisStateStore implements StateStore {
   async zrangeByScore(key: string, min: number, max: number): Promise<string[]> {
     return this.client.zrangebyscore(key, score(min), score(max));
   }
-  async zaddCapped(key: string, score: number, member: string, opts: { minScore: number; cap: number; ttlMs: number }): Promise<boolean> {
-    return (await this.client.eval(ZADD_CAPPED, 1, key, String(score), member, String(opts.minScore), String(opts.cap), String(Math.max(1, Math.round(opts.ttlMs))))) === 1;
+  async zaddCapped(
+    key: string,
+    score: number,
+    member: string,
+    opts: { minScore: number; cap: number; ttlMs: number },
+  ): Promise<boolean> {
+    return (
+      (await this.client.eval(
+        ZADD_CAPPED,
+        1,
+        key,
+        String(score),
+        member,
+        String(opts.minScore),
+        String(opts.cap),
+        String(Math.max(1, Math.round(opts.ttlMs))),
+      )) === 1
+    );
   }
   async zcard(key: string): Promise<number> {
     return this.client.zcard(key);
@@ -174,7 +190,11 @@ export class RedisStateStore implements StateStore {
     // The subscriber keeps its offline queue so subscriptions survive a reconnect.
     const sub =
       this.client instanceof Cluster
-        ? this.client.duplicate(undefined, { enableOfflineQueue: true, lazyConnect: false, redisOptions: { ...this.client.options.redisOptions, commandTimeout: undefined } })
+        ? this.client.duplicate(undefined, {
+            enableOfflineQueue: true,
+            lazyConnect: false,
+            redisOptions: { ...this.client.options.redisOptions, commandTimeout: undefined },
+          })
         : this.client.duplicate({ enableOfflineQueue: true, lazyConnect: false, commandTimeout: undefined });
     sub.on('error', (err: Error) => this.log.debug({ err: err.message }, 'redis subscriber error'));
     sub.on('message', (channel: string, message: string) => {
@@ -248,7 +268,13 @@ function createClient(url: string, keyPrefix: string): Client {
   };
   const target = parseRedisUrl(url);
   const creds =
-    target.kind === 'single' ? {} : { ...(target.username ? { username: target.username } : {}), ...(target.password ? { password: target.password } : {}), ...(target.tls ? { tls: {} } : {}) };
+    target.kind === 'single'
+      ? {}
+      : {
+          ...(target.username ? { username: target.username } : {}),
+          ...(target.password ? { password: target.password } : {}),
+          ...(target.tls ? { tls: {} } : {}),
+        };
   if (target.kind === 'cluster') {
     return new Cluster(target.nodes, {
       redisOptions: { ...common, ...creds },
@@ -261,7 +287,19 @@ function createClient(url: string, keyPrefix: string): Client {
       slotsRefreshTimeout: 2000,
     });
   }
-  const opts: RedisOptions = { ...common, enableOfflineQueue: false, retryStrategy: (times) => Math.min(times * 200, 2000) };
-  if (target.kind === 'sentinel') return new Redis({ ...opts, ...creds, sentinels: target.sentinels, name: target.name, db: target.db, sentinelRetryStrategy: (times) => Math.min(times * 200, 2000) });
+  const opts: RedisOptions = {
+    ...common,
+    enableOfflineQueue: false,
+    retryStrategy: (times) => Math.min(times * 200, 2000),
+  };
+  if (target.kind === 'sentinel')
+    return new Redis({
+      ...opts,
+      ...creds,
+      sentinels: target.sentinels,
+      name: target.name,
+      db: target.db,
+      sentinelRetryStrategy: (times) => Math.min(times * 200, 2000),
+    });
   return new Redis(url, opts);
 }

@@ -15,14 +15,23 @@ export interface RedisNode {
 export type RedisTarget =
   | { kind: 'single'; url: string }
   | { kind: 'cluster'; nodes: RedisNode[]; username?: string; password?: string; tls: boolean }
-  | { kind: 'sentinel'; sentinels: RedisNode[]; name: string; db: number; username?: string; password?: string; tls: boolean };
+  | {
+      kind: 'sentinel';
+      sentinels: RedisNode[];
+      name: string;
+      db: number;
+      username?: string;
+      password?: string;
+      tls: boolean;
+    };
 
 const MULTI = /^(rediss?)\+(cluster|sentinel):\/\/(?:([^@/]*)@)?([^/?#]+)(\/[^?#]*)?$/;
 
 export function parseRedisUrl(url: string): RedisTarget {
   const m = MULTI.exec(url);
   if (!m) {
-    if (!/^rediss?:\/\//.test(url)) throw new Error('REDIS_URL must start with redis://, rediss://, redis+cluster:// or redis+sentinel://');
+    if (!/^rediss?:\/\//.test(url))
+      throw new Error('REDIS_URL must start with redis://, rediss://, redis+cluster:// or redis+sentinel://');
     return { kind: 'single', url };
   }
   const [, scheme, kind, auth, hostList, path] = m;
@@ -48,7 +57,9 @@ function parseNode(hostPort: string): RedisNode {
 
 function splitAuth(auth: string): [string, string] {
   const i = auth.indexOf(':');
-  return i < 0 ? ['', decodeURIComponent(auth)] : [decodeURIComponent(auth.slice(0, i)), decodeURIComponent(auth.slice(i + 1))];
+  return i < 0
+    ? ['', decodeURIComponent(auth)]
+    : [decodeURIComponent(auth.slice(0, i)), decodeURIComponent(auth.slice(i + 1))];
 }
 
 /** The URL with its credentials hidden, for logs and errors. */

@@ -56,6 +56,8 @@ export abstract class Reloader {
   /** Rebuilds here, then tells every instance. */
   async changed(): Promise<void> {
     await this.reload();
-    await this.state.publish(this.channel, String(Date.now())).catch((err: Error) => this.log.warn({ err: err.message }, `${this.what} change not published`));
+    await this.state
+      .publish(this.channel, String(Date.now()))
+      .catch((err: Error) => this.log.warn({ err: err.message }, `${this.what} change not published`));
   }
 }

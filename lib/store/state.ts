@@ -48,7 +48,12 @@ export interface StateStore {
    * `member` is added with `score` when it is already there or fewer than `cap` members remain
    * (cap 0 = no cap); the key's TTL is set to `ttlMs`. True when member is in the set afterwards.
    */
-  zaddCapped(key: string, score: number, member: string, opts: { minScore: number; cap: number; ttlMs: number }): Promise<boolean>;
+  zaddCapped(
+    key: string,
+    score: number,
+    member: string,
+    opts: { minScore: number; cap: number; ttlMs: number },
+  ): Promise<boolean>;
   /** Several hashes in one round trip (a pipeline); {} for a missing key. */
   hgetallMany(keys: string[]): Promise<Array<Record<string, string>>>;
   publish(channel: string, message: string): Promise<void>;

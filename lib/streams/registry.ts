@@ -208,11 +208,14 @@ export class StreamRegistry {
     private readonly idleMs: number,
     flushEveryMsOrOptions: number | StreamRegistryOptions = 1000,
   ) {
-    const opts = typeof flushEveryMsOrOptions === 'number' ? { flushEveryMs: flushEveryMsOrOptions } : flushEveryMsOrOptions;
+    const opts =
+      typeof flushEveryMsOrOptions === 'number' ? { flushEveryMs: flushEveryMsOrOptions } : flushEveryMsOrOptions;
     this.maxStreams = opts.maxStreams ?? DEFAULT_MAX_STREAMS;
     this.flushEveryMs = opts.flushEveryMs ?? 1000;
     this.timer = setInterval(() => void this.flush(), this.flushEveryMs).unref();
-    this.evictedCounter = opts.metrics?.counter('streams_evicted_total', 'Streams evicted (oldest idle first) because the instance held MAX_STREAMS').with();
+    this.evictedCounter = opts.metrics
+      ?.counter('streams_evicted_total', 'Streams evicted (oldest idle first) because the instance held MAX_STREAMS')
+      .with();
     opts.metrics?.gauge('streams_known', 'Streams this instance keeps (at most MAX_STREAMS)', () => this.known.size);
   }
 
@@ -403,7 +406,10 @@ export class StreamRegistry {
           for (const w of written) w();
         } catch (err) {
           this.flushFailures++;
-          this.log.warn({ err: (err as Error).message, streams: chunk.length }, 'stream registry flush failed; retrying with the next flush');
+          this.log.warn(
+            { err: (err as Error).message, streams: chunk.length },
+            'stream registry flush failed; retrying with the next flush',
+          );
           for (const s of chunk) if (!this.pending.has(s.streamId)) this.pending.set(s.streamId, s);
         }
         await new Promise((r) => setImmediate(r));
@@ -420,7 +426,10 @@ export class StreamRegistry {
       try {
         await this.prune(registries);
       } catch (err) {
-        this.log.warn({ err: (err as Error).message }, 'stream registry prune failed; it runs again with the next flush');
+        this.log.warn(
+          { err: (err as Error).message },
+          'stream registry prune failed; it runs again with the next flush',
+        );
       }
     })().finally(() => (this.flushing = undefined));
     return this.flushing;
@@ -484,7 +493,10 @@ export class StreamRegistry {
         await b.exec();
       } catch (err) {
         // Not retried: the records expire after the idle time anyway.
-        this.log.warn({ err: (err as Error).message, streams: ids.length }, 'deleting evicted stream records failed; they expire by themselves');
+        this.log.warn(
+          { err: (err as Error).message, streams: ids.length },
+          'deleting evicted stream records failed; they expire by themselves',
+        );
         return;
       }
     }

@@ -44,7 +44,12 @@ function frameRate(fps: string | undefined): { text: string; value: number } {
  * last out_sec, back to full frame at the segment's end; `hold`: 1. An animation longer than the
  * segment is shortened to it (a segment is composed on its own; the next one starts where it ends).
  */
-export function progressExpr(phase: Composition['phase'], inSec: number, outSec: number, duration: number): string | undefined {
+export function progressExpr(
+  phase: Composition['phase'],
+  inSec: number,
+  outSec: number,
+  duration: number,
+): string | undefined {
   const len = phase === 'in' ? Math.min(inSec, duration) : phase === 'out' ? Math.min(outSec, duration) : 0;
   if (len <= 0) return undefined;
   const p = phase === 'in' ? `clip(t/${num(len)},0,1)` : `clip((${num(duration)}-t)/${num(len)},0,1)`;
@@ -60,7 +65,14 @@ export function layoutBoxes(comp: Composition, width: number, height: number) {
     x: lbar ? 0 : Math.round(width * comp.positions.content.x),
     y: lbar ? 0 : Math.round(height * comp.positions.content.y),
   };
-  const ad = lbar ? { w: width, h: height, x: 0, y: 0 } : { w: even(width * comp.ratios.ad), h: -2, x: Math.round(width * comp.positions.ad.x), y: Math.round(height * comp.positions.ad.y) };
+  const ad = lbar
+    ? { w: width, h: height, x: 0, y: 0 }
+    : {
+        w: even(width * comp.ratios.ad),
+        h: -2,
+        x: Math.round(width * comp.positions.ad.x),
+        y: Math.round(height * comp.positions.ad.y),
+      };
   return { content, ad };
 }
 
@@ -78,10 +90,19 @@ const AAC_FRAME = 1024;
  * real sample, so the real samples are one frame fewer than the frames and start one frame after
  * the first packet. `offsetSec`: where the first real sample goes, from the video's first frame.
  */
-export function audioSlot(content: MediaInfo, duration: number, rate: number): { samples: number; offsetSec: number; frames: number } {
+export function audioSlot(
+  content: MediaInfo,
+  duration: number,
+  rate: number,
+): { samples: number; offsetSec: number; frames: number } {
   const a = content.audio;
   const videoStart = content.video?.startPts;
-  const measured = a?.span !== undefined && a.startPts !== undefined && videoStart !== undefined && a.span > 0 && a.span <= duration + 1;
+  const measured =
+    a?.span !== undefined &&
+    a.startPts !== undefined &&
+    videoStart !== undefined &&
+    a.span > 0 &&
+    a.span <= duration + 1;
   const frames = Math.max(2, Math.round(((measured ? a.span! : duration) * rate) / AAC_FRAME));
   const firstPacketSec = measured ? (a.startPts! - videoStart!) / 90000 : 0;
   return { frames, samples: (frames - 1) * AAC_FRAME, offsetSec: firstPacketSec + AAC_FRAME / rate };
@@ -95,19 +116,29 @@ export function composeArgs({ comp, content, ad, files, output, threads = 0 }: C
   const { width: W, height: H } = v;
   const fps = frameRate(v.fps);
   const duration = v.duration ?? content.duration ?? comp.durationSec;
-  if (!duration || !(duration > 0) || duration > 60) throw new ComposeError('the content segment duration is unknown or over 60 s');
+  if (!duration || !(duration > 0) || duration > 60)
+    throw new ComposeError('the content segment duration is unknown or over 60 s');
   const D = num(duration);
   const box = layoutBoxes(comp, W, H);
   const frames = Math.max(1, Math.round(duration * fps.value));
   const e = progressExpr(comp.phase, comp.inSec, comp.outSec, duration);
 
   const graph: string[] = [];
-  graph.push(files.background ? `[2:v]scale=${W}:${H},setsar=1,format=yuv420p[bg]` : `color=c=black:s=${W}x${H}:r=${fps.text}:d=${D}[bg]`);
+  graph.push(
+    files.background
+      ? `[2:v]scale=${W}:${H},setsar=1,format=yuv420p[bg]`
+      : `color=c=black:s=${W}x${H}:r=${fps.text}:d=${D}[bg]`,
+  );
 
   // The ad: in its box (dualbox) or covering the frame (L-bar: the content sits on top of it).
   const adFrame = comp.layout === 'dualbox' ? frameOf(comp.frames.ad) : undefined;
-  const adScale = comp.layout === 'lbar' ? `scale=${W}:${H}:force_original_aspect_ratio=increase,crop=${W}:${H}` : `scale=${box.ad.w}:-2`;
-  const adPad = adFrame ? `,format=yuva420p,pad=w=iw+${2 * adFrame.thickness_px}:h=ih+${2 * adFrame.thickness_px}:x=${adFrame.thickness_px}:y=${adFrame.thickness_px}:color=${adFrame.color}` : '';
+  const adScale =
+    comp.layout === 'lbar'
+      ? `scale=${W}:${H}:force_original_aspect_ratio=increase,crop=${W}:${H}`
+      : `scale=${box.ad.w}:-2`;
+  const adPad = adFrame
+    ? `,format=yuva420p,pad=w=iw+${2 * adFrame.thickness_px}:h=ih+${2 * adFrame.thickness_px}:x=${adFrame.thickness_px}:y=${adFrame.thickness_px}:color=${adFrame.color}`
+    : '';
   const adT = adFrame?.thickness_px ?? 0;
   graph.push(`[1:v]setpts=PTS-STARTPTS,fps=${fps.text},${adScale},setsar=1${adPad}[ad]`);
   graph.push(`[bg][ad]overlay=x=${box.ad.x - adT}:y=${box.ad.y - adT}:eof_action=repeat[under]`);
@@ -119,9 +150,13 @@ export function composeArgs({ comp, content, ad, files, output, threads = 0 }: C
   const scaleOf = (full: number, boxed: number) => (e ? `'2*trunc((${full}-${full - boxed}*${e})/2)'` : String(boxed));
   const posOf = (target: number) => (e ? `'${target}*${e}-${cT}'` : String(target - cT));
   const cScale = `scale=w=${scaleOf(W, box.content.w)}:h=${scaleOf(H, box.content.h)}${e ? ':eval=frame' : ''}`;
-  const cPad = cFrame ? `,format=yuva420p,pad=w=iw+${2 * cT}:h=ih+${2 * cT}:x=${cT}:y=${cT}:color=${cFrame.color}${e ? ':eval=frame' : ''}` : '';
+  const cPad = cFrame
+    ? `,format=yuva420p,pad=w=iw+${2 * cT}:h=ih+${2 * cT}:x=${cT}:y=${cT}:color=${cFrame.color}${e ? ':eval=frame' : ''}`
+    : '';
   graph.push(`[0:v]setpts=PTS-STARTPTS,${cScale},setsar=1${cPad}[content]`);
-  graph.push(`[under][content]overlay=x=${posOf(box.content.x)}:y=${posOf(box.content.y)}:eof_action=repeat:format=yuv420,format=yuv420p,trim=end_frame=${frames}[v]`);
+  graph.push(
+    `[under][content]overlay=x=${posOf(box.content.x)}:y=${posOf(box.content.y)}:eof_action=repeat:format=yuv420,format=yuv420p,trim=end_frame=${frames}[v]`,
+  );
 
   // Audio: the ad's (default) or the content's, at the content's sample rate and layout (so the
   // squeezed segment keeps the variant's audio parameters); silence when that source has none.
@@ -131,7 +166,11 @@ export function composeArgs({ comp, content, ad, files, output, threads = 0 }: C
   const slot = audioSlot(content, duration, rate);
   const source = comp.audio === 'content' ? (content.audio ? '[0:a]' : undefined) : ad.audio ? '[1:a]' : undefined;
   const cut = `atrim=end_sample=${slot.samples},asetpts=PTS-STARTPTS${slot.offsetSec < 0 ? '-' : '+'}${num(Math.abs(slot.offsetSec))}/TB`;
-  graph.push(source ? `${source}asetpts=PTS-STARTPTS,aresample=${rate},aformat=sample_fmts=fltp:channel_layouts=${layout},apad,${cut}[a]` : `anullsrc=r=${rate}:cl=${layout},${cut}[a]`);
+  graph.push(
+    source
+      ? `${source}asetpts=PTS-STARTPTS,aresample=${rate},aformat=sample_fmts=fltp:channel_layouts=${layout},apad,${cut}[a]`
+      : `anullsrc=r=${rate}:cl=${layout},${cut}[a]`,
+  );
 
   const start = v.startPts;
   const args = ['-hide_banner', '-nostdin', '-loglevel', 'error', '-y'];
@@ -144,7 +183,22 @@ export function composeArgs({ comp, content, ad, files, output, threads = 0 }: C
   // or `-frames:v`: either closes every stream of the output, and the audio may rightly end up to
   // a frame after the video (it ends where the content's audio ends).
   args.push('-map', '[v]', '-map', '[a]');
-  args.push('-c:v', 'libx264', '-preset', 'veryfast', '-crf', '21', '-pix_fmt', 'yuv420p', '-r', fps.text, '-force_key_frames', 'expr:eq(n,0)', '-g', String(Math.ceil(fps.value * duration) + 1));
+  args.push(
+    '-c:v',
+    'libx264',
+    '-preset',
+    'veryfast',
+    '-crf',
+    '21',
+    '-pix_fmt',
+    'yuv420p',
+    '-r',
+    fps.text,
+    '-force_key_frames',
+    'expr:eq(n,0)',
+    '-g',
+    String(Math.ceil(fps.value * duration) + 1),
+  );
   if (threads > 0) args.push('-threads', String(threads));
   args.push('-c:a', 'aac', '-b:a', '128k', '-ar', String(rate), '-ac', layout === 'mono' ? '1' : '2');
   // Timestamps: the content's own start, no muxer delay, so the segment drops in without a jump.

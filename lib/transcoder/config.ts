@@ -26,7 +26,8 @@ export function loadTranscoderConfig(env: Env = process.env): TranscoderConfig {
     const raw = env[name];
     if (raw === undefined || raw === '') return def;
     const n = Number(raw);
-    if (!Number.isInteger(n) || n < min || n > max) bad.push(`${name} must be an integer in [${min}, ${max}] (got ${JSON.stringify(raw)})`);
+    if (!Number.isInteger(n) || n < min || n > max)
+      bad.push(`${name} must be an integer in [${min}, ${max}] (got ${JSON.stringify(raw)})`);
     return n;
   };
   const bool = (name: string, def: boolean) => {
@@ -36,13 +37,15 @@ export function loadTranscoderConfig(env: Env = process.env): TranscoderConfig {
     return raw === 'true';
   };
   const publicUrl = (env['TRANSCODER_PUBLIC_URL'] ?? '').replace(/\/+$/, '');
-  if (publicUrl && !/^https?:\/\/[^/?#\s@]+(\/[^?#\s]*)?$/.test(publicUrl)) bad.push('TRANSCODER_PUBLIC_URL must be an http(s) base URL without query or fragment');
+  if (publicUrl && !/^https?:\/\/[^/?#\s@]+(\/[^?#\s]*)?$/.test(publicUrl))
+    bad.push('TRANSCODER_PUBLIC_URL must be an http(s) base URL without query or fragment');
   const ffmpegPath = env['FFMPEG_PATH'] || 'ffmpeg';
   const corsOrigins = (env['CORS_ALLOWED_ORIGINS'] || '*')
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
-  if (corsOrigins.some((o) => o !== '*' && !/^https?:\/\/[^/?#\s]+$/.test(o))) bad.push('CORS_ALLOWED_ORIGINS must be * or a comma-separated list of origins (scheme://host[:port])');
+  if (corsOrigins.some((o) => o !== '*' && !/^https?:\/\/[^/?#\s]+$/.test(o)))
+    bad.push('CORS_ALLOWED_ORIGINS must be * or a comma-separated list of origins (scheme://host[:port])');
   const config: TranscoderConfig = {
     host: env['TRANSCODER_HOST'] || '127.0.0.1',
     port: int('TRANSCODER_PORT', 8090, 0, 65535),

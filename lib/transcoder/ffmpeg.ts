@@ -21,10 +21,13 @@ const STDERR_KEEP = 4096;
 
 /** ffprobe next to the configured ffmpeg (`/opt/x/ffmpeg` → `/opt/x/ffprobe`), else on PATH. */
 export function ffprobeBeside(ffmpeg: string): string {
-  return ffmpeg.includes('/') ? path.join(path.dirname(ffmpeg), path.basename(ffmpeg).replace(/ffmpeg/, 'ffprobe')) : ffmpeg.replace(/ffmpeg/, 'ffprobe');
+  return ffmpeg.includes('/')
+    ? path.join(path.dirname(ffmpeg), path.basename(ffmpeg).replace(/ffmpeg/, 'ffprobe'))
+    : ffmpeg.replace(/ffmpeg/, 'ffprobe');
 }
 
-export const missingMessage = (bin: string) => `${bin} was not found: install Debian's ffmpeg package (apt-get install ffmpeg) or set FFMPEG_PATH`;
+export const missingMessage = (bin: string) =>
+  `${bin} was not found: install Debian's ffmpeg package (apt-get install ffmpeg) or set FFMPEG_PATH`;
 
 /** Runs `bin args`; resolves stdout; rejects with FfmpegError (killed with SIGKILL at the deadline). */
 export function run(bin: string, args: string[], timeoutMs: number, signal?: AbortSignal): Promise<Buffer> {
@@ -45,14 +48,26 @@ export function run(bin: string, args: string[], timeoutMs: number, signal?: Abo
     });
     child.on('error', (e: NodeJS.ErrnoException) => {
       clearTimeout(timer);
-      reject(e.code === 'ENOENT' || e.code === 'EACCES' ? new FfmpegError('missing', missingMessage(bin)) : new FfmpegError('failed', `${bin}: ${e.message}`));
+      reject(
+        e.code === 'ENOENT' || e.code === 'EACCES'
+          ? new FfmpegError('missing', missingMessage(bin))
+          : new FfmpegError('failed', `${bin}: ${e.message}`),
+      );
     });
     child.on('close', (code, sig) => {
       clearTimeout(timer);
       signal?.removeEventListener('abort', kill);
-      if (timedOut) return reject(new FfmpegError('timeout', `${path.basename(bin)} ran longer than ${timeoutMs} ms and was killed`));
+      if (timedOut)
+        return reject(
+          new FfmpegError('timeout', `${path.basename(bin)} ran longer than ${timeoutMs} ms and was killed`),
+        );
       if (code === 0) return resolve(Buffer.concat(out));
-      reject(new FfmpegError('failed', `${path.basename(bin)} exited with ${code ?? sig}: ${err.trim().split('\n').slice(-3).join(' | ')}`));
+      reject(
+        new FfmpegError(
+          'failed',
+          `${path.basename(bin)} exited with ${code ?? sig}: ${err.trim().split('\n').slice(-3).join(' | ')}`,
+        ),
+      );
     });
   });
 }
@@ -82,7 +97,10 @@ const seconds = (s: string | undefined) => (s !== undefined && Number.isFinite(N
  * it to the last packet's end. Not the stream `duration`: in MPEG-TS ffprobe computes that from
  * PES timestamps and leaves out the frames of the last PES, so it reads short by up to a PES.
  */
-function audioSpan(packets: ProbePacket[] | undefined, index: number | undefined): { startPts: number; span: number } | undefined {
+function audioSpan(
+  packets: ProbePacket[] | undefined,
+  index: number | undefined,
+): { startPts: number; span: number } | undefined {
   let first: number | undefined;
   let end: number | undefined;
   for (const p of packets ?? []) {
@@ -92,7 +110,9 @@ function audioSpan(packets: ProbePacket[] | undefined, index: number | undefined
     if (first === undefined || pts < first) first = pts;
     if (end === undefined || pts + d > end) end = pts + d;
   }
-  return first !== undefined && end !== undefined && end > first ? { startPts: Math.round(first * 90000), span: end - first } : undefined;
+  return first !== undefined && end !== undefined && end > first
+    ? { startPts: Math.round(first * 90000), span: end - first }
+    : undefined;
 }
 
 /**
@@ -100,9 +120,23 @@ function audioSpan(packets: ProbePacket[] | undefined, index: number | undefined
  * `audioPackets`: also read the audio packets' timing (a content segment, a few hundred packets;
  * not the ad, whose audio is cut to the slot anyway).
  */
-export async function probe(ffprobe: string, file: string, timeoutMs: number, opts: { audioPackets?: boolean } = {}): Promise<MediaInfo> {
-  const entries = 'stream=index,codec_type,width,height,r_frame_rate,start_time,duration,sample_rate,channels:format=duration';
-  const args = ['-v', 'error', '-show_entries', opts.audioPackets ? `${entries}:packet=stream_index,pts_time,duration_time` : entries, '-of', 'json', file];
+export async function probe(
+  ffprobe: string,
+  file: string,
+  timeoutMs: number,
+  opts: { audioPackets?: boolean } = {},
+): Promise<MediaInfo> {
+  const entries =
+    'stream=index,codec_type,width,height,r_frame_rate,start_time,duration,sample_rate,channels:format=duration';
+  const args = [
+    '-v',
+    'error',
+    '-show_entries',
+    opts.audioPackets ? `${entries}:packet=stream_index,pts_time,duration_time` : entries,
+    '-of',
+    'json',
+    file,
+  ];
   const json = await run(ffprobe, args, timeoutMs);
   let parsed: { streams?: ProbeStream[]; packets?: ProbePacket[]; format?: { duration?: string } };
   try {

@@ -27,8 +27,14 @@ function id3Frame(id: string, body: Buffer): Buffer {
  * UTF-8 bytes): players that look for either find the `com.<brand>.vtg` owner.
  */
 export function vtgTag(owner: string, value: string): Buffer {
-  const txxx = id3Frame('TXXX', Buffer.concat([Buffer.from([3]), Buffer.from(owner, 'utf8'), Buffer.from([0]), Buffer.from(value, 'utf8')]));
-  const priv = id3Frame('PRIV', Buffer.concat([Buffer.from(owner, 'latin1'), Buffer.from([0]), Buffer.from(value, 'utf8')]));
+  const txxx = id3Frame(
+    'TXXX',
+    Buffer.concat([Buffer.from([3]), Buffer.from(owner, 'utf8'), Buffer.from([0]), Buffer.from(value, 'utf8')]),
+  );
+  const priv = id3Frame(
+    'PRIV',
+    Buffer.concat([Buffer.from(owner, 'latin1'), Buffer.from([0]), Buffer.from(value, 'utf8')]),
+  );
   const body = Buffer.concat([txxx, priv]);
   return Buffer.concat([Buffer.from('ID3', 'latin1'), Buffer.from([4, 0, 0]), syncsafe(body.length), body]);
 }
@@ -97,7 +103,10 @@ function rewritePmt(section: Buffer): { section: Buffer; pid: number } {
   let pid = 0x102;
   while (used.has(pid)) pid++;
   const md = metadataDescriptor();
-  const entry = Buffer.concat([Buffer.from([METADATA_STREAM_TYPE, 0xe0 | (pid >> 8), pid & 0xff, 0xf0 | (md.length >> 8), md.length & 0xff]), md]);
+  const entry = Buffer.concat([
+    Buffer.from([METADATA_STREAM_TYPE, 0xe0 | (pid >> 8), pid & 0xff, 0xf0 | (md.length >> 8), md.length & 0xff]),
+    md,
+  ]);
   const newInfo = Buffer.concat([info, metadataPointerDescriptor(programNumber)]);
   const head = Buffer.from(section.subarray(0, 12));
   head[10] = (head[10]! & 0xf0) | (newInfo.length >> 8);
@@ -125,7 +134,13 @@ function psiPacket(header: Buffer, section: Buffer): Buffer {
 /** A 33-bit PTS in the 5-byte PES form with the given 4-bit prefix (§2.4.3.7). */
 function ptsBytes(pts: number, prefix: number): Buffer {
   const v = BigInt(Math.round(pts)) & 0x1ffffffffn;
-  return Buffer.from([(prefix << 4) | (Number(v >> 29n) & 0x0e) | 1, Number(v >> 22n) & 0xff, (Number(v >> 14n) & 0xfe) | 1, Number(v >> 7n) & 0xff, (Number(v << 1n) & 0xfe) | 1]);
+  return Buffer.from([
+    (prefix << 4) | (Number(v >> 29n) & 0x0e) | 1,
+    Number(v >> 22n) & 0xff,
+    (Number(v >> 14n) & 0xfe) | 1,
+    Number(v >> 7n) & 0xff,
+    (Number(v << 1n) & 0xfe) | 1,
+  ]);
 }
 
 /** The metadata PES (stream_id 0xBD, data aligned, PTS only) cut into TS packets of `pid`. */

@@ -23,7 +23,11 @@ export async function startTranscoder(config: TranscoderConfig, log: Logger): Pr
   const policy = new OutboundPolicy({ allowPrivate: config.allowPrivate, trusted: [], log });
   const transcoder = new Transcoder({ ...config, publicUrl: config.publicUrl }, policy);
   const server = await new Promise<http.Server>((resolve, reject) => {
-    const s = createTranscoderServer(transcoder, { corsOrigins: config.corsOrigins, retentionSec: config.retentionSec, log });
+    const s = createTranscoderServer(transcoder, {
+      corsOrigins: config.corsOrigins,
+      retentionSec: config.retentionSec,
+      log,
+    });
     s.once('error', reject);
     s.listen(config.port, config.host, () => resolve(s));
   }).catch(async (err: unknown) => {
@@ -37,7 +41,11 @@ export async function startTranscoder(config: TranscoderConfig, log: Logger): Pr
   // The public URL is only known once listening (port 0 in tests); the service reads it per job.
   transcoder.opts.publicUrl = config.publicUrl || url;
   await transcoder.clearTmp();
-  transcoder.checkFfmpeg().catch((err: Error) => log.error({ err: err.message }, 'ffmpeg is not usable: squeeze jobs will answer 503 until it is'));
+  transcoder
+    .checkFfmpeg()
+    .catch((err: Error) =>
+      log.error({ err: err.message }, 'ffmpeg is not usable: squeeze jobs will answer 503 until it is'),
+    );
   return {
     url,
     transcoder,

@@ -47,7 +47,10 @@ export class InputFetcher {
     }
     if (res.statusCode < 200 || res.statusCode >= 300) {
       await res.body.dump().catch(() => undefined);
-      throw new InputError(res.statusCode >= 500 ? 'unavailable' : 'unusable', `${what}: ${new URL(url).host} answered ${res.statusCode}`);
+      throw new InputError(
+        res.statusCode >= 500 ? 'unavailable' : 'unusable',
+        `${what}: ${new URL(url).host} answered ${res.statusCode}`,
+      );
     }
     if (Number(res.headers['content-length'] ?? 0) > maxBytes) {
       res.body.destroy();
@@ -78,6 +81,7 @@ function classify(what: string, err: unknown): InputError {
   const code = e.code ?? e.cause?.code;
   if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') return new InputError('unusable', `${what} is too large`);
   if (code === 'OUTBOUND_REFUSED') return new InputError('unusable', `${what}: ${e.message ?? 'refused'}`);
-  if (e.name === 'TimeoutError' || e.name === 'AbortError' || /TIMEOUT/.test(code ?? '')) return new InputError('unavailable', `${what}: timed out`);
+  if (e.name === 'TimeoutError' || e.name === 'AbortError' || /TIMEOUT/.test(code ?? ''))
+    return new InputError('unavailable', `${what}: timed out`);
   return new InputError('unavailable', `${what}: ${e.message ?? 'request failed'}`);
 }

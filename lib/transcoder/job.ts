@@ -39,42 +39,69 @@ const dotted = (e: ErrorObject) => {
 };
 
 /** An output key names a file and a URL path: no empty, `.` or `..` segment. */
-// eslint-disable-next-line no-control-regex
-const badKey = (k: unknown) => typeof k !== 'string' || k.length === 0 || k.length > 1024 || /[\u0000-\u001f\u007f\\]/.test(k) || k.split('/').some((s) => s === '' || s === '.' || s === '..');
+const badKey = (k: unknown) =>
+  typeof k !== 'string' ||
+  k.length === 0 ||
+  k.length > 1024 ||
+  // eslint-disable-next-line no-control-regex
+  /[\u0000-\u001f\u007f\\]/.test(k) ||
+  k.split('/').some((s) => s === '' || s === '.' || s === '..');
 
 /** Field errors of a squeeze job; empty when it is acceptable. */
 export function validateSqueezeJob(body: unknown): FieldError[] {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return [{ path: '', message: 'must be a JSON object' }];
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    return [{ path: '', message: 'must be a JSON object' }];
   const j = body as Record<string, unknown>;
   const errors: FieldError[] = [];
   for (const f of ['content_uri', 'ad_uri'] as const) {
     if (j[f] === undefined) errors.push({ path: f, message: 'is required' });
     else if (!isHttpUrl(j[f])) errors.push({ path: f, message: 'must be an http(s) URL' });
   }
-  if (j['background_uri'] !== undefined && j['background_uri'] !== null && !isHttpUrl(j['background_uri'])) errors.push({ path: 'background_uri', message: 'must be an http(s) URL' });
+  if (j['background_uri'] !== undefined && j['background_uri'] !== null && !isHttpUrl(j['background_uri']))
+    errors.push({ path: 'background_uri', message: 'must be an http(s) URL' });
   if (j['layout'] === undefined) errors.push({ path: 'layout', message: 'is required' });
-  else if (j['layout'] !== 'dualbox' && j['layout'] !== 'lbar') errors.push({ path: 'layout', message: 'must be dualbox or lbar' });
+  else if (j['layout'] !== 'dualbox' && j['layout'] !== 'lbar')
+    errors.push({ path: 'layout', message: 'must be dualbox or lbar' });
   const key = j['output_key'];
   if (key === undefined) errors.push({ path: 'output_key', message: 'is required' });
-  else if (badKey(key)) errors.push({ path: 'output_key', message: 'must be a non-empty string of at most 1024 characters, without control characters, backslashes or empty, "." or ".." segments' });
-  for (const f of ['ad_offset_sec', 'duration_sec'] as const) if (j[f] !== undefined && !isNonNegative(j[f])) errors.push({ path: f, message: 'must be a non-negative number' });
-  if (j['audio'] !== undefined && j['audio'] !== 'ad' && j['audio'] !== 'content') errors.push({ path: 'audio', message: 'must be ad or content' });
+  else if (badKey(key))
+    errors.push({
+      path: 'output_key',
+      message:
+        'must be a non-empty string of at most 1024 characters, without control characters, backslashes or empty, "." or ".." segments',
+    });
+  for (const f of ['ad_offset_sec', 'duration_sec'] as const)
+    if (j[f] !== undefined && !isNonNegative(j[f])) errors.push({ path: f, message: 'must be a non-negative number' });
+  if (j['audio'] !== undefined && j['audio'] !== 'ad' && j['audio'] !== 'content')
+    errors.push({ path: 'audio', message: 'must be ad or content' });
   const a = j['animation'];
   if (a !== undefined) {
     if (typeof a !== 'object' || a === null) errors.push({ path: 'animation', message: 'must be an object' });
     else {
       const anim = a as Record<string, unknown>;
-      if (anim['phase'] !== 'in' && anim['phase'] !== 'hold' && anim['phase'] !== 'out') errors.push({ path: 'animation.phase', message: 'must be in, hold or out' });
-      for (const f of ['in_sec', 'out_sec']) if (anim[f] !== undefined && !isNonNegative(anim[f])) errors.push({ path: `animation.${f}`, message: 'must be a non-negative number' });
+      if (anim['phase'] !== 'in' && anim['phase'] !== 'hold' && anim['phase'] !== 'out')
+        errors.push({ path: 'animation.phase', message: 'must be in, hold or out' });
+      for (const f of ['in_sec', 'out_sec'])
+        if (anim[f] !== undefined && !isNonNegative(anim[f]))
+          errors.push({ path: `animation.${f}`, message: 'must be a non-negative number' });
     }
   }
   const id3 = j['id3'];
   if (id3 !== undefined) {
     const o = id3 as Record<string, unknown> | null;
-    if (typeof o !== 'object' || o === null || typeof o['owner'] !== 'string' || !o['owner'] || o['owner'].length > 255 || typeof o['value'] !== 'string' || o['value'].length > 4096)
+    if (
+      typeof o !== 'object' ||
+      o === null ||
+      typeof o['owner'] !== 'string' ||
+      !o['owner'] ||
+      o['owner'].length > 255 ||
+      typeof o['value'] !== 'string' ||
+      o['value'].length > 4096
+    )
       errors.push({ path: 'id3', message: 'must be {owner, value} strings (owner 1–255, value ≤ 4096 characters)' });
   }
-  if (!layoutFields(j)) for (const e of layoutFields.errors ?? []) errors.push({ path: dotted(e), message: e.message ?? 'is invalid' });
+  if (!layoutFields(j))
+    for (const e of layoutFields.errors ?? []) errors.push({ path: dotted(e), message: e.message ?? 'is invalid' });
   return errors;
 }
 
@@ -115,7 +142,10 @@ export function compositionOf(job: SqueezeJob): Composition {
     backgroundUri: job.background_uri ?? undefined,
     layout: job.layout,
     ratios: { content: r.content_box ?? d.sqz_ratios.content_box, ad: r.ad_box ?? d.sqz_ratios.ad_box },
-    positions: { content: { ...d.positions.content_box, ...p.content_box }, ad: { ...d.positions.ad_box, ...p.ad_box } },
+    positions: {
+      content: { ...d.positions.content_box, ...p.content_box },
+      ad: { ...d.positions.ad_box, ...p.ad_box },
+    },
     frames: { content: { ...d.frames.content_box, ...f.content_box }, ad: { ...d.frames.ad_box, ...f.ad_box } },
     phase: anim.phase ?? 'hold',
     inSec: anim.in_sec ?? d.animations.in_sec,

@@ -24,14 +24,18 @@ export interface TranscoderServerOptions {
 
 /** The problem a failed job answers: input faults are final (4xx), the rest may be retried (5xx). */
 function jobProblem(err: unknown, log: Logger): HttpError {
-  const e = (code: ProblemCode, detail: string, headers?: Record<string, string>) => new HttpError(code, detail, undefined, headers);
+  const e = (code: ProblemCode, detail: string, headers?: Record<string, string>) =>
+    new HttpError(code, detail, undefined, headers);
   if (err instanceof HttpError) return err;
-  if (err instanceof FfmpegError && err.code === 'missing') return e('unavailable', err.message, { 'Retry-After': '30' });
+  if (err instanceof FfmpegError && err.code === 'missing')
+    return e('unavailable', err.message, { 'Retry-After': '30' });
   if (err instanceof FfmpegError && err.code === 'timeout') return e('upstream-timeout', err.message);
   if (err instanceof JobTimeout) return e('upstream-timeout', err.message);
   if (err instanceof UnusableInput) return e('unprocessable', err.message);
-  if (err instanceof InputError) return err.code === 'unusable' ? e('unprocessable', err.message) : e('upstream-failed', err.message);
-  if (err instanceof TsRewriteError) return e('unprocessable', `the composed segment could not carry the ID3 tag: ${err.message}`);
+  if (err instanceof InputError)
+    return err.code === 'unusable' ? e('unprocessable', err.message) : e('upstream-failed', err.message);
+  if (err instanceof TsRewriteError)
+    return e('unprocessable', `the composed segment could not carry the ID3 tag: ${err.message}`);
   log.error({ err }, 'squeeze job failed');
   return e('internal', err instanceof FfmpegError ? err.message : 'internal error');
 }
@@ -41,7 +45,10 @@ export function createTranscoderServer(transcoder: Transcoder, opts: TranscoderS
   const policy = new Cors(opts.corsOrigins);
   const cors = (origin: string | undefined) => policy.record(origin);
   const preflight = policy.preflight('GET, HEAD, POST, OPTIONS');
-  const objectHeaders = { 'Content-Type': 'video/mp2t', 'Cache-Control': `public, max-age=${opts.retentionSec}, immutable` };
+  const objectHeaders = {
+    'Content-Type': 'video/mp2t',
+    'Cache-Control': `public, max-age=${opts.retentionSec}, immutable`,
+  };
 
   const send = (res: http.ServerResponse, status: number, headers: Record<string, string | number>, body?: string) => {
     if (res.headersSent || res.destroyed) return;
@@ -86,7 +93,13 @@ export function createTranscoderServer(transcoder: Transcoder, opts: TranscoderS
       const errors = validateSqueezeJob(body);
       if (errors.length) return fail(req, res, validationFailed(errors));
       transcoder.compose(body as SqueezeJob).then(
-        (uri) => send(res, 200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' }, JSON.stringify({ output_uri: uri })),
+        (uri) =>
+          send(
+            res,
+            200,
+            { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' },
+            JSON.stringify({ output_uri: uri }),
+          ),
         (err: unknown) => fail(req, res, jobProblem(err, opts.log)),
       );
     });
@@ -103,7 +116,9 @@ export function createTranscoderServer(transcoder: Transcoder, opts: TranscoderS
       res.writeHead(200, headers);
       stream.pipe(res);
     });
-    stream.once('error', () => (res.headersSent ? res.destroy() : fail(req, res, new HttpError('not-found', 'no such object'))));
+    stream.once('error', () =>
+      res.headersSent ? res.destroy() : fail(req, res, new HttpError('not-found', 'no such object')),
+    );
     res.once('close', () => stream.destroy());
   };
 
@@ -131,7 +146,13 @@ export function createTranscoderServer(transcoder: Transcoder, opts: TranscoderS
     if (pathname === '/health' && (req.method === 'GET' || req.method === 'HEAD')) {
       req.resume();
       void transcoder.checkFfmpeg().then(
-        () => send(res, 200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' }, JSON.stringify({ status: 'ok' })),
+        () =>
+          send(
+            res,
+            200,
+            { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' },
+            JSON.stringify({ status: 'ok' }),
+          ),
         (err: Error) => fail(req, res, new HttpError('unavailable', err.message)),
       );
       return;

@@ -97,7 +97,10 @@ export class Transcoder {
     const comp = compositionOf(job);
     const deadline = new AbortController();
     this.jobs.add(deadline);
-    const timer = setTimeout(() => deadline.abort(new JobTimeout(`the job ran longer than ${this.opts.jobTimeoutMs} ms`)), this.opts.jobTimeoutMs);
+    const timer = setTimeout(
+      () => deadline.abort(new JobTimeout(`the job ran longer than ${this.opts.jobTimeoutMs} ms`)),
+      this.opts.jobTimeoutMs,
+    );
     const tmpRoot = path.join(this.opts.dataDir, 'tmp');
     await mkdir(tmpRoot, { recursive: true });
     const dir = await mkdtemp(path.join(tmpRoot, 'job-'));
@@ -110,16 +113,37 @@ export class Transcoder {
         }),
       ]);
     try {
-      const files = { content: path.join(dir, 'content.ts'), ad: path.join(dir, 'ad.mp4'), background: comp.backgroundUri ? path.join(dir, 'background.png') : undefined };
+      const files = {
+        content: path.join(dir, 'content.ts'),
+        ad: path.join(dir, 'ad.mp4'),
+        background: comp.backgroundUri ? path.join(dir, 'background.png') : undefined,
+      };
       await within(
         Promise.all([
-          this.fetcher.toFile('content_uri', comp.contentUri, files.content, Math.min(CAP.content, this.opts.maxInputBytes)),
+          this.fetcher.toFile(
+            'content_uri',
+            comp.contentUri,
+            files.content,
+            Math.min(CAP.content, this.opts.maxInputBytes),
+          ),
           this.fetcher.toFile('ad_uri', comp.adUri, files.ad),
-          comp.backgroundUri && files.background ? this.fetcher.toFile('background_uri', comp.backgroundUri, files.background, Math.min(CAP.background, this.opts.maxInputBytes)) : undefined,
+          comp.backgroundUri && files.background
+            ? this.fetcher.toFile(
+                'background_uri',
+                comp.backgroundUri,
+                files.background,
+                Math.min(CAP.background, this.opts.maxInputBytes),
+              )
+            : undefined,
         ]),
       );
       const probeMs = Math.min(30_000, this.opts.jobTimeoutMs);
-      const [content, ad] = await within(Promise.all([probe(this.opts.ffprobePath, files.content, probeMs, { audioPackets: true }), probe(this.opts.ffprobePath, files.ad, probeMs)]).catch(unusable));
+      const [content, ad] = await within(
+        Promise.all([
+          probe(this.opts.ffprobePath, files.content, probeMs, { audioPackets: true }),
+          probe(this.opts.ffprobePath, files.ad, probeMs),
+        ]).catch(unusable),
+      );
       const output = path.join(dir, 'out.ts');
       let args: string[];
       try {
@@ -172,6 +196,7 @@ export class Transcoder {
 
 /** ffprobe failing on an input means the input is not media we can read. */
 function unusable(err: unknown): never {
-  if (err instanceof FfmpegError && err.code === 'failed') throw new UnusableInput(`an input is not readable media: ${err.message}`);
+  if (err instanceof FfmpegError && err.code === 'failed')
+    throw new UnusableInput(`an input is not readable media: ${err.message}`);
   throw err;
 }

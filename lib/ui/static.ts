@@ -78,7 +78,10 @@ export const uiOperations: Operations = {
       operationId: 'getUi',
       summary: 'Redirects to /ui/',
       security: [],
-      responses: { 308: answer('to /ui/', { 'text/plain': { type: 'string' } }, { Location: { schema: { type: 'string' } } }), ...problemResponses([405]) },
+      responses: {
+        308: answer('to /ui/', { 'text/plain': { type: 'string' } }, { Location: { schema: { type: 'string' } } }),
+        ...problemResponses([405]),
+      },
     },
   },
   '/ui/{file}': {
@@ -86,9 +89,21 @@ export const uiOperations: Operations = {
       operationId: 'getUiFile',
       summary: 'The operator and player pages and their scripts (304 on a matching If-None-Match)',
       security: [],
-      parameters: [{ name: 'file', in: 'path', required: true, description: 'a file of ui/ (slashes kept)', schema: { type: 'string' } }],
+      parameters: [
+        {
+          name: 'file',
+          in: 'path',
+          required: true,
+          description: 'a file of ui/ (slashes kept)',
+          schema: { type: 'string' },
+        },
+      ],
       responses: {
-        200: answer('the file', { 'text/html': { type: 'string' }, 'text/javascript': { type: 'string' }, 'text/css': { type: 'string' } }),
+        200: answer('the file', {
+          'text/html': { type: 'string' },
+          'text/javascript': { type: 'string' },
+          'text/css': { type: 'string' },
+        }),
         304: answer('not modified'),
         ...problemResponses([404, 405]),
       },
@@ -104,7 +119,10 @@ export class UiPages {
       try {
         this.assets.set(`/ui/${name}`, asset(name, readFileSync(file), cacheControl));
       } catch (err) {
-        opts.log.warn({ file, err: (err as Error).message }, 'operator page file not readable: /ui/ will answer 404 for it');
+        opts.log.warn(
+          { file, err: (err as Error).message },
+          'operator page file not readable: /ui/ will answer 404 for it',
+        );
       }
     };
     // Revalidated on every load (ETag), so a new version of the pages shows at once.
@@ -126,7 +144,15 @@ export class UiPages {
   }
 
   mount(app: TemplatedApp): void {
-    app.get('/ui', (res, req) => void new Exchange(res, false, NO_HEADERS, requestIdOf(req)).send(308, { Location: '/ui/', 'Content-Type': 'text/plain' }, '/ui/'));
+    app.get(
+      '/ui',
+      (res, req) =>
+        void new Exchange(res, false, NO_HEADERS, requestIdOf(req)).send(
+          308,
+          { Location: '/ui/', 'Content-Type': 'text/plain' },
+          '/ui/',
+        ),
+    );
     app.get('/ui/*', (res, req) => this.answer(res, req, false));
     app.head('/ui/*', (res, req) => this.answer(res, req, true));
     guardMethods(app, '/ui', 'GET');

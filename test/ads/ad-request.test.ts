@@ -8,11 +8,25 @@ function parse(url: string) {
   const q = url.indexOf('?');
   const query = url.slice(q + 1);
   const sections = query.split(';');
-  const pairs = (s: string | undefined) => (s ? s.split('&').map((p) => p.split('=').map(decodeURIComponent) as [string, string]) : []);
-  return { base: url.slice(0, q), sections: sections.length, global: pairs(sections[0]), slot: pairs(sections[1]), kv: pairs(sections[2]) };
+  const pairs = (s: string | undefined) =>
+    s ? s.split('&').map((p) => p.split('=').map(decodeURIComponent) as [string, string]) : [];
+  return {
+    base: url.slice(0, q),
+    sections: sections.length,
+    global: pairs(sections[0]),
+    slot: pairs(sections[1]),
+    kv: pairs(sections[2]),
+  };
 }
 
-const ctx = (over: Partial<AdRequestContext> = {}): AdRequestContext => ({ adServerUrl: FW, adTag: {}, assetId: 'asset-1', breakId: 'brk-1', durationSec: 30, ...over });
+const ctx = (over: Partial<AdRequestContext> = {}): AdRequestContext => ({
+  adServerUrl: FW,
+  adTag: {},
+  assetId: 'asset-1',
+  breakId: 'brk-1',
+  durationSec: 30,
+  ...over,
+});
 
 t.test('FreeWheel layout: global;slot;kv', async (t) => {
   const url = buildAdRequestUrl(
@@ -61,7 +75,11 @@ t.test('caid, csid, vprn/pvrn defaults', async (t) => {
   t.notOk('vprn' in g({}) || 'pvrn' in g({}), 'no vprn/pvrn unless given');
   t.notOk('vprn' in g({ vprn: '' }), 'an empty vprn is left out');
   t.equal(g({ adTag: { params: { csid: 'site-section' } } })['csid'], 'site-section', 'a configured csid is kept');
-  t.equal(g({ adTag: { params: { caid: 'from-params' } }, caid: 'evt' })['caid'], 'evt', 'the event caid wins over ad_tag params');
+  t.equal(
+    g({ adTag: { params: { caid: 'from-params' } }, caid: 'evt' })['caid'],
+    'evt',
+    'the event caid wins over ad_tag params',
+  );
   t.equal(g({ adTag: { params: { resp: 'vast4' } } })['resp'], 'vmap1', 'the response format is always VMAP');
   const s = Object.fromEntries(parse(buildAdRequestUrl(ctx({ durationSec: 29.5 }))!).slot);
   t.match(s, { maxd: '30', mind: '30' }, 'durations rounded');
@@ -73,12 +91,26 @@ t.test('privacy parameters move from targeting to the global section', async (t)
   const p = parse(
     buildAdRequestUrl(
       ctx({
-        targeting: { us_privacy: '1YNN', genre: 'sport', gdpr: '1', gdpr_consent: 'CPXxRfAPXxRfAAfKABENB-CgAAAAAAAAAAYgAAAAAAAA', _fw_us_privacy: '1YN-', _fw_coppa: '0', team: 'a;b' },
+        targeting: {
+          us_privacy: '1YNN',
+          genre: 'sport',
+          gdpr: '1',
+          gdpr_consent: 'CPXxRfAPXxRfAAfKABENB-CgAAAAAAAAAAYgAAAAAAAA',
+          _fw_us_privacy: '1YN-',
+          _fw_coppa: '0',
+          team: 'a;b',
+        },
       }),
     )!,
   );
   const global = Object.fromEntries(p.global);
-  t.match(global, { us_privacy: '1YNN', gdpr: '1', gdpr_consent: 'CPXxRfAPXxRfAAfKABENB-CgAAAAAAAAAAYgAAAAAAAA', _fw_us_privacy: '1YN-', _fw_coppa: '0' });
+  t.match(global, {
+    us_privacy: '1YNN',
+    gdpr: '1',
+    gdpr_consent: 'CPXxRfAPXxRfAAfKABENB-CgAAAAAAAAAAYgAAAAAAAA',
+    _fw_us_privacy: '1YN-',
+    _fw_coppa: '0',
+  });
   t.same(
     p.kv,
     [
@@ -93,7 +125,10 @@ t.test('privacy parameters move from targeting to the global section', async (t)
       `${k} not a key-value`,
     );
   // Targeting overrides the same signal from ad_tag params (the stream knows its consent).
-  const o = Object.fromEntries(parse(buildAdRequestUrl(ctx({ adTag: { params: { us_privacy: '1---' } }, targeting: { us_privacy: '1YYY' } }))!).global);
+  const o = Object.fromEntries(
+    parse(buildAdRequestUrl(ctx({ adTag: { params: { us_privacy: '1---' } }, targeting: { us_privacy: '1YYY' } }))!)
+      .global,
+  );
   t.equal(o['us_privacy'], '1YYY');
 });
 
@@ -147,23 +182,59 @@ t.test('ad_tag.params and event override params', async (t) => {
 
 t.test('template URL: placeholders filled and encoded; it replaces AD_SERVER_URL', async (t) => {
   const template = 'https://ads.example.com/vast/{asset_id}?b={break_id}&d={duration}&c={caid}&g={genre}&u={unknown}';
-  const url = buildAdRequestUrl(ctx({ adTag: { template }, caid: 'c 1', breakId: 'b/1', durationSec: 15.2, targeting: { genre: 'a&b=c#d', us_privacy: '1YNN' } }))!;
+  const url = buildAdRequestUrl(
+    ctx({
+      adTag: { template },
+      caid: 'c 1',
+      breakId: 'b/1',
+      durationSec: 15.2,
+      targeting: { genre: 'a&b=c#d', us_privacy: '1YNN' },
+    }),
+  )!;
   t.ok(url.startsWith('https://ads.example.com/vast/asset-1?b=b%2F1&d=15&c=c%201&g=a%26b%3Dc%23d&u=&'), url);
   t.notOk(url.includes(FW), 'AD_SERVER_URL not used');
   const p = parse(url);
   t.equal(p.sections, 3);
-  t.match(Object.fromEntries(p.global), { b: 'b/1', d: '15', c: 'c 1', g: 'a&b=c#d', u: '', caid: 'c 1', csid: 'asset-1', resp: 'vmap1', us_privacy: '1YNN' });
+  t.match(Object.fromEntries(p.global), {
+    b: 'b/1',
+    d: '15',
+    c: 'c 1',
+    g: 'a&b=c#d',
+    u: '',
+    caid: 'c 1',
+    csid: 'asset-1',
+    resp: 'vmap1',
+    us_privacy: '1YNN',
+  });
   t.same(p.kv, [['genre', 'a&b=c#d']]);
   // Targeting cannot replace the request's own values.
-  const own = buildAdRequestUrl(ctx({ adTag: { template: 'http://ads.example.com/x?a={asset_id}&c={caid}' }, targeting: { asset_id: 'evil', caid: 'evil' } }))!;
+  const own = buildAdRequestUrl(
+    ctx({
+      adTag: { template: 'http://ads.example.com/x?a={asset_id}&c={caid}' },
+      targeting: { asset_id: 'evil', caid: 'evil' },
+    }),
+  )!;
   t.ok(own.startsWith('http://ads.example.com/x?a=asset-1&c=asset-1&'), own);
-  t.ok(buildAdRequestUrl(ctx({ adTag: { template: 'HTTPS://Ads.Example.com/x' } }))!.startsWith('HTTPS://Ads.Example.com/x?'), 'scheme case-insensitive');
+  t.ok(
+    buildAdRequestUrl(ctx({ adTag: { template: 'HTTPS://Ads.Example.com/x' } }))!.startsWith(
+      'HTTPS://Ads.Example.com/x?',
+    ),
+    'scheme case-insensitive',
+  );
   // A template that is not a URL is ignored.
   t.ok(buildAdRequestUrl(ctx({ adTag: { template: 'nw={nw}&x=1' } }))!.startsWith(`${FW}?`));
   t.ok(buildAdRequestUrl(ctx({ adTag: { template: 'ftp://ads.example.com/{asset_id}' } }))!.startsWith(`${FW}?`));
-  t.equal(buildAdRequestUrl(ctx({ adServerUrl: '', adTag: { template: 'ftp://ads.example.com/{asset_id}' } })), undefined);
-  const noQuery = buildAdRequestUrl(ctx({ adServerUrl: '', adTag: { template: 'https://ads.example.com/{asset_id}/{break_id}' } }))!;
-  t.ok(noQuery.startsWith('https://ads.example.com/asset-1/brk-1?caid=asset-1&'), 'a template works without AD_SERVER_URL');
+  t.equal(
+    buildAdRequestUrl(ctx({ adServerUrl: '', adTag: { template: 'ftp://ads.example.com/{asset_id}' } })),
+    undefined,
+  );
+  const noQuery = buildAdRequestUrl(
+    ctx({ adServerUrl: '', adTag: { template: 'https://ads.example.com/{asset_id}/{break_id}' } }),
+  )!;
+  t.ok(
+    noQuery.startsWith('https://ads.example.com/asset-1/brk-1?caid=asset-1&'),
+    'a template works without AD_SERVER_URL',
+  );
 });
 
 t.test('no AD_SERVER_URL and no template → undefined', async (t) => {

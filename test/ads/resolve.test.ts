@@ -61,7 +61,10 @@ async function fetchText(url: string, signal: AbortSignal): Promise<string> {
 
 function recorder() {
   const warnings: Array<{ obj: Record<string, unknown>; msg: string }> = [];
-  return { warnings, log: { warn: (obj: object, msg: string) => warnings.push({ obj: obj as Record<string, unknown>, msg }) } };
+  return {
+    warnings,
+    log: { warn: (obj: object, msg: string) => warnings.push({ obj: obj as Record<string, unknown>, msg }) },
+  };
 }
 
 async function resolveUrl(url: string, opts: ResolveOptions = {}) {
@@ -135,12 +138,15 @@ routes.set('/loop/a.xml', { body: wrapperXml('b.xml') });
 routes.set('/loop/b.xml', { body: wrapperXml(`${base}/loop/a.xml`) });
 
 routes.set('/slow.xml', { body: inlineXml('slow'), delayMs: 1500 });
-for (let i = 0; i < 5; i++) routes.set(`/slowchain/${i}.xml`, { body: i < 4 ? wrapperXml(`${i + 1}.xml`) : inlineXml('late'), delayMs: 150 });
+for (let i = 0; i < 5; i++)
+  routes.set(`/slowchain/${i}.xml`, { body: i < 4 ? wrapperXml(`${i + 1}.xml`) : inlineXml('late'), delayMs: 150 });
 
 routes.set('/garbage.xml', { body: 'HTTP/1.1 200 OK this is not XML at all {"vast": null}' });
 routes.set('/html.xml', { body: '<html><body><p>ad server maintenance</p></body></html>' });
 routes.set('/laughs.xml', { body: BILLION_LAUGHS });
-routes.set('/big.xml', { body: inlineXml('big').replace('<AdSystem>', `<!-- ${'x'.repeat(2 * 1024 * 1024)} --><AdSystem>`) });
+routes.set('/big.xml', {
+  body: inlineXml('big').replace('<AdSystem>', `<!-- ${'x'.repeat(2 * 1024 * 1024)} --><AdSystem>`),
+});
 routes.set('/error500.xml', { status: 500, body: '<VAST version="4.0"/>' });
 routes.set('/empty.xml', { body: '<VAST version="4.0"/>' });
 
@@ -171,7 +177,8 @@ t.test('VMAP → wrapper → wrapper → inline: wrapper impressions and trackin
     thirdQuartile: ['http://t.example/inl/q3'],
     complete: ['http://t.example/inl/complete', 'http://t.example/w1/complete', 'http://t.example/w2/complete'],
   });
-  for (const p of ['/chain/vmap.xml', '/chain/w1.xml', '/chain/w2.xml', '/chain/inline.xml']) t.equal(hits.get(p), 1, p);
+  for (const p of ['/chain/vmap.xml', '/chain/w1.xml', '/chain/w2.xml', '/chain/inline.xml'])
+    t.equal(hits.get(p), 1, p);
 });
 
 t.test('the vast-client-js wrapper fixtures over HTTP (relative tag URIs)', async (t) => {
@@ -198,7 +205,11 @@ t.test('the vast-client-js wrapper fixtures over HTTP (relative tag URIs)', asyn
     'http://example.com/wrapperA-linear-start2',
     'http://example.com/wrapperB-linear-start',
   ]);
-  t.same(a.ads[0]!.tracking.complete, ['http://example.com/linear-complete', 'http://example.com/wrapperA-linear-complete', 'http://example.com/wrapperB-linear-complete']);
+  t.same(a.ads[0]!.tracking.complete, [
+    'http://example.com/linear-complete',
+    'http://example.com/wrapperA-linear-complete',
+    'http://example.com/wrapperB-linear-complete',
+  ]);
   t.ok(
     a.warnings.some((w) => w.obj.reason === 'no progressive video media file'),
     'the VPAID-only ads were logged',
@@ -209,7 +220,10 @@ t.test('the vast-client-js wrapper fixtures over HTTP (relative tag URIs)', asyn
     legacy.ads.map((ad) => ad.uri),
     ['https://iabtechlab.com/wp-content/uploads/2016/07/VAST-4.0-Short-Intro.mp4'],
   );
-  t.same(legacy.ads[0]!.tracking.impression, ['http://example.com/track/impression', 'http://example.com/wrapper-impression']);
+  t.same(legacy.ads[0]!.tracking.impression, [
+    'http://example.com/track/impression',
+    'http://example.com/wrapper-impression',
+  ]);
   t.same(legacy.ads[0]!.tracking.start, ['http://example.com/tracking/start', 'http://example.com/wrapper-start']);
 
   const pod = await resolveUrl(`${fx}/wrapper-multiple-ads.xml`);
@@ -236,7 +250,11 @@ t.test('the vast-client-js wrapper fixtures over HTTP (relative tag URIs)', asyn
 
   const unavailable = await resolveUrl(`${fx}/wrapper-unavailable-url.xml`);
   t.equal(unavailable.reason, 'ad server request failed');
-  t.match(unavailable.warnings[0]!.obj, { reason: 'ad server request failed', url: `${fx}/invalid-url`, detail: 'HTTP 404' });
+  t.match(unavailable.warnings[0]!.obj, {
+    reason: 'ad server request failed',
+    url: `${fx}/invalid-url`,
+    detail: 'HTTP 404',
+  });
 });
 
 t.test('a 6-hop chain stops at 5 hops; a 5-hop chain resolves', async (t) => {
@@ -279,7 +297,9 @@ t.test('timeouts: per request and overall', async (t) => {
 
   // A fetcher that ignores its signal cannot stall resolution.
   const started = Date.now();
-  const stuck = await resolveAds({ url: `${base}/never` }, () => new Promise<string>(() => undefined), { perRequestMs: 100 });
+  const stuck = await resolveAds({ url: `${base}/never` }, () => new Promise<string>(() => undefined), {
+    perRequestMs: 100,
+  });
   t.equal(stuck.reason, 'ad server timed out');
   t.ok(Date.now() - started < 1000);
 
@@ -340,7 +360,9 @@ t.test('a VMAP whose breaks partly fail returns what resolved', async (t) => {
   );
   const none = await resolveUrl(`${base}/mixed/vmap.xml`, { pickBreak: () => false });
   t.equal(none.reason, 'no linear ad break in the VMAP');
-  routes.set('/sourceless/vmap.xml', { body: vmapXml('<vmap:AdBreak timeOffset="start" breakType="linear"/>' + tagBreak('b', `${base}/chain/inline.xml`)) });
+  routes.set('/sourceless/vmap.xml', {
+    body: vmapXml('<vmap:AdBreak timeOffset="start" breakType="linear"/>' + tagBreak('b', `${base}/chain/inline.xml`)),
+  });
   const all = await resolveUrl(`${base}/sourceless/vmap.xml`, { pickBreak: () => true });
   t.same(
     all.ads.map((a) => a.adId),
@@ -355,7 +377,11 @@ t.test('VMAP followRedirects="false" and allowMultipleAds="false"', async (t) =>
   t.same(r.ads, []);
   t.match(r.reason, /not followed/);
 
-  routes.set('/pod.xml', { body: inlineXml('p2', { seq: 2 }).replace('</VAST>', '') + inlineXml('p1', { seq: 1 }).replace(/^<VAST version="4.0">/, '') });
+  routes.set('/pod.xml', {
+    body:
+      inlineXml('p2', { seq: 2 }).replace('</VAST>', '') +
+      inlineXml('p1', { seq: 1 }).replace(/^<VAST version="4.0">/, ''),
+  });
   routes.set('/single/vmap.xml', { body: vmapXml(tagBreak('x', `${base}/pod.xml`, ' allowMultipleAds="false"')) });
   const pod = await resolveUrl(`${base}/pod.xml`);
   t.same(
@@ -368,9 +394,15 @@ t.test('VMAP followRedirects="false" and allowMultipleAds="false"', async (t) =>
 });
 
 t.test('request cap: a hostile answer cannot fan out', async (t) => {
-  const ads = Array.from({ length: 10 }, (_, i) => `<Ad id="w${i}"><Wrapper><VASTAdTagURI>${base}/chain/inline.xml?n=${i}</VASTAdTagURI></Wrapper></Ad>`).join('');
+  const ads = Array.from(
+    { length: 10 },
+    (_, i) => `<Ad id="w${i}"><Wrapper><VASTAdTagURI>${base}/chain/inline.xml?n=${i}</VASTAdTagURI></Wrapper></Ad>`,
+  ).join('');
   const r = recorder();
-  const out = await resolveAds({ text: `<VAST version="4.0">${ads}</VAST>` }, fetchText, { maxRequests: 3, log: r.log });
+  const out = await resolveAds({ text: `<VAST version="4.0">${ads}</VAST>` }, fetchText, {
+    maxRequests: 3,
+    log: r.log,
+  });
   t.equal(out.ads.length, 3);
   t.equal(r.warnings.filter((w) => w.obj.reason === 'more than 3 ad requests').length, 7);
 });
@@ -380,7 +412,11 @@ t.test('text input, base URL, bad start', async (t) => {
   t.equal(r.ads.length, 1);
   t.equal(r.ads[0]!.uri, 'https://s0.2mdn.net/4253510/google_ddm_animation_480P.mp4');
   t.equal(r.ads[0]!.bitrate, 2000);
-  t.same(Object.keys(r.ads[0]!.tracking).sort(), ['complete', 'firstQuartile', 'midpoint', 'start', 'thirdQuartile'], 'about:blank impression dropped');
+  t.same(
+    Object.keys(r.ads[0]!.tracking).sort(),
+    ['complete', 'firstQuartile', 'midpoint', 'start', 'thirdQuartile'],
+    'about:blank impression dropped',
+  );
 
   const relative = await resolveAds({ text: wrapperXml('inline.xml'), url: `${base}/chain/w2.xml` }, fetchText);
   t.equal(relative.ads[0]!.adId, 'inl', 'relative tag URI resolved against the given url');
@@ -404,24 +440,52 @@ t.test('text input, base URL, bad start', async (t) => {
 });
 
 t.test('media file choice', async (t) => {
-  const f = (uri: string, extra: object = {}) => ({ uri: `http://cdn.example/${uri}`, delivery: 'progressive', ...extra });
-  t.equal(pickMediaFile([f('a.webm', { type: 'video/webm', bitrate: 900 }), f('b.mp4', { type: 'video/mp4', bitrate: 300 })])!.uri, 'http://cdn.example/b.mp4', 'mp4 before other video');
+  const f = (uri: string, extra: object = {}) => ({
+    uri: `http://cdn.example/${uri}`,
+    delivery: 'progressive',
+    ...extra,
+  });
   t.equal(
-    pickMediaFile([f('a.webm', { type: 'video/webm' }), f('x.js', { type: 'application/javascript', apiFramework: 'VPAID' })])!.uri,
+    pickMediaFile([f('a.webm', { type: 'video/webm', bitrate: 900 }), f('b.mp4', { type: 'video/mp4', bitrate: 300 })])!
+      .uri,
+    'http://cdn.example/b.mp4',
+    'mp4 before other video',
+  );
+  t.equal(
+    pickMediaFile([
+      f('a.webm', { type: 'video/webm' }),
+      f('x.js', { type: 'application/javascript', apiFramework: 'VPAID' }),
+    ])!.uri,
     'http://cdn.example/a.webm',
     'any progressive video when no mp4',
   );
   t.equal(
-    pickMediaFile([f('hi.mp4', { type: 'video/mp4', bitrate: 9000 }), f('hier.mp4', { type: 'video/mp4', bitrate: 12000 })])!.uri,
+    pickMediaFile([
+      f('hi.mp4', { type: 'video/mp4', bitrate: 9000 }),
+      f('hier.mp4', { type: 'video/mp4', bitrate: 12000 }),
+    ])!.uri,
     'http://cdn.example/hi.mp4',
     'all above the ceiling: the lowest',
   );
-  t.equal(pickMediaFile([f('n.mp4', { type: 'video/mp4', height: 360 }), f('m.mp4', { type: 'video/mp4', height: 1080 })])!.uri, 'http://cdn.example/m.mp4', 'no bitrates: the largest');
+  t.equal(
+    pickMediaFile([f('n.mp4', { type: 'video/mp4', height: 360 }), f('m.mp4', { type: 'video/mp4', height: 1080 })])!
+      .uri,
+    'http://cdn.example/m.mp4',
+    'no bitrates: the largest',
+  );
   t.equal(pickMediaFile([f('k.mp4', {})])!.uri, 'http://cdn.example/k.mp4', 'type from the extension');
-  t.equal(pickMediaFile([{ uri: 'http://cdn.example/s.m3u8', delivery: 'streaming', type: 'application/x-mpegURL' }]), undefined);
+  t.equal(
+    pickMediaFile([{ uri: 'http://cdn.example/s.m3u8', delivery: 'streaming', type: 'application/x-mpegURL' }]),
+    undefined,
+  );
   t.equal(pickMediaFile([{ uri: 'rtmp://cdn.example/s.mp4', delivery: 'progressive', type: 'video/mp4' }]), undefined);
 
-  routes.set('/streaming-only.xml', { body: inlineXml('s', { media: '<MediaFile delivery="streaming" type="application/x-mpegURL"><![CDATA[http://cdn.example/s.m3u8]]></MediaFile>' }) });
+  routes.set('/streaming-only.xml', {
+    body: inlineXml('s', {
+      media:
+        '<MediaFile delivery="streaming" type="application/x-mpegURL"><![CDATA[http://cdn.example/s.m3u8]]></MediaFile>',
+    }),
+  });
   t.equal((await resolveUrl(`${base}/streaming-only.xml`)).reason, 'no progressive video media file');
   routes.set('/no-duration.xml', { body: inlineXml('d', { duration: 'soon' }) });
   t.equal((await resolveUrl(`${base}/no-duration.xml`)).reason, 'linear ad without a duration');
@@ -446,9 +510,13 @@ t.test('copied fixtures never make resolveAds throw', async (t) => {
   t.equal(files.length, 23, 'VAST and VMAP fixtures read');
   let met = 0;
   for (const name of files) {
-    const r = await resolveAds({ text: fixture(name), url: 'http://127.0.0.1:9/x.xml' }, offline, { perRequestMs: 100 });
+    const r = await resolveAds({ text: fixture(name), url: 'http://127.0.0.1:9/x.xml' }, offline, {
+      perRequestMs: 100,
+    });
     t.ok(r.ads.length > 0 || typeof r.reason === 'string', `${name}: ${r.ads.length} ads ${r.reason ?? ''}`);
-    for (const ad of r.ads) if (!(ad.uri.startsWith('http') && ad.durationSec > 0)) t.fail(`${name} ${ad.adId}: ${ad.uri} for ${ad.durationSec} s`);
+    for (const ad of r.ads)
+      if (!(ad.uri.startsWith('http') && ad.durationSec > 0))
+        t.fail(`${name} ${ad.adId}: ${ad.uri} for ${ad.durationSec} s`);
     if (name in expected) {
       met++;
       t.equal(r.ads.length, expected[name], `${name} ad count`);
@@ -462,10 +530,25 @@ t.test('UniversalAdId reaches the decided ad and keys its conditioning (issue 26
   const linear = ads.find((a) => a.uri === 'http://example.com/linear-asset.mp4');
   t.ok(linear, 'the progressive linear ad of sample.xml');
   t.same(linear!.universalAdId, { idRegistry: 'daily-motion-L1', idValue: 'Linear-12345' });
-  const sameFilmElsewhere = { uri: 'https://cdn2.example/other/path.mp4?sig=1', universalAdId: { idRegistry: 'daily-motion-L1', idValue: 'Linear-12345' } };
-  t.equal(creativeKeyOf(linear!), creativeKeyOf(sameFilmElsewhere), 'one UniversalAdId at two media URLs: one creative, conditioned once');
+  const sameFilmElsewhere = {
+    uri: 'https://cdn2.example/other/path.mp4?sig=1',
+    universalAdId: { idRegistry: 'daily-motion-L1', idValue: 'Linear-12345' },
+  };
+  t.equal(
+    creativeKeyOf(linear!),
+    creativeKeyOf(sameFilmElsewhere),
+    'one UniversalAdId at two media URLs: one creative, conditioned once',
+  );
   t.not(creativeKeyOf(linear!), creativeKeyOf({ uri: linear!.uri }), 'with the id, the key is not the media URL’s');
-  t.not(creativeKeyOf(linear!), creativeKeyOf({ ...sameFilmElsewhere, universalAdId: { idRegistry: 'Ad-ID', idValue: 'Linear-12345' } }), 'the registry is part of the id');
-  t.equal(creativeKeyOf({ uri: 'https://m.example/a.mp4' }), createHash('sha256').update('https://m.example/a.mp4').digest('hex'), 'no id: the media URL’s hash, as before');
+  t.not(
+    creativeKeyOf(linear!),
+    creativeKeyOf({ ...sameFilmElsewhere, universalAdId: { idRegistry: 'Ad-ID', idValue: 'Linear-12345' } }),
+    'the registry is part of the id',
+  );
+  t.equal(
+    creativeKeyOf({ uri: 'https://m.example/a.mp4' }),
+    createHash('sha256').update('https://m.example/a.mp4').digest('hex'),
+    'no id: the media URL’s hash, as before',
+  );
   t.not(creativeKeyOf({ uri: 'https://m.example/a.mp4' }), creativeKeyOf({ uri: 'https://m.example/b.mp4' }));
 });

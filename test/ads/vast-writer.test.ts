@@ -36,10 +36,16 @@ t.test('one ad: VAST 4.0 InLine linear with CDATA URLs', async (t) => {
   t.ok(xml.startsWith('<?xml version="1.0" encoding="UTF-8"?>\n<VAST version="4.0">'));
   t.match(xml, /<Ad id="ad-1" sequence="1">\n\s+<InLine>/);
   t.match(xml, /<Impression><!\[CDATA\[https:\/\/t\.example\.com\/imp\?a=1&b=2\]\]><\/Impression>/);
-  t.match(xml, /<Creative id="cr-1" sequence="1">\n\s+<UniversalAdId idRegistry="unknown" idValue="unknown">unknown<\/UniversalAdId>/);
+  t.match(
+    xml,
+    /<Creative id="cr-1" sequence="1">\n\s+<UniversalAdId idRegistry="unknown" idValue="unknown">unknown<\/UniversalAdId>/,
+  );
   t.match(xml, /<Duration>00:00:15\.500<\/Duration>/);
   t.match(xml, /<Tracking event="start"><!\[CDATA\[https:\/\/t\.example\.com\/start\]\]><\/Tracking>/);
-  t.match(xml, /<MediaFile delivery="progressive" type="video\/mp4" width="1280" height="720" bitrate="2000"><!\[CDATA\[https:\/\/cdn\.example\.com\/ads\/spring\.mp4\]\]><\/MediaFile>/);
+  t.match(
+    xml,
+    /<MediaFile delivery="progressive" type="video\/mp4" width="1280" height="720" bitrate="2000"><!\[CDATA\[https:\/\/cdn\.example\.com\/ads\/spring\.mp4\]\]><\/MediaFile>/,
+  );
   const doc = parseVast(xml);
   t.equal(doc.version, '4.0');
   const inl = doc.ads[0]!.inline!;
@@ -50,12 +56,28 @@ t.test('one ad: VAST 4.0 InLine linear with CDATA URLs', async (t) => {
   t.equal(lin.durationSec, 15.5);
   t.same(lin.tracking.complete, full.tracking.complete);
   t.equal(lin.clickThrough, full.clickThrough);
-  t.same(lin.mediaFiles, [{ uri: full.uri, type: 'video/mp4', width: 1280, height: 720, bitrate: 2000, delivery: 'progressive' }]);
+  t.same(lin.mediaFiles, [
+    { uri: full.uri, type: 'video/mp4', width: 1280, height: 720, bitrate: 2000, delivery: 'progressive' },
+  ]);
 });
 
 t.test('round trip through parseVast and resolveAds, several ads in order', async (t) => {
-  const minimal: DecidedAd = { adId: 'ad-2', adSystem: 'x', title: 'Two', uri: 'https://cdn.example.com/b.mp4', durationSec: 30, tracking: {} };
-  const third: DecidedAd = { ...minimal, adId: 'ad-3', title: 'Three', uri: 'https://cdn.example.com/c.mp4', durationSec: 6.25, tracking: { start: ['https://t.example.com/3'] } };
+  const minimal: DecidedAd = {
+    adId: 'ad-2',
+    adSystem: 'x',
+    title: 'Two',
+    uri: 'https://cdn.example.com/b.mp4',
+    durationSec: 30,
+    tracking: {},
+  };
+  const third: DecidedAd = {
+    ...minimal,
+    adId: 'ad-3',
+    title: 'Three',
+    uri: 'https://cdn.example.com/c.mp4',
+    durationSec: 6.25,
+    tracking: { start: ['https://t.example.com/3'] },
+  };
   const xml = writeVast([full, minimal, third]);
   t.same(
     parseVast(xml).ads.map((a) => [a.id, a.sequence]),
@@ -65,7 +87,11 @@ t.test('round trip through parseVast and resolveAds, several ads in order', asyn
       ['ad-3', 3],
     ],
   );
-  t.notMatch(xml.split('<Ad id="ad-2"')[1]!.split('</Ad>')[0]!, /TrackingEvents|Impression|VideoClicks/, 'empty parts are left out');
+  t.notMatch(
+    xml.split('<Ad id="ad-2"')[1]!.split('</Ad>')[0]!,
+    /TrackingEvents|Impression|VideoClicks/,
+    'empty parts are left out',
+  );
   const back = await resolveAds({ text: xml }, noFetch);
   t.equal(back.reason, undefined);
   t.same(back.ads, [full, minimal, third]);

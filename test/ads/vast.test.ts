@@ -22,7 +22,16 @@ t.test('VAST 4 inline linear (vast-client-js inline-linear.xml)', async (t) => {
   t.equal(lin.creativeId, '5480');
   t.equal(lin.sequence, 1);
   t.equal(lin.durationSec, 16);
-  t.same(lin.mediaFiles, [{ uri: 'https://iabtechlab.com/wp-content/uploads/2016/07/VAST-4.0-Short-Intro.mp4', type: 'video/mp4', width: 400, height: 300, bitrate: 500, delivery: 'progressive' }]);
+  t.same(lin.mediaFiles, [
+    {
+      uri: 'https://iabtechlab.com/wp-content/uploads/2016/07/VAST-4.0-Short-Intro.mp4',
+      type: 'video/mp4',
+      width: 400,
+      height: 300,
+      bitrate: 500,
+      delivery: 'progressive',
+    },
+  ]);
   t.same(Object.keys(lin.tracking).sort(), ['complete', 'firstQuartile', 'midpoint', 'start', 'thirdQuartile']);
   t.same(lin.tracking.start, ['http://example.com/tracking/start']);
   t.same(lin.clickTrackings, ['https://iabtechlab.com']);
@@ -42,7 +51,11 @@ t.test('VAST 4.3 sample: pod ad with mixed creatives, stand-alone VPAID ad', asy
   t.equal(a.inline!.linears.length, 1, 'companion and non-linear creatives are not linear');
   const lin = a.inline!.linears[0]!;
   t.equal(lin.creativeId, 'id130984');
-  t.same(lin.universalAdId, { idRegistry: 'daily-motion-L1', idValue: 'Linear-12345' }, "VAST 4.1's UniversalAdId: the value is the text");
+  t.same(
+    lin.universalAdId,
+    { idRegistry: 'daily-motion-L1', idValue: 'Linear-12345' },
+    "VAST 4.1's UniversalAdId: the value is the text",
+  );
   t.equal(lin.durationSec, 90.123);
   t.same(
     lin.mediaFiles.map((f) => f.uri),
@@ -51,7 +64,15 @@ t.test('VAST 4.3 sample: pod ad with mixed creatives, stand-alone VPAID ad', asy
   );
   t.equal(lin.mediaFiles[0]!.bitrate, 849);
   t.equal(lin.mediaFiles[1]!.apiFramework, 'VPAID');
-  t.same(Object.keys(lin.tracking).sort(), ['close', 'complete', 'firstQuartile', 'midpoint', 'progress', 'start', 'thirdQuartile']);
+  t.same(Object.keys(lin.tracking).sort(), [
+    'close',
+    'complete',
+    'firstQuartile',
+    'midpoint',
+    'progress',
+    'start',
+    'thirdQuartile',
+  ]);
   t.equal(lin.tracking.progress!.length, 2);
   t.equal(lin.clickThrough, 'http://example.com/linear-clickthrough_adplayhead:[ADPLAYHEAD]');
   t.equal(lin.clickTrackings.length, 2);
@@ -103,7 +124,11 @@ t.test('wrappers: tag URI, impressions, tracking of every linear creative, VAST 
   t.equal(w.adSystem, 'VAST');
   t.same(w.impressions, ['http://example.com/wrapperA-impression']);
   t.same(w.errors, ['http://example.com/wrapperA-error']);
-  t.same(w.tracking.start, ['http://example.com/wrapperA-linear-start1', 'http://example.com/wrapperA-linear-start2'], 'non-linear tracking skipped');
+  t.same(
+    w.tracking.start,
+    ['http://example.com/wrapperA-linear-start1', 'http://example.com/wrapperA-linear-start2'],
+    'non-linear tracking skipped',
+  );
   t.same(w.tracking.complete, ['http://example.com/wrapperA-linear-complete']);
   t.equal(w.tracking.progress!.length, 3);
   t.equal(w.clickTrackings.length, 3);
@@ -113,7 +138,11 @@ t.test('wrappers: tag URI, impressions, tracking of every linear creative, VAST 
   t.equal(legacy.ads[0]!.wrapper!.vastAdTagUri, 'inline-linear.xml', 'VAST 1 style VASTAdTagURL/URL');
   t.same(legacy.errors, ['http://example.com/wrapper-error'], 'root-level Error');
 
-  const attrs = vast('vast-client-js/wrapper-attributes-multiple-ads.xml').ads.map((ad) => [ad.id, ad.wrapper!.allowMultipleAds, ad.wrapper!.followAdditionalWrappers]);
+  const attrs = vast('vast-client-js/wrapper-attributes-multiple-ads.xml').ads.map((ad) => [
+    ad.id,
+    ad.wrapper!.allowMultipleAds,
+    ad.wrapper!.followAdditionalWrappers,
+  ]);
   t.same(attrs, [
     ['201', undefined, undefined],
     ['202', false, false],
@@ -154,22 +183,44 @@ t.test('UniversalAdId: 4.0 attribute or 4.1 text, "unknown" is no id, the first 
     parseVast(
       `<VAST version="4.1"><Ad id="a"><InLine><AdSystem>x</AdSystem><AdTitle>t</AdTitle><Impression>https://i.example/</Impression><Creatives><Creative id="c">${ids}<Linear><Duration>00:00:10</Duration><MediaFiles><MediaFile delivery="progressive" type="video/mp4" width="640" height="360">https://m.example/a.mp4</MediaFile></MediaFiles></Linear></Creative></Creatives></InLine></Ad></VAST>`,
     ).ads[0]!.inline!.linears[0]!.universalAdId;
-  t.same(creative('<UniversalAdId idRegistry="Ad-ID" idValue="ABCD0001000H">ABCD0001000H</UniversalAdId>'), { idRegistry: 'Ad-ID', idValue: 'ABCD0001000H' }, '4.0: attribute and text');
-  t.same(creative('<UniversalAdId idRegistry="Ad-ID" idValue="ABCD0001000H"/>'), { idRegistry: 'Ad-ID', idValue: 'ABCD0001000H' }, '4.0: the attribute alone');
+  t.same(
+    creative('<UniversalAdId idRegistry="Ad-ID" idValue="ABCD0001000H">ABCD0001000H</UniversalAdId>'),
+    { idRegistry: 'Ad-ID', idValue: 'ABCD0001000H' },
+    '4.0: attribute and text',
+  );
+  t.same(
+    creative('<UniversalAdId idRegistry="Ad-ID" idValue="ABCD0001000H"/>'),
+    { idRegistry: 'Ad-ID', idValue: 'ABCD0001000H' },
+    '4.0: the attribute alone',
+  );
   t.same(
     creative('<UniversalAdId idRegistry="clearcast.co.uk"> <![CDATA[AAA/BBBB123/030]]> </UniversalAdId>'),
     { idRegistry: 'clearcast.co.uk', idValue: 'AAA/BBBB123/030' },
     '4.1: the text, trimmed',
   );
-  t.equal(creative('<UniversalAdId idRegistry="unknown" idValue="unknown">unknown</UniversalAdId>'), undefined, '"unknown" (what our own VAST writer sends) is not an id');
-  t.equal(creative('<UniversalAdId idRegistry="Ad-ID">unknown</UniversalAdId>'), undefined, 'nor is an unknown value in a known registry');
+  t.equal(
+    creative('<UniversalAdId idRegistry="unknown" idValue="unknown">unknown</UniversalAdId>'),
+    undefined,
+    '"unknown" (what our own VAST writer sends) is not an id',
+  );
+  t.equal(
+    creative('<UniversalAdId idRegistry="Ad-ID">unknown</UniversalAdId>'),
+    undefined,
+    'nor is an unknown value in a known registry',
+  );
   t.equal(creative('<UniversalAdId>8465</UniversalAdId>'), undefined, 'a value without a registry is not reliable');
   t.same(
-    creative('<UniversalAdId idRegistry="unknown">unknown</UniversalAdId><UniversalAdId idRegistry="Ad-ID">8465</UniversalAdId>'),
+    creative(
+      '<UniversalAdId idRegistry="unknown">unknown</UniversalAdId><UniversalAdId idRegistry="Ad-ID">8465</UniversalAdId>',
+    ),
     { idRegistry: 'Ad-ID', idValue: '8465' },
     'the first real one of several (4.1 allows more than one)',
   );
-  t.equal(creative(`<UniversalAdId idRegistry="Ad-ID">${'x'.repeat(300)}</UniversalAdId>`), undefined, 'an over-long value is not taken as an id');
+  t.equal(
+    creative(`<UniversalAdId idRegistry="Ad-ID">${'x'.repeat(300)}</UniversalAdId>`),
+    undefined,
+    'an over-long value is not taken as an id',
+  );
   t.equal(creative(''), undefined, 'none: absent');
 });
 
@@ -186,7 +237,8 @@ t.test('durations', async (t) => {
   t.equal(parseVastDuration(' 01:02:03.250 '), 3723.25);
   t.equal(parseVastDuration('30'), 30);
   t.equal(parseVastDuration('15.5'), 15.5);
-  for (const bad of ['', 'abc', '00:16', '-1', '00:00:xx', undefined]) t.equal(parseVastDuration(bad), undefined, String(bad));
+  for (const bad of ['', 'abc', '00:16', '-1', '00:00:xx', undefined])
+    t.equal(parseVastDuration(bad), undefined, String(bad));
   t.equal(formatVastDuration(16), '00:00:16.000');
   t.equal(formatVastDuration(90.123), '00:01:30.123');
   t.equal(formatVastDuration(59.9996), '00:01:00.000');

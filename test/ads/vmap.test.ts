@@ -18,7 +18,10 @@ t.test('VMAP 1.0 with inline VAST and an ad tag (vmap-js correct-vmap.xml)', asy
     ],
   );
   const pre = vmap.breaks[0]!;
-  t.same({ ...pre.adSource, vastXml: undefined }, { id: '1', allowMultipleAds: true, followRedirects: true, vastXml: undefined });
+  t.same(
+    { ...pre.adSource, vastXml: undefined },
+    { id: '1', allowMultipleAds: true, followRedirects: true, vastXml: undefined },
+  );
   const inline = pre.adSource!.vastXml as Element;
   t.equal(localNameOf(inline), 'VAST', 'VASTAdData holds the VAST element');
   t.same(parseVast(inline), { version: '3.0', ads: [], errors: [] });
@@ -67,7 +70,11 @@ t.test('refused VMAP documents', async (t) => {
   const wrong = parseXml(fixture('vmap/vmap-js/incorrect-vmap.xml'));
   t.notOk(isVmap(wrong));
   t.throws(() => parseVmap(wrong), { name: 'AdXmlError', code: 'malformed' });
-  t.throws(() => parseVmap(fixture('vmap/vmap-js/parsing-example.xml')), { name: 'AdXmlError', code: 'malformed' }, 'a bare Extension is not a VMAP');
+  t.throws(
+    () => parseVmap(fixture('vmap/vmap-js/parsing-example.xml')),
+    { name: 'AdXmlError', code: 'malformed' },
+    'a bare Extension is not a VMAP',
+  );
   t.throws(() => parseVmap('<VAST version="4.0"/>'), { name: 'AdXmlError', code: 'malformed' });
   t.throws(() => parseVmap('<vmap:VMAP><vmap:AdBreak></vmap:VMAP>'), { name: 'AdXmlError', code: 'malformed' });
   t.throws(() => parseVmap('<!DOCTYPE vmap:VMAP><vmap:VMAP/>'), { name: 'AdXmlError', code: 'doctype' });
@@ -87,7 +94,12 @@ t.test('lenient shapes: no namespace, other prefixes, CDATA-wrapped VAST, templa
   t.equal(a!.repeatAfter, '00:05:00');
   t.equal(typeof a!.adSource!.vastXml, 'string');
   t.equal(parseVast(a!.adSource!.vastXml as string).ads[0]!.id, 'c');
-  t.same(b!.adSource, { allowMultipleAds: false, followRedirects: false, adTagUri: 'https://ads.example/v?a=1&b=2', templateType: 'vast4' });
+  t.same(b!.adSource, {
+    allowMultipleAds: false,
+    followRedirects: false,
+    adTagUri: 'https://ads.example/v?a=1&b=2',
+    templateType: 'vast4',
+  });
   t.same(c, { breakType: '', timeOffset: 'end', tracking: {} });
 });
 
@@ -108,5 +120,9 @@ t.test('every VMAP fixture parses or is refused cleanly', async (t) => {
       refused.push(name);
     }
   }
-  t.same(refused, ['vmap/vmap-js/incorrect-vmap.xml', 'vmap/vmap-js/parsing-example.xml'], 'only the two samples that are no VMAP are refused');
+  t.same(
+    refused,
+    ['vmap/vmap-js/incorrect-vmap.xml', 'vmap/vmap-js/parsing-example.xml'],
+    'only the two samples that are no VMAP are refused',
+  );
 });

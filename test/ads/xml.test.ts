@@ -1,5 +1,17 @@
 import t from 'tap';
-import { AdXmlError, attrOf, boolAttr, childElement, childElements, elementsAt, intAttr, localNameOf, parseXml, textOf, XML_MAX_BYTES } from '../../lib/ads/xml.js';
+import {
+  AdXmlError,
+  attrOf,
+  boolAttr,
+  childElement,
+  childElements,
+  elementsAt,
+  intAttr,
+  localNameOf,
+  parseXml,
+  textOf,
+  XML_MAX_BYTES,
+} from '../../lib/ads/xml.js';
 
 function code(fn: () => unknown): string | undefined {
   try {
@@ -61,7 +73,9 @@ t.test('DOCTYPE refused before parsing, in any case and after a prolog', async (
     'doctype',
   );
   t.equal(
-    code(() => parseXml('<?xml version="1.0"?>\n<!-- c --><?pi x?>\n  <!DocType VAST SYSTEM "http://evil/x.dtd"><VAST/>')),
+    code(() =>
+      parseXml('<?xml version="1.0"?>\n<!-- c --><?pi x?>\n  <!DocType VAST SYSTEM "http://evil/x.dtd"><VAST/>'),
+    ),
     'doctype',
   );
   t.equal(
@@ -75,7 +89,11 @@ t.test('DOCTYPE refused before parsing, in any case and after a prolog', async (
     'after the root: xmldom refuses it',
   );
   const quoted = parseXml('<VAST><Ad><HTMLResource><![CDATA[<!DOCTYPE html><p>hi</p>]]></HTMLResource></Ad></VAST>');
-  t.equal(textOf(elementsAt(quoted.documentElement!, 'Ad', 'HTMLResource')[0]), '<!DOCTYPE html><p>hi</p>', 'a DOCTYPE quoted in CDATA is content');
+  t.equal(
+    textOf(elementsAt(quoted.documentElement!, 'Ad', 'HTMLResource')[0]),
+    '<!DOCTYPE html><p>hi</p>',
+    'a DOCTYPE quoted in CDATA is content',
+  );
 });
 
 t.test('malformed input is an AdXmlError, never a crash', async (t) => {
@@ -127,7 +145,9 @@ t.test('depth cap', async (t) => {
 });
 
 t.test('undeclared prefixes are tolerated and names match by local name', async (t) => {
-  const doc = parseXml('<vmap:VMAP version="1.0"><vmap:AdBreak xsi:type="x" breakId="b1"><vmap:AdSource/></vmap:AdBreak><other:AdBreak/></vmap:VMAP>');
+  const doc = parseXml(
+    '<vmap:VMAP version="1.0"><vmap:AdBreak xsi:type="x" breakId="b1"><vmap:AdSource/></vmap:AdBreak><other:AdBreak/></vmap:VMAP>',
+  );
   const root = doc.documentElement!;
   t.equal(localNameOf(root), 'VMAP');
   t.equal(childElements(root, 'AdBreak').length, 2);

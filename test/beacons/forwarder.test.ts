@@ -24,7 +24,11 @@ async function setup(t: Test, opts: Partial<BeaconForwarderOptions> = {}) {
     await fw.close(100);
     await sim.stop();
   });
-  const beacon = (event = 'start', stream = 'st-1', ad = 'ad-1') => ({ url: sim.trackUrl(ad, event, stream), streamId: stream, event });
+  const beacon = (event = 'start', stream = 'st-1', ad = 'ad-1') => ({
+    url: sim.trackUrl(ad, event, stream),
+    streamId: stream,
+    event,
+  });
   return { sim, fw, beacon };
 }
 
@@ -79,7 +83,10 @@ t.test('two forwarders sharing one claim → one hit', async (t) => {
 t.test('claim store down → forwarded anyway, once per instance', async (t) => {
   let calls = 0;
   const warnings: unknown[] = [];
-  const log = { warn: (o: unknown) => warnings.push(o), debug: () => undefined } as unknown as BeaconForwarderOptions['log'];
+  const log = {
+    warn: (o: unknown) => warnings.push(o),
+    debug: () => undefined,
+  } as unknown as BeaconForwarderOptions['log'];
   const { sim, fw, beacon } = await setup(t, {
     claim: async () => {
       calls++;
@@ -119,7 +126,10 @@ t.test('500 then success → retried; retries exhausted → failed', async (t) =
 
 t.test('network errors are retried', async (t) => {
   const errors: unknown[] = [];
-  const log = { warn: () => undefined, debug: (o: unknown, msg: string) => msg === 'beacon forwarding error' && errors.push(o) } as unknown as BeaconForwarderOptions['log'];
+  const log = {
+    warn: () => undefined,
+    debug: (o: unknown, msg: string) => msg === 'beacon forwarding error' && errors.push(o),
+  } as unknown as BeaconForwarderOptions['log'];
   const { sim, fw } = await setup(t, { attempts: 2, log });
   const deadPort = await new AdServerSim().start();
   const url = `${deadPort.url}/track?ad=x&ev=start`;
@@ -166,10 +176,19 @@ t.test('queue full → dropped and counted, never blocking or throwing', async (
 t.test('private targets: refused unless allowed or trusted', async (t) => {
   const { sim } = await setup(t);
   const metrics = new Registry();
-  const strict = new BeaconForwarder({ claim: setClaim().claim, policy: new OutboundPolicy({ allowPrivate: false, trusted: ['ads.example.com'] }), attempts: 3, metrics });
+  const strict = new BeaconForwarder({
+    claim: setClaim().claim,
+    policy: new OutboundPolicy({ allowPrivate: false, trusted: ['ads.example.com'] }),
+    attempts: 3,
+    metrics,
+  });
   t.teardown(() => strict.close(100));
   strict.enqueue({ url: sim.trackUrl('ad-1', 'start', 'ip'), streamId: 'ip', event: 'start' });
-  strict.enqueue({ url: sim.trackUrl('ad-1', 'start', 'dns').replace('127.0.0.1', 'localhost'), streamId: 'dns', event: 'start' });
+  strict.enqueue({
+    url: sim.trackUrl('ad-1', 'start', 'dns').replace('127.0.0.1', 'localhost'),
+    streamId: 'dns',
+    event: 'start',
+  });
   strict.enqueue({ url: `http://[::1]:${sim.port}/track?ad=x&ev=start`, streamId: 'v6', event: 'start' });
   strict.enqueue({ url: 'file:///etc/passwd', streamId: 'f', event: 'start' });
   await strict.idle();
@@ -177,7 +196,10 @@ t.test('private targets: refused unless allowed or trusted', async (t) => {
   t.match(strict.stats, { sent: 0, failed: 4 });
   t.match(metrics.render(), /beacons_forwarded_total\{result="refused"\} 4/, 'refused at once, never retried');
 
-  const trusted = new BeaconForwarder({ claim: setClaim().claim, policy: new OutboundPolicy({ allowPrivate: false, trusted: [sim.url] }) });
+  const trusted = new BeaconForwarder({
+    claim: setClaim().claim,
+    policy: new OutboundPolicy({ allowPrivate: false, trusted: [sim.url] }),
+  });
   t.teardown(() => trusted.close(100));
   trusted.enqueue({ url: sim.trackUrl('ad-1', 'start', 'trusted'), streamId: 'trusted', event: 'start' });
   await trusted.idle();
@@ -203,7 +225,11 @@ t.test('close() drains, then refuses; a stuck target is dropped within the grace
   t.ok(Date.now() - started < 2000, 'close is bounded');
   t.same(stuck.stats, { queued: 0, sent: 0, failed: 1, dropped: 1, duplicates: 0 });
 
-  const hanging = new BeaconForwarder({ claim: () => new Promise<boolean>(() => undefined), policy: open, timeoutMs: 30_000 });
+  const hanging = new BeaconForwarder({
+    claim: () => new Promise<boolean>(() => undefined),
+    policy: open,
+    timeoutMs: 30_000,
+  });
   hanging.enqueue({ url: `${slow.url}/track?ad=x&ev=start`, streamId: '3', event: 'start' });
   const t0 = Date.now();
   await hanging.close(100);
@@ -219,5 +245,8 @@ t.test('the same beacon in another break is another hit; within one break it is 
   fw.enqueue({ ...beacon('impression'), breakId: 'break-2' });
   await fw.idle();
   t.equal(sim.hitCount('impression'), 2);
-  t.not(beaconKey({ ...beacon('impression'), breakId: 'break-1' }), beaconKey({ ...beacon('impression'), breakId: 'break-2' }));
+  t.not(
+    beaconKey({ ...beacon('impression'), breakId: 'break-1' }),
+    beaconKey({ ...beacon('impression'), breakId: 'break-2' }),
+  );
 });

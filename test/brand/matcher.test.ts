@@ -2,7 +2,12 @@ import t from 'tap';
 import { BrandMatcher, globMatch, normalizeHostname, type BrandRule } from '../../lib/brand/matcher.js';
 
 let nextId = 1;
-const rule = (r: Partial<BrandRule> & Pick<BrandRule, 'match_type' | 'match_value'>): BrandRule => ({ id: nextId++, brand_name: 'b', match_name: '', ...r });
+const rule = (r: Partial<BrandRule> & Pick<BrandRule, 'match_type' | 'match_value'>): BrandRule => ({
+  id: nextId++,
+  brand_name: 'b',
+  match_name: '',
+  ...r,
+});
 
 t.test('globMatch', async (t) => {
   const cases: Array<[string, string, boolean]> = [
@@ -42,21 +47,53 @@ t.test('matching by type, case rules and specificity', async (t) => {
   const queryWild = rule({ brand_name: 'qpw', match_type: 'query_param', match_name: 'brand', match_value: 'ac*' });
   const m = new BrandMatcher([hostWild, hostExact, header, query, queryWild]);
 
-  t.equal(m.resolve({ hostname: 'tv.EXAMPLE.com:443' })?.brand_name, 'exact', 'exact host beats wildcard; case-insensitive; port ignored');
+  t.equal(
+    m.resolve({ hostname: 'tv.EXAMPLE.com:443' })?.brand_name,
+    'exact',
+    'exact host beats wildcard; case-insensitive; port ignored',
+  );
   t.equal(m.resolve({ hostname: 'radio.example.com' })?.brand_name, 'wild');
-  t.equal(m.resolve({ headers: { 'x-forwarded-host': 'radio.example.com, proxy.internal' } })?.brand_name, 'wild', 'X-Forwarded-Host, first hop');
-  t.equal(m.resolve({ headers: { 'X-Forwarded': 'for=1.2.3.4;host=tv.example.com' } })?.brand_name, 'exact', 'X-Forwarded host=');
+  t.equal(
+    m.resolve({ headers: { 'x-forwarded-host': 'radio.example.com, proxy.internal' } })?.brand_name,
+    'wild',
+    'X-Forwarded-Host, first hop',
+  );
+  t.equal(
+    m.resolve({ headers: { 'X-Forwarded': 'for=1.2.3.4;host=tv.example.com' } })?.brand_name,
+    'exact',
+    'X-Forwarded host=',
+  );
   // issue 25: a bare host in X-Forwarded is recognised like host=
-  t.equal(m.resolve({ headers: { 'X-Forwarded': 'tv.example.com' } })?.brand_name, 'exact', 'X-Forwarded with a bare host');
-  t.equal(m.resolve({ headers: { 'X-Forwarded': 'TV.example.com:443, proxy.internal' } })?.brand_name, 'exact', 'X-Forwarded bare host: first hop, port and case ignored');
-  t.equal(m.resolve({ headers: { 'X-Forwarded': 'for=1.2.3.4' } }), undefined, 'X-Forwarded with only for= names no host');
+  t.equal(
+    m.resolve({ headers: { 'X-Forwarded': 'tv.example.com' } })?.brand_name,
+    'exact',
+    'X-Forwarded with a bare host',
+  );
+  t.equal(
+    m.resolve({ headers: { 'X-Forwarded': 'TV.example.com:443, proxy.internal' } })?.brand_name,
+    'exact',
+    'X-Forwarded bare host: first hop, port and case ignored',
+  );
+  t.equal(
+    m.resolve({ headers: { 'X-Forwarded': 'for=1.2.3.4' } }),
+    undefined,
+    'X-Forwarded with only for= names no host',
+  );
   t.equal(m.resolve({ headers: { 'x-BRAND': 'acme' } })?.brand_name, 'hdr', 'header names case-insensitive');
   t.equal(m.resolve({ headers: { 'x-brand': 'ACME' } }), undefined, 'header values case-sensitive');
   t.equal(m.resolve({ query: 'brand=acme&x=1' })?.brand_name, 'qp', 'exact query beats wildcard query');
   t.equal(m.resolve({ query: { brand: 'acx' } })?.brand_name, 'qpw');
   t.equal(m.resolve({ query: { Brand: 'acme' } }), undefined, 'query names are case-sensitive');
-  t.equal(m.resolve({ query: 'brand=acme', headers: { 'x-brand': 'acme' } })?.brand_name, 'qp', 'tie: query_param beats header');
-  t.equal(m.resolve({ headers: { 'x-brand': 'acme' }, hostname: 'tv.example.com' })?.brand_name, 'exact', 'tie on wildcards: longer literal wins');
+  t.equal(
+    m.resolve({ query: 'brand=acme', headers: { 'x-brand': 'acme' } })?.brand_name,
+    'qp',
+    'tie: query_param beats header',
+  );
+  t.equal(
+    m.resolve({ headers: { 'x-brand': 'acme' }, hostname: 'tv.example.com' })?.brand_name,
+    'exact',
+    'tie on wildcards: longer literal wins',
+  );
   t.equal(m.resolve({}), undefined);
 });
 

@@ -37,14 +37,63 @@ const MID_SEC = 6;
 const STARTUP_MS = 2000;
 
 /** One continuous encode written by ffmpeg's dash muxer: its MPD and files. */
-async function dashMedia(dir: string, name: string, src: string, seconds: number, segSec: number): Promise<{ mpd: string; files: Map<string, Buffer> }> {
+async function dashMedia(
+  dir: string,
+  name: string,
+  src: string,
+  seconds: number,
+  segSec: number,
+): Promise<{ mpd: string; files: Map<string, Buffer> }> {
   const out = path.join(dir, name);
   await mkdir(out, { recursive: true });
   await ffmpeg([
-    ...['-f', 'lavfi', '-i', `${src}=s=640x360:r=25:d=${seconds}`, '-f', 'lavfi', '-i', `sine=f=440:sample_rate=48000:d=${seconds}`],
-    ...['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-g', String(25 * segSec), '-keyint_min', String(25 * segSec), '-sc_threshold', '0', '-c:a', 'aac', '-ac', '2'],
-    ...['-f', 'dash', '-seg_duration', String(segSec), '-use_template', '1', '-use_timeline', '1', '-adaptation_sets', 'id=0,streams=v id=1,streams=a'],
-    ...['-init_seg_name', 'init-$RepresentationID$.m4s', '-media_seg_name', 'seg-$RepresentationID$-$Number$.m4s', path.join(out, 'manifest.mpd')],
+    ...[
+      '-f',
+      'lavfi',
+      '-i',
+      `${src}=s=640x360:r=25:d=${seconds}`,
+      '-f',
+      'lavfi',
+      '-i',
+      `sine=f=440:sample_rate=48000:d=${seconds}`,
+    ],
+    ...[
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-pix_fmt',
+      'yuv420p',
+      '-g',
+      String(25 * segSec),
+      '-keyint_min',
+      String(25 * segSec),
+      '-sc_threshold',
+      '0',
+      '-c:a',
+      'aac',
+      '-ac',
+      '2',
+    ],
+    ...[
+      '-f',
+      'dash',
+      '-seg_duration',
+      String(segSec),
+      '-use_template',
+      '1',
+      '-use_timeline',
+      '1',
+      '-adaptation_sets',
+      'id=0,streams=v id=1,streams=a',
+    ],
+    ...[
+      '-init_seg_name',
+      'init-$RepresentationID$.m4s',
+      '-media_seg_name',
+      'seg-$RepresentationID$-$Number$.m4s',
+      path.join(out, 'manifest.mpd'),
+    ],
   ]);
   const files = new Map<string, Buffer>();
   for (const f of await readdir(out)) if (f.endsWith('.m4s')) files.set(f, await readFile(path.join(out, f)));
@@ -61,17 +110,32 @@ async function dashMedia(dir: string, name: string, src: string, seconds: number
 const DASHJS_TIMING_TODO = 'depends on issue 30 item 1: the live-edge timing of DASH through the proxy';
 
 /** Plays live DASH through the proxy; checks start-up, then that playback runs on. */
-async function playLive(t: Test, browser: BrowserContext, pageUrl: string, player: 'shaka' | 'dashjs', src: string, origin: DashOriginSim, timingTodo?: string): Promise<void> {
+async function playLive(
+  t: Test,
+  browser: BrowserContext,
+  pageUrl: string,
+  player: 'shaka' | 'dashjs',
+  src: string,
+  origin: DashOriginSim,
+  timingTodo?: string,
+): Promise<void> {
   origin.restart();
   const page = await openPlayer(browser, pageUrl, player, src);
   // The deadline for starting at all is generous (a busy machine); the 2 s budget is asserted on the measured start-up.
-  const started = await until('playback started', async () => (await stateOf(page)).started, deadlineFor(DELAY_SEGMENTS * LIVE_SEG)).catch(async (err: Error) => {
+  const started = await until(
+    'playback started',
+    async () => (await stateOf(page)).started,
+    deadlineFor(DELAY_SEGMENTS * LIVE_SEG),
+  ).catch(async (err: Error) => {
     throw new Error(`${err.message}: ${describe(await stateOf(page))}`);
   });
   t.ok(started);
   const first = await stateOf(page);
   // Issue 30's "done when": through the proxy with a live-edge delay of 2 segments, playback starts within 2 s.
-  t.ok(first.startupMs! <= STARTUP_MS, `${first.player}: playback started ${Math.round(first.startupMs!)} ms after load (budget ${STARTUP_MS} ms)`);
+  t.ok(
+    first.startupMs! <= STARTUP_MS,
+    `${first.player}: playback started ${Math.round(first.startupMs!)} ms after load (budget ${STARTUP_MS} ms)`,
+  );
   const at = first.currentTime;
   const s = await until(
     `${LIVE_WATCH_SEC} s of live playback`,
@@ -85,15 +149,34 @@ async function playLive(t: Test, browser: BrowserContext, pageUrl: string, playe
   });
   await stopWatching(page);
   t.equal(s.fatal, null, `${s.player}: no fatal error (errors: ${s.errors.join(', ') || 'none'})`);
-  t.ok(s.maxStallMs < 1000, `${s.player}: no stall over 1 s once playing (longest ${Math.round(s.maxStallMs)} ms at ${s.stallAt ?? '-'})`, { todo: timingTodo });
-  t.ok(s.frags.length > 0 && s.frags.every((f) => f.url.startsWith(`${origin.url}/`)), `${s.player}: ${s.frags.length} segments, all from the origin (the proxy's BaseURL)`);
+  t.ok(
+    s.maxStallMs < 1000,
+    `${s.player}: no stall over 1 s once playing (longest ${Math.round(s.maxStallMs)} ms at ${s.stallAt ?? '-'})`,
+    { todo: timingTodo },
+  );
+  t.ok(
+    s.frags.length > 0 && s.frags.every((f) => f.url.startsWith(`${origin.url}/`)),
+    `${s.player}: ${s.frags.length} segments, all from the origin (the proxy's BaseURL)`,
+  );
   const liveEdgeSec = (origin.available() - DELAY_SEGMENTS) * LIVE_SEG;
-  t.ok(s.currentTime > liveEdgeSec - 6 * LIVE_SEG, `${s.player}: playing near the delayed live edge (${s.currentTime.toFixed(1)} s of ${liveEdgeSec} s)`);
+  t.ok(
+    s.currentTime > liveEdgeSec - 6 * LIVE_SEG,
+    `${s.player}: playing near the delayed live edge (${s.currentTime.toFixed(1)} s of ${liveEdgeSec} s)`,
+  );
   await page.close();
 }
 
 /** Plays a stitched VOD from the start to its end. */
-async function playStitched(t: Test, browser: BrowserContext, pageUrl: string, player: 'shaka' | 'dashjs', src: string, total: number, ads: DashOriginSim, content: DashOriginSim): Promise<void> {
+async function playStitched(
+  t: Test,
+  browser: BrowserContext,
+  pageUrl: string,
+  player: 'shaka' | 'dashjs',
+  src: string,
+  total: number,
+  ads: DashOriginSim,
+  content: DashOriginSim,
+): Promise<void> {
   const page = await openPlayer(browser, pageUrl, player, src);
   // The end: the ended event, or currentTime at the end (dash.js does not always fire ended after
   // the last of several Periods).
@@ -110,14 +193,26 @@ async function playStitched(t: Test, browser: BrowserContext, pageUrl: string, p
   await stopWatching(page);
   t.equal(s.fatal, null, `${s.player}: no fatal error (errors: ${s.errors.join(', ') || 'none'})`);
   if (!s.ended) t.comment(`${s.player}: at the end without an ended event`);
-  t.ok(Math.abs(s.duration - total) < 0.5, `${s.player}: the stitched duration ${s.duration.toFixed(3)} s is content + ads (${total} s)`);
+  t.ok(
+    Math.abs(s.duration - total) < 0.5,
+    `${s.player}: the stitched duration ${s.duration.toFixed(3)} s is content + ads (${total} s)`,
+  );
   t.ok(s.currentTime >= total - 0.5, `${s.player}: currentTime reached ${s.currentTime.toFixed(2)} s`);
-  t.ok(s.maxStallMs < 1000, `${s.player}: no stall over 1 s (longest ${Math.round(s.maxStallMs)} ms at ${s.stallAt ?? '-'})`);
+  t.ok(
+    s.maxStallMs < 1000,
+    `${s.player}: no stall over 1 s (longest ${Math.round(s.maxStallMs)} ms at ${s.stallAt ?? '-'})`,
+  );
   const adFrags = s.frags.filter((f) => f.url.startsWith(`${ads.url}/`));
   const contentFrags = s.frags.filter((f) => f.url.startsWith(`${content.url}/`));
   // Two ad Periods (pre and mid) of AD_SEC, video and audio: AD_SEC / VOD_SEG segments each per track.
-  t.ok(adFrags.length >= 2 * 2 * (AD_SEC / VOD_SEG), `${s.player}: ${adFrags.length} ad segments fetched (pre-roll and mid-roll)`);
-  t.ok(contentFrags.length >= 2 * (VOD_SEC / VOD_SEG), `${s.player}: ${contentFrags.length} content segments fetched (all of it)`);
+  t.ok(
+    adFrags.length >= 2 * 2 * (AD_SEC / VOD_SEG),
+    `${s.player}: ${adFrags.length} ad segments fetched (pre-roll and mid-roll)`,
+  );
+  t.ok(
+    contentFrags.length >= 2 * (VOD_SEC / VOD_SEG),
+    `${s.player}: ${contentFrags.length} content segments fetched (all of it)`,
+  );
   const firstContent = s.frags.findIndex((f) => f.url.startsWith(`${content.url}/`));
   const firstAd = s.frags.findIndex((f) => f.url.startsWith(`${ads.url}/`));
   t.ok(firstAd >= 0 && firstAd < firstContent, `${s.player}: the pre-roll came first`);
@@ -126,7 +221,11 @@ async function playStitched(t: Test, browser: BrowserContext, pageUrl: string, p
 
 // The file's budget, from the media it plays (the runner's default is too short on a busy machine):
 // set-up, two live plays, two stitched VODs played to the end.
-t.setTimeout(90_000 + 2 * (deadlineFor(DELAY_SEGMENTS * LIVE_SEG) + deadlineFor(LIVE_WATCH_SEC)) + 2 * deadlineFor(VOD_SEC + 2 * AD_SEC));
+t.setTimeout(
+  90_000 +
+    2 * (deadlineFor(DELAY_SEGMENTS * LIVE_SEG) + deadlineFor(LIVE_WATCH_SEC)) +
+    2 * deadlineFor(VOD_SEC + 2 * AD_SEC),
+);
 
 t.test('Shaka Player and dash.js in chromium: live DASH through the DAI proxy, stitched DASH VOD', async (t) => {
   if (!needChromium(t) || !needFfmpeg(t) || !(await needServices(t))) return;
@@ -138,10 +237,20 @@ t.test('Shaka Player and dash.js in chromium: live DASH through the DAI proxy, s
     dashMedia(dir, 'vod', 'testsrc2', VOD_SEC, VOD_SEG),
     dashMedia(dir, 'ad', 'smptebars', AD_SEC, VOD_SEG),
   ]);
-  const liveOrigin = await new DashOriginSim({ ...live, segmentSec: LIVE_SEG, live: true, windowSegments: 10, published: 8, suggestedDelaySec: LIVE_SEG }).start();
+  const liveOrigin = await new DashOriginSim({
+    ...live,
+    segmentSec: LIVE_SEG,
+    live: true,
+    windowSegments: 10,
+    published: 8,
+    suggestedDelaySec: LIVE_SEG,
+  }).start();
   const vodOrigin = await new DashOriginSim({ ...vod, segmentSec: VOD_SEG }).start();
   const adOrigin = await new DashOriginSim({ ...ad, segmentSec: VOD_SEG }).start();
-  const ads = await new AdServerSim({ breaks: ['start', `00:00:0${MID_SEC}.000`], ads: [{ id: 'ad-1', durationSec: AD_SEC, dash: `${adOrigin.url}/ads/ad-1/manifest.mpd` }] }).start();
+  const ads = await new AdServerSim({
+    breaks: ['start', `00:00:0${MID_SEC}.000`],
+    ads: [{ id: 'ad-1', durationSec: AD_SEC, dash: `${adOrigin.url}/ads/ad-1/manifest.mpd` }],
+  }).start();
   t.teardown(async () => {
     await Promise.all([liveOrigin.stop(), vodOrigin.stop(), adOrigin.stop(), ads.stop()]);
   });
@@ -160,30 +269,56 @@ t.test('Shaka Player and dash.js in chromium: live DASH through the DAI proxy, s
     return r.body as Record<string, unknown>;
   };
   await api('PUT', 'squeeze-brand-config', { brand_id: 'acme' });
-  await api('PUT', 'squeeze-event-config', { asset_id: 'DLIVE', source_uri: `${liveOrigin.url}/live/manifest.mpd`, brand_config_id: 'acme', live_edge_delay_segments: DELAY_SEGMENTS });
+  await api('PUT', 'squeeze-event-config', {
+    asset_id: 'DLIVE',
+    source_uri: `${liveOrigin.url}/live/manifest.mpd`,
+    brand_config_id: 'acme',
+    live_edge_delay_segments: DELAY_SEGMENTS,
+  });
   // The catalog for stitching: a brand rule, its MRSS token, one DASH item.
-  await api('POST', 'brand-recognition', { brand_name: 'acme', match_type: 'header', match_name: 'X-Brand', match_value: 'acme' });
+  await api('POST', 'brand-recognition', {
+    brand_name: 'acme',
+    match_type: 'header',
+    match_name: 'X-Brand',
+    match_value: 'acme',
+  });
   const mrssToken = 'push-token-0123456789abcdefghij';
-  t.equal((await call(service.url, 'PUT', '/api/v1/brand-tokens/acme', { token: tok, json: { mrss_token: mrssToken } })).status, 204);
+  t.equal(
+    (await call(service.url, 'PUT', '/api/v1/brand-tokens/acme', { token: tok, json: { mrss_token: mrssToken } }))
+      .status,
+    204,
+  );
   const mrss = `<?xml version="1.0"?>
 <rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/" xmlns:dfpvideo="http://api.google.com/dfpvideo"><channel>
 <item><guid>vod-dash</guid><dfpvideo:contentId>cid-dash</dfpvideo:contentId><title>Dash</title><dfpvideo:cuepoints>${MID_SEC}</dfpvideo:cuepoints>
 <media:content url="${vodOrigin.url}/vod/c1/manifest.mpd" type="application/dash+xml" duration="${VOD_SEC}"/></item>
 </channel></rss>`;
-  const pushed = await call(service.url, 'POST', '/mrssfeed/acme', { body: mrss, headers: { 'content-type': 'application/xml', 'x-service-mrss-token': mrssToken } });
+  const pushed = await call(service.url, 'POST', '/mrssfeed/acme', {
+    body: mrss,
+    headers: { 'content-type': 'application/xml', 'x-service-mrss-token': mrssToken },
+  });
   t.match(pushed.body, { inserted: 1 }, 'the catalog item');
   await until('the brand rule loaded', async () => service.brands.current.size === 1, 10_000);
 
-  const pageUrl = await servePage(t, await readFile(path.join(projectRoot, 'test', 'browser', 'shaka-dashjs.html'), 'utf8'));
+  const pageUrl = await servePage(
+    t,
+    await readFile(path.join(projectRoot, 'test', 'browser', 'shaka-dashjs.html'), 'utf8'),
+  );
   t.not(new URL(pageUrl).origin, new URL(service.url).origin, 'the page has an origin of its own');
   const browser = await launchChromium(t);
   t.comment(`set-up took ${Date.now() - began} ms`);
 
   const liveSrc = (id: string) => `${service.url}/dai/manifest/linear/dash/event/DLIVE/stream/${id}/manifest.mpd`;
-  await t.test('(a) dash.js: live DASH through the DAI proxy, live-edge delay 2 segments', (t) => playLive(t, browser, pageUrl, 'dashjs', liveSrc('dashjs-1'), liveOrigin, DASHJS_TIMING_TODO));
-  await t.test('(a) Shaka: live DASH through the DAI proxy, live-edge delay 2 segments', (t) => playLive(t, browser, pageUrl, 'shaka', liveSrc('shaka-1'), liveOrigin));
+  await t.test('(a) dash.js: live DASH through the DAI proxy, live-edge delay 2 segments', (t) =>
+    playLive(t, browser, pageUrl, 'dashjs', liveSrc('dashjs-1'), liveOrigin, DASHJS_TIMING_TODO),
+  );
+  await t.test('(a) Shaka: live DASH through the DAI proxy, live-edge delay 2 segments', (t) =>
+    playLive(t, browser, pageUrl, 'shaka', liveSrc('shaka-1'), liveOrigin),
+  );
 
-  const stitched = await call(service.url, 'POST', '/stitch/dash/stream/browser-d/asset/cid-dash', { headers: { 'x-brand': 'acme' } });
+  const stitched = await call(service.url, 'POST', '/stitch/dash/stream/browser-d/asset/cid-dash', {
+    headers: { 'x-brand': 'acme' },
+  });
   t.equal(stitched.status, 200, `stitched: ${JSON.stringify(stitched.body).slice(0, 300)}`);
   const breaks = stitched.body.breaks as Array<{ type: string; duration: number }>;
   t.same(

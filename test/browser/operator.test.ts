@@ -35,7 +35,12 @@ t.test('the operator page starts a break, shows it active, then terminated', asy
     breakTickMs: 250,
   });
   const tok = await token(service, { ttlSec: 600 });
-  const event = await configureDemo({ baseUrl: service.url, token: tok, originUrl: origin.url, ads: [{ id: 'ad-1', uri: adServer.creativeUrl('ad-1'), durationSec: 15 }] });
+  const event = await configureDemo({
+    baseUrl: service.url,
+    token: tok,
+    originUrl: origin.url,
+    ads: [{ id: 'ad-1', uri: adServer.creativeUrl('ad-1'), durationSec: 15 }],
+  });
 
   const context = await launchChromium(t, { width: 1400, height: 860 });
   const page = await context.newPage();
@@ -45,12 +50,20 @@ t.test('the operator page starts a break, shows it active, then terminated', asy
 
   const row = page.locator(`#events tr[data-event="${event.id}"]`);
   await row.waitFor({ timeout: shownWithin(0) });
-  t.match(await row.innerText(), new RegExp(`${DEMO_ASSET}\\s+acme\\s+scte35`), 'the event is listed with its brand and trigger');
+  t.match(
+    await row.innerText(),
+    new RegExp(`${DEMO_ASSET}\\s+acme\\s+scte35`),
+    'the event is listed with its brand and trigger',
+  );
   t.notMatch(page.url(), /token=/, 'the token left the address bar');
   t.equal(await page.locator('#token').inputValue(), tok, 'the token field holds it');
   t.equal(await page.locator('[data-testid=break]').count(), 0, 'no break yet');
   await page.locator('[data-testid=creatives] tr').first().waitFor({ timeout: 10_000 });
-  t.match(await page.locator('[data-testid=creatives]').innerText(), /None yet/, 'the conditioned ad creatives are listed (none in this demo)');
+  t.match(
+    await page.locator('[data-testid=creatives]').innerText(),
+    /None yet/,
+    'the conditioned ad creatives are listed (none in this demo)',
+  );
 
   // Start: the break appears, scheduled until its first segment's time, then active.
   await page.fill('#duration', '30');
@@ -81,11 +94,18 @@ t.test('the operator page starts a break, shows it active, then terminated', asy
 
   // A cue of the source starts the next break; the page decodes its SCTE-35 through the API.
   scheduleCues(origin, DEMO_CHANNEL, { firstSeq: origin.live() + 3, everySegments: 100, breakSegments: 6, count: 1 });
-  await page.locator('[data-testid=break]:nth-child(1)[data-status="scheduled"], [data-testid=break]:nth-child(1)[data-status="active"]').waitFor({ timeout: shownWithin(3 + 2) });
+  await page
+    .locator(
+      '[data-testid=break]:nth-child(1)[data-status="scheduled"], [data-testid=break]:nth-child(1)[data-status="active"]',
+    )
+    .waitFor({ timeout: shownWithin(3 + 2) });
   await firstBreak(page).click();
   const cue = page.locator('[data-testid=cue]');
   await cue.waitFor({ timeout: shownWithin(0) });
-  const decoded = JSON.parse(await cue.innerText()) as { table_id?: number; splice_command?: { name?: string; break_duration?: number } };
+  const decoded = JSON.parse(await cue.innerText()) as {
+    table_id?: number;
+    splice_command?: { name?: string; break_duration?: number };
+  };
   t.equal(decoded.table_id, 252, 'a splice_info_section');
   t.equal(decoded.splice_command?.name, 'splice_insert');
   t.equal(decoded.splice_command?.break_duration, 6, "the cue's break duration");

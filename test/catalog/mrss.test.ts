@@ -64,7 +64,8 @@ t.test('vendor cue points, guid fallbacks, undeclared prefixes, BOM', async (t) 
 });
 
 t.test('channel-level media elements are the last fallback', async (t) => {
-  const { items } = parseMrss(`<rss xmlns:media="http://search.yahoo.com/mrss/"><channel><media:thumbnail url="https://img.example.com/ch.jpg"/><media:content url="https://cdn.example.com/ch.m3u8"/>
+  const { items } =
+    parseMrss(`<rss xmlns:media="http://search.yahoo.com/mrss/"><channel><media:thumbnail url="https://img.example.com/ch.jpg"/><media:content url="https://cdn.example.com/ch.m3u8"/>
 <item><guid>a</guid></item><item><guid>b</guid><media:thumbnail url="https://img.example.com/b.jpg"/><media:group><media:content url="https://cdn.example.com/b.mpd"/></media:group></item></channel></rss>`);
   t.same(items[0]!.thumbnails, ['https://img.example.com/ch.jpg']);
   t.same(
@@ -79,12 +80,34 @@ t.test('channel-level media elements are the last fallback', async (t) => {
 });
 
 t.test('hostile and malformed input is rejected cleanly', async (t) => {
-  t.throws(() => parseMrss('<?xml version="1.0"?><!DOCTYPE rss [<!ENTITY x "y">]><rss><channel><item><guid>&x;</guid></item></channel></rss>'), MrssError);
+  t.throws(
+    () =>
+      parseMrss(
+        '<?xml version="1.0"?><!DOCTYPE rss [<!ENTITY x "y">]><rss><channel><item><guid>&x;</guid></item></channel></rss>',
+      ),
+    MrssError,
+  );
   t.throws(() => parseMrss('<rss><channel><item><guid>a</guid></channel>'), MrssError);
   t.throws(() => parseMrss('not xml at all <'), MrssError);
   t.throws(() => parseMrss(''), MrssError);
-  t.throws(() => parseMrss(`<rss><channel>${'<item><guid>x</guid></item>'.repeat(20)}</channel></rss>`, { maxItems: 10, maxItemChars: 1000, maxDepth: 64 }), /more than 10 items/);
-  t.throws(() => parseMrss(`<rss><channel><item><guid>${'x'.repeat(5000)}</guid></item></channel></rss>`, { maxItems: 10, maxItemChars: 1000, maxDepth: 64 }), /exceeds/);
+  t.throws(
+    () =>
+      parseMrss(`<rss><channel>${'<item><guid>x</guid></item>'.repeat(20)}</channel></rss>`, {
+        maxItems: 10,
+        maxItemChars: 1000,
+        maxDepth: 64,
+      }),
+    /more than 10 items/,
+  );
+  t.throws(
+    () =>
+      parseMrss(`<rss><channel><item><guid>${'x'.repeat(5000)}</guid></item></channel></rss>`, {
+        maxItems: 10,
+        maxItemChars: 1000,
+        maxDepth: 64,
+      }),
+    /exceeds/,
+  );
   t.throws(() => parseMrss(`${'<a>'.repeat(100)}${'</a>'.repeat(100)}`), /nests too deep/);
 });
 

@@ -11,12 +11,21 @@ t.test('catalog push', async (t) => {
   const service = await startTestService(t, { databaseUrl: await freshSchemaUrl(t) });
   const jwt = await token(service);
   const push = (brand: string, body: string, headers: Record<string, string> = {}) =>
-    call(service.url, 'POST', `/mrssfeed/${brand}`, { body, headers: { 'content-type': 'application/xml', 'x-service-mrss-token': TOKEN, ...headers } });
+    call(service.url, 'POST', `/mrssfeed/${brand}`, {
+      body,
+      headers: { 'content-type': 'application/xml', 'x-service-mrss-token': TOKEN, ...headers },
+    });
   const guardian = fixture('mrss/rss-parser/guardian.rss');
 
-  t.equal((await call(service.url, 'PUT', '/api/v1/brand-tokens/acme', { token: jwt, json: { mrss_token: 'short' } })).status, 400);
+  t.equal(
+    (await call(service.url, 'PUT', '/api/v1/brand-tokens/acme', { token: jwt, json: { mrss_token: 'short' } })).status,
+    400,
+  );
   t.equal((await call(service.url, 'PUT', '/api/v1/brand-tokens/acme', { json: { mrss_token: TOKEN } })).status, 401);
-  t.equal((await call(service.url, 'PUT', '/api/v1/brand-tokens/acme', { token: jwt, json: { mrss_token: TOKEN } })).status, 204);
+  t.equal(
+    (await call(service.url, 'PUT', '/api/v1/brand-tokens/acme', { token: jwt, json: { mrss_token: TOKEN } })).status,
+    204,
+  );
 
   t.test('tokens', async (t) => {
     t.equal((await push('acme', guardian, { 'x-service-mrss-token': '' })).status, 401, 'missing');
@@ -51,15 +60,25 @@ t.test('catalog push', async (t) => {
       t.not(it.extras, null);
     }
     t.equal((await call(service.url, 'GET', '/api/v1/catalog/acme/nope', { token: jwt })).status, 404);
-    t.ok((await call(service.url, 'GET', '/api/v1/catalog?q=%25', { token: jwt })).body.total_results >= 0, 'LIKE metacharacters are literal');
+    t.ok(
+      (await call(service.url, 'GET', '/api/v1/catalog?q=%25', { token: jwt })).body.total_results >= 0,
+      'LIKE metacharacters are literal',
+    );
   });
 
   t.test('bad bodies: DOCTYPE, malformed, wrong type, oversize — nothing written', async (t) => {
     await call(service.url, 'PUT', '/api/v1/brand-tokens/clean', { token: jwt, json: { mrss_token: TOKEN } });
-    const doctype = await push('clean', '<?xml version="1.0"?><!DOCTYPE rss [<!ENTITY e SYSTEM "file:///etc/passwd">]><rss><channel><item><guid>&e;</guid></item></channel></rss>');
+    const doctype = await push(
+      'clean',
+      '<?xml version="1.0"?><!DOCTYPE rss [<!ENTITY e SYSTEM "file:///etc/passwd">]><rss><channel><item><guid>&e;</guid></item></channel></rss>',
+    );
     t.equal(doctype.status, 400);
     t.match(doctype.body.detail, /DOCTYPE/);
-    t.equal((await push('clean', '<rss><channel><item><guid>a</guid></item><item><guid>b</guid>')).status, 400, 'malformed: not even the complete first item is kept');
+    t.equal(
+      (await push('clean', '<rss><channel><item><guid>a</guid></item><item><guid>b</guid>')).status,
+      400,
+      'malformed: not even the complete first item is kept',
+    );
     t.equal((await push('clean', guardian, { 'content-type': 'application/json' })).status, 415);
     const head = `POST /mrssfeed/clean HTTP/1.1\r\nHost: x\r\nContent-Type: application/xml\r\nX-Service-Mrss-Token: ${TOKEN}\r\nContent-Length: ${21 * 1024 * 1024}\r\n\r\n`;
     t.match(await rawExchange(service.port, [head]), /^HTTP\/1\.1 413 /);

@@ -27,7 +27,12 @@ const profile: LadderProfile = {
 };
 
 /** Resolves when `check` holds, polling at a tenth of the lease; fails after `deadlineMs`. */
-async function until(t: Test, what: string, check: () => Promise<boolean> | boolean, deadlineMs: number): Promise<void> {
+async function until(
+  t: Test,
+  what: string,
+  check: () => Promise<boolean> | boolean,
+  deadlineMs: number,
+): Promise<void> {
   const end = Date.now() + deadlineMs;
   while (!(await check())) {
     if (Date.now() > end) {
@@ -75,12 +80,24 @@ t.test('the conditioning worker on the shared lease loop', async (t) => {
   t.teardown(() => worker.stop());
 
   // A job that outlives several lease lengths keeps its lease through the loop's renewals.
-  await repo.ensure({ key: 'slow', creativeKey: 'c1', profileKey: 'p', profile, mediaUrl: 'https://ads.example/slow.mp4', durationSec: 10 });
+  await repo.ensure({
+    key: 'slow',
+    creativeKey: 'c1',
+    profileKey: 'p',
+    profile,
+    mediaUrl: 'https://ads.example/slow.mp4',
+    durationSec: 10,
+  });
   await worker.tick();
   await until(t, 'the slow job started', () => jobs.has('slow'), 10_000);
   t.equal((await row('slow')).lease_owner, 'owner-a', 'claimed by this owner');
   const firstUntil = (await row('slow')).lease_until!.getTime();
-  await until(t, 'a renewal moved the lease on', async () => (await row('slow')).lease_until!.getTime() > firstUntil, 10 * LEASE_MS);
+  await until(
+    t,
+    'a renewal moved the lease on',
+    async () => (await row('slow')).lease_until!.getTime() > firstUntil,
+    10 * LEASE_MS,
+  );
   await new Promise((r) => setTimeout(r, 3 * LEASE_MS)); // three lease lengths: the lease must not lapse meanwhile
   const held = await row('slow');
   t.equal(held.lease_owner, 'owner-a', 'still ours after three lease lengths');
@@ -90,20 +107,39 @@ t.test('the conditioning worker on the shared lease loop', async (t) => {
   t.equal(worker.ran, 1);
 
   // Another owner takes the lease (as after a lapse): the next renewal no longer finds the job here.
-  await repo.ensure({ key: 'taken', creativeKey: 'c2', profileKey: 'p', profile, mediaUrl: 'https://ads.example/taken.mp4', durationSec: 10 });
+  await repo.ensure({
+    key: 'taken',
+    creativeKey: 'c2',
+    profileKey: 'p',
+    profile,
+    mediaUrl: 'https://ads.example/taken.mp4',
+    durationSec: 10,
+  });
   await worker.tick();
   await until(t, 'the second job started', () => jobs.has('taken'), 10_000);
   await sql`update ad_creative set lease_owner = 'owner-b', lease_until = now() + interval '1 minute' where key = 'taken'`;
   await until(t, 'the taken job aborted', () => jobs.get('taken')!.ended !== undefined, 10 * LEASE_MS);
   t.equal(jobs.get('taken')!.ended, 'aborted: the lease was lost', 'aborted as lost, not as timed out or stopped');
-  await until(t, 'the worker let go of it', () => metrics.render().includes('ad_conditioning_jobs_total{result="lease_lost"} 1'), 10_000);
+  await until(
+    t,
+    'the worker let go of it',
+    () => metrics.render().includes('ad_conditioning_jobs_total{result="lease_lost"} 1'),
+    10_000,
+  );
   const taken = await row('taken');
   t.equal(taken.state, 'pending', 'its outcome was not written over the new owner');
   t.equal(taken.lease_owner, 'owner-b');
   t.equal(worker.ran, 1, 'no second outcome counted');
 
   // A graceful stop aborts the job in flight and hands its lease back at once.
-  await repo.ensure({ key: 'stopped', creativeKey: 'c3', profileKey: 'p', profile, mediaUrl: 'https://ads.example/stopped.mp4', durationSec: 10 });
+  await repo.ensure({
+    key: 'stopped',
+    creativeKey: 'c3',
+    profileKey: 'p',
+    profile,
+    mediaUrl: 'https://ads.example/stopped.mp4',
+    durationSec: 10,
+  });
   await worker.tick();
   await until(t, 'the third job started', () => jobs.has('stopped'), 10_000);
   await worker.stop();

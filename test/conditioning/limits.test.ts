@@ -36,14 +36,23 @@ t.test('duration cap and back-off', async (t) => {
   const first = await r.stitch(a.url, 'hls', 'hls-1', 'vod-hls');
   t.equal(first.status, 200);
   t.ok(
-    (first.body.warnings as string[]).some((w) => w === `ad ad-long/cr-ad-long of break preroll left out this time: longer (10 s) than the conditioning cap of ${CAP_SEC} s`),
+    (first.body.warnings as string[]).some(
+      (w) =>
+        w ===
+        `ad ad-long/cr-ad-long of break preroll left out this time: longer (10 s) than the conditioning cap of ${CAP_SEC} s`,
+    ),
     'an ad announced over the cap is refused without a job',
   );
   // One probe of a 5 s file: a few seconds at most, even on a busy machine.
   let rows = (await r.settle(60_000)) as Row[];
   t.equal(rows.length, 1, 'only ad-liar got a job');
   const failed = rows[0]!;
-  t.match(failed, { state: 'failed', attempts: 1, failures: 1, error: new RegExp(`the creative lasts 5(\\.\\d+)? s, over the cap of ${CAP_SEC} s`) });
+  t.match(failed, {
+    state: 'failed',
+    attempts: 1,
+    failures: 1,
+    error: new RegExp(`the creative lasts 5(\\.\\d+)? s, over the cap of ${CAP_SEC} s`),
+  });
   const backoff1 = Date.parse(failed.retry_at!) - Date.parse(failed.updated);
   t.ok(Math.abs(backoff1 - BACKOFF_SEC * 1000) < 50, `first back-off ${backoff1} ms`);
 
@@ -51,9 +60,13 @@ t.test('duration cap and back-off', async (t) => {
   const again = await r.stitch(a.url, 'hls', 'hls-2', 'vod-hls');
   const within = Date.now() < Date.parse(failed.retry_at!);
   rows = (await r.creatives()) as Row[];
-  if (within) t.match(rows[0], { state: 'failed', job_id: failed.job_id, failures: 1 }, 'not queued again within the back-off');
+  if (within)
+    t.match(rows[0], { state: 'failed', job_id: failed.job_id, failures: 1 }, 'not queued again within the back-off');
   t.ok(
-    (again.body.warnings as string[]).some((w) => w.includes(`conditioning job ${failed.job_id} failed`) || w.includes('is queued') || w.includes('is running')),
+    (again.body.warnings as string[]).some(
+      (w) =>
+        w.includes(`conditioning job ${failed.job_id} failed`) || w.includes('is queued') || w.includes('is running'),
+    ),
     'the warning names the job',
   );
 

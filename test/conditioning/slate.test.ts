@@ -38,10 +38,19 @@ t.test('slate fills a short pod to its planned duration when the brand asks (HLS
   ]);
   const r = await rig(t, { count: 1, breaks: ['start'], ads: [{ id: 'ad-1', durationSec: PLANNED_SEC }], creatives });
   const a = r.instances[0]!;
-  const brandConfig = (fill: boolean) => call(a.url, 'PUT', '/api/v1/squeeze-brand-config', { token: r.jwt, json: { brand_id: 'acme', stitch_slate: { uri: r.adServer.creativeUrl('slate'), fill } } });
+  const brandConfig = (fill: boolean) =>
+    call(a.url, 'PUT', '/api/v1/squeeze-brand-config', {
+      token: r.jwt,
+      json: { brand_id: 'acme', stitch_slate: { uri: r.adServer.creativeUrl('slate'), fill } },
+    });
   t.equal((await brandConfig(true)).status, 200, 'the brand asks for slate');
   t.equal(
-    (await call(a.url, 'PUT', '/api/v1/squeeze-brand-config', { token: r.jwt, json: { brand_id: 'acme', stitch_slate: { uri: 'file:///etc/passwd' } } })).status,
+    (
+      await call(a.url, 'PUT', '/api/v1/squeeze-brand-config', {
+        token: r.jwt,
+        json: { brand_id: 'acme', stitch_slate: { uri: 'file:///etc/passwd' } },
+      })
+    ).status,
     400,
     'a slate URI must be http(s)',
   );
@@ -51,7 +60,11 @@ t.test('slate fills a short pod to its planned duration when the brand asks (HLS
   for (const res of [h1, d1]) {
     t.equal(res.status, 200);
     t.ok(
-      (res.body.warnings as string[]).some((w) => /^break preroll: 4 s not filled with slate this time: conditioning job [0-9a-f-]{36} is (queued|running)$/.test(w)),
+      (res.body.warnings as string[]).some((w) =>
+        /^break preroll: 4 s not filled with slate this time: conditioning job [0-9a-f-]{36} is (queued|running)$/.test(
+          w,
+        ),
+      ),
       'the slate is queued like an ad, and the warning names its job',
     );
   }
@@ -78,16 +91,29 @@ t.test('slate fills a short pod to its planned duration when the brand asks (HLS
     ]);
     t.equal(pod.duration, PLANNED_SEC, `the pod lasts its planned ${PLANNED_SEC} s`);
     t.equal(pod.ads[1]!.duration, PLANNED_SEC - AD_SEC, 'the slate fills the gap, not its whole length');
-    const master = parseMaster(res.body.cache_url, (await call(a.url, 'GET', new URL(res.body.cache_url).pathname)).text);
+    const master = parseMaster(
+      res.body.cache_url,
+      (await call(a.url, 'GET', new URL(res.body.cache_url).pathname)).text,
+    );
     for (const v of master.variants) {
-      const segs = segmentsOf((await call(a.url, 'GET', new URL(v.uri).pathname)).text, v.uri).filter((s) => s.uri.includes('/stitch/creatives/'));
+      const segs = segmentsOf((await call(a.url, 'GET', new URL(v.uri).pathname)).text, v.uri).filter((s) =>
+        s.uri.includes('/stitch/creatives/'),
+      );
       const slate = segs.slice(-Math.round((PLANNED_SEC - AD_SEC) / SEGMENT_SEC));
-      t.equal(segs.length, Math.ceil(AD_SEC / SEGMENT_SEC) + slate.length, `${v.height}p: the ad's and the slate's segments`);
+      t.equal(
+        segs.length,
+        Math.ceil(AD_SEC / SEGMENT_SEC) + slate.length,
+        `${v.height}p: the ad's and the slate's segments`,
+      );
       for (const s of slate) {
         const file = path.join(work, `slate-${v.height}-${path.basename(s.uri)}`);
         await writeFile(file, Buffer.from(await (await fetch(s.uri)).arrayBuffer()));
         const video = (await ffprobe(file)).streams.find((x) => x.codec_type === 'video');
-        t.match({ codec: video?.codec_name, w: video?.width, h: video?.height }, { codec: 'h264', w: v.width, h: v.height }, `slate segment decodes at ${v.width}x${v.height}`);
+        t.match(
+          { codec: video?.codec_name, w: video?.width, h: video?.height },
+          { codec: 'h264', w: v.width, h: v.height },
+          `slate segment decodes at ${v.width}x${v.height}`,
+        );
       }
     }
   });
@@ -102,8 +128,13 @@ t.test('slate fills a short pod to its planned duration when the brand asks (HLS
       { id: 'slate', slate: true },
     ]);
     t.equal(pod.duration, PLANNED_SEC);
-    const doc = new DOMParser().parseFromString((await call(a.url, 'GET', new URL(res.body.cache_url).pathname)).text, 'application/xml');
-    const adPeriods = Array.from(doc.getElementsByTagName('Period')).filter((p) => (p.getElementsByTagName('BaseURL')[0]?.textContent ?? '').includes('/stitch/creatives/'));
+    const doc = new DOMParser().parseFromString(
+      (await call(a.url, 'GET', new URL(res.body.cache_url).pathname)).text,
+      'application/xml',
+    );
+    const adPeriods = Array.from(doc.getElementsByTagName('Period')).filter((p) =>
+      (p.getElementsByTagName('BaseURL')[0]?.textContent ?? '').includes('/stitch/creatives/'),
+    );
     t.equal(adPeriods.length, 2, 'an ad Period and a slate Period');
     t.equal(adPeriods[1]!.getAttribute('duration'), `PT${PLANNED_SEC - AD_SEC}S`, 'the slate Period lasts the gap');
   });

@@ -29,7 +29,8 @@ t.test('MP4-only creatives conditioned to the content ladder, then stitched (HLS
   if (!(await needServices(t, ['postgres', 'redis']))) return;
   const work = tempDir(t);
   const creatives = new Map<string, Buffer>();
-  for (const [i, sec] of AD_SEC.entries()) creatives.set(`ad-${i + 1}`, await makeCreative(work, `ad-${i + 1}`, sec, 440 * (i + 1)));
+  for (const [i, sec] of AD_SEC.entries())
+    creatives.set(`ad-${i + 1}`, await makeCreative(work, `ad-${i + 1}`, sec, 440 * (i + 1)));
   // ad-bad's media file is the simulator's stub (an ftyp box): not playable, so its job fails.
   const ads = [
     { id: 'ad-1', durationSec: AD_SEC[0]! },
@@ -42,7 +43,11 @@ t.test('MP4-only creatives conditioned to the content ladder, then stitched (HLS
   const creativesNow = r0.creatives;
 
   // First requests, on both instances at once: no ads yet, warnings naming the jobs.
-  const [h1, h2, d1] = await Promise.all([stitch(a.url, 'hls', 'hls-1', 'vod-hls'), stitch(b.url, 'hls', 'hls-2', 'vod-hls'), stitch(b.url, 'dash', 'dash-1', 'vod-dash')]);
+  const [h1, h2, d1] = await Promise.all([
+    stitch(a.url, 'hls', 'hls-1', 'vod-hls'),
+    stitch(b.url, 'hls', 'hls-2', 'vod-hls'),
+    stitch(b.url, 'dash', 'dash-1', 'vod-dash'),
+  ]);
   for (const r of [h1, h2, d1]) {
     t.equal(r.status, 200, JSON.stringify(r.body));
     t.same(
@@ -52,15 +57,26 @@ t.test('MP4-only creatives conditioned to the content ladder, then stitched (HLS
     );
   }
   const queued = await creativesNow();
-  t.equal(queued.length, 6, 'one job per creative and profile: 3 creatives × (the HLS ladder, the DASH ladder), though two instances asked at once');
-  const jobsOf = (body: { warnings?: string[] }) => new Set((body.warnings ?? []).flatMap((w) => [...w.matchAll(/conditioning job ([0-9a-f-]{36})/g)].map((m) => m[1])));
+  t.equal(
+    queued.length,
+    6,
+    'one job per creative and profile: 3 creatives × (the HLS ladder, the DASH ladder), though two instances asked at once',
+  );
+  const jobsOf = (body: { warnings?: string[] }) =>
+    new Set(
+      (body.warnings ?? []).flatMap((w) => [...w.matchAll(/conditioning job ([0-9a-f-]{36})/g)].map((m) => m[1])),
+    );
   const hlsJobs = new Set(queued.filter((c) => c.protocol === 'hls').map((c) => c.job_id));
   const dashJobs = new Set(queued.filter((c) => c.protocol === 'dash').map((c) => c.job_id));
   t.same(jobsOf(h1.body), hlsJobs, 'the first HLS answer names the HLS jobs');
   t.same(jobsOf(h2.body), hlsJobs, 'the other instance names the same jobs');
   t.same(jobsOf(d1.body), dashJobs, 'the DASH answer names the DASH jobs');
   t.ok(
-    (h1.body.warnings as string[]).some((w) => /^ad ad-1\/cr-ad-1 of break preroll left out this time: conditioning job [0-9a-f-]{36} is (queued|running)$/.test(w)),
+    (h1.body.warnings as string[]).some((w) =>
+      /^ad ad-1\/cr-ad-1 of break preroll left out this time: conditioning job [0-9a-f-]{36} is (queued|running)$/.test(
+        w,
+      ),
+    ),
     'the warning says the ad is left out this time and names its job',
   );
 
@@ -87,7 +103,8 @@ t.test('MP4-only creatives conditioned to the content ladder, then stitched (HLS
     'each job was claimed once',
   );
   t.equal(a.conditioning.ran + b.conditioning.ran, 6, 'the two instances ran six jobs between them: none twice');
-  for (const c of good) t.ok(c.renditions!.seconds_to_ready > 0, `time to ready recorded (${c.renditions!.seconds_to_ready} s)`);
+  for (const c of good)
+    t.ok(c.renditions!.seconds_to_ready > 0, `time to ready recorded (${c.renditions!.seconds_to_ready} s)`);
 
   t.test('HLS: the next POST for another stream includes the ads; every ad segment decodes at its rung', async (t) => {
     const r = await stitch(a.url, 'hls', 'hls-3', 'vod-hls');
@@ -108,7 +125,11 @@ t.test('MP4-only creatives conditioned to the content ladder, then stitched (HLS
     // The other instance renders the session from its plan: the conditioned renditions read by key.
     for (const u of [masterUrl, ...master.variants.map((v) => v.uri)]) {
       const p = new URL(u).pathname;
-      t.equal((await call(b.url, 'GET', p)).text, (await call(a.url, 'GET', p)).text, `${path.basename(p)}: the same text from the other instance`);
+      t.equal(
+        (await call(b.url, 'GET', p)).text,
+        (await call(a.url, 'GET', p)).text,
+        `${path.basename(p)}: the same text from the other instance`,
+      );
     }
     for (const v of master.variants) {
       const text = (await call(a.url, 'GET', new URL(v.uri).pathname)).text;
@@ -148,9 +169,15 @@ t.test('MP4-only creatives conditioned to the content ladder, then stitched (HLS
       ],
     );
     const mpdText = (await call(a.url, 'GET', new URL(r.body.cache_url).pathname)).text;
-    t.equal((await call(b.url, 'GET', new URL(r.body.cache_url).pathname)).text, mpdText, 'the same MPD rendered by the other instance from the plan');
+    t.equal(
+      (await call(b.url, 'GET', new URL(r.body.cache_url).pathname)).text,
+      mpdText,
+      'the same MPD rendered by the other instance from the plan',
+    );
     const doc = new DOMParser().parseFromString(mpdText, 'application/xml');
-    const periods = Array.from(doc.getElementsByTagName('Period')).filter((p) => (p.getElementsByTagName('BaseURL')[0]?.textContent ?? '').includes('/stitch/creatives/'));
+    const periods = Array.from(doc.getElementsByTagName('Period')).filter((p) =>
+      (p.getElementsByTagName('BaseURL')[0]?.textContent ?? '').includes('/stitch/creatives/'),
+    );
     t.equal(periods.length, 4, 'four ad Periods (two ads in each of two breaks)');
     for (const period of periods) {
       const base = period.getElementsByTagName('BaseURL')[0]!.textContent!;
@@ -158,8 +185,13 @@ t.test('MP4-only creatives conditioned to the content ladder, then stitched (HLS
         const tpl = set.getElementsByTagName('SegmentTemplate')[0]!;
         for (const rep of Array.from(set.getElementsByTagName('Representation'))) {
           const id = rep.getAttribute('id')!;
-          const sub = (s: string) => s.replace('$RepresentationID$', id).replace(/\$Number%05d\$/, String(Number(tpl.getAttribute('startNumber') ?? 1)).padStart(5, '0'));
-          const init = Buffer.from(await (await fetch(new URL(sub(tpl.getAttribute('initialization')!), base))).arrayBuffer());
+          const sub = (s: string) =>
+            s
+              .replace('$RepresentationID$', id)
+              .replace(/\$Number%05d\$/, String(Number(tpl.getAttribute('startNumber') ?? 1)).padStart(5, '0'));
+          const init = Buffer.from(
+            await (await fetch(new URL(sub(tpl.getAttribute('initialization')!), base))).arrayBuffer(),
+          );
           const first = Buffer.from(await (await fetch(new URL(sub(tpl.getAttribute('media')!), base))).arrayBuffer());
           const file = path.join(work, `dash-${id}-${Math.random().toString(36).slice(2)}.mp4`);
           await writeFile(file, Buffer.concat([init, first]));
@@ -196,7 +228,8 @@ t.test('MP4-only creatives conditioned to the content ladder, then stitched (HLS
     const doc = (await call(a.url, 'GET', '/api/v1/openapi.json')).body;
     t.ok(doc.paths['/api/v1/ad-creatives']?.get, 'listed in OpenAPI');
     const metrics = (await call(a.url, 'GET', '/metrics')).text + (await call(b.url, 'GET', '/metrics')).text;
-    const sum = (name: string) => [...metrics.matchAll(new RegExp(`^${name} (\\d+)`, 'gm'))].reduce((s, m) => s + Number(m[1]), 0);
+    const sum = (name: string) =>
+      [...metrics.matchAll(new RegExp(`^${name} (\\d+)`, 'gm'))].reduce((s, m) => s + Number(m[1]), 0);
     t.equal(sum('ad_conditioning_jobs_queued_total'), 6, 'six jobs queued between the instances');
     t.equal(sum('ad_conditioning_jobs_total\\{result="ready"\\}'), 4);
     t.equal(sum('ad_conditioning_jobs_total\\{result="failed"\\}'), 2);

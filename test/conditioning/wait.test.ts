@@ -29,11 +29,35 @@ t.test('a stitch POST waits for its ads up to the brand’s bound, then stitches
   if (!needFfmpeg(t)) return;
   if (!(await needServices(t, ['postgres', 'redis']))) return;
   const creatives = new Map([['ad-1', await makeCreative(tempDir(t), 'ad-1', AD_SEC)]]);
-  const r = await rig(t, { count: 1, breaks: ['start'], ads: [{ id: 'ad-1', durationSec: AD_SEC }], creatives, config: { stitchMaxWaitMs: LONG_WAIT_MS } });
+  const r = await rig(t, {
+    count: 1,
+    breaks: ['start'],
+    ads: [{ id: 'ad-1', durationSec: AD_SEC }],
+    creatives,
+    config: { stitchMaxWaitMs: LONG_WAIT_MS },
+  });
   const a = r.instances[0]!;
   const brandWaits = async (ms: number) =>
-    t.equal((await call(a.url, 'PUT', '/api/v1/squeeze-brand-config', { token: r.jwt, json: { brand_id: 'acme', stitch_wait_for_ads_ms: ms } })).status, 200, `the brand waits up to ${ms} ms`);
-  t.equal((await call(a.url, 'PUT', '/api/v1/squeeze-brand-config', { token: r.jwt, json: { brand_id: 'acme', stitch_wait_for_ads_ms: -1 } })).status, 400, 'a negative wait is refused');
+    t.equal(
+      (
+        await call(a.url, 'PUT', '/api/v1/squeeze-brand-config', {
+          token: r.jwt,
+          json: { brand_id: 'acme', stitch_wait_for_ads_ms: ms },
+        })
+      ).status,
+      200,
+      `the brand waits up to ${ms} ms`,
+    );
+  t.equal(
+    (
+      await call(a.url, 'PUT', '/api/v1/squeeze-brand-config', {
+        token: r.jwt,
+        json: { brand_id: 'acme', stitch_wait_for_ads_ms: -1 },
+      })
+    ).status,
+    400,
+    'a negative wait is refused',
+  );
 
   await brandWaits(SHORT_WAIT_MS);
   let began = Date.now();
@@ -43,7 +67,9 @@ t.test('a stitch POST waits for its ads up to the brand’s bound, then stitches
   t.ok(shortMs >= SHORT_WAIT_MS - 20, `the POST waited its bound (${shortMs} ms)`);
   t.same(adIds(short.body), [], 'the job outlasted the bound: no ad');
   t.ok(
-    (short.body as Answer).warnings?.some((w) => /^ad .* left out this time: conditioning job [0-9a-f-]{36} is (queued|running)$/.test(w)),
+    (short.body as Answer).warnings?.some((w) =>
+      /^ad .* left out this time: conditioning job [0-9a-f-]{36} is (queued|running)$/.test(w),
+    ),
     'the warning names the job',
   );
 
@@ -64,7 +90,11 @@ t.test('a stitch POST waits for its ads up to the brand’s bound, then stitches
   began = Date.now();
   const dash = await r.stitch(a.url, 'dash', 'dash-1', 'vod-dash');
   t.equal(dash.status, 200);
-  t.same(adIds(dash.body), ['ad-1'], `DASH: the first POST queued the job, waited (${Date.now() - began} ms) and carries the ad`);
+  t.same(
+    adIds(dash.body),
+    ['ad-1'],
+    `DASH: the first POST queued the job, waited (${Date.now() - began} ms) and carries the ad`,
+  );
   t.notOk((dash.body as Answer).warnings, 'nothing left out');
   t.same(
     (await r.creatives()).map((c) => [c.state, c.attempts]),
@@ -80,5 +110,6 @@ t.test('the brand’s wait is capped by STITCH_MAX_WAIT_MS; unset or nonsense is
   t.equal(stitchWaitMs(20_000, 30_000), 20_000, 'under the cap: as asked');
   t.equal(stitchWaitMs(600_000, 30_000), 30_000, 'over the cap: the cap');
   t.equal(stitchWaitMs(20_000, 0), 0, 'a cap of 0: never waits');
-  for (const v of [undefined, null, -5, '20000', Number.NaN]) t.equal(stitchWaitMs(v, 30_000), 0, `${String(v)}: no wait`);
+  for (const v of [undefined, null, -5, '20000', Number.NaN])
+    t.equal(stitchWaitMs(v, 30_000), 0, `${String(v)}: no wait`);
 });

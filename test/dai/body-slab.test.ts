@@ -7,7 +7,11 @@ t.test('bodies are the UTF-8 bytes of their text, packed without overlap', async
   const bodies = texts.map((s) => slab.store(s));
   texts.forEach((s, i) => t.equal(bodies[i]!.toString('utf8'), s, `text ${i} round-trips`));
   t.equal(bodies[0]!.buffer, bodies[3]!.buffer, 'small bodies share one slab');
-  for (let i = 1; i < bodies.length; i++) t.ok(bodies[i]!.byteOffset >= bodies[i - 1]!.byteOffset + bodies[i - 1]!.byteLength, `body ${i} starts after body ${i - 1}`);
+  for (let i = 1; i < bodies.length; i++)
+    t.ok(
+      bodies[i]!.byteOffset >= bodies[i - 1]!.byteOffset + bodies[i - 1]!.byteLength,
+      `body ${i} starts after body ${i - 1}`,
+    );
   bodies[0]!.fill(0); // a neighbour's bytes are not touched
   t.equal(bodies[1]!.toString('utf8'), texts[1]);
 });

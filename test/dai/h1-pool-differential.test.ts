@@ -83,15 +83,29 @@ function llhttp(stream: Buffer): Framing {
   let pos = 0;
   let start = 0;
   p[HTTPParser.kOnHeaders] = (headers: string[]) => pending.push(...headers);
-  p[HTTPParser.kOnHeadersComplete] = (major: number, minor: number, headers: string[] | undefined, _m: unknown, _u: unknown, status: number) => {
-    heads.push({ major, minor, status, headers: [...pending, ...(headers ?? [])], raw: stream.toString('latin1', start, pos + 1) });
+  p[HTTPParser.kOnHeadersComplete] = (
+    major: number,
+    minor: number,
+    headers: string[] | undefined,
+    _m: unknown,
+    _u: unknown,
+    status: number,
+  ) => {
+    heads.push({
+      major,
+      minor,
+      status,
+      headers: [...pending, ...(headers ?? [])],
+      raw: stream.toString('latin1', start, pos + 1),
+    });
     pending = [];
     return 0;
   };
   p[HTTPParser.kOnBody] = (b: Buffer) => body.push(Buffer.from(b));
   p[HTTPParser.kOnMessageComplete] = () => {
     const head = heads.at(-1)!;
-    if (head.status >= 200 || head.status === 101 || head.status < 100) final ??= { status: head.status, body: Buffer.concat(body).toString('latin1') };
+    if (head.status >= 200 || head.status === 101 || head.status < 100)
+      final ??= { status: head.status, body: Buffer.concat(body).toString('latin1') };
     body = [];
     start = pos + 1;
   };
@@ -121,7 +135,8 @@ function policyRefusal(f: Framing): string | undefined {
     if (head[head.indexOf('\r') + 1] === '\r') return 'status-line-cr-cr';
     // Only `chunked` alone is read here; llhttp also takes `gzip, chunked` (and reads `chunked<TAB>` to the close).
     const te = h.raw.match(/^transfer-encoding:.*$/gim) ?? [];
-    if (te.length > 1 || (te.length === 1 && !/^transfer-encoding:[\t ]*chunked *$/i.test(te[0]!))) return 'transfer-coding';
+    if (te.length > 1 || (te.length === 1 && !/^transfer-encoding:[\t ]*chunked *$/i.test(te[0]!)))
+      return 'transfer-coding';
   }
   if (f.accept && (f.body?.length ?? 0) > MAX) return 'size';
   return undefined;
@@ -148,7 +163,8 @@ interface Ours {
 async function ours(stream: Buffer, cuts: number[]): Promise<Ours> {
   const wire = new Wire();
   const pool = new H1Pool('http://upstream.test', {
-    connect: ((_o: unknown, cb: (err: Error | null, s: Socket | null) => void) => cb(null, wire as unknown as Socket)) as never,
+    connect: ((_o: unknown, cb: (err: Error | null, s: Socket | null) => void) =>
+      cb(null, wire as unknown as Socket)) as never,
     connections: 1,
     maxResponseSize: MAX,
     idleMs: 60_000,
@@ -202,7 +218,11 @@ const decided = (o: Ours) => (o.ok ? `ok ${o.status} ${JSON.stringify(o.body)} a
 // Streams: a grammar of the framing cases, then random byte edits on top.
 
 /** Mostly a clean choice, sometimes a defect: a stream gets a few defects, not one in every part. */
-const pick = (clean: string[], dirty: string[], dirtyWeight = 1) => fc.oneof({ weight: 12, arbitrary: fc.constantFrom(...clean) }, { weight: dirtyWeight, arbitrary: fc.constantFrom(...dirty) });
+const pick = (clean: string[], dirty: string[], dirtyWeight = 1) =>
+  fc.oneof(
+    { weight: 12, arbitrary: fc.constantFrom(...clean) },
+    { weight: dirtyWeight, arbitrary: fc.constantFrom(...dirty) },
+  );
 
 const EOL = pick(['\r\n'], ['\n', '\r', '\n\r']);
 const statusLine = fc
@@ -214,9 +234,21 @@ const statusLine = fc
   )
   .map(([v, code, reason, eol]) => `${v} ${code}${reason}${eol}`);
 const informational = fc
-  .tuple(pick(['HTTP/1.1 100 Continue', 'HTTP/1.1 103 Early Hints\r\nlink: </a>'], ['HTTP/1.1 101 Switching', 'HTTP/1.1 100 Continue\r\ntransfer-encoding: gzip']), EOL, EOL)
+  .tuple(
+    pick(
+      ['HTTP/1.1 100 Continue', 'HTTP/1.1 103 Early Hints\r\nlink: </a>'],
+      ['HTTP/1.1 101 Switching', 'HTTP/1.1 100 Continue\r\ntransfer-encoding: gzip'],
+    ),
+    EOL,
+    EOL,
+  )
   .map(([l, a, b]) => l + a + b);
-const lengthValue = (n: number) => pick([`${n}`, ` ${n}`, `${n} `, `\t${n}`, `0${n}`, `  ${n}  `], [`${n}\t`, `+${n}`, `${n}, ${n}`, `${n + 1}`, `${Math.max(0, n - 1)}`, '', 'x', `${n} ${n}`], 3);
+const lengthValue = (n: number) =>
+  pick(
+    [`${n}`, ` ${n}`, `${n} `, `\t${n}`, `0${n}`, `  ${n}  `],
+    [`${n}\t`, `+${n}`, `${n}, ${n}`, `${n + 1}`, `${Math.max(0, n - 1)}`, '', 'x', `${n} ${n}`],
+    3,
+  );
 const filler = pick(
   [
     'content-type: application/vnd.apple.mpegurl',
@@ -229,54 +261,112 @@ const filler = pick(
     "x-tchar!#$%&'*+-.^_`|~: v",
     'cache-control: max-age=1',
   ],
-  ['x-ctl: a\x01b', 'x-del: a\x7fb', 'bad name: x', 'bad(name): x', ': novalue', ' folded-continuation', '\tfolded-continuation', 'content-length : 3', 'x-cr: a\rb'],
+  [
+    'x-ctl: a\x01b',
+    'x-del: a\x7fb',
+    'bad name: x',
+    'bad(name): x',
+    ': novalue',
+    ' folded-continuation',
+    '\tfolded-continuation',
+    'content-length : 3',
+    'x-cr: a\rb',
+  ],
   2,
 );
-const chunkExt = pick(['', '', ';a', ';a=b', ';a="q s"', ';a=', ';a;b=c', ';a="\\"x"'], ['; a', ';a =b', ' ', ';a="q', ';=b', ';a=b c']);
-const chunkSizeText = (n: number) => pick([n.toString(16), n.toString(16).toUpperCase(), `00${n.toString(16)}`], [`${n.toString(16)} `, ` ${n.toString(16)}`, 'g', (n + 1).toString(16)]);
-const trailer = pick(['', '', 'x-t: 1\r\n', 'x-t: 1\r\nx-u: 2\r\n'], ['x-t: 1\n', ' folded\r\n', 'bad name: 1\r\n', 'x-t: a\x01\r\n', 'x-t: 1\r\n folded\r\n']);
-const coding = pick(['chunked', 'CHUNKED', ' chunked ', 'Chunked'], ['gzip, chunked', 'chunked, gzip', 'identity', 'chunked\t', 'chunked,']);
+const chunkExt = pick(
+  ['', '', ';a', ';a=b', ';a="q s"', ';a=', ';a;b=c', ';a="\\"x"'],
+  ['; a', ';a =b', ' ', ';a="q', ';=b', ';a=b c'],
+);
+const chunkSizeText = (n: number) =>
+  pick(
+    [n.toString(16), n.toString(16).toUpperCase(), `00${n.toString(16)}`],
+    [`${n.toString(16)} `, ` ${n.toString(16)}`, 'g', (n + 1).toString(16)],
+  );
+const trailer = pick(
+  ['', '', 'x-t: 1\r\n', 'x-t: 1\r\nx-u: 2\r\n'],
+  ['x-t: 1\n', ' folded\r\n', 'bad name: 1\r\n', 'x-t: a\x01\r\n', 'x-t: 1\r\n folded\r\n'],
+);
+const coding = pick(
+  ['chunked', 'CHUNKED', ' chunked ', 'Chunked'],
+  ['gzip, chunked', 'chunked, gzip', 'identity', 'chunked\t', 'chunked,'],
+);
 
 const body = fc.string({ unit: fc.constantFrom('a', 'b', '\r', '\n', '#', ' ', '0'), maxLength: 24 });
 
 /** A response whose framing matches its body, in one of the ways a server may frame it, with defects drawn in. */
 const response = fc.oneof(
   // Content-Length
-  fc.tuple(statusLine, fc.array(filler, { maxLength: 3 }), body, EOL, fc.nat(19), fc.nat(19)).chain(([sl, fill, b, eol, dupRoll, teRoll]) =>
-    lengthValue(b.length).map((len) => {
-      const lines = [...fill, `content-length: ${len}`];
-      if (dupRoll === 0) lines.push(`Content-Length: ${b.length}`);
-      if (teRoll === 0) lines.push('transfer-encoding: chunked');
-      return `${sl}${lines.map((l) => l + eol).join('')}${eol}${b}`;
-    }),
-  ),
+  fc
+    .tuple(statusLine, fc.array(filler, { maxLength: 3 }), body, EOL, fc.nat(19), fc.nat(19))
+    .chain(([sl, fill, b, eol, dupRoll, teRoll]) =>
+      lengthValue(b.length).map((len) => {
+        const lines = [...fill, `content-length: ${len}`];
+        if (dupRoll === 0) lines.push(`Content-Length: ${b.length}`);
+        if (teRoll === 0) lines.push('transfer-encoding: chunked');
+        return `${sl}${lines.map((l) => l + eol).join('')}${eol}${b}`;
+      }),
+    ),
   // chunked
   fc
-    .tuple(statusLine, fc.array(filler, { maxLength: 2 }), coding, fc.array(body, { maxLength: 3 }), EOL, pick(['\r\n'], ['\n', 'xx', '', '\r']), trailer, pick(['\r\n'], ['\n', '\r']))
+    .tuple(
+      statusLine,
+      fc.array(filler, { maxLength: 2 }),
+      coding,
+      fc.array(body, { maxLength: 3 }),
+      EOL,
+      pick(['\r\n'], ['\n', 'xx', '', '\r']),
+      trailer,
+      pick(['\r\n'], ['\n', '\r']),
+    )
     .chain(([sl, fill, coding, parts, eol, chunkEnd, tr, last]) =>
       fc
-        .tuple(...parts.filter((p) => p.length).map((p) => fc.tuple(chunkSizeText(p.length), chunkExt).map(([size, ext]) => `${size}${ext}\r\n${p}${chunkEnd}`)), chunkExt)
-        .map((cs) => `${sl}${[...fill, `transfer-encoding: ${coding}`].map((l) => l + eol).join('')}${eol}${cs.slice(0, -1).join('')}0${cs.at(-1)}\r\n${tr}${last}`),
+        .tuple(
+          ...parts
+            .filter((p) => p.length)
+            .map((p) =>
+              fc.tuple(chunkSizeText(p.length), chunkExt).map(([size, ext]) => `${size}${ext}\r\n${p}${chunkEnd}`),
+            ),
+          chunkExt,
+        )
+        .map(
+          (cs) =>
+            `${sl}${[...fill, `transfer-encoding: ${coding}`].map((l) => l + eol).join('')}${eol}${cs.slice(0, -1).join('')}0${cs.at(-1)}\r\n${tr}${last}`,
+        ),
     ),
   // no length: the body runs to the close
-  fc.tuple(statusLine, fc.array(filler, { maxLength: 2 }), body, EOL).map(([sl, fill, b, eol]) => `${sl}${fill.map((l) => l + eol).join('')}${eol}${b}`),
+  fc
+    .tuple(statusLine, fc.array(filler, { maxLength: 2 }), body, EOL)
+    .map(([sl, fill, b, eol]) => `${sl}${fill.map((l) => l + eol).join('')}${eol}${b}`),
 );
 
 /** Byte edits: the grammar's streams with a CR, LF, space, colon, NUL... put in, taken out or swapped. */
-const edit = fc.record({ at: fc.nat(), op: fc.constantFrom('insert', 'delete', 'replace'), byte: fc.constantFrom('\r', '\n', ' ', '\t', ':', '0', 'a', ';', '"', '\x00', '\x7f', '\xff') });
+const edit = fc.record({
+  at: fc.nat(),
+  op: fc.constantFrom('insert', 'delete', 'replace'),
+  byte: fc.constantFrom('\r', '\n', ' ', '\t', ':', '0', 'a', ';', '"', '\x00', '\x7f', '\xff'),
+});
 
 const stream = fc
   .tuple(
     fc.option(informational, { freq: 5 }),
     response,
     pick(['', '', ''], ['HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok', 'garbage', '\r\n'], 3),
-    fc.oneof({ weight: 4, arbitrary: fc.constant([]) }, { weight: 1, arbitrary: fc.array(edit, { minLength: 1, maxLength: 2 }) }),
+    fc.oneof(
+      { weight: 4, arbitrary: fc.constant([]) },
+      { weight: 1, arbitrary: fc.array(edit, { minLength: 1, maxLength: 2 }) },
+    ),
   )
   .map(([info, res, after, edits]) => {
     let s = (info ?? '') + res + after;
     for (const e of edits) {
       const at = s.length ? e.at % s.length : 0;
-      s = e.op === 'insert' ? s.slice(0, at) + e.byte + s.slice(at) : e.op === 'delete' ? s.slice(0, at) + s.slice(at + 1) : s.slice(0, at) + e.byte + s.slice(at + 1);
+      s =
+        e.op === 'insert'
+          ? s.slice(0, at) + e.byte + s.slice(at)
+          : e.op === 'delete'
+            ? s.slice(0, at) + s.slice(at + 1)
+            : s.slice(0, at) + e.byte + s.slice(at + 1);
     }
     return Buffer.from(s, 'latin1');
   });
@@ -286,26 +376,31 @@ const stream = fc
 t.test('named cases agree with llhttp, whole and cut at every byte boundary', async (t) => {
   const cases: Record<string, string> = {
     'content-length': 'HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nhello',
-    'chunked, extensions and a trailer': 'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n4;a=b\r\nWiki\r\n5;q="x y"\r\npedia\r\n0\r\nx-t: 1\r\n\r\n',
+    'chunked, extensions and a trailer':
+      'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n4;a=b\r\nWiki\r\n5;q="x y"\r\npedia\r\n0\r\nx-t: 1\r\n\r\n',
     'duplicate equal content-length': 'HTTP/1.1 200 OK\r\ncontent-length: 2\r\ncontent-length: 2\r\n\r\nok',
     'conflicting content-length': 'HTTP/1.1 200 OK\r\ncontent-length: 2\r\ncontent-length: 3\r\n\r\nok!',
-    'transfer-encoding and content-length': 'HTTP/1.1 200 OK\r\ncontent-length: 5\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\n',
+    'transfer-encoding and content-length':
+      'HTTP/1.1 200 OK\r\ncontent-length: 5\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\n',
     'bare LF head': 'HTTP/1.1 200 OK\ncontent-length: 2\n\nok',
     'bare LF head, CRLFCRLF in the body': 'HTTP/1.1 200 OK\ncontent-length: 8\n\nab\r\n\r\ncd',
     'bare CR in the head': 'HTTP/1.1 200 OK\rcontent-length: 2\r\n\r\nok',
     'obs-fold': 'HTTP/1.1 200 OK\r\nx-a: b\r\n c\r\ncontent-length: 2\r\n\r\nok',
-    '1xx then the answer': 'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nlink: </a>\r\n\r\nHTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok',
+    '1xx then the answer':
+      'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nlink: </a>\r\n\r\nHTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok',
     '204 with a length': 'HTTP/1.1 204 No Content\r\ncontent-length: 5\r\n\r\n',
     '304 with chunked': 'HTTP/1.1 304 Not Modified\r\ntransfer-encoding: chunked\r\n\r\n',
     'connection: close': 'HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: 3\r\n\r\nbye',
     'to the close': 'HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\n\r\nall of it',
     'HTTP/1.0 to the close': 'HTTP/1.0 200 OK\r\n\r\nold',
     'an HTTP/1.0 1xx, then the answer': 'HTTP/1.0 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok',
-    'a 1xx with connection: close, then the answer': 'HTTP/1.1 100 Continue\r\nconnection: close\r\n\r\nHTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok',
+    'a 1xx with connection: close, then the answer':
+      'HTTP/1.1 100 Continue\r\nconnection: close\r\n\r\nHTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok',
     'CR CR after the status line (llhttp takes it)': 'HTTP/1.1 200 OK\r\rcontent-length: 2\r\n\r\nok',
     'empty lines before the status line': '\r\n\n\rHTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok',
     'a space before the status line': ' HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok',
-    'a second response after the first': 'HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nokHTTP/1.1 200 OK\r\ncontent-length: 3\r\n\r\ntwo',
+    'a second response after the first':
+      'HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nokHTTP/1.1 200 OK\r\ncontent-length: 3\r\n\r\ntwo',
     'chunk data longer than its size': 'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n1\r\nxy\r\n0\r\n\r\n',
     'bare LF after a chunk size': 'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\nok\r\n0\r\n\r\n',
     'space in a chunk extension': 'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2; a\r\nok\r\n0\r\n\r\n',
@@ -320,14 +415,22 @@ t.test('named cases agree with llhttp, whole and cut at every byte boundary', as
     const s = Buffer.from(text, 'latin1');
     const f = llhttp(s);
     const every = Array.from({ length: s.length - 1 }, (_, i) => i + 1);
-    const runs: Array<[string, number[]]> = [['whole', []], ['byte by byte', every], ...every.map((c): [string, number[]] => [`cut at ${c}`, [c]])];
+    const runs: Array<[string, number[]]> = [
+      ['whole', []],
+      ['byte by byte', every],
+      ...every.map((c): [string, number[]] => [`cut at ${c}`, [c]]),
+    ];
     const wrong: string[] = [];
     for (const [how, cuts] of runs) {
       const want = expected(f, cuts, s.length);
       const got = decided(await ours(s, cuts));
       if (got !== want) wrong.push(`${how}: ${got}, llhttp ${want}`);
     }
-    t.same(wrong, [], `${name} (llhttp: ${f.accept ? `ends at ${f.end}` : f.why}${policyRefusal(f) ? `, refused here: ${policyRefusal(f)}` : ''})`);
+    t.same(
+      wrong,
+      [],
+      `${name} (llhttp: ${f.accept ? `ends at ${f.end}` : f.why}${policyRefusal(f) ? `, refused here: ${policyRefusal(f)}` : ''})`,
+    );
   }
 });
 
@@ -343,7 +446,10 @@ t.test('generated streams agree with llhttp, whole, byte by byte and cut in two 
         runs++;
         const want = expected(f, cuts, s.length);
         const got = decided(await ours(s, cuts));
-        if (got !== want) throw new Error(`${JSON.stringify(s.toString('latin1'))} cut ${cuts.length > 1 ? 'every byte' : cuts}: ours ${got}, llhttp ${want} (${f.why ?? ''})`);
+        if (got !== want)
+          throw new Error(
+            `${JSON.stringify(s.toString('latin1'))} cut ${cuts.length > 1 ? 'every byte' : cuts}: ours ${got}, llhttp ${want} (${f.why ?? ''})`,
+          );
       }
     }),
     { numRuns: 600, seed: 24 },
@@ -368,7 +474,9 @@ t.test("the oracle decides as node:http's client does over TCP", async (t) => {
       const req = http.get({ host: '127.0.0.1', port, path: '/', agent: false }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve(`ok ${res.statusCode} ${JSON.stringify(Buffer.concat(chunks).toString('latin1'))}`));
+        res.on('end', () =>
+          resolve(`ok ${res.statusCode} ${JSON.stringify(Buffer.concat(chunks).toString('latin1'))}`),
+        );
         res.on('error', () => resolve('refused'));
       });
       req.on('error', () => resolve('refused'));

@@ -36,7 +36,8 @@ interface Upstream {
 
 const answer = (id: string, chunked: boolean) => {
   const body = `#EXTM3U\n# viewer ${id}\n${'#EXTINF:6,\nseg.ts\n'.repeat(1 + (id.length % 4))}`;
-  if (!chunked) return `HTTP/1.1 200 OK\r\ncontent-type: application/vnd.apple.mpegurl\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+  if (!chunked)
+    return `HTTP/1.1 200 OK\r\ncontent-type: application/vnd.apple.mpegurl\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
   const half = body.length >> 1;
   const chunk = (s: string) => `${s.length.toString(16)}\r\n${s}\r\n`;
   return `HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n${chunk(body.slice(0, half))}${chunk(body.slice(half))}0\r\n\r\n`;
@@ -145,7 +146,12 @@ for (const [kind, connector] of Object.entries(connectors)) {
   t.test(`${kind}: a stray response sent before a newer request's answer fails that request only`, async (t) => {
     // Viewer 2's request is in flight when the upstream repeats viewer 1's answer, then answers 2.
     const up = await upstream((id) => (id === '2' ? 'lead' : 'none'));
-    const pool = new H1Pool(`http://127.0.0.1:${up.port}`, { connect: connector(), connections: 1, maxResponseSize: 1 << 20, idleMs: 60_000 });
+    const pool = new H1Pool(`http://127.0.0.1:${up.port}`, {
+      connect: connector(),
+      connections: 1,
+      maxResponseSize: 1 << 20,
+      idleMs: 60_000,
+    });
     t.teardown(async () => {
       await pool.close();
       await up.close();
@@ -163,7 +169,12 @@ for (const [kind, connector] of Object.entries(connectors)) {
 
   t.test(`${kind}: a stray response on an idle connection fails nobody and closes it`, async (t) => {
     const up = await upstream((id) => (id === '1' ? 'idle' : 'none'));
-    const pool = new H1Pool(`http://127.0.0.1:${up.port}`, { connect: connector(), connections: 1, maxResponseSize: 1 << 20, idleMs: 60_000 });
+    const pool = new H1Pool(`http://127.0.0.1:${up.port}`, {
+      connect: connector(),
+      connections: 1,
+      maxResponseSize: 1 << 20,
+      idleMs: 60_000,
+    });
     t.teardown(async () => {
       await pool.close();
       await up.close();
@@ -181,8 +192,15 @@ for (const [kind, connector] of Object.entries(connectors)) {
     let state = seed;
     const random = () => (state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32;
     const kinds: Stray[] = ['tail', 'lead', 'lead2'];
-    const up = await upstream((id) => (id.startsWith('w') || random() >= 0.03 ? 'none' : kinds[Math.floor(random() * kinds.length)]!));
-    const pool = new H1Pool(`http://127.0.0.1:${up.port}`, { connect: connector(), connections: 8, maxResponseSize: 1 << 20, idleMs: 60_000 });
+    const up = await upstream((id) =>
+      id.startsWith('w') || random() >= 0.03 ? 'none' : kinds[Math.floor(random() * kinds.length)]!,
+    );
+    const pool = new H1Pool(`http://127.0.0.1:${up.port}`, {
+      connect: connector(),
+      connections: 8,
+      maxResponseSize: 1 << 20,
+      idleMs: 60_000,
+    });
     t.teardown(async () => {
       await pool.close();
       await up.close();
@@ -201,14 +219,25 @@ for (const [kind, connector] of Object.entries(connectors)) {
     const strayed = [...up.strays.keys()];
     t.equal(outcomes.length, total);
     t.ok(strayed.length >= 50, `${strayed.length} strays injected (seed ${seed})`);
-    for (const o of mismatched.slice(0, 5)) t.comment(`${o.id} got ${named(o.body!)}'s answer; strays with ${o.id}: ${up.strays.get(o.id)}, with ${named(o.body!)}: ${up.strays.get(named(o.body!)!)}`);
-    t.equal(mismatched.length, 0, `no answer went to the wrong viewer (seed ${seed}): ${mismatched.slice(0, 3).map((o) => `${o.id}←${named(o.body!)}`)}`);
+    for (const o of mismatched.slice(0, 5))
+      t.comment(
+        `${o.id} got ${named(o.body!)}'s answer; strays with ${o.id}: ${up.strays.get(o.id)}, with ${named(o.body!)}: ${up.strays.get(named(o.body!)!)}`,
+      );
+    t.equal(
+      mismatched.length,
+      0,
+      `no answer went to the wrong viewer (seed ${seed}): ${mismatched.slice(0, 3).map((o) => `${o.id}←${named(o.body!)}`)}`,
+    );
     t.ok(
       failed.every((o) => o.err!.code === 'protocol' && up.strays.has(o.id)),
       'only a request a stray arrived with failed',
     );
     t.equal(failed.length, strayed.length, 'each stray failed the one request it came with');
     t.equal(up.afterStray, 0, 'no request was sent on a connection after a stray came on it');
-    t.equal(outcomes.length - failed.length - mismatched.length, total - strayed.length, 'every other viewer got its own answer');
+    t.equal(
+      outcomes.length - failed.length - mismatched.length,
+      total - strayed.length,
+      'every other viewer got its own answer',
+    );
   });
 }

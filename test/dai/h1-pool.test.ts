@@ -60,7 +60,11 @@ interface Outcome {
   err?: H1Error;
 }
 
-function get(pool: H1Pool, path: string, opts: { keep?: boolean; abortAfterMs?: number; deadlineMs?: number } = {}): Promise<Outcome> {
+function get(
+  pool: H1Pool,
+  path: string,
+  opts: { keep?: boolean; abortAfterMs?: number; deadlineMs?: number } = {},
+): Promise<Outcome> {
   return new Promise((resolve) => {
     const out: Outcome = { status: 0, body: '' };
     // Chunks are held until the end, as the manifest fetch holds them: one overwritten by a later read would show.
@@ -98,17 +102,27 @@ function get(pool: H1Pool, path: string, opts: { keep?: boolean; abortAfterMs?: 
   });
 }
 
-const ok = (body: string, extra = '') => `HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${extra}\r\n${body}`;
+const ok = (body: string, extra = '') =>
+  `HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${extra}\r\n${body}`;
 
 /** Both socket kinds: plain sockets reading into the shared buffer (production), and Node's own buffers (as TLS reads). */
-const connectors = { 'shared read buffer': () => buildConnector({ ...H1_SOCKET_OPTIONS, timeout: 1000 } as buildConnector.BuildOptions), "Node's buffers": () => buildConnector({ timeout: 1000 }) };
+const connectors = {
+  'shared read buffer': () => buildConnector({ ...H1_SOCKET_OPTIONS, timeout: 1000 } as buildConnector.BuildOptions),
+  "Node's buffers": () => buildConnector({ timeout: 1000 }),
+};
 
 for (const [kind, connector] of Object.entries(connectors))
   t.test(`H1Pool, ${kind}`, async (t) => {
     const srv = await rawServer({
       '/ok': [ok('#EXTM3U\nhello\n')],
       '/split': ['HTTP/1.1 200 OK\r\nconte', { pause: 5 }, 'nt-length: 10\r\n\r\n01234', { pause: 5 }, '56789'],
-      '/chunked': ['HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4;ext=1\r\nWiki\r\n', { pause: 5 }, '5\r\npedia\r', { pause: 5 }, '\n0\r\nx-trailer: 1\r\n\r\n'],
+      '/chunked': [
+        'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4;ext=1\r\nWiki\r\n',
+        { pause: 5 },
+        '5\r\npedia\r',
+        { pause: 5 },
+        '\n0\r\nx-trailer: 1\r\n\r\n',
+      ],
       '/info': ['HTTP/1.1 103 Early Hints\r\nlink: </a>\r\n\r\n', ok('after hints')],
       '/nocontent': ['HTTP/1.1 204 No Content\r\n\r\n'],
       '/untilclose': ['HTTP/1.1 200 OK\r\n\r\nall of it', { pause: 5 }, { close: true }],
@@ -122,14 +136,31 @@ for (const [kind, connector] of Object.entries(connectors))
       '/closehdr': [ok('bye', 'connection: close\r\n')],
       '/http10': ['HTTP/1.0 200 OK\r\ncontent-length: 2\r\n\r\nhi'],
       '/toolarge': ['HTTP/1.1 200 OK\r\ncontent-length: 999999\r\n\r\n'],
-      '/toolargechunks': ['HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n400\r\n' + 'x'.repeat(1024) + '\r\n400\r\n' + 'x'.repeat(1024) + '\r\n0\r\n\r\n'],
+      '/toolargechunks': [
+        'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n400\r\n' +
+          'x'.repeat(1024) +
+          '\r\n400\r\n' +
+          'x'.repeat(1024) +
+          '\r\n0\r\n\r\n',
+      ],
       '/slow': [{ pause: 200 }, ok('late')],
       '/lf': ['HTTP/1.1 200 OK\ncontent-length: 2\n\nok'],
       '/lfbody': ['HTTP/1.1 200 OK\ncontent-length: 8\n\nab\r\n\r\ncd'],
       '/lfsplit': ['HTTP/1.1 200 OK\ncontent-', { pause: 1500 }, 'length: 0\r\n\r\n'],
-      '/reads': ['HTTP/1.1 200 OK\r\ncontent-length: 1200\r\n\r\n' + 'a'.repeat(400), { pause: 5 }, 'b'.repeat(400), { pause: 5 }, 'c'.repeat(400)],
+      '/reads': [
+        'HTTP/1.1 200 OK\r\ncontent-length: 1200\r\n\r\n' + 'a'.repeat(400),
+        { pause: 5 },
+        'b'.repeat(400),
+        { pause: 5 },
+        'c'.repeat(400),
+      ],
     });
-    const pool = new H1Pool(`http://127.0.0.1:${srv.port}`, { connect: connector(), connections: 4, maxResponseSize: 1500, idleMs: 60_000 });
+    const pool = new H1Pool(`http://127.0.0.1:${srv.port}`, {
+      connect: connector(),
+      connections: 4,
+      maxResponseSize: 1500,
+      idleMs: 60_000,
+    });
     t.teardown(async () => {
       await pool.close();
       await srv.close();
@@ -147,11 +178,14 @@ for (const [kind, connector] of Object.entries(connectors))
       t.same(await get(pool, '/split'), { status: 200, body: '0123456789' });
     });
 
-    t.test('body chunks held until the end survive the reads after them (other connections reading meanwhile)', async (t) => {
-      const [a, b] = await Promise.all([get(pool, '/reads'), get(pool, '/reads'), get(pool, '/ok')]);
-      t.same(a, { status: 200, body: 'a'.repeat(400) + 'b'.repeat(400) + 'c'.repeat(400) });
-      t.same(b, a);
-    });
+    t.test(
+      'body chunks held until the end survive the reads after them (other connections reading meanwhile)',
+      async (t) => {
+        const [a, b] = await Promise.all([get(pool, '/reads'), get(pool, '/reads'), get(pool, '/ok')]);
+        t.same(a, { status: 200, body: 'a'.repeat(400) + 'b'.repeat(400) + 'c'.repeat(400) });
+        t.same(b, a);
+      },
+    );
 
     t.test('chunked with an extension, a chunk end split in two, and a trailer (RFC 9112 §7.1)', async (t) => {
       t.same(await get(pool, '/chunked'), { status: 200, body: 'Wikipedia' });
@@ -172,7 +206,11 @@ for (const [kind, connector] of Object.entries(connectors))
       // The earliest terminator decides: a CRLFCRLF later in the body does not make the head.
       const started = Date.now();
       t.equal((await get(pool, '/lfbody', { deadlineMs: 2000 })).err?.code, 'protocol');
-      t.equal((await get(pool, '/lfsplit', { deadlineMs: 2000 })).err?.code, 'protocol', 'a bare LF in a head still arriving');
+      t.equal(
+        (await get(pool, '/lfsplit', { deadlineMs: 2000 })).err?.code,
+        'protocol',
+        'a bare LF in a head still arriving',
+      );
       t.ok(Date.now() - started < 1000, `refused after ${Date.now() - started} ms, not at the deadline`);
     });
 
@@ -247,7 +285,12 @@ for (const [kind, connector] of Object.entries(connectors))
 
 t.test('a keep-alive connection the server closed while idle: the GET is sent again on a new one', async (t) => {
   const srv = await rawServer({ '/once': [ok('fresh'), { pause: 20 }, { close: true }] });
-  const pool = new H1Pool(`http://127.0.0.1:${srv.port}`, { connect: buildConnector({ timeout: 1000 }), connections: 1, maxResponseSize: 1 << 20, idleMs: 60_000 });
+  const pool = new H1Pool(`http://127.0.0.1:${srv.port}`, {
+    connect: buildConnector({ timeout: 1000 }),
+    connections: 1,
+    maxResponseSize: 1 << 20,
+    idleMs: 60_000,
+  });
   t.teardown(async () => {
     await pool.close();
     await srv.close();
@@ -260,14 +303,24 @@ t.test('a keep-alive connection the server closed while idle: the GET is sent ag
 
 t.test('idle connections are closed after idleMs; a refused connect is an error', async (t) => {
   const srv = await rawServer({ '/ok': [ok('x')] });
-  const pool = new H1Pool(`http://127.0.0.1:${srv.port}`, { connect: buildConnector({ timeout: 1000 }), connections: 2, maxResponseSize: 1 << 20, idleMs: 100 });
+  const pool = new H1Pool(`http://127.0.0.1:${srv.port}`, {
+    connect: buildConnector({ timeout: 1000 }),
+    connections: 2,
+    maxResponseSize: 1 << 20,
+    idleMs: 100,
+  });
   t.same(await get(pool, '/ok'), { status: 200, body: 'x' });
   await new Promise((r) => setTimeout(r, 400));
   t.same(await get(pool, '/ok'), { status: 200, body: 'x' });
   t.equal(srv.connections, 2, 'the idle connection was closed and a new one dialled');
   await pool.close();
   await srv.close();
-  const dead = new H1Pool(`http://127.0.0.1:${srv.port}`, { connect: buildConnector({ timeout: 1000 }), connections: 2, maxResponseSize: 1 << 20, idleMs: 100 });
+  const dead = new H1Pool(`http://127.0.0.1:${srv.port}`, {
+    connect: buildConnector({ timeout: 1000 }),
+    connections: 2,
+    maxResponseSize: 1 << 20,
+    idleMs: 100,
+  });
   t.equal((await get(dead, '/ok')).err?.code, 'connect');
   await dead.close();
   t.equal((await get(dead, '/ok')).err?.code, 'aborted', 'a closed pool refuses at once');

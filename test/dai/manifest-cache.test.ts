@@ -1,7 +1,13 @@
 import t from 'tap';
 import { ManifestCache, type CacheHit, type Rendered } from '../../lib/dai/manifest-cache.js';
 
-const ok = (body: string, freshMs = 1000, staleMs = 10_000): Rendered => ({ status: 200, headers: {}, body: Buffer.from(body), freshMs, staleMs });
+const ok = (body: string, freshMs = 1000, staleMs = 10_000): Rendered => ({
+  status: 200,
+  headers: {},
+  body: Buffer.from(body),
+  freshMs,
+  staleMs,
+});
 const fail = (): Rendered => ({ status: 502, headers: {}, body: Buffer.from('x'), freshMs: 0, staleMs: 0 });
 
 /** The cache's callback API driven by promise-returning loaders, for readable tests. */
@@ -106,7 +112,13 @@ t.test('once half full, a rendering is kept only when its URL was fetched before
   t.equal(cache.fresh('once')?.value.body.toString(), 'twice', 'the second fetch of the URL is kept');
   await loadVia(cache, 'a', async () => ok('a2', 1000));
   t.equal(cache.fresh('a')?.value.body.toString(), 'a2', 'a held entry is always refreshed');
-  const stale = await loadVia(cache, 'once', async () => ({ status: 503, headers: {}, body: Buffer.from('x'), freshMs: 0, staleMs: 0 }));
+  const stale = await loadVia(cache, 'once', async () => ({
+    status: 503,
+    headers: {},
+    body: Buffer.from('x'),
+    freshMs: 0,
+    staleMs: 0,
+  }));
   t.equal(stale.value.body.toString(), 'twice', 'and served stale when the upstream fails');
 });
 
@@ -117,10 +129,15 @@ t.test('keys count against the byte budget: distinct long queries cannot grow me
   const cache = new ManifestCache(100_000, maxBytes, Infinity);
   t.teardown(() => cache.close());
   const query = 'q='.padEnd(4096, 'x');
-  for (let i = 0; i < 1000; i++) await loadVia(cache, `/dai/manifest/s${i}/variant.m3u8?${query}`, async () => ok('#EXTM3U\n'));
+  for (let i = 0; i < 1000; i++)
+    await loadVia(cache, `/dai/manifest/s${i}/variant.m3u8?${query}`, async () => ok('#EXTM3U\n'));
   t.ok(cache.bytesHeld <= maxBytes, `${cache.bytesHeld} bytes held, keys included, within ${maxBytes}`);
   const perEntry = 2 * `/dai/manifest/s999/variant.m3u8?${query}`.length + 8;
-  t.equal(cache.size, Math.floor(maxBytes / perEntry), 'as many entries as fit the budget with their keys, far fewer than the count cap');
+  t.equal(
+    cache.size,
+    Math.floor(maxBytes / perEntry),
+    'as many entries as fit the budget with their keys, far fewer than the count cap',
+  );
   t.ok(cache.fresh(`/dai/manifest/s999/variant.m3u8?${query}`), 'the newest is held');
   t.equal(cache.fresh(`/dai/manifest/s0/variant.m3u8?${query}`), undefined, 'the oldest went');
 });

@@ -75,7 +75,14 @@ t.test('manifest proxy on the memory state store', async (t) => {
   const rows: { breaks: BreakRow[]; ready: SegmentRow[] } = { breaks: [], ready: [] };
   const board = new BreakBoard({ board: async () => rows }, state, log, metrics, 3_600_000);
   await board.start();
-  const http = new HttpServer({ host: '127.0.0.1', port: 0, allowUwsFallback: false, metrics, log, readiness: { state_store: () => state.ping() } });
+  const http = new HttpServer({
+    host: '127.0.0.1',
+    port: 0,
+    allowUwsFallback: false,
+    metrics,
+    log,
+    readiness: { state_store: () => state.ping() },
+  });
   new ManifestProxy(
     { daiHost: sim.url, publicBaseUrl: EDGE, contentOrigin: ORIGIN, accessLogSampleRate: 0 },
     { upstream, cache, events, streams, breaks: board, metrics, log, inFlight: http.inFlight },
@@ -106,7 +113,9 @@ t.test('manifest proxy on the memory state store', async (t) => {
     t.equal(r.status, 200);
     const out = reparse(r.text);
     t.equal(out.segments.length, defaultShape.windowSegments);
-    t.ok(out.segments.every((s) => s.uri.startsWith(`${ORIGIN}/content/`) || s.uri.startsWith(`${sim.url}/linear/pod/`)));
+    t.ok(
+      out.segments.every((s) => s.uri.startsWith(`${ORIGIN}/content/`) || s.uri.startsWith(`${sim.url}/linear/pod/`)),
+    );
     t.ok(
       out.segments.some((s) => s.uri.startsWith(`${sim.url}/linear/pod/`)),
       'DAI ads kept',
@@ -140,13 +149,22 @@ t.test('manifest proxy on the memory state store', async (t) => {
     const r = await get(path('EVBRK', 'variant/720p.m3u8'));
     t.equal(r.status, 200);
     t.equal(textPathStats.trimOffsets - before.trimOffsets, 1, 'trimmed by offsets');
-    t.equal(textPathStats.trimReference + textPathStats.trimRewrittenFirst - before.trimReference - before.trimRewrittenFirst, 0, 'no fallback for the trim');
+    t.equal(
+      textPathStats.trimReference + textPathStats.trimRewrittenFirst - before.trimReference - before.trimRewrittenFirst,
+      0,
+      'no fallback for the trim',
+    );
     // A window with the provider's cue tags (a pod, or its CUE-IN) is rendered line by line, to keep the break from nesting with them.
     const byText = textPathStats.breakText - before.breakText;
     const byLines = textPathStats.breakReference - before.breakReference;
     t.equal(byText + byLines, 1, 'the break rendered once');
     const pod = byLines === 1;
-    if (pod) t.match(r.text, /#EXT-X-CUE-(OUT:18|IN)\n#EXT-X-DISCONTINUITY\n/, 'line by line only when the window has the provider’s cue tags');
+    if (pod)
+      t.match(
+        r.text,
+        /#EXT-X-CUE-(OUT:18|IN)\n#EXT-X-DISCONTINUITY\n/,
+        'line by line only when the window has the provider’s cue tags',
+      );
     else t.notMatch(r.text, /\/linear\/pod\//, 'on the text when it has none');
     const out = reparse(r.text);
     t.equal(out.segments.length, 10, 'WindowsSegs 10');
@@ -154,13 +172,24 @@ t.test('manifest proxy on the memory state store', async (t) => {
       .map((s) => /\/seg_(\d+)\.ts$/.exec(s.uri))
       .filter((m) => m !== null)
       .map((m) => Number(m[1]));
-    t.ok(contentSeqs.length > 0 && Math.max(...contentSeqs) <= live - 1, 'the live-edge delay held segments back (the edge may move on by one)');
+    t.ok(
+      contentSeqs.length > 0 && Math.max(...contentSeqs) <= live - 1,
+      'the live-edge delay held segments back (the edge may move on by one)',
+    );
     // With a pod inside the break, the part after it opens with CUE-OUT:<seconds left>.
-    t.match(r.text, pod ? /#EXT-X-CUE-OUT:[\d.]+\n(#[^\n]*\n)*https:\/\/objects\.example\.com\/sqz\// : /#EXT-X-CUE-OUT:60\n/, 'the break opens with CUE-OUT');
+    t.match(
+      r.text,
+      pod ? /#EXT-X-CUE-OUT:[\d.]+\n(#[^\n]*\n)*https:\/\/objects\.example\.com\/sqz\// : /#EXT-X-CUE-OUT:60\n/,
+      'the break opens with CUE-OUT',
+    );
     const squeezed = out.segments.filter((s) => s.uri.startsWith('https://objects.example.com/sqz/'));
     t.ok(squeezed.length >= 1, `${squeezed.length} squeezed segments`);
     for (const s of squeezed) t.ok(Number(/seg_(\d+)/.exec(s.uri)![1]) >= startSeq, `${s.uri} inside the break`);
-    t.notMatch(r.text, new RegExp(`${ORIGIN}/content/720p/seg_(${startSeq})\\.ts`), 'the break’s first content segment is replaced');
+    t.notMatch(
+      r.text,
+      new RegExp(`${ORIGIN}/content/720p/seg_(${startSeq})\\.ts`),
+      'the break’s first content segment is replaced',
+    );
     const plain = await get(path('EVKEY', 'variant/720p.m3u8'));
     t.notMatch(plain.text, /objects\.example\.com|CUE-OUT:60/, 'another event is untouched');
     const scraped = metrics.render();

@@ -33,26 +33,33 @@ t.test('DAI manifest proxy', async (t) => {
     t.equal(reparse(r.text).playlists?.length, 2);
   });
 
-  t.test('variant: relative segments → origin, DAI ad segments untouched, window passes through (rules 3, 5, 6, 7)', async (t) => {
-    const r = await get(`/dai/manifest${base}/variant/720p.m3u8`);
-    t.equal(r.status, 200);
-    const upstream = reparse(sim.body(`${base}/variant/720p.m3u8`)!);
-    const out = reparse(r.text);
-    t.equal(out.segments.length, upstream.segments.length, 'DVR window unchanged with WindowsSegs 0');
-    t.equal(out.mediaSequence, upstream.mediaSequence);
-    t.ok(
-      out.segments.every((s) => s.uri.startsWith('https://origin.example.org/content/') || s.uri.startsWith(`${sim.url}/linear/pod/`)),
-      'content → origin, ads stay on the DAI host',
-    );
-    t.ok(
-      out.segments.some((s) => s.uri.startsWith(`${sim.url}/linear/pod/`)),
-      'the window carries DAI ads',
-    );
-    t.match(r.headers['cache-control'], /max-age=3/);
-  });
+  t.test(
+    'variant: relative segments → origin, DAI ad segments untouched, window passes through (rules 3, 5, 6, 7)',
+    async (t) => {
+      const r = await get(`/dai/manifest${base}/variant/720p.m3u8`);
+      t.equal(r.status, 200);
+      const upstream = reparse(sim.body(`${base}/variant/720p.m3u8`)!);
+      const out = reparse(r.text);
+      t.equal(out.segments.length, upstream.segments.length, 'DVR window unchanged with WindowsSegs 0');
+      t.equal(out.mediaSequence, upstream.mediaSequence);
+      t.ok(
+        out.segments.every(
+          (s) => s.uri.startsWith('https://origin.example.org/content/') || s.uri.startsWith(`${sim.url}/linear/pod/`),
+        ),
+        'content → origin, ads stay on the DAI host',
+      );
+      t.ok(
+        out.segments.some((s) => s.uri.startsWith(`${sim.url}/linear/pod/`)),
+        'the window carries DAI ads',
+      );
+      t.match(r.headers['cache-control'], /max-age=3/);
+    },
+  );
 
   t.test('encoded colon in the stream id, HEAD without body', async (t) => {
-    const enc = await get(`/dai/manifest/linear/hls/pa/event/EVKEY/stream/${STREAM.replace(':', '%3A')}/variant/360p.m3u8`);
+    const enc = await get(
+      `/dai/manifest/linear/hls/pa/event/EVKEY/stream/${STREAM.replace(':', '%3A')}/variant/360p.m3u8`,
+    );
     t.equal(enc.status, 200);
     const head = await request(`${service.url}/dai/manifest${base}/variant/360p.m3u8`, { method: 'HEAD' });
     t.equal(head.statusCode, 200);
@@ -74,7 +81,10 @@ t.test('DAI manifest proxy', async (t) => {
     const r = await get(`/dai/manifest/linear/dash/event/EVKEY/stream/${STREAM}/manifest.mpd`);
     t.equal(r.status, 200);
     t.equal(r.headers['content-type'], 'application/dash+xml');
-    t.match(r.text, `<Location>https://edge.example.net/dai/manifest/linear/dash/event/EVKEY/stream/${STREAM}/manifest.mpd</Location>`);
+    t.match(
+      r.text,
+      `<Location>https://edge.example.net/dai/manifest/linear/dash/event/EVKEY/stream/${STREAM}/manifest.mpd</Location>`,
+    );
     t.match(r.text, `<BaseURL>${sim.url}/linear/dash/event/EVKEY/stream/${STREAM}/</BaseURL>`);
   });
 
@@ -113,39 +123,44 @@ t.test('DAI manifest proxy', async (t) => {
     t.equal(sim.requestCount, before, 'no upstream request for any of them');
   });
 
-  t.test('upstream failures: 4xx passed on, 5xx and garbage → 502, slow → 504 within the deadline, stale served', async (t) => {
-    const fresh = (name: string) => `/dai/manifest${base}/variant/${name}.m3u8`;
-    sim.mode = 'notfound';
-    t.equal((await get(fresh('nf'))).status, 404);
-    sim.mode = 'error';
-    const e = await get(fresh('err'));
-    t.equal(e.status, 502);
-    t.equal(e.headers['content-type'], 'application/problem+json');
-    t.equal(e.headers['cache-control'], 'no-store');
-    sim.mode = 'garbage';
-    t.equal((await get(fresh('garbage'))).status, 502);
-    sim.mode = 'slow';
-    const started = Date.now();
-    const slow = await get(fresh('slow'));
-    t.equal(slow.status, 504);
-    t.ok(Date.now() - started < 2000, `answered in ${Date.now() - started} ms`);
+  t.test(
+    'upstream failures: 4xx passed on, 5xx and garbage → 502, slow → 504 within the deadline, stale served',
+    async (t) => {
+      const fresh = (name: string) => `/dai/manifest${base}/variant/${name}.m3u8`;
+      sim.mode = 'notfound';
+      t.equal((await get(fresh('nf'))).status, 404);
+      sim.mode = 'error';
+      const e = await get(fresh('err'));
+      t.equal(e.status, 502);
+      t.equal(e.headers['content-type'], 'application/problem+json');
+      t.equal(e.headers['cache-control'], 'no-store');
+      sim.mode = 'garbage';
+      t.equal((await get(fresh('garbage'))).status, 502);
+      sim.mode = 'slow';
+      const started = Date.now();
+      const slow = await get(fresh('slow'));
+      t.equal(slow.status, 504);
+      t.ok(Date.now() - started < 2000, `answered in ${Date.now() - started} ms`);
 
-    sim.mode = 'ok';
-    const good = await get(fresh('stale'));
-    t.equal(good.status, 200);
-    await new Promise((r) => setTimeout(r, 1100)); // past the micro-cache's fresh time
-    sim.mode = 'error';
-    const stale = await get(fresh('stale'));
-    t.equal(stale.status, 200, 'last-good manifest served while the upstream fails');
-    t.equal(stale.text, good.text);
-    t.ok(Number(stale.headers['age']) >= 1, `Age: ${stale.headers['age']}`);
-    sim.mode = 'ok';
-  });
+      sim.mode = 'ok';
+      const good = await get(fresh('stale'));
+      t.equal(good.status, 200);
+      await new Promise((r) => setTimeout(r, 1100)); // past the micro-cache's fresh time
+      sim.mode = 'error';
+      const stale = await get(fresh('stale'));
+      t.equal(stale.status, 200, 'last-good manifest served while the upstream fails');
+      t.equal(stale.text, good.text);
+      t.ok(Number(stale.headers['age']) >= 1, `Age: ${stale.headers['age']}`);
+      sim.mode = 'ok';
+    },
+  );
 
   t.test('a client that goes away mid-request does not crash the server', async (t) => {
     sim.mode = 'slow';
     sim.slowMs = 300;
-    await rawExchange(service.port, [`GET /dai/manifest${base}/variant/gone.m3u8 HTTP/1.1\r\nHost: x\r\n\r\n`], { closeAfterSend: true });
+    await rawExchange(service.port, [`GET /dai/manifest${base}/variant/gone.m3u8 HTTP/1.1\r\nHost: x\r\n\r\n`], {
+      closeAfterSend: true,
+    });
     await new Promise((r) => setTimeout(r, 500));
     sim.mode = 'ok';
     t.equal((await get('/healthz')).status, 200);
@@ -159,9 +174,17 @@ t.test('live window and live-edge delay from the event settings (rule 7), trimme
   const events = {
     generation: 0,
     forAssetKey: (k: string | undefined) =>
-      k === 'WIN' ? { eventId: 7, windowSegs: 10, liveEdgeDelaySegments: 2 } : k === 'DELAY' ? { eventId: 8, windowSegs: 0, liveEdgeDelaySegments: 3 } : { windowSegs: 0, liveEdgeDelaySegments: 0 },
+      k === 'WIN'
+        ? { eventId: 7, windowSegs: 10, liveEdgeDelaySegments: 2 }
+        : k === 'DELAY'
+          ? { eventId: 8, windowSegs: 0, liveEdgeDelaySegments: 3 }
+          : { windowSegs: 0, liveEdgeDelaySegments: 0 },
   };
-  const service = await startTestService(t, { databaseUrl: await freshSchemaUrl(t), daiHost: sim.url, contentOrigin: 'https://origin.example.org' }, { events });
+  const service = await startTestService(
+    t,
+    { databaseUrl: await freshSchemaUrl(t), daiHost: sim.url, contentOrigin: 'https://origin.example.org' },
+    { events },
+  );
   const path = (key: string) => `/linear/hls/pa/event/${key}/stream/${key.toLowerCase()}1:LOC/variant/720p.m3u8`;
   const win = await call(service.url, 'GET', `/dai/manifest${path('WIN')}`);
   const upstream = reparse(sim.body(path('WIN'))!);
@@ -187,7 +210,8 @@ t.test('live window and live-edge delay from the event settings (rule 7), trimme
   const mpd = (await call(service.url, 'GET', `/dai/manifest${mpdPath}`)).text;
   const times = (xml: string) => {
     const out: number[] = [];
-    for (const m of xml.matchAll(/<S t="(\d+)" d="(\d+)"(?: r="(\d+)")?\/>/g)) for (let i = 0; i <= Number(m[3] ?? 0); i++) out.push(Number(m[1]) + i * Number(m[2]));
+    for (const m of xml.matchAll(/<S t="(\d+)" d="(\d+)"(?: r="(\d+)")?\/>/g))
+      for (let i = 0; i <= Number(m[3] ?? 0); i++) out.push(Number(m[1]) + i * Number(m[2]));
     return out;
   };
   const all = times(sim.body(mpdPath) ?? '');

@@ -3,7 +3,10 @@ import { parseManifestPath } from '../../lib/dai/path.js';
 import { HttpError } from '../../lib/http/problem.js';
 
 t.test('stream id, asset key and kind', async (t) => {
-  const m = parseManifestPath('/dai/manifest/linear/hls/pa/event/EVKEY123/stream/6e1d2c3b-aaaa-bbbb-cccc-1234567890ab:LOC/master.m3u8', 'a=1');
+  const m = parseManifestPath(
+    '/dai/manifest/linear/hls/pa/event/EVKEY123/stream/6e1d2c3b-aaaa-bbbb-cccc-1234567890ab:LOC/master.m3u8',
+    'a=1',
+  );
   t.same(m, {
     upstreamPath: '/linear/hls/pa/event/EVKEY123/stream/6e1d2c3b-aaaa-bbbb-cccc-1234567890ab:LOC/master.m3u8?a=1',
     kind: 'master',

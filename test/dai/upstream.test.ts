@@ -44,7 +44,8 @@ function fetchVia(upstream: Upstream, path: string, keepBody = true): Promise<Ou
 t.test('Upstream', async (t) => {
   const big = 'x'.repeat(64 * 1024);
   const server = http.createServer((req, res) => {
-    if (req.url === '/ok?q=1') return res.writeHead(200, { 'content-type': 'text/plain' }).end(`#EXTM3U\n${req.headers['accept']}\n`);
+    if (req.url === '/ok?q=1')
+      return res.writeHead(200, { 'content-type': 'text/plain' }).end(`#EXTM3U\n${req.headers['accept']}\n`);
     if (req.url === '/chunked') {
       res.writeHead(200);
       res.write('one,');
@@ -117,17 +118,24 @@ t.test('Upstream', async (t) => {
 
 t.test('Upstream over TLS: a keep-alive https origin (the default DAI host is https)', async (t) => {
   const tlsDir = new URL('../fixtures/tls/', import.meta.url);
-  const server = https.createServer({ key: readFileSync(new URL('localhost.key', tlsDir)), cert: readFileSync(new URL('localhost.crt', tlsDir)) }, (req, res) => {
-    if (req.url === '/big') return res.writeHead(200).end('y'.repeat(100_000)); // several TLS records and reads
-    res.writeHead(200, { 'content-type': 'application/vnd.apple.mpegurl' }).end(`#EXTM3U\n#${req.url}\n`);
-  });
+  const server = https.createServer(
+    { key: readFileSync(new URL('localhost.key', tlsDir)), cert: readFileSync(new URL('localhost.crt', tlsDir)) },
+    (req, res) => {
+      if (req.url === '/big') return res.writeHead(200).end('y'.repeat(100_000)); // several TLS records and reads
+      res.writeHead(200, { 'content-type': 'application/vnd.apple.mpegurl' }).end(`#EXTM3U\n#${req.url}\n`);
+    },
+  );
   let connections = 0;
   server.on('secureConnection', () => connections++);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const origin = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const upstream = new Upstream(origin, {
     deadlineMs: 2000,
-    connect: buildConnector({ ...Upstream.socketOptions, timeout: 1000, ca: readFileSync(new URL('localhost.crt', tlsDir)) } as buildConnector.BuildOptions),
+    connect: buildConnector({
+      ...Upstream.socketOptions,
+      timeout: 1000,
+      ca: readFileSync(new URL('localhost.crt', tlsDir)),
+    } as buildConnector.BuildOptions),
   });
   t.teardown(async () => {
     await upstream.close();

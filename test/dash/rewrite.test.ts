@@ -18,16 +18,30 @@ t.test('Location and PatchLocation on the DAI host point back at the service', a
 </MPD>`;
   const { valid, text } = rewriteMpd(src, rules);
   t.equal(valid, true);
-  t.match(text, /<Location>https:\/\/edge\.example\.net\/dai\/manifest\/linear\/dash\/event\/E\/stream\/S:LOC\/manifest\.mpd\?x=1&amp;y=2<\/Location>/);
-  t.match(text, /<PatchLocation ttl="60">https:\/\/edge\.example\.net\/dai\/manifest\/linear\/dash\/patch\.mpp<\/PatchLocation>/);
-  t.match(text, /<BaseURL>https:\/\/dai\.example\.com\/linear\/dash\/event\/E\/stream\/S:LOC\/<\/BaseURL>\s*<Location>/, 'relative segments pinned upstream, BaseURL before Location');
+  t.match(
+    text,
+    /<Location>https:\/\/edge\.example\.net\/dai\/manifest\/linear\/dash\/event\/E\/stream\/S:LOC\/manifest\.mpd\?x=1&amp;y=2<\/Location>/,
+  );
+  t.match(
+    text,
+    /<PatchLocation ttl="60">https:\/\/edge\.example\.net\/dai\/manifest\/linear\/dash\/patch\.mpp<\/PatchLocation>/,
+  );
+  t.match(
+    text,
+    /<BaseURL>https:\/\/dai\.example\.com\/linear\/dash\/event\/E\/stream\/S:LOC\/<\/BaseURL>\s*<Location>/,
+    'relative segments pinned upstream, BaseURL before Location',
+  );
   t.match(text, /media="seg_\$Number\$\.m4s"/, 'segment templates untouched');
 });
 
 t.test('an MPD-level relative BaseURL is made absolute; absolute ones and other hosts untouched', async (t) => {
   const rel = rewriteMpd('<MPD><BaseURL>media/</BaseURL><Period/></MPD>', rules).text;
-  t.equal(rel, '<MPD><BaseURL>https://dai.example.com/linear/dash/event/E/stream/S:LOC/media/</BaseURL><Period/></MPD>');
-  const abs = '<MPD><BaseURL>https://cdn.example.com/x/</BaseURL><Location>https://other.example.com/m.mpd</Location><Period/></MPD>';
+  t.equal(
+    rel,
+    '<MPD><BaseURL>https://dai.example.com/linear/dash/event/E/stream/S:LOC/media/</BaseURL><Period/></MPD>',
+  );
+  const abs =
+    '<MPD><BaseURL>https://cdn.example.com/x/</BaseURL><Location>https://other.example.com/m.mpd</Location><Period/></MPD>';
   t.equal(rewriteMpd(abs, rules).text, abs);
 });
 
@@ -57,15 +71,23 @@ t.test('every DASH fixture stays well-formed and keeps its Periods', async (t) =
 // Found by test/fuzz/dash.test.ts: markup inside a comment is not an element.
 t.test('elements in comments are not elements: a commented-out BaseURL or Period', async (t) => {
   const base = 'https://dai.example.com/linear/dash/event/E/stream/S:LOC/';
-  t.equal(rewriteMpd('<MPD>\n<!-- a <Period> in a comment --><Period/></MPD>', rules).text, `<MPD>\n<!-- a <Period> in a comment --><BaseURL>${base}</BaseURL><Period/></MPD>`);
-  t.equal(rewriteMpd('<MPD><!-- <BaseURL>old/</BaseURL> --><Period/></MPD>', rules).text, `<MPD><!-- <BaseURL>old/</BaseURL> --><BaseURL>${base}</BaseURL><Period/></MPD>`);
+  t.equal(
+    rewriteMpd('<MPD>\n<!-- a <Period> in a comment --><Period/></MPD>', rules).text,
+    `<MPD>\n<!-- a <Period> in a comment --><BaseURL>${base}</BaseURL><Period/></MPD>`,
+  );
+  t.equal(
+    rewriteMpd('<MPD><!-- <BaseURL>old/</BaseURL> --><Period/></MPD>', rules).text,
+    `<MPD><!-- <BaseURL>old/</BaseURL> --><BaseURL>${base}</BaseURL><Period/></MPD>`,
+  );
 });
 
 // Found by test/fuzz/dash.test.ts: with a prefix, the closing tag of an element was taken for an opening one.
 t.test('prefixed MPD: the closing </mpd:BaseURL> is not an element', async (t) => {
-  const src = '<mpd:MPD xmlns:mpd="urn:mpeg:dash:schema:mpd:2011"><mpd:BaseURL>https://cdn.example.com/x/</mpd:BaseURL>\n<mpd:Period id="p0"><mpd:AdaptationSet/></mpd:Period></mpd:MPD>';
+  const src =
+    '<mpd:MPD xmlns:mpd="urn:mpeg:dash:schema:mpd:2011"><mpd:BaseURL>https://cdn.example.com/x/</mpd:BaseURL>\n<mpd:Period id="p0"><mpd:AdaptationSet/></mpd:Period></mpd:MPD>';
   t.equal(rewriteMpd(src, rules).text, src);
-  const loc = '<mpd:MPD xmlns:mpd="urn:mpeg:dash:schema:mpd:2011"><mpd:Location>https://dai.example.com/m.mpd</mpd:Location> <mpd:Period/></mpd:MPD>';
+  const loc =
+    '<mpd:MPD xmlns:mpd="urn:mpeg:dash:schema:mpd:2011"><mpd:Location>https://dai.example.com/m.mpd</mpd:Location> <mpd:Period/></mpd:MPD>';
   t.equal(
     rewriteMpd(loc, rules).text,
     '<mpd:MPD xmlns:mpd="urn:mpeg:dash:schema:mpd:2011"><BaseURL>https://dai.example.com/linear/dash/event/E/stream/S:LOC/</BaseURL><mpd:Location>https://edge.example.net/dai/manifest/m.mpd</mpd:Location> <mpd:Period/></mpd:MPD>',
@@ -74,7 +96,10 @@ t.test('prefixed MPD: the closing </mpd:BaseURL> is not an element', async (t) =
 
 // Found by test/fuzz/dash.test.ts: without a Period the BaseURL was appended after the root element.
 t.test('an MPD without a Period stays well-formed', async (t) => {
-  t.equal(rewriteMpd('<MPD type="static"></MPD>', rules).text, '<MPD type="static"><BaseURL>https://dai.example.com/linear/dash/event/E/stream/S:LOC/</BaseURL></MPD>');
+  t.equal(
+    rewriteMpd('<MPD type="static"></MPD>', rules).text,
+    '<MPD type="static"><BaseURL>https://dai.example.com/linear/dash/event/E/stream/S:LOC/</BaseURL></MPD>',
+  );
   t.equal(
     rewriteMpd('<mpd:MPD xmlns:mpd="urn:x"><mpd:UTCTiming value="x"/></mpd:MPD >', rules).text,
     '<mpd:MPD xmlns:mpd="urn:x"><mpd:UTCTiming value="x"/><BaseURL>https://dai.example.com/linear/dash/event/E/stream/S:LOC/</BaseURL></mpd:MPD >',
@@ -91,7 +116,10 @@ t.test('a BaseURL or Location in CDATA is mapped inside it; other markup in the 
     '<MPD><BaseURL><![CDATA[https://dai.example.com/linear/dash/event/E/stream/S:LOC/media/]]></BaseURL><Period/></MPD>',
   );
   t.equal(
-    rewriteMpd('<MPD><Location><![CDATA[https://dai.example.com/m.mpd]]></Location><BaseURL>a/<!-- c --></BaseURL><Period/></MPD>', rules).text,
+    rewriteMpd(
+      '<MPD><Location><![CDATA[https://dai.example.com/m.mpd]]></Location><BaseURL>a/<!-- c --></BaseURL><Period/></MPD>',
+      rules,
+    ).text,
     '<MPD><Location><![CDATA[https://edge.example.net/dai/manifest/m.mpd]]></Location><BaseURL>a/<!-- c --></BaseURL><Period/></MPD>',
   );
 });
@@ -99,15 +127,23 @@ t.test('a BaseURL or Location in CDATA is mapped inside it; other markup in the 
 // Found by test/fuzz/dash.test.ts (a mutated MPD): markup quoted in CDATA is text, as in a comment.
 t.test('markup inside CDATA is not an element, nor the end of one', async (t) => {
   t.equal(
-    rewriteMpd('<MPD><Location><![CDATA[https://x.example/m.mpd?q=</a> <BaseURL>y</BaseURL>]]></Location><Period/></MPD>', rules).text,
+    rewriteMpd(
+      '<MPD><Location><![CDATA[https://x.example/m.mpd?q=</a> <BaseURL>y</BaseURL>]]></Location><Period/></MPD>',
+      rules,
+    ).text,
     '<MPD><BaseURL>https://dai.example.com/linear/dash/event/E/stream/S:LOC/</BaseURL><Location><![CDATA[https://x.example/m.mpd?q=</a> <BaseURL>y</BaseURL>]]></Location><Period/></MPD>',
   );
   // A CDATA opener quoted in a comment opens nothing.
-  t.equal(rewriteMpd('<!--<![CDATA[ x --><MPD><Period/></MPD>', rules).text, '<!--<![CDATA[ x --><MPD><BaseURL>https://dai.example.com/linear/dash/event/E/stream/S:LOC/</BaseURL><Period/></MPD>');
+  t.equal(
+    rewriteMpd('<!--<![CDATA[ x --><MPD><Period/></MPD>', rules).text,
+    '<!--<![CDATA[ x --><MPD><BaseURL>https://dai.example.com/linear/dash/event/E/stream/S:LOC/</BaseURL><Period/></MPD>',
+  );
 });
 
-t.test('issue 25: root-relative content segments go to the content origin, whatever BaseURL the DAI host sets', async (t) => {
-  const src = `<MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="dynamic">
+t.test(
+  'issue 25: root-relative content segments go to the content origin, whatever BaseURL the DAI host sets',
+  async (t) => {
+    const src = `<MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="dynamic">
   <BaseURL>https://dai.example.com/linear/dash/event/E/stream/S:LOC/</BaseURL>
   <Period id="content-1">
     <BaseURL>/content/p1/</BaseURL>
@@ -119,32 +155,70 @@ t.test('issue 25: root-relative content segments go to the content origin, whate
   </Period>
   <Period id="content-2"><AdaptationSet><!-- media="/not/a/segment.m4s" --><Representation id="v"><SegmentTemplate media="chunk_$Number$.m4s" initialization="/content/init.mp4"/></Representation></AdaptationSet></Period>
 </MPD>`;
-  const { text } = rewriteMpd(src, rules);
-  t.match(text, '<BaseURL>https://dai.example.com/linear/dash/event/E/stream/S:LOC/</BaseURL>', 'the MPD-level BaseURL on the DAI host stays');
-  t.match(text, '<BaseURL>https://origin.example.org/content/p1/</BaseURL>', 'a root-relative Period BaseURL: the content origin');
-  t.match(text, 'initialization="https://origin.example.org/content/init_$RepresentationID$.mp4"', 'SegmentTemplate@initialization');
-  t.match(text, "media='https://origin.example.org/content/seg_$Number$.m4s'", 'SegmentTemplate@media, single-quoted');
-  t.match(text, '<Initialization sourceURL="https://origin.example.org/content/a/init.mp4"/>', 'Initialization@sourceURL');
-  t.match(text, '<SegmentURL media="https://origin.example.org/content/a/1.m4s" index="https://origin.example.org/content/a/1.sidx"/>', 'SegmentURL@media and @index');
-  t.match(text, '<SegmentURL media="a/2.m4s"/>', 'a relative SegmentURL still resolves upstream');
-  t.match(text, 'media="https://dai.example.com/linear/pod/ad_$Number$.m4s" initialization="//dai.example.com/linear/pod/init.mp4"', 'DAI ad segments untouched');
-  t.match(text, '<!-- media="/not/a/segment.m4s" -->', 'a comment is not an attribute');
-  t.match(text, 'media="chunk_$Number$.m4s" initialization="https://origin.example.org/content/init.mp4"');
-  // What a player resolves (RFC 3986 §5.2): the content segments on the origin, the ad segments on the DAI host.
-  const base = 'https://dai.example.com/linear/dash/event/E/stream/S:LOC/';
-  t.equal(new URL('https://origin.example.org/content/seg_7.m4s', base).host, 'origin.example.org');
-  t.equal((text.match(/https:\/\/origin\.example\.org\//g) ?? []).length, 7, 'every root-relative URL and only those');
-});
+    const { text } = rewriteMpd(src, rules);
+    t.match(
+      text,
+      '<BaseURL>https://dai.example.com/linear/dash/event/E/stream/S:LOC/</BaseURL>',
+      'the MPD-level BaseURL on the DAI host stays',
+    );
+    t.match(
+      text,
+      '<BaseURL>https://origin.example.org/content/p1/</BaseURL>',
+      'a root-relative Period BaseURL: the content origin',
+    );
+    t.match(
+      text,
+      'initialization="https://origin.example.org/content/init_$RepresentationID$.mp4"',
+      'SegmentTemplate@initialization',
+    );
+    t.match(
+      text,
+      "media='https://origin.example.org/content/seg_$Number$.m4s'",
+      'SegmentTemplate@media, single-quoted',
+    );
+    t.match(
+      text,
+      '<Initialization sourceURL="https://origin.example.org/content/a/init.mp4"/>',
+      'Initialization@sourceURL',
+    );
+    t.match(
+      text,
+      '<SegmentURL media="https://origin.example.org/content/a/1.m4s" index="https://origin.example.org/content/a/1.sidx"/>',
+      'SegmentURL@media and @index',
+    );
+    t.match(text, '<SegmentURL media="a/2.m4s"/>', 'a relative SegmentURL still resolves upstream');
+    t.match(
+      text,
+      'media="https://dai.example.com/linear/pod/ad_$Number$.m4s" initialization="//dai.example.com/linear/pod/init.mp4"',
+      'DAI ad segments untouched',
+    );
+    t.match(text, '<!-- media="/not/a/segment.m4s" -->', 'a comment is not an attribute');
+    t.match(text, 'media="chunk_$Number$.m4s" initialization="https://origin.example.org/content/init.mp4"');
+    // What a player resolves (RFC 3986 §5.2): the content segments on the origin, the ad segments on the DAI host.
+    const base = 'https://dai.example.com/linear/dash/event/E/stream/S:LOC/';
+    t.equal(new URL('https://origin.example.org/content/seg_7.m4s', base).host, 'origin.example.org');
+    t.equal(
+      (text.match(/https:\/\/origin\.example\.org\//g) ?? []).length,
+      7,
+      'every root-relative URL and only those',
+    );
+  },
+);
 
-t.test('the content origin pins nothing in MPDs with no root-relative URL (fixtures unchanged but for the pinned MPD BaseURL)', async (t) => {
-  let same = 0;
-  for (const f of fixtureFiles('dash', ['.mpd'])) {
-    const src = fixture(f);
-    const withOrigin = rewriteMpd(src, rules).text;
-    const without = rewriteMpd(src, { ...rules, contentOrigin: '' }).text;
-    const rootRelative = /\s(media|initialization|sourceURL|index)\s*=\s*["']\/(?!\/)|<BaseURL[^>]*>\s*\/(?!\/)/.test(src);
-    if (!rootRelative && withOrigin !== without) t.fail(`${f}: changed with no root-relative URL`);
-    else same++;
-  }
-  t.ok(same > 10, `${same} fixtures checked`);
-});
+t.test(
+  'the content origin pins nothing in MPDs with no root-relative URL (fixtures unchanged but for the pinned MPD BaseURL)',
+  async (t) => {
+    let same = 0;
+    for (const f of fixtureFiles('dash', ['.mpd'])) {
+      const src = fixture(f);
+      const withOrigin = rewriteMpd(src, rules).text;
+      const without = rewriteMpd(src, { ...rules, contentOrigin: '' }).text;
+      const rootRelative = /\s(media|initialization|sourceURL|index)\s*=\s*["']\/(?!\/)|<BaseURL[^>]*>\s*\/(?!\/)/.test(
+        src,
+      );
+      if (!rootRelative && withOrigin !== without) t.fail(`${f}: changed with no root-relative URL`);
+      else same++;
+    }
+    t.ok(same > 10, `${same} fixtures checked`);
+  },
+);

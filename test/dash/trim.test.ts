@@ -22,7 +22,8 @@ function parse(xml: string): Element {
 
 function kids(e: Element, name?: string): Element[] {
   const out: Element[] = [];
-  for (let c = e.firstChild; c; c = c.nextSibling) if (c.nodeType === 1 && (!name || (c as Element).localName === name)) out.push(c as Element);
+  for (let c = e.firstChild; c; c = c.nextSibling)
+    if (c.nodeType === 1 && (!name || (c as Element).localName === name)) out.push(c as Element);
   return out;
 }
 
@@ -52,7 +53,9 @@ function timelines(root: Element): Tl[] {
   const last = periods[periods.length - 1];
   if (!last) return [];
   const out: Tl[] = [];
-  for (const st of all(last).filter((e) => e.localName === 'SegmentTimeline' && (e.parentNode as Element).localName === 'SegmentTemplate')) {
+  for (const st of all(last).filter(
+    (e) => e.localName === 'SegmentTimeline' && (e.parentNode as Element).localName === 'SegmentTemplate',
+  )) {
     const tpls: Element[] = [];
     for (let p = st.parentNode as Element | null; p && p.localName !== 'MPD'; p = p.parentNode as Element | null) {
       if (p.localName === 'SegmentTemplate') tpls.push(p);
@@ -136,11 +139,21 @@ function check(t: Test, src: string, window: number, delay: number, label: strin
   if (a.length !== b.length) return fails + (fail('timelines lost'), 0);
   const usable = a.map((tl, i) => ({ tl, i })).filter(({ tl }) => !tl.openEnded && tl.segs.length);
   if (!usable.length) return fails;
-  const ref = usable.reduce((x, y) => (Math.max(...y.tl.segs.map((s) => s.d)) / y.tl.timescale > Math.max(...x.tl.segs.map((s) => s.d)) / x.tl.timescale ? y : x));
+  const ref = usable.reduce((x, y) =>
+    Math.max(...y.tl.segs.map((s) => s.d)) / y.tl.timescale > Math.max(...x.tl.segs.map((s) => s.d)) / x.tl.timescale
+      ? y
+      : x,
+  );
   for (const { tl, i } of usable) {
     const kept = b[i]!.segs;
     const first = tl.segs.findIndex((s) => s.t === kept[0]?.t);
-    if (first < 0 || kept.some((s, k) => tl.segs[first + k]?.t !== s.t || tl.segs[first + k]?.number !== s.number || tl.segs[first + k]?.d !== s.d)) {
+    if (
+      first < 0 ||
+      kept.some(
+        (s, k) =>
+          tl.segs[first + k]?.t !== s.t || tl.segs[first + k]?.number !== s.number || tl.segs[first + k]?.d !== s.d,
+      )
+    ) {
       fail(`timeline ${i}: kept segments are not a contiguous run of the original`);
       continue;
     }
@@ -150,7 +163,8 @@ function check(t: Test, src: string, window: number, delay: number, label: strin
         window,
         delay,
       );
-      if (first !== st || kept.length !== rem - st) fail(`reference timeline ${i}: kept [${first}, ${first + kept.length}), HLS rule [${st}, ${rem})`);
+      if (first !== st || kept.length !== rem - st)
+        fail(`reference timeline ${i}: kept [${first}, ${first + kept.length}), HLS rule [${st}, ${rem})`);
     }
   }
   return fails;
@@ -199,14 +213,24 @@ t.test('S elements without r, $Time$, no startNumber: head and tail S removed wi
   const ss = Array.from({ length: 8 }, (_, i) => `        <S t="${i * 4}" d="4"/>`).join('\n');
   const src = mpd(period(as('v', 1, ss, ' media="$Time$.m4s"')));
   const out = trimMpdWindow(src, { windowSegments: 3, delaySegments: 1 }).text;
-  t.match(out, /<SegmentTimeline>\n {8}<S t="16" d="4"\/>\n {8}<S t="20" d="4"\/>\n {8}<S t="24" d="4"\/>\n {6}<\/SegmentTimeline>/);
+  t.match(
+    out,
+    /<SegmentTimeline>\n {8}<S t="16" d="4"\/>\n {8}<S t="20" d="4"\/>\n {8}<S t="24" d="4"\/>\n {6}<\/SegmentTimeline>/,
+  );
   t.match(out, /startNumber="5"/, 'numbering kept consistent even for $Time$');
   for (const [w, d] of combos) check(t, src, w, d, 'no-r');
 });
 
 t.test('AdaptationSets with different timescales and durations keep the same time span', async (t) => {
   // Video: 4 s segments at 90 kHz; audio: 2 s at 48 kHz. The window counts video (longest) segments.
-  const src = mpd(period([as('v', 90000, '        <S t="900000" d="360000" r="14"/>'), as('a', 48000, '        <S t="480000" d="96000" r="29"/>')].join('\n')));
+  const src = mpd(
+    period(
+      [
+        as('v', 90000, '        <S t="900000" d="360000" r="14"/>'),
+        as('a', 48000, '        <S t="480000" d="96000" r="29"/>'),
+      ].join('\n'),
+    ),
+  );
   const out = trimMpdWindow(src, { windowSegments: 5, delaySegments: 1 }).text;
   const [v, a] = timelines(parse(out));
   t.equal(v!.segs.length, 5);
@@ -221,7 +245,11 @@ t.test('static MPDs, window 0 / delay 0 and non-MPDs are returned as they are', 
   const dyn = mpd(period(as('v', 1, '<S t="0" d="2" r="20"/>')));
   const stat = dyn.replace('type="dynamic"', 'type="static"');
   t.equal(trimMpdWindow(stat, { windowSegments: 3, delaySegments: 2 }).text, stat);
-  t.equal(trimMpdWindow(dyn.replace(' type="dynamic"', ''), { windowSegments: 3, delaySegments: 2 }).text, dyn.replace(' type="dynamic"', ''), 'type defaults to static');
+  t.equal(
+    trimMpdWindow(dyn.replace(' type="dynamic"', ''), { windowSegments: 3, delaySegments: 2 }).text,
+    dyn.replace(' type="dynamic"', ''),
+    'type defaults to static',
+  );
   t.equal(trimMpdWindow(dyn, { windowSegments: 0, delaySegments: 0 }).text, dyn);
   t.same(trimMpdWindow('#EXTM3U\n', { windowSegments: 3, delaySegments: 2 }), { valid: false, text: '#EXTM3U\n' });
 });
@@ -247,8 +275,15 @@ t.test('tiny timelines keep three segments of content', async (t) => {
 
 t.test('r="-1": split up to the next t; open-ended at the end is a wall-clock timeline', async (t) => {
   const mid = mpd(period(as('v', 1, '<S t="0" d="10" r="-1"/><S t="100" d="10" r="1"/>')));
-  t.match(trimMpdWindow(mid, { windowSegments: 4, delaySegments: 1 }).text, /<S t="70" d="10" r="2"\/><S t="100" d="10" r="0"\/>/);
-  t.match(trimMpdWindow(mid, { windowSegments: 0, delaySegments: 3 }).text, /<S t="0" d="10" r="8"\/>\s*<\/SegmentTimeline>/, 'a kept r=-1 at the new end is made explicit');
+  t.match(
+    trimMpdWindow(mid, { windowSegments: 4, delaySegments: 1 }).text,
+    /<S t="70" d="10" r="2"\/><S t="100" d="10" r="0"\/>/,
+  );
+  t.match(
+    trimMpdWindow(mid, { windowSegments: 0, delaySegments: 3 }).text,
+    /<S t="0" d="10" r="8"\/>\s*<\/SegmentTimeline>/,
+    'a kept r=-1 at the new end is made explicit',
+  );
   for (const [w, d] of combos) check(t, mid, w, d, 'r=-1 mid');
   const open = mpd(period(as('v', 1, '<S t="0" d="2" r="-1"/>')));
   const out = trimMpdWindow(open, { windowSegments: 10, delaySegments: 2 }).text;
@@ -259,15 +294,24 @@ t.test('r="-1": split up to the next t; open-ended at the end is a wall-clock ti
 
 t.test('@duration templates: suggestedPresentationDelay grows, timeShiftBufferDepth lowered', async (t) => {
   const src = mpd(
-    period('  <AdaptationSet><SegmentTemplate media="$Number$.m4s" duration="4000" timescale="1000" startNumber="1"/><Representation id="v" bandwidth="1"/></AdaptationSet>'),
+    period(
+      '  <AdaptationSet><SegmentTemplate media="$Number$.m4s" duration="4000" timescale="1000" startNumber="1"/><Representation id="v" bandwidth="1"/></AdaptationSet>',
+    ),
     ' suggestedPresentationDelay="PT6S"',
   );
   const out = trimMpdWindow(src, { windowSegments: 5, delaySegments: 2 }).text;
   t.match(out, /suggestedPresentationDelay="PT14S"/);
   t.match(out, /timeShiftBufferDepth="PT28S"/);
   t.match(out, /startNumber="1"/, 'segments untouched');
-  const list = mpd(period('  <AdaptationSet><Representation id="v" bandwidth="1"><SegmentList duration="6"><SegmentURL media="a.m4s"/></SegmentList></Representation></AdaptationSet>'));
-  t.match(trimMpdWindow(list, { windowSegments: 0, delaySegments: 1 }).text, /timeShiftBufferDepth="PT5M" suggestedPresentationDelay="PT6S">/);
+  const list = mpd(
+    period(
+      '  <AdaptationSet><Representation id="v" bandwidth="1"><SegmentList duration="6"><SegmentURL media="a.m4s"/></SegmentList></Representation></AdaptationSet>',
+    ),
+  );
+  t.match(
+    trimMpdWindow(list, { windowSegments: 0, delaySegments: 1 }).text,
+    /timeShiftBufferDepth="PT5M" suggestedPresentationDelay="PT6S">/,
+  );
 });
 
 t.test('other bytes kept: prefixes, comments, explicit </S>, big 10 MHz times exact', async (t) => {
@@ -297,29 +341,35 @@ function dashJsStart(mpdText: string, wallClockSec: number): number {
   return wallClockSec - delay;
 }
 
-t.test('issue 30.1: the removed tail raises suggestedPresentationDelay, so dash.js aims inside the trimmed timeline', async (t) => {
-  // 2 s segments from 0 to 60 s; the wall clock is at the upstream's live edge (60 s).
-  const timeline = '<S t="0" d="2" r="29"/>';
-  const withSpd = mpd(period(as('v', 1, timeline)), ' suggestedPresentationDelay="PT6S"');
-  const out = trimMpdWindow(withSpd, { windowSegments: 0, delaySegments: 2 }).text;
-  t.match(out, /<S t="0" d="2" r="27"\/>/, 'two segments (4 s) removed');
-  t.match(out, /suggestedPresentationDelay="PT10S"/, '6 s + the 4 s removed');
-  t.equal(dashJsStart(withSpd, 60), 54, 'untrimmed: 6 s behind the edge');
-  t.equal(dashJsStart(out, 60), 50, 'trimmed: 6 s behind the trimmed timeline’s end (56 s), not past it');
-  const bare = mpd(period(as('v', 1, timeline)));
-  const noSpd = trimMpdWindow(bare, { windowSegments: 10, delaySegments: 2 }).text;
-  t.match(noSpd, /suggestedPresentationDelay="PT10S"/, 'none upstream: three segments (6 s) + 4 s');
-  t.ok(dashJsStart(noSpd, 60) < 56 && dashJsStart(noSpd, 60) >= 56 - 20, 'inside the kept window (36–56 s)');
-  // dash.js takes ServiceDescription/Latency@target before @suggestedPresentationDelay: it grows too.
-  const sd = withSpd.replace(/(<MPD[^>]*>)/, '$1<ServiceDescription id="0"><Latency target="3500" min="2000" max="8000"/></ServiceDescription>');
-  const sdOut = trimMpdWindow(sd, { windowSegments: 0, delaySegments: 2 }).text;
-  t.match(sdOut, /<Latency target="7500" min="6000" max="12000"\/>/, 'latency target, min and max + 4000 ms');
-  t.equal(dashJsStart(sdOut, 60), 52.5, '3.5 s behind the trimmed end');
-  t.match(sdOut, /availabilityStartTime="[^"]*"/.exec(sd)?.[0] ?? /$/, 'availabilityStartTime unchanged');
-  // A delay the upstream MPD cannot give (three segments of content left) changes nothing.
-  const three = mpd(period(as('v', 1, '<S t="0" d="2" r="2"/>')), ' suggestedPresentationDelay="PT6S"');
-  t.equal(trimMpdWindow(three, { windowSegments: 0, delaySegments: 2 }).text, three);
-});
+t.test(
+  'issue 30.1: the removed tail raises suggestedPresentationDelay, so dash.js aims inside the trimmed timeline',
+  async (t) => {
+    // 2 s segments from 0 to 60 s; the wall clock is at the upstream's live edge (60 s).
+    const timeline = '<S t="0" d="2" r="29"/>';
+    const withSpd = mpd(period(as('v', 1, timeline)), ' suggestedPresentationDelay="PT6S"');
+    const out = trimMpdWindow(withSpd, { windowSegments: 0, delaySegments: 2 }).text;
+    t.match(out, /<S t="0" d="2" r="27"\/>/, 'two segments (4 s) removed');
+    t.match(out, /suggestedPresentationDelay="PT10S"/, '6 s + the 4 s removed');
+    t.equal(dashJsStart(withSpd, 60), 54, 'untrimmed: 6 s behind the edge');
+    t.equal(dashJsStart(out, 60), 50, 'trimmed: 6 s behind the trimmed timeline’s end (56 s), not past it');
+    const bare = mpd(period(as('v', 1, timeline)));
+    const noSpd = trimMpdWindow(bare, { windowSegments: 10, delaySegments: 2 }).text;
+    t.match(noSpd, /suggestedPresentationDelay="PT10S"/, 'none upstream: three segments (6 s) + 4 s');
+    t.ok(dashJsStart(noSpd, 60) < 56 && dashJsStart(noSpd, 60) >= 56 - 20, 'inside the kept window (36–56 s)');
+    // dash.js takes ServiceDescription/Latency@target before @suggestedPresentationDelay: it grows too.
+    const sd = withSpd.replace(
+      /(<MPD[^>]*>)/,
+      '$1<ServiceDescription id="0"><Latency target="3500" min="2000" max="8000"/></ServiceDescription>',
+    );
+    const sdOut = trimMpdWindow(sd, { windowSegments: 0, delaySegments: 2 }).text;
+    t.match(sdOut, /<Latency target="7500" min="6000" max="12000"\/>/, 'latency target, min and max + 4000 ms');
+    t.equal(dashJsStart(sdOut, 60), 52.5, '3.5 s behind the trimmed end');
+    t.match(sdOut, /availabilityStartTime="[^"]*"/.exec(sd)?.[0] ?? /$/, 'availabilityStartTime unchanged');
+    // A delay the upstream MPD cannot give (three segments of content left) changes nothing.
+    const three = mpd(period(as('v', 1, '<S t="0" d="2" r="2"/>')), ' suggestedPresentationDelay="PT6S"');
+    t.equal(trimMpdWindow(three, { windowSegments: 0, delaySegments: 2 }).text, three);
+  },
+);
 
 t.test('multi-Period: only the last Period is trimmed; PatchLocation removed once anything changed', async (t) => {
   const p1 = period(as('v', 1, '        <S t="0" d="2" r="9"/>'), 'a');
@@ -353,10 +403,17 @@ t.test('every dynamic DASH fixture', async (t) => {
   t.equal(fails, 0);
 });
 
-const timelineArb = fc.array(fc.record({ gap: fc.option(fc.integer({ min: 0, max: 500 }), { nil: undefined }), d: fc.integer({ min: 1, max: 1000 }), r: fc.integer({ min: -1, max: 20 }) }), {
-  minLength: 1,
-  maxLength: 30,
-});
+const timelineArb = fc.array(
+  fc.record({
+    gap: fc.option(fc.integer({ min: 0, max: 500 }), { nil: undefined }),
+    d: fc.integer({ min: 1, max: 1000 }),
+    r: fc.integer({ min: -1, max: 20 }),
+  }),
+  {
+    minLength: 1,
+    maxLength: 30,
+  },
+);
 
 /** S elements from random runs; r=-1 only where the next S states t (otherwise open-ended). */
 function sElements(input: { gap: number | undefined; d: number; r: number }[], t0: number): string {
@@ -376,30 +433,49 @@ function sElements(input: { gap: number | undefined; d: number; r: number }[], t
   return out.join('\n');
 }
 
-t.test('property: random timelines never throw and keep a contiguous run (the HLS rule on the reference)', async (t) => {
-  let fails = 0;
-  fc.assert(
-    fc.property(timelineArb, timelineArb, fc.integer({ min: 1, max: 100000 }), fc.integer({ min: 0, max: 40 }), fc.integer({ min: 0, max: 10 }), fc.boolean(), (a, b, ts, w, d, two) => {
-      const body = two ? [as('v', ts, sElements(a, 1000)), as('a', 1000, sElements(b, 0))].join('\n') : as('v', ts, sElements(a, 1000));
-      const src = mpd(period(body));
-      fails += check(t, src, w, d, 'fuzz');
-      return fails === 0;
-    }),
-    { numRuns: FUZZ_RUNS },
-  );
-  t.equal(fails, 0);
-});
+t.test(
+  'property: random timelines never throw and keep a contiguous run (the HLS rule on the reference)',
+  async (t) => {
+    let fails = 0;
+    fc.assert(
+      fc.property(
+        timelineArb,
+        timelineArb,
+        fc.integer({ min: 1, max: 100000 }),
+        fc.integer({ min: 0, max: 40 }),
+        fc.integer({ min: 0, max: 10 }),
+        fc.boolean(),
+        (a, b, ts, w, d, two) => {
+          const body = two
+            ? [as('v', ts, sElements(a, 1000)), as('a', 1000, sElements(b, 0))].join('\n')
+            : as('v', ts, sElements(a, 1000));
+          const src = mpd(period(body));
+          fails += check(t, src, w, d, 'fuzz');
+          return fails === 0;
+        },
+      ),
+      { numRuns: FUZZ_RUNS },
+    );
+    t.equal(fails, 0);
+  },
+);
 
 t.test('property: garbage and damaged MPDs never throw', async (t) => {
   const base = fixture('dash/livesim2/patch/testpic_2s_1.mpd');
   fc.assert(
-    fc.property(fc.string({ maxLength: 300 }), fc.integer({ min: 0, max: base.length }), fc.integer({ min: 0, max: base.length }), fc.string({ maxLength: 20 }), (junk, i, j, ins) => {
-      for (const s of [junk, `<MPD type="dynamic">${junk}`, base.slice(0, i) + ins + base.slice(j)]) {
-        const r = trimMpdWindow(s, { windowSegments: 5, delaySegments: 2 });
-        if (typeof r.text !== 'string') return false;
-      }
-      return true;
-    }),
+    fc.property(
+      fc.string({ maxLength: 300 }),
+      fc.integer({ min: 0, max: base.length }),
+      fc.integer({ min: 0, max: base.length }),
+      fc.string({ maxLength: 20 }),
+      (junk, i, j, ins) => {
+        for (const s of [junk, `<MPD type="dynamic">${junk}`, base.slice(0, i) + ins + base.slice(j)]) {
+          const r = trimMpdWindow(s, { windowSegments: 5, delaySegments: 2 });
+          if (typeof r.text !== 'string') return false;
+        }
+        return true;
+      },
+    ),
     { numRuns: FUZZ_RUNS },
   );
   t.pass('no throw');

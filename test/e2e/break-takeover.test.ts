@@ -41,7 +41,9 @@ async function until<T>(check: () => Promise<T | undefined | false>, ms: number)
 t.test('kill -9 the worker-owning instance mid-break: the other finishes it', async (t) => {
   if (!(await needServices(t))) return;
   execFileSync(process.execPath, [path.join(projectRoot, 'bin', 'ensure-build.js')], { stdio: 'inherit' });
-  const sim = await new DaiHostSim({ shape: { segmentSec: SEG, windowSegments: 20, adEvery: 0, adSegments: 0 } }).start();
+  const sim = await new DaiHostSim({
+    shape: { segmentSec: SEG, windowSegments: 20, adEvery: 0, adSegments: 0 },
+  }).start();
   const transcoder = await new TranscoderSim({ delayMs: 300 }).start();
   t.teardown(async () => {
     sim.stop();
@@ -66,7 +68,10 @@ t.test('kill -9 the worker-owning instance mid-break: the other finishes it', as
   const instances: Array<{ child: ChildProcess; base: string }> = [];
   for (let i = 0; i < 2; i++) {
     const port = String(await freePort());
-    const child = spawn(process.execPath, [path.join(projectRoot, 'dist', 'bin', 'server.js')], { env: { ...common, PORT: port, DATA_DIR: tempDir(t) }, stdio: ['ignore', 'ignore', 'inherit'] });
+    const child = spawn(process.execPath, [path.join(projectRoot, 'dist', 'bin', 'server.js')], {
+      env: { ...common, PORT: port, DATA_DIR: tempDir(t) },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
     t.teardown(() => void child.kill('SIGKILL'));
     const base = `http://127.0.0.1:${port}`;
     t.ok(await until(async () => (await call(base, 'GET', '/healthz')).status === 200, 20_000), `instance ${i} up`);
@@ -75,25 +80,45 @@ t.test('kill -9 the worker-owning instance mid-break: the other finishes it', as
   const tok = await mintToken(loadConfig({}, { jwtSecret: JWT_SECRET }));
   const sql = postgres(databaseUrl, { max: 1, onnotice: () => undefined });
   t.teardown(() => sql.end());
-  const api = (base: string, method: string, p: string, json?: unknown) => call(base, method, `/api/v1/${p}`, { token: tok, ...(json === undefined ? {} : { json }) });
+  const api = (base: string, method: string, p: string, json?: unknown) =>
+    call(base, method, `/api/v1/${p}`, { token: tok, ...(json === undefined ? {} : { json }) });
 
   const [first] = instances;
   t.equal((await api(first!.base, 'PUT', 'squeeze-brand-config', { brand_id: 'acme' })).status, 200);
-  const ev = await api(first!.base, 'PUT', 'squeeze-event-config', { asset_id: 'KILL', source_uri: `${sim.url}/source/master.m3u8`, brand_config_id: 'acme' });
-  t.equal((await api(first!.base, 'PUT', 'squeeze-configured-ad', { event_id: ev.body.id, abid: 'c', ad_uri: 'https://cdn.example.com/c.mp4', duration: 30, is_curated: true })).status, 200);
+  const ev = await api(first!.base, 'PUT', 'squeeze-event-config', {
+    asset_id: 'KILL',
+    source_uri: `${sim.url}/source/master.m3u8`,
+    brand_config_id: 'acme',
+  });
+  t.equal(
+    (
+      await api(first!.base, 'PUT', 'squeeze-configured-ad', {
+        event_id: ev.body.id,
+        abid: 'c',
+        ad_uri: 'https://cdn.example.com/c.mp4',
+        duration: 30,
+        is_curated: true,
+      })
+    ).status,
+    200,
+  );
   const started = await api(first!.base, 'POST', 'squeeze-ad-break', { event_id: ev.body.id, break_duration: 5 * SEG });
   t.equal(started.status, 200);
   const id = started.body.break_id as string;
 
   const owner = await until(async () => {
     const [row] = await sql<{ lease_owner: string | null }[]>`select lease_owner from squeeze_break where id = ${id}`;
-    const [ready] = await sql<{ n: number }[]>`select count(*)::int as n from squeeze_break_segment where break_id = ${id} and status = 'ready'`;
+    const [ready] = await sql<
+      { n: number }[]
+    >`select count(*)::int as n from squeeze_break_segment where break_id = ${id} and status = 'ready'`;
     return row?.lease_owner && ready!.n > 0 ? row.lease_owner : undefined;
   }, 20_000);
   t.ok(owner, 'a lease owner with a first ready segment');
   if (!owner)
     t.comment(
-      JSON.stringify(await sql`select status, lease_owner, lease_until, start_time, end_time, now() from squeeze_break`),
+      JSON.stringify(
+        await sql`select status, lease_owner, lease_until, start_time, end_time, now() from squeeze_break`,
+      ),
       JSON.stringify(await sql`select status, count(*)::int from squeeze_break_segment group by status`),
     );
   const pid = Number(owner!.split('-')[0]);
@@ -113,8 +138,13 @@ t.test('kill -9 the worker-owning instance mid-break: the other finishes it', as
     done?.segments.every((s: { status: string }) => s.status === 'ready'),
     'every planned segment composed',
   );
-  const [late] = await sql<{ n: number }[]>`select count(*)::int as n from squeeze_break_segment where break_id = ${id} and status = 'ready' and updated_at > ${new Date(killedAt)}`;
+  const [late] = await sql<
+    { n: number }[]
+  >`select count(*)::int as n from squeeze_break_segment where break_id = ${id} and status = 'ready' and updated_at > ${new Date(killedAt)}`;
   t.ok(late!.n > 0, `segments composed after the kill (${late!.n})`);
   const manifest = await call(survivor.base, 'GET', '/dai/manifest/linear/hls/event/KILL/stream/V1/variant/720p.m3u8');
-  t.ok(manifest.text.includes(`${transcoder.url}/out/`) && manifest.text.includes('#EXT-X-CUE-IN'), 'squeezed segments and the cue-in in the manifest');
+  t.ok(
+    manifest.text.includes(`${transcoder.url}/out/`) && manifest.text.includes('#EXT-X-CUE-IN'),
+    'squeezed segments and the cue-in in the manifest',
+  );
 });

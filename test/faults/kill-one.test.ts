@@ -43,7 +43,10 @@ t.test('kill -9 one of two processes: the survivor serves and takes over the fee
   const instances: Array<{ child: ChildProcess; base: string }> = [];
   for (let i = 0; i < 2; i++) {
     const port = await freePort();
-    const child = spawn(process.execPath, [path.join(projectRoot, 'dist', 'bin', 'server.js')], { env: { ...env, PORT: String(port), DATA_DIR: tempDir(t) }, stdio: ['ignore', 'ignore', 'inherit'] });
+    const child = spawn(process.execPath, [path.join(projectRoot, 'dist', 'bin', 'server.js')], {
+      env: { ...env, PORT: String(port), DATA_DIR: tempDir(t) },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
     t.teardown(() => void child.kill('SIGKILL'));
     const base = `http://127.0.0.1:${port}`;
     t.ok(await until(async () => (await timedGet(`${base}/healthz`)).status === 200, 20_000), `instance ${i} up`);
@@ -55,11 +58,19 @@ t.test('kill -9 one of two processes: the survivor serves and takes over the fee
 
   const created = await call(instances[0]!.base, 'POST', '/api/v1/global-config', {
     token: tok,
-    json: { brand_name: 'kill-one', feed_name: 'kill-one', feed_uri: `${feed.url}/next.rss?page=0`, pagination_supported: true, pagination_params: {} },
+    json: {
+      brand_name: 'kill-one',
+      feed_name: 'kill-one',
+      feed_uri: `${feed.url}/next.rss?page=0`,
+      pagination_supported: true,
+      pagination_params: {},
+    },
   });
   t.equal(created.status, 201);
   const owner = await until(async () => {
-    const [run] = await sql<{ lease_owner: string | null; pages: number }[]>`select lease_owner, pages from feed_run where feed_name = 'kill-one'`;
+    const [run] = await sql<
+      { lease_owner: string | null; pages: number }[]
+    >`select lease_owner, pages from feed_run where feed_name = 'kill-one'`;
     return run?.lease_owner && run.pages >= 1 ? run.lease_owner : undefined;
   }, 20_000);
   t.ok(owner, `a pull in progress, leased by ${owner}`);
@@ -84,21 +95,27 @@ t.test('kill -9 one of two processes: the survivor serves and takes over the fee
   // The dead owner's lease (30 s) lapses; the survivor claims the run and finishes it.
   const done = await until(
     async () => {
-      const [run] = await sql<{ state: string; lease_owner: string | null; last_error: string | null }[]>`select state, lease_owner, last_error from feed_run where feed_name = 'kill-one'`;
+      const [run] = await sql<
+        { state: string; lease_owner: string | null; last_error: string | null }[]
+      >`select state, lease_owner, last_error from feed_run where feed_name = 'kill-one'`;
       return run?.state === 'idle' && !run.last_error;
     },
     45_000,
     250,
   );
   t.ok(done, `the survivor finished the pull ${Math.round((Date.now() - killedAt) / 1000)} s after the kill`);
-  const [{ n, distinct }] = (await sql`select count(*)::int as n, count(distinct guid)::int as distinct from catalog_item where brand_name = 'kill-one'`) as unknown as [
-    { n: number; distinct: number },
-  ];
+  const [{ n, distinct }] =
+    (await sql`select count(*)::int as n, count(distinct guid)::int as distinct from catalog_item where brand_name = 'kill-one'`) as unknown as [
+      { n: number; distinct: number },
+    ];
   t.equal(n, 40, 'every item stored');
   t.equal(distinct, 40, 'exactly once');
   await load.stop();
   t.comment(`survivor manifests: ${describe(load.results)}`);
-  t.ok(load.results.length > 20 && load.results.every((r) => r.status === 200), 'the survivor served every manifest throughout');
+  t.ok(
+    load.results.length > 20 && load.results.every((r) => r.status === 200),
+    'the survivor served every manifest throughout',
+  );
   t.ok(
     load.results.every((r) => r.ms < 1000),
     'none waited past the deadline',

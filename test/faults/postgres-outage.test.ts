@@ -17,7 +17,13 @@ t.test('Postgres stopped and restarted under load', async (t) => {
   const pg = await privatePostgres(t);
   const sim = await new DaiHostSim().start();
   t.teardown(() => sim.stop());
-  const service = await startTestService(t, { databaseUrl: pg.url, redisUrl: REDIS_URL, daiHost: sim.url, contentOrigin: 'https://origin.example.org', upstreamDeadlineMs: DEADLINE_MS });
+  const service = await startTestService(t, {
+    databaseUrl: pg.url,
+    redisUrl: REDIS_URL,
+    daiHost: sim.url,
+    contentOrigin: 'https://origin.example.org',
+    upstreamDeadlineMs: DEADLINE_MS,
+  });
   const auth = { authorization: `Bearer ${await token(service)}` };
   const management = () => timedGet(`${service.url}/api/v1/brand-recognition`, auth);
 
@@ -33,8 +39,14 @@ t.test('Postgres stopped and restarted under load', async (t) => {
   t.equal(down.status, 503, 'a management read answers 503 with Postgres down');
   t.equal(down.type, 'unavailable');
   t.ok(down.ms < 1000, `within 1 s (${down.ms} ms)`);
-  const write = await timedRequest('PUT', `${service.url}/api/v1/squeeze-brand-config`, { headers: auth, json: { brand_id: 'during-outage' } });
-  t.ok(write.status === 503 && write.ms < 1000, `a management write answers 503 within 1 s (${write.status} in ${write.ms} ms)`);
+  const write = await timedRequest('PUT', `${service.url}/api/v1/squeeze-brand-config`, {
+    headers: auth,
+    json: { brand_id: 'during-outage' },
+  });
+  t.ok(
+    write.status === 503 && write.ms < 1000,
+    `a management write answers 503 within 1 s (${write.status} in ${write.ms} ms)`,
+  );
   const ready = await timedGet(`${service.url}/readyz`);
   t.equal(ready.status, 503, '/readyz is 503');
   t.equal(JSON.parse(ready.body).postgres, 'down', '/readyz names postgres');

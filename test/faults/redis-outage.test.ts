@@ -56,7 +56,10 @@ t.test('Redis stopped and restarted under load', async (t) => {
 
   const restartedAt = Date.now();
   await redis.start();
-  const recovered = await until(async () => (await timedGet(`${service.url}/readyz`)).status === 200 && Date.now(), 5000);
+  const recovered = await until(
+    async () => (await timedGet(`${service.url}/readyz`)).status === 200 && Date.now(),
+    5000,
+  );
   t.ok(recovered, `/readyz ready again ${recovered ? recovered - restartedAt : '—'} ms after the restart`);
   // The restarted Redis is empty: the registry record comes back from the manifests still being requested.
   const api = await until(async () => (await streamApi()).status === 200 && Date.now(), 5000);

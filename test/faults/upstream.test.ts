@@ -25,7 +25,8 @@ async function switchableHost(t: Tap): Promise<{ url: string; set(mode: Mode): P
   let mode: Mode = 'ok';
   const server = http.createServer((req, res) => {
     if (mode === 'blackhole') return;
-    if (mode === 'garbage') return res.writeHead(200).end(Buffer.from([0, 1, 2, 0xff, 0xfe, 10, 13, 0]).toString('latin1').repeat(200));
+    if (mode === 'garbage')
+      return res.writeHead(200).end(Buffer.from([0, 1, 2, 0xff, 0xfe, 10, 13, 0]).toString('latin1').repeat(200));
     if (mode === 'trickle') {
       res.writeHead(200, { 'content-type': 'application/vnd.apple.mpegurl' });
       const timer = setInterval(() => res.write('#'), 50);
@@ -41,7 +42,8 @@ async function switchableHost(t: Tap): Promise<{ url: string; set(mode: Mode): P
     set: async (next) => {
       server.closeAllConnections();
       if (next === 'refuse' && server.listening) await new Promise<void>((r) => server.close(() => r()));
-      if (next !== 'refuse' && !server.listening) await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
+      if (next !== 'refuse' && !server.listening)
+        await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
       mode = next;
     },
   };
@@ -51,10 +53,16 @@ type Tap = import('tap').Test;
 t.test('the DAI host failing', async (t) => {
   if (!(await needServices(t, ['postgres']))) return;
   const host = await switchableHost(t);
-  const service = await startTestService(t, { databaseUrl: await freshSchemaUrl(t), daiHost: host.url, contentOrigin: 'https://origin.example.org', upstreamDeadlineMs: DEADLINE_MS });
+  const service = await startTestService(t, {
+    databaseUrl: await freshSchemaUrl(t),
+    daiHost: host.url,
+    contentOrigin: 'https://origin.example.org',
+    upstreamDeadlineMs: DEADLINE_MS,
+  });
   let n = 0;
   // A new stream each time, so no cached or stale copy answers.
-  const fresh = () => timedGet(`${service.url}/dai/manifest/linear/hls/event/E/stream/S${++n}/variant/720p.m3u8`, {}, 5000);
+  const fresh = () =>
+    timedGet(`${service.url}/dai/manifest/linear/hls/event/E/stream/S${++n}/variant/720p.m3u8`, {}, 5000);
   const budget = DEADLINE_MS + 300;
 
   for (const [mode, status, type] of [
@@ -99,16 +107,38 @@ t.test('the ad server failing: the break still starts, on the fallback ads', asy
     sim.stop();
     await ads.stop();
   });
-  const service = await startTestService(t, { databaseUrl: await freshSchemaUrl(t), daiHost: sim.url, contentOrigin: sim.url, adServerUrl: `${ads.url}/ad`, allowPrivateOutbound: true });
+  const service = await startTestService(t, {
+    databaseUrl: await freshSchemaUrl(t),
+    daiHost: sim.url,
+    contentOrigin: sim.url,
+    adServerUrl: `${ads.url}/ad`,
+    allowPrivateOutbound: true,
+  });
   const tok = await token(service);
-  const api = (method: string, p: string, json?: unknown) => call(service.url, method, `/api/v1/${p}`, { token: tok, ...(json === undefined ? {} : { json }) });
+  const api = (method: string, p: string, json?: unknown) =>
+    call(service.url, method, `/api/v1/${p}`, { token: tok, ...(json === undefined ? {} : { json }) });
   t.equal((await api('PUT', 'squeeze-brand-config', { brand_id: 'faults' })).status, 200);
 
   for (const mode of ['error', 'slow', 'garbage', 'empty'] as AdServerMode[]) {
     ads.mode = mode;
-    const ev = await api('PUT', 'squeeze-event-config', { asset_id: `ADS-${mode}`, source_uri: `${sim.url}/source/master.m3u8`, brand_config_id: 'faults' });
+    const ev = await api('PUT', 'squeeze-event-config', {
+      asset_id: `ADS-${mode}`,
+      source_uri: `${sim.url}/source/master.m3u8`,
+      brand_config_id: 'faults',
+    });
     t.equal(ev.status, 200);
-    t.equal((await api('PUT', 'squeeze-configured-ad', { event_id: ev.body.id, abid: 'fb', ad_uri: `${ads.url}/creatives/fallback.mp4`, duration: 10, is_curated: false })).status, 200);
+    t.equal(
+      (
+        await api('PUT', 'squeeze-configured-ad', {
+          event_id: ev.body.id,
+          abid: 'fb',
+          ad_uri: `${ads.url}/creatives/fallback.mp4`,
+          duration: 10,
+          is_curated: false,
+        })
+      ).status,
+      200,
+    );
     const started = await timedRequest('POST', `${service.url}/api/v1/squeeze-ad-break`, {
       headers: { authorization: `Bearer ${tok}` },
       json: { event_id: ev.body.id, break_duration: 10 },

@@ -23,7 +23,18 @@ import {
   type VmapBreak,
   type VmapDocument,
 } from '../../lib/ads/index.js';
-import { doctypeDoc, encodeText, fixtureTexts, httpUrl, mutated, outcome, paramsFor, textEncoding, xmlEscape, xmlText } from './common.js';
+import {
+  doctypeDoc,
+  encodeText,
+  fixtureTexts,
+  httpUrl,
+  mutated,
+  outcome,
+  paramsFor,
+  textEncoding,
+  xmlEscape,
+  xmlText,
+} from './common.js';
 
 const vastFixtures = fixtureTexts('vast', ['.xml']).map((f) => f.text);
 const vmapFixtures = fixtureTexts('vmap', ['.xml']).map((f) => f.text);
@@ -42,7 +53,12 @@ const style: fc.Arbitrary<Style> = fc.record({
   prefix: fc.constantFrom('', '', '', 'v:', 'vast:'),
   declare: fc.boolean(),
   defaultNs: fc.boolean(),
-  decl: fc.constantFrom('', '<?xml version="1.0" encoding="UTF-8"?>\n', '<?xml version="1.0" encoding="utf-8" standalone="yes"?>', '\ufeff<?xml version="1.0"?>\n<!-- served by x -->\n'),
+  decl: fc.constantFrom(
+    '',
+    '<?xml version="1.0" encoding="UTF-8"?>\n',
+    '<?xml version="1.0" encoding="utf-8" standalone="yes"?>',
+    '\ufeff<?xml version="1.0"?>\n<!-- served by x -->\n',
+  ),
   comments: fc.boolean(),
   enc: fc.array(textEncoding, { minLength: 1, maxLength: 5 }),
   attrNumeric: fc.boolean(),
@@ -72,7 +88,16 @@ class Writer {
 }
 
 // VAST model arbitraries.
-const events = fc.constantFrom('start', 'firstQuartile', 'midpoint', 'thirdQuartile', 'complete', 'progress', 'pause', 'creativeView');
+const events = fc.constantFrom(
+  'start',
+  'firstQuartile',
+  'midpoint',
+  'thirdQuartile',
+  'complete',
+  'progress',
+  'pause',
+  'creativeView',
+);
 const tracking = fc.array(fc.tuple(events, httpUrl), { maxLength: 5 }).map((pairs) => {
   const out: Record<string, string[]> = {};
   for (const [e, u] of pairs) (out[e] ??= []).push(u);
@@ -98,7 +123,10 @@ const linear = fc
     clickThrough: fc.option(httpUrl, { nil: undefined }),
     clickTrackings: fc.array(httpUrl, { maxLength: 2 }),
   })
-  .map(({ ms, ...l }) => ({ ...JSON.parse(JSON.stringify(l)), durationSec: ms / 1000, clickTrackings: l.clickTrackings }) as VastLinear);
+  .map(
+    ({ ms, ...l }) =>
+      ({ ...JSON.parse(JSON.stringify(l)), durationSec: ms / 1000, clickTrackings: l.clickTrackings }) as VastLinear,
+  );
 const bool = fc.option(fc.boolean(), { nil: undefined });
 const ad = fc.record({
   id: fc.option(xmlText(10), { nil: undefined }),
@@ -116,10 +144,23 @@ const ad = fc.record({
   boolForm: fc.constantFrom('word', 'digit', 'upper'),
 });
 type GenAd = typeof ad extends fc.Arbitrary<infer T> ? T : never;
-const vast = fc.record({ version: fc.constantFrom('2.0', '3.0', '4.0', '4.1', '4.2'), ads: fc.array(ad, { maxLength: 4 }), errors: fc.array(httpUrl, { maxLength: 2 }) });
+const vast = fc.record({
+  version: fc.constantFrom('2.0', '3.0', '4.0', '4.1', '4.2'),
+  ads: fc.array(ad, { maxLength: 4 }),
+  errors: fc.array(httpUrl, { maxLength: 2 }),
+});
 type GenVast = typeof vast extends fc.Arbitrary<infer T> ? T : never;
 
-const boolText = (b: boolean | undefined, form: string) => (b === undefined ? undefined : form === 'digit' ? (b ? '1' : '0') : form === 'upper' ? String(b).toUpperCase() : String(b));
+const boolText = (b: boolean | undefined, form: string) =>
+  b === undefined
+    ? undefined
+    : form === 'digit'
+      ? b
+        ? '1'
+        : '0'
+      : form === 'upper'
+        ? String(b).toUpperCase()
+        : String(b);
 
 function duration(w: Writer, sec: number, i: number): string {
   // VAST time format, or a bare number of seconds (accepted too).
@@ -130,11 +171,29 @@ function renderLinear(w: Writer, l: VastLinear, i: number, inWrapper: boolean): 
   const tr = Object.entries(l.tracking)
     .flatMap(([e, us]) => us.map((u) => w.el('Tracking', w.text(u), { event: e })))
     .join('');
-  const clicks = w.el('VideoClicks', (l.clickThrough && !inWrapper ? w.el('ClickThrough', w.text(l.clickThrough)) : '') + l.clickTrackings.map((u) => w.el('ClickTracking', w.text(u))).join(''));
+  const clicks = w.el(
+    'VideoClicks',
+    (l.clickThrough && !inWrapper ? w.el('ClickThrough', w.text(l.clickThrough)) : '') +
+      l.clickTrackings.map((u) => w.el('ClickTracking', w.text(u))).join(''),
+  );
   const files = inWrapper
     ? ''
-    : w.el('MediaFiles', l.mediaFiles.map((f) => w.el('MediaFile', w.text(f.uri), { type: f.type, width: f.width, height: f.height, bitrate: f.bitrate, delivery: f.delivery })).join(''));
-  const body = (inWrapper ? '' : w.el('Duration', duration(w, l.durationSec, i))) + w.el('TrackingEvents', tr) + files + clicks;
+    : w.el(
+        'MediaFiles',
+        l.mediaFiles
+          .map((f) =>
+            w.el('MediaFile', w.text(f.uri), {
+              type: f.type,
+              width: f.width,
+              height: f.height,
+              bitrate: f.bitrate,
+              delivery: f.delivery,
+            }),
+          )
+          .join(''),
+      );
+  const body =
+    (inWrapper ? '' : w.el('Duration', duration(w, l.durationSec, i))) + w.el('TrackingEvents', tr) + files + clicks;
   return w.el('Creative', w.el('Linear', body), { id: l.creativeId, sequence: l.sequence });
 }
 
@@ -155,7 +214,12 @@ function renderVast(v: GenVast, s: Style): string {
       : w.el('InLine', common + (a.title ? w.el('AdTitle', w.text(a.title)) : '') + creatives);
     return w.el('Ad', inner, { id: a.id, sequence: a.sequence });
   });
-  return w.root('VAST', 'http://www.iab.com/VAST', ads.join('\n') + v.errors.map((u) => w.el('Error', w.text(u))).join(''), { version: v.version });
+  return w.root(
+    'VAST',
+    'http://www.iab.com/VAST',
+    ads.join('\n') + v.errors.map((u) => w.el('Error', w.text(u))).join(''),
+    { version: v.version },
+  );
 }
 
 /** What parseVast should return for a generated document. */
@@ -166,7 +230,17 @@ function expectedVast(v: GenVast): VastDocument {
     errors: v.errors,
     ads: v.ads.map((a) => {
       const head = strip({ id: a.id ?? '', sequence: a.sequence });
-      if (!a.wrapper) return { ...head, inline: strip({ impressions: a.impressions, errors: a.errors, linears: a.linears, adSystem: a.adSystem, title: a.title }) };
+      if (!a.wrapper)
+        return {
+          ...head,
+          inline: strip({
+            impressions: a.impressions,
+            errors: a.errors,
+            linears: a.linears,
+            adSystem: a.adSystem,
+            title: a.title,
+          }),
+        };
       const trackingAll: Record<string, string[]> = {};
       for (const l of a.linears) for (const [e, us] of Object.entries(l.tracking)) (trackingAll[e] ??= []).push(...us);
       return {
@@ -189,7 +263,9 @@ function expectedVast(v: GenVast): VastDocument {
 
 /** Linear durations compared to the millisecond (HH:MM:SS.mmm sums are floats). */
 function normaliseVast(d: VastDocument): unknown {
-  return JSON.parse(JSON.stringify(d, (k, v: unknown) => (k === 'durationSec' && typeof v === 'number' ? Math.round(v * 1000) : v)));
+  return JSON.parse(
+    JSON.stringify(d, (k, v: unknown) => (k === 'durationSec' && typeof v === 'number' ? Math.round(v * 1000) : v)),
+  );
 }
 
 const sortKeys = (o: unknown): unknown =>
@@ -209,7 +285,10 @@ t.test('generated VAST documents read back with the generated values', async () 
       const xml = renderVast(v, s);
       const got = sortKeys(normaliseVast(parseVast(xml)));
       const want = sortKeys(normaliseVast(expectedVast(v)));
-      if (!isDeepStrictEqual(got, want)) throw new Error(`read back differs\n${xml}\n--- got\n${JSON.stringify(got)}\n--- want\n${JSON.stringify(want)}`);
+      if (!isDeepStrictEqual(got, want))
+        throw new Error(
+          `read back differs\n${xml}\n--- got\n${JSON.stringify(got)}\n--- want\n${JSON.stringify(want)}`,
+        );
     }),
     paramsFor(1),
   );
@@ -257,79 +336,159 @@ function renderVmap(m: GenVmap, s: Style): { xml: string; inline: Map<number, st
         // The inline VAST keeps its own (unprefixed) names; a CDATA one is text.
         const vastXml = renderVast(so.inline, { ...m.vastStyle, prefix: '', decl: '', comments: false });
         inline.set(i, vastXml);
-        body = w.el('VASTAdData', so.kind === 'cdata' ? `<![CDATA[${vastXml.trim().replace(/]]>/g, ']]]]><![CDATA[>')}]]>` : vastXml);
+        body = w.el(
+          'VASTAdData',
+          so.kind === 'cdata' ? `<![CDATA[${vastXml.trim().replace(/]]>/g, ']]]]><![CDATA[>')}]]>` : vastXml,
+        );
       }
-      src = w.el('AdSource', body, { id: so.id, allowMultipleAds: boolText(so.multiple, 'word'), followRedirects: boolText(so.follow, 'digit') });
+      src = w.el('AdSource', body, {
+        id: so.id,
+        allowMultipleAds: boolText(so.multiple, 'word'),
+        followRedirects: boolText(so.follow, 'digit'),
+      });
     }
-    const tr = b.tracking.length ? w.el('TrackingEvents', b.tracking.map(([e, u]) => w.el('Tracking', w.text(u), { event: e })).join('')) : '';
-    return w.el('AdBreak', src + tr, { timeOffset: b.timeOffset, breakType: b.breakType, breakId: b.breakId, repeatAfter: b.repeatAfter });
+    const tr = b.tracking.length
+      ? w.el('TrackingEvents', b.tracking.map(([e, u]) => w.el('Tracking', w.text(u), { event: e })).join(''))
+      : '';
+    return w.el('AdBreak', src + tr, {
+      timeOffset: b.timeOffset,
+      breakType: b.breakType,
+      breakId: b.breakId,
+      repeatAfter: b.repeatAfter,
+    });
   });
   return { xml: w.root('VMAP', 'http://www.iab.net/videosuite/vmap', breaks.join('\n'), { version: '1.0' }), inline };
 }
 
-t.test('generated VMAP documents read back: breaks, every time offset form, ad sources (tag, inline VAST, CDATA VAST), tracking', async () => {
-  fc.assert(
-    fc.property(vmap, style, (m, s) => {
-      const { xml, inline } = renderVmap(m, s);
-      const doc: VmapDocument = parseVmap(xml);
-      if (doc.version !== '1.0' || doc.breaks.length !== m.breaks.length) throw new Error(`breaks ${doc.breaks.length}\n${xml}`);
-      m.breaks.forEach((b, i) => {
-        const got: VmapBreak = doc.breaks[i]!;
-        const trackingWant: Record<string, string[]> = {};
-        for (const [e, u] of b.tracking) (trackingWant[e] ??= []).push(u);
-        const head = { breakId: got.breakId, breakType: got.breakType, timeOffset: got.timeOffset, repeatAfter: got.repeatAfter, tracking: got.tracking };
-        const want = JSON.parse(JSON.stringify({ breakId: b.breakId, breakType: b.breakType, timeOffset: b.timeOffset, repeatAfter: b.repeatAfter, tracking: trackingWant }));
-        if (!isDeepStrictEqual(sortKeys(JSON.parse(JSON.stringify(head))), sortKeys(want))) throw new Error(`break ${i}: ${JSON.stringify(head)} vs ${JSON.stringify(want)}\n${xml}`);
-        const so = b.source;
-        if (!so) {
-          if (got.adSource) throw new Error('unexpected ad source');
-          return;
-        }
-        const src = got.adSource!;
-        if (src.id !== so.id || src.allowMultipleAds !== so.multiple || src.followRedirects !== so.follow) throw new Error(`ad source attributes of break ${i}\n${xml}`);
-        if (so.kind === 'tag') {
-          if (src.adTagUri !== so.tag || src.templateType !== so.templateType || src.vastXml !== undefined) throw new Error(`ad tag of break ${i}`);
-        } else {
-          const v = src.vastXml;
-          if (so.kind === 'cdata' ? v !== inline.get(i)!.trim() : typeof v !== 'object' || localNameOf(v as Element) !== 'VAST') throw new Error(`inline VAST of break ${i}: ${typeof v}`);
-          const read = parseVast(v as Element | string);
-          if (!isDeepStrictEqual(sortKeys(normaliseVast(read)), sortKeys(normaliseVast(expectedVast(so.inline))))) throw new Error(`inline VAST of break ${i} reads back differently`);
-        }
-      });
-    }),
-    paramsFor(0.5),
-  );
-});
+t.test(
+  'generated VMAP documents read back: breaks, every time offset form, ad sources (tag, inline VAST, CDATA VAST), tracking',
+  async () => {
+    fc.assert(
+      fc.property(vmap, style, (m, s) => {
+        const { xml, inline } = renderVmap(m, s);
+        const doc: VmapDocument = parseVmap(xml);
+        if (doc.version !== '1.0' || doc.breaks.length !== m.breaks.length)
+          throw new Error(`breaks ${doc.breaks.length}\n${xml}`);
+        m.breaks.forEach((b, i) => {
+          const got: VmapBreak = doc.breaks[i]!;
+          const trackingWant: Record<string, string[]> = {};
+          for (const [e, u] of b.tracking) (trackingWant[e] ??= []).push(u);
+          const head = {
+            breakId: got.breakId,
+            breakType: got.breakType,
+            timeOffset: got.timeOffset,
+            repeatAfter: got.repeatAfter,
+            tracking: got.tracking,
+          };
+          const want = JSON.parse(
+            JSON.stringify({
+              breakId: b.breakId,
+              breakType: b.breakType,
+              timeOffset: b.timeOffset,
+              repeatAfter: b.repeatAfter,
+              tracking: trackingWant,
+            }),
+          );
+          if (!isDeepStrictEqual(sortKeys(JSON.parse(JSON.stringify(head))), sortKeys(want)))
+            throw new Error(`break ${i}: ${JSON.stringify(head)} vs ${JSON.stringify(want)}\n${xml}`);
+          const so = b.source;
+          if (!so) {
+            if (got.adSource) throw new Error('unexpected ad source');
+            return;
+          }
+          const src = got.adSource!;
+          if (src.id !== so.id || src.allowMultipleAds !== so.multiple || src.followRedirects !== so.follow)
+            throw new Error(`ad source attributes of break ${i}\n${xml}`);
+          if (so.kind === 'tag') {
+            if (src.adTagUri !== so.tag || src.templateType !== so.templateType || src.vastXml !== undefined)
+              throw new Error(`ad tag of break ${i}`);
+          } else {
+            const v = src.vastXml;
+            if (
+              so.kind === 'cdata'
+                ? v !== inline.get(i)!.trim()
+                : typeof v !== 'object' || localNameOf(v as Element) !== 'VAST'
+            )
+              throw new Error(`inline VAST of break ${i}: ${typeof v}`);
+            const read = parseVast(v as Element | string);
+            if (!isDeepStrictEqual(sortKeys(normaliseVast(read)), sortKeys(normaliseVast(expectedVast(so.inline)))))
+              throw new Error(`inline VAST of break ${i} reads back differently`);
+          }
+        });
+      }),
+      paramsFor(0.5),
+    );
+  },
+);
 
 const adInput = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 200 }),
   fc.string({
-    unit: fc.constantFrom('<', '>', '/', 'VAST', 'VMAP', 'vmap:', 'Ad', 'InLine', 'Wrapper', ' ', '"', '=', 'x', '&', ';', '<![CDATA[', ']]>', '<!--', '-->', '<?', '?>', '<!DOCTYPE'),
+    unit: fc.constantFrom(
+      '<',
+      '>',
+      '/',
+      'VAST',
+      'VMAP',
+      'vmap:',
+      'Ad',
+      'InLine',
+      'Wrapper',
+      ' ',
+      '"',
+      '=',
+      'x',
+      '&',
+      ';',
+      '<![CDATA[',
+      ']]>',
+      '<!--',
+      '-->',
+      '<?',
+      '?>',
+      '<!DOCTYPE',
+    ),
     maxLength: 60,
   }),
   mutated(fc.constantFrom(...vastFixtures, ...vmapFixtures)),
   mutated(fc.tuple(vast, style).map(([v, s]) => renderVast(v, s))),
 );
 
-t.test('malformed or odd input: parseXml, parseVast and parseVmap return or throw AdXmlError, nothing else', async () => {
-  fc.assert(
-    fc.property(adInput, fc.option(fc.record({ maxBytes: fc.integer({ min: 0, max: 5000 }), maxDepth: fc.integer({ min: 0, max: 12 }) }), { nil: undefined }), (text, opts) => {
-      for (const fn of [() => parseXml(text, opts), () => parseVast(text, opts), () => parseVmap(text, opts)] as Array<() => unknown>) {
-        const r = outcome(fn);
-        if (!r.ok && !(r.error instanceof AdXmlError)) throw new Error(`threw ${String(r.error)}`);
-      }
-    }),
-    paramsFor(1),
-  );
-});
+t.test(
+  'malformed or odd input: parseXml, parseVast and parseVmap return or throw AdXmlError, nothing else',
+  async () => {
+    fc.assert(
+      fc.property(
+        adInput,
+        fc.option(
+          fc.record({ maxBytes: fc.integer({ min: 0, max: 5000 }), maxDepth: fc.integer({ min: 0, max: 12 }) }),
+          { nil: undefined },
+        ),
+        (text, opts) => {
+          for (const fn of [
+            () => parseXml(text, opts),
+            () => parseVast(text, opts),
+            () => parseVmap(text, opts),
+          ] as Array<() => unknown>) {
+            const r = outcome(fn);
+            if (!r.ok && !(r.error instanceof AdXmlError)) throw new Error(`threw ${String(r.error)}`);
+          }
+        },
+      ),
+      paramsFor(1),
+    );
+  },
+);
 
 t.test('a DOCTYPE (entity bombs, external entities) is always refused with AdXmlError', async () => {
   fc.assert(
     fc.property(doctypeDoc, (text) => {
       for (const fn of [() => parseXml(text), () => parseVast(text), () => parseVmap(text)] as Array<() => unknown>) {
         const r = outcome(fn);
-        if (r.ok || !(r.error instanceof AdXmlError)) throw new Error(`not refused: ${r.ok ? 'parsed' : String(r.error)}`);
-        if (!/<[A-Za-z]+ version="3.0"><!/.test(text) && r.error.code !== 'doctype') throw new Error(`code ${r.error.code}`);
+        if (r.ok || !(r.error instanceof AdXmlError))
+          throw new Error(`not refused: ${r.ok ? 'parsed' : String(r.error)}`);
+        if (!/<[A-Za-z]+ version="3.0"><!/.test(text) && r.error.code !== 'doctype')
+          throw new Error(`code ${r.error.code}`);
       }
     }),
     paramsFor(0.25),
@@ -337,10 +496,28 @@ t.test('a DOCTYPE (entity bombs, external entities) is always refused with AdXml
 });
 
 t.test('resolveAds never rejects, whatever the ad servers answer (wrapper chains, loops, junk, failures)', async () => {
-  const urls = ['https://ads.example.com/a', 'https://ads.example.com/b', 'https://ads.example.com/c', 'http://x.test/d'];
+  const urls = [
+    'https://ads.example.com/a',
+    'https://ads.example.com/b',
+    'https://ads.example.com/c',
+    'http://x.test/d',
+  ];
   const answer = fc.oneof(
-    fc.tuple(vast, style).map(([v, s]) => ({ text: renderVast({ ...v, ads: v.ads.map((a, i) => ({ ...a, tagUri: urls[i % urls.length]! })) }, s) })),
-    fc.tuple(vmap, style).map(([m, s]) => ({ text: renderVmap({ ...m, breaks: m.breaks.map((b, i) => ({ ...b, source: b.source && { ...b.source, tag: urls[i % urls.length]! } })) }, s).xml })),
+    fc.tuple(vast, style).map(([v, s]) => ({
+      text: renderVast({ ...v, ads: v.ads.map((a, i) => ({ ...a, tagUri: urls[i % urls.length]! })) }, s),
+    })),
+    fc.tuple(vmap, style).map(([m, s]) => ({
+      text: renderVmap(
+        {
+          ...m,
+          breaks: m.breaks.map((b, i) => ({
+            ...b,
+            source: b.source && { ...b.source, tag: urls[i % urls.length]! },
+          })),
+        },
+        s,
+      ).xml,
+    })),
     adInput.map((text) => ({ text })),
     fc.constantFrom({ fail: 'reject' }, { fail: 'throw' }, { fail: 'non-string' }),
   );
@@ -359,7 +536,9 @@ t.test('resolveAds never rejects, whatever the ad servers answer (wrapper chains
       const start = inline && 'text' in first ? { text: first.text, url: urls[0]! } : { url: urls[0]! };
       const r = await resolveAds(start, fetchText, { totalMs: 2000, perRequestMs: 1000 });
       if (!Array.isArray(r.ads)) throw new Error('no ads array');
-      for (const d of r.ads) if (typeof d.uri !== 'string' || !Number.isFinite(d.durationSec)) throw new Error(`bad ad ${JSON.stringify(d)}`);
+      for (const d of r.ads)
+        if (typeof d.uri !== 'string' || !Number.isFinite(d.durationSec))
+          throw new Error(`bad ad ${JSON.stringify(d)}`);
       if (!r.ads.length && typeof r.reason !== 'string') throw new Error('no reason given for no ads');
     }),
     paramsFor(0.5),

@@ -10,8 +10,12 @@ const envRuns = Number(process.env['FUZZ_RUNS']);
 export const numRuns = Number.isInteger(envRuns) && envRuns > 0 ? envRuns : 200;
 const envSeed = process.env['FUZZ_SEED'];
 /** fc.assert parameters: run count and, when replaying, the seed. */
-export const params: fc.Parameters<unknown> = envSeed !== undefined && envSeed !== '' ? { numRuns, seed: Number(envSeed) } : { numRuns };
-export const paramsFor = <T>(scale = 1): fc.Parameters<T> => ({ ...(params as fc.Parameters<T>), numRuns: Math.max(1, Math.round(numRuns * scale)) });
+export const params: fc.Parameters<unknown> =
+  envSeed !== undefined && envSeed !== '' ? { numRuns, seed: Number(envSeed) } : { numRuns };
+export const paramsFor = <T>(scale = 1): fc.Parameters<T> => ({
+  ...(params as fc.Parameters<T>),
+  numRuns: Math.max(1, Math.round(numRuns * scale)),
+});
 
 /** Fixture texts of a folder, with their relative paths. */
 export function fixtureTexts(folder: string, exts: string[]): Array<{ name: string; text: string }> {
@@ -77,7 +81,11 @@ type Edit =
   | { kind: 'dup'; at: number; len: number };
 
 const edit: fc.Arbitrary<Edit> = fc.oneof(
-  fc.record({ kind: fc.constant('flip' as const), at: fc.nat(), ch: fc.oneof(junkChar, fc.string({ unit: 'binary', minLength: 1, maxLength: 1 })) }),
+  fc.record({
+    kind: fc.constant('flip' as const),
+    at: fc.nat(),
+    ch: fc.oneof(junkChar, fc.string({ unit: 'binary', minLength: 1, maxLength: 1 })),
+  }),
   fc.record({ kind: fc.constant('insert' as const), at: fc.nat(), text: junk }),
   fc.record({ kind: fc.constant('delete' as const), at: fc.nat(), len: fc.integer({ min: 1, max: 40 }) }),
   fc.record({ kind: fc.constant('truncate' as const), at: fc.nat() }),
@@ -102,7 +110,9 @@ function apply(text: string, e: Edit): string {
 
 /** 1–6 random edits (char flips, junk insertion, deletion, truncation, duplication) of a text. */
 export function mutated(base: fc.Arbitrary<string>): fc.Arbitrary<string> {
-  return fc.tuple(base, fc.array(edit, { minLength: 1, maxLength: 6 })).map(([text, edits]) => edits.reduce(apply, text));
+  return fc
+    .tuple(base, fc.array(edit, { minLength: 1, maxLength: 6 }))
+    .map(([text, edits]) => edits.reduce(apply, text));
 }
 
 /** Cut points for a text: a random split into 1–12 chunks (empty chunks included). */
@@ -131,11 +141,17 @@ export function outcome<T>(fn: () => T): { ok: true; value: T } | { ok: false; e
 
 /** XML-escapes text content or an attribute value, sometimes with numeric references. */
 export function xmlEscape(s: string, numeric = false): string {
-  return s.replace(/[&<>"']/g, (c) => (numeric ? `&#${c.charCodeAt(0)};` : ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' } as Record<string, string>)[c]!));
+  return s.replace(/[&<>"']/g, (c) =>
+    numeric
+      ? `&#${c.charCodeAt(0)};`
+      : ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' } as Record<string, string>)[c]!,
+  );
 }
 
 /** Text content as an encoder of the generated document writes it: escaped, numeric references, or CDATA (split where it holds `]]>`). */
-export const textEncoding = fc.constantFrom('escape', 'numeric', 'cdata', 'cdata-padded', 'padded') as fc.Arbitrary<'escape' | 'numeric' | 'cdata' | 'cdata-padded' | 'padded'>;
+export const textEncoding = fc.constantFrom('escape', 'numeric', 'cdata', 'cdata-padded', 'padded') as fc.Arbitrary<
+  'escape' | 'numeric' | 'cdata' | 'cdata-padded' | 'padded'
+>;
 
 export function encodeText(s: string, how: 'escape' | 'numeric' | 'cdata' | 'cdata-padded' | 'padded'): string {
   switch (how) {
@@ -156,7 +172,10 @@ export function encodeText(s: string, how: 'escape' | 'numeric' | 'cdata' | 'cda
 export const xmlText = (maxLength = 30) =>
   fc
     .string({
-      unit: fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...'abcXYZ019 -_./?=&<>"\'#%:;,'.split('')) }, { weight: 1, arbitrary: fc.constantFrom('é', 'ß', '中', '😀', '\u00a0x', ']]>', '&amp;') }),
+      unit: fc.oneof(
+        { weight: 6, arbitrary: fc.constantFrom(...'abcXYZ019 -_./?=&<>"\'#%:;,'.split('')) },
+        { weight: 1, arbitrary: fc.constantFrom('é', 'ß', '中', '😀', '\u00a0x', ']]>', '&amp;') },
+      ),
       maxLength,
     })
     .map((s) => s.trim())
@@ -168,14 +187,25 @@ export const httpUrl = fc
     scheme: fc.constantFrom('http', 'https'),
     host: fc.constantFrom('ads.example.com', 'cdn.example.net', 'tr.example.org', 'x.test'),
     path: fc.array(fc.constantFrom('a', 'b', 'vast', 'v1', 'é', '%20', 'x.mp4'), { maxLength: 4 }),
-    q: fc.array(fc.tuple(fc.constantFrom('a', 'cb', 'id'), fc.constantFrom('1', '[CACHEBUSTING]', 'x y', '%2F')), { maxLength: 3 }),
+    q: fc.array(fc.tuple(fc.constantFrom('a', 'cb', 'id'), fc.constantFrom('1', '[CACHEBUSTING]', 'x y', '%2F')), {
+      maxLength: 3,
+    }),
   })
-  .map(({ scheme, host, path, q }) => `${scheme}://${host}/${path.join('/')}${q.length ? '?' + q.map(([k, v]) => `${k}=${v}`).join('&') : ''}`);
+  .map(
+    ({ scheme, host, path, q }) =>
+      `${scheme}://${host}/${path.join('/')}${q.length ? '?' + q.map(([k, v]) => `${k}=${v}`).join('&') : ''}`,
+  );
 
 /** DOCTYPE variants: billion laughs, external entities, parameter entities, odd case, after a prolog. */
 export const doctypeDoc = fc
   .record({
-    prolog: fc.constantFrom('', '\ufeff', '<?xml version="1.0"?>', '<?xml version="1.0" encoding="UTF-8"?>\n<!-- c -->\n', '<?xml-stylesheet href="x"?>'),
+    prolog: fc.constantFrom(
+      '',
+      '\ufeff',
+      '<?xml version="1.0"?>',
+      '<?xml version="1.0" encoding="UTF-8"?>\n<!-- c -->\n',
+      '<?xml-stylesheet href="x"?>',
+    ),
     keyword: fc.constantFrom('<!DOCTYPE', '<!doctype', '<!DocType'),
     root: fc.constantFrom('VAST', 'VMAP', 'rss', 'x'),
     body: fc.constantFrom(

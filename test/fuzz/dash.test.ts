@@ -72,7 +72,16 @@ function canon(n: Node): string {
   return `<${el.nodeName} ${attrs.sort().join(' ')}>${body}</${el.nodeName}>`;
 }
 
-const AFTER_BASEURL = ['Location', 'PatchLocation', 'ServiceDescription', 'InitializationSet', 'InitializationGroup', 'InitializationPresentation', 'ContentProtection', 'Period'];
+const AFTER_BASEURL = [
+  'Location',
+  'PatchLocation',
+  'ServiceDescription',
+  'InitializationSet',
+  'InitializationGroup',
+  'InitializationPresentation',
+  'ContentProtection',
+  'Period',
+];
 
 /** The canonical form the rewrite should give: MPD-level Location/PatchLocation via master(), BaseURL via media(), or one BaseURL added. */
 function expected(doc: Document, xml: string): string {
@@ -87,7 +96,10 @@ function expected(doc: Document, xml: string): string {
     // Mapped: plain text, or one CDATA section with only whitespace around it; other mixes are left alone.
     const kidsOf = children(k);
     const cdata = kidsOf.filter((c) => c.nodeType === 4);
-    const onlyText = kidsOf.every((c) => c.nodeType === 3) || (cdata.length === 1 && kidsOf.every((c) => c.nodeType === 4 || (c.nodeType === 3 && !(c.nodeValue ?? '').trim())));
+    const onlyText =
+      kidsOf.every((c) => c.nodeType === 3) ||
+      (cdata.length === 1 &&
+        kidsOf.every((c) => c.nodeType === 4 || (c.nodeType === 3 && !(c.nodeValue ?? '').trim())));
     const name = local(k);
     if (!onlyText || !text) continue;
     if (name === 'Location' || name === 'PatchLocation') setText(k, uris.master(text));
@@ -111,7 +123,10 @@ function pinRootRelative(el: Element): void {
     if (local(k) === 'BaseURL') {
       const kidsOf = children(k);
       const cdata = kidsOf.filter((x) => x.nodeType === 4);
-      const onlyText = kidsOf.every((x) => x.nodeType === 3) || (cdata.length === 1 && kidsOf.every((x) => x.nodeType === 4 || (x.nodeType === 3 && !(x.nodeValue ?? '').trim())));
+      const onlyText =
+        kidsOf.every((x) => x.nodeType === 3) ||
+        (cdata.length === 1 &&
+          kidsOf.every((x) => x.nodeType === 4 || (x.nodeType === 3 && !(x.nodeValue ?? '').trim())));
       const text = textOf(k);
       if (onlyText && rootRelative(text)) setText(k, rules.contentOrigin + text);
     }
@@ -155,9 +170,17 @@ const genMpd = fc
     locations: fc.array(encodedUrl, { maxLength: 2 }),
     patch: fc.option(encodedUrl, { nil: undefined }),
     service: fc.boolean(),
-    periods: fc.array(fc.record({ base: fc.option(encodedUrl, { nil: undefined }), sets: fc.integer({ min: 1, max: 3 }) }), { minLength: 0, maxLength: 3 }),
+    periods: fc.array(
+      fc.record({ base: fc.option(encodedUrl, { nil: undefined }), sets: fc.integer({ min: 1, max: 3 }) }),
+      { minLength: 0, maxLength: 3 },
+    ),
     selfClosing: fc.boolean(),
-    comment: fc.constantFrom('', '<!-- comment -->', '<!-- a <Period> in a comment -->', '<!-- <BaseURL>x</BaseURL> -->'),
+    comment: fc.constantFrom(
+      '',
+      '<!-- comment -->',
+      '<!-- a <Period> in a comment -->',
+      '<!-- <BaseURL>x</BaseURL> -->',
+    ),
     utc: fc.boolean(),
   })
   .map((r) => {
@@ -177,12 +200,14 @@ const genMpd = fc
       for (let a = 0; a < per.sets; a++)
         s += el(
           'AdaptationSet',
-          `<${p}SegmentTemplate media="seg_$Number$.m4s?a=1&amp;b=2" initialization="init.mp4" startNumber="1"/>` + el('Representation', '', ` id="r${a}" bandwidth="${1000 * (a + 1)}"`),
+          `<${p}SegmentTemplate media="seg_$Number$.m4s?a=1&amp;b=2" initialization="init.mp4" startNumber="1"/>` +
+            el('Representation', '', ` id="r${a}" bandwidth="${1000 * (a + 1)}"`),
           ` id="${a}" mimeType="video/mp4"`,
         );
       s += `</${p}Period>\n`;
     });
-    if (r.utc) s += `  <${p}UTCTiming schemeIdUri="urn:mpeg:dash:utc:http-iso:2014" value="https://time.example.com/?iso"/>\n`;
+    if (r.utc)
+      s += `  <${p}UTCTiming schemeIdUri="urn:mpeg:dash:utc:http-iso:2014" value="https://time.example.com/?iso"/>\n`;
     // An MPD without a Period is not valid DASH, but well-formed: a self-closing one too.
     if (r.selfClosing && !r.periods.length) return `${s.slice(0, s.indexOf('>\n', s.indexOf('MPD ')))}/>\n`;
     return `${s}</${p}MPD>\n`;
@@ -191,7 +216,24 @@ const genMpd = fc
 t.test('no exception escapes rewriteMpd, on any input', async () => {
   const anyText = fc.oneof(
     fc.string({ unit: 'binary', maxLength: 200 }),
-    fc.string({ unit: fc.constantFrom('<', '>', '/', 'MPD', 'Period', 'BaseURL', 'Location', 'PatchLocation', ' ', 'x', ':', '"', '</'), maxLength: 60 }),
+    fc.string({
+      unit: fc.constantFrom(
+        '<',
+        '>',
+        '/',
+        'MPD',
+        'Period',
+        'BaseURL',
+        'Location',
+        'PatchLocation',
+        ' ',
+        'x',
+        ':',
+        '"',
+        '</',
+      ),
+      maxLength: 60,
+    }),
     mutated(fc.constantFrom(...fixtures)),
     mutated(genMpd),
   );
@@ -205,21 +247,25 @@ t.test('no exception escapes rewriteMpd, on any input', async () => {
   );
 });
 
-t.test('a well-formed MPD stays well-formed and only the MPD-level Location, PatchLocation and BaseURL and root-relative segment URLs change', async () => {
-  const mpds = fc.oneof(genMpd, fc.constantFrom(...fixtures), mutated(genMpd));
-  fc.assert(
-    fc.property(mpds, (xml) => {
-      const before = parseStrict(xml);
-      if (!before || local(before.documentElement!) !== 'MPD') return true; // only well-formed MPDs have this contract
-      const r = rewriteMpd(xml, rules);
-      if (!r.valid) throw new Error('a parsed MPD was found invalid');
-      const after = parseStrict(r.text);
-      if (!after) throw new Error(`output is not well-formed:\n${r.text}`);
-      const want = expected(before, xml);
-      const got = canon(after.documentElement!);
-      if (got !== want) throw new Error(`unexpected change:\n--- got\n${got}\n--- expected\n${want}\n--- output\n${r.text}`);
-      return true;
-    }),
-    paramsFor(1),
-  );
-});
+t.test(
+  'a well-formed MPD stays well-formed and only the MPD-level Location, PatchLocation and BaseURL and root-relative segment URLs change',
+  async () => {
+    const mpds = fc.oneof(genMpd, fc.constantFrom(...fixtures), mutated(genMpd));
+    fc.assert(
+      fc.property(mpds, (xml) => {
+        const before = parseStrict(xml);
+        if (!before || local(before.documentElement!) !== 'MPD') return true; // only well-formed MPDs have this contract
+        const r = rewriteMpd(xml, rules);
+        if (!r.valid) throw new Error('a parsed MPD was found invalid');
+        const after = parseStrict(r.text);
+        if (!after) throw new Error(`output is not well-formed:\n${r.text}`);
+        const want = expected(before, xml);
+        const got = canon(after.documentElement!);
+        if (got !== want)
+          throw new Error(`unexpected change:\n--- got\n${got}\n--- expected\n${want}\n--- output\n${r.text}`);
+        return true;
+      }),
+      paramsFor(1),
+    );
+  },
+);

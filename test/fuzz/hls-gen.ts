@@ -38,7 +38,19 @@ export interface GenMedia {
   tail: string[];
 }
 
-const uriKind = fc.constantFrom<UriKind>('root', 'root', 'root', 'relative', 'dot', 'parent', 'dai', 'dai', 'other', 'protocol-relative', 'unicode');
+const uriKind = fc.constantFrom<UriKind>(
+  'root',
+  'root',
+  'root',
+  'relative',
+  'dot',
+  'parent',
+  'dai',
+  'dai',
+  'other',
+  'protocol-relative',
+  'unicode',
+);
 
 function uriOf(kind: UriKind, i: number, q: string): string {
   switch (kind) {
@@ -101,8 +113,18 @@ export const genSegment = (i: number): fc.Arbitrary<GenSegment> =>
         ),
         { freq: 5, nil: undefined },
       ),
-      map: fc.option(fc.constantFrom('#EXT-X-MAP:URI="/init.mp4"', '#EXT-X-MAP:URI="init2.mp4",BYTERANGE="720@0"', `#EXT-X-MAP:URI="${DAI}/ad/init.mp4"`), { freq: 6, nil: undefined }),
-      byterange: fc.option(fc.constantFrom('#EXT-X-BYTERANGE:1000@0', '#EXT-X-BYTERANGE:2000', '#EXT-X-BYTERANGE:512@4096'), { freq: 8, nil: undefined }),
+      map: fc.option(
+        fc.constantFrom(
+          '#EXT-X-MAP:URI="/init.mp4"',
+          '#EXT-X-MAP:URI="init2.mp4",BYTERANGE="720@0"',
+          `#EXT-X-MAP:URI="${DAI}/ad/init.mp4"`,
+        ),
+        { freq: 6, nil: undefined },
+      ),
+      byterange: fc.option(
+        fc.constantFrom('#EXT-X-BYTERANGE:1000@0', '#EXT-X-BYTERANGE:2000', '#EXT-X-BYTERANGE:512@4096'),
+        { freq: 8, nil: undefined },
+      ),
       before: fc.array(tagNoise, { maxLength: 2 }),
       after: fc.array(tagNoise, { maxLength: 1 }),
     })
@@ -119,14 +141,21 @@ export const genSegment = (i: number): fc.Arbitrary<GenSegment> =>
       after: r.after,
     }));
 
-export const genMedia = (opts: { minSegments?: number; maxSegments?: number; live?: boolean } = {}): fc.Arbitrary<GenMedia> =>
+export const genMedia = (
+  opts: { minSegments?: number; maxSegments?: number; live?: boolean } = {},
+): fc.Arbitrary<GenMedia> =>
   fc.integer({ min: opts.minSegments ?? 0, max: opts.maxSegments ?? 40 }).chain((n) =>
     fc
       .record({
         version: fc.constantFrom(3, 4, 6, 7),
-        mediaSequence: fc.option(fc.oneof(fc.nat({ max: 1000 }), fc.integer({ min: 2 ** 31, max: 2 ** 40 })), { freq: 6, nil: undefined }),
+        mediaSequence: fc.option(fc.oneof(fc.nat({ max: 1000 }), fc.integer({ min: 2 ** 31, max: 2 ** 40 })), {
+          freq: 6,
+          nil: undefined,
+        }),
         discontinuitySequence: fc.option(fc.nat({ max: 50 }), { freq: 2, nil: undefined }),
-        type: opts.live ? fc.constantFrom<GenMedia['type']>('', '', '', 'EVENT') : fc.constantFrom<GenMedia['type']>('', '', 'EVENT', 'VOD'),
+        type: opts.live
+          ? fc.constantFrom<GenMedia['type']>('', '', '', 'EVENT')
+          : fc.constantFrom<GenMedia['type']>('', '', 'EVENT', 'VOD'),
         endList: opts.live ? fc.constant(false) : fc.boolean(),
         independent: fc.boolean(),
         startMs: fc.integer({ min: Date.UTC(2020, 0, 1), max: Date.UTC(2030, 0, 1) }),
@@ -134,12 +163,21 @@ export const genMedia = (opts: { minSegments?: number; maxSegments?: number; liv
         noDisc: fc.boolean(),
         segments: fc.tuple(...Array.from({ length: n }, (_, i) => genSegment(i))),
         tail: fc.array(
-          fc.constantFrom('#EXT-X-PART:DURATION=1.0,URI="/part1.mp4"', '#EXT-X-PRELOAD-HINT:TYPE=PART,URI="/part2.mp4"', '#EXT-X-RENDITION-REPORT:URI="/r.m3u8",LAST-MSN=1', '# trailing comment'),
+          fc.constantFrom(
+            '#EXT-X-PART:DURATION=1.0,URI="/part1.mp4"',
+            '#EXT-X-PRELOAD-HINT:TYPE=PART,URI="/part2.mp4"',
+            '#EXT-X-RENDITION-REPORT:URI="/r.m3u8",LAST-MSN=1',
+            '# trailing comment',
+          ),
           { maxLength: 3 },
         ),
       })
       .map((r) => {
-        const segments = (r.segments as GenSegment[]).map((s) => ({ ...s, pdt: r.allPdt || s.pdt, discontinuity: !r.noDisc && s.discontinuity }));
+        const segments = (r.segments as GenSegment[]).map((s) => ({
+          ...s,
+          pdt: r.allPdt || s.pdt,
+          discontinuity: !r.noDisc && s.discontinuity,
+        }));
         const targetDuration = Math.max(1, ...segments.map((s) => Math.round(s.duration)));
         return {
           version: r.version,
@@ -194,7 +232,10 @@ export const layout: fc.Arbitrary<Layout> = fc.record({
   crlf: fc.boolean(),
   noise: fc.oneof(
     fc.constant([0]).map((a) => [...a]),
-    fc.array(fc.oneof({ weight: 8, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 4 }) }), { minLength: 1, maxLength: 30 }),
+    fc.array(
+      fc.oneof({ weight: 8, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 4 }) }),
+      { minLength: 1, maxLength: 30 },
+    ),
   ),
   bom: fc.boolean(),
   finalNewline: fc.boolean(),
@@ -249,10 +290,18 @@ function masterUriOf(kind: string, name: string): string {
 export const genMaster: fc.Arbitrary<GenMaster> = fc
   .record({
     variants: fc.array(
-      fc.record({ kind: masterUri, bw: fc.integer({ min: 1, max: 20_000_000 }), res: fc.constantFrom('', ',RESOLUTION=1280x720', ',RESOLUTION=640x360,FRAME-RATE=29.970'), audio: fc.boolean() }),
+      fc.record({
+        kind: masterUri,
+        bw: fc.integer({ min: 1, max: 20_000_000 }),
+        res: fc.constantFrom('', ',RESOLUTION=1280x720', ',RESOLUTION=640x360,FRAME-RATE=29.970'),
+        audio: fc.boolean(),
+      }),
       { minLength: 1, maxLength: 8 },
     ),
-    media: fc.array(fc.record({ kind: masterUri, type: fc.constantFrom('AUDIO', 'SUBTITLES'), withUri: fc.boolean() }), { maxLength: 4 }),
+    media: fc.array(
+      fc.record({ kind: masterUri, type: fc.constantFrom('AUDIO', 'SUBTITLES'), withUri: fc.boolean() }),
+      { maxLength: 4 },
+    ),
     iframes: fc.array(masterUri, { maxLength: 3 }),
     session: fc.boolean(),
     independent: fc.boolean(),
@@ -265,13 +314,18 @@ export const genMaster: fc.Arbitrary<GenMaster> = fc
     r.media.forEach((m, i) => {
       const uri = m.withUri || m.type === 'SUBTITLES' ? masterUriOf(m.kind, `${m.type.toLowerCase()}_${i}`) : undefined;
       if (uri) uris.push(uri);
-      lines.push(`#EXT-X-MEDIA:TYPE=${m.type},GROUP-ID="g${m.type}",NAME="n${i}",LANGUAGE="en",DEFAULT=${i === 0 ? 'YES' : 'NO'},AUTOSELECT=YES${uri ? `,URI="${uri}"` : ''}`);
+      lines.push(
+        `#EXT-X-MEDIA:TYPE=${m.type},GROUP-ID="g${m.type}",NAME="n${i}",LANGUAGE="en",DEFAULT=${i === 0 ? 'YES' : 'NO'},AUTOSELECT=YES${uri ? `,URI="${uri}"` : ''}`,
+      );
     });
     const hasAudio = r.media.some((m) => m.type === 'AUDIO');
     r.variants.forEach((v, i) => {
       const uri = masterUriOf(v.kind, `v${i}`);
       uris.push(uri);
-      lines.push(`#EXT-X-STREAM-INF:BANDWIDTH=${v.bw},CODECS="avc1.64001f,mp4a.40.2"${v.res}${v.audio && hasAudio ? ',AUDIO="gAUDIO"' : ''}`, uri);
+      lines.push(
+        `#EXT-X-STREAM-INF:BANDWIDTH=${v.bw},CODECS="avc1.64001f,mp4a.40.2"${v.res}${v.audio && hasAudio ? ',AUDIO="gAUDIO"' : ''}`,
+        uri,
+      );
     });
     r.iframes.forEach((k, i) => {
       const uri = masterUriOf(k, `iframe${i}`);

@@ -19,7 +19,13 @@ export function breakRow(id: string, eventId: number, startMs: number, durationS
     geo_lang_loc: null,
     decision_source: null,
     reason: null,
-    assignments: [{ key: 'a', source: 'curated', ads: [{ adId: 'ad1', uri: 'https://ads.example/a.mp4', durationSec, tracking: {} }] }],
+    assignments: [
+      {
+        key: 'a',
+        source: 'curated',
+        ads: [{ adId: 'ad1', uri: 'https://ads.example/a.mp4', durationSec, tracking: {} }],
+      },
+    ],
     stream_assignments: {},
     default_assignment: 'a',
     stream_tracking: {},

@@ -38,7 +38,12 @@ export function needChromium(t: Test): boolean {
 /** A headless chromium with a throwaway profile, closed (and the profile removed) when t ends. */
 export async function launchChromium(t: Test, viewport = { width: 800, height: 600 }): Promise<BrowserContext> {
   const profile = await mkdtemp(path.join(os.tmpdir(), 'sqz-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: ARGS, viewport });
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ARGS,
+    viewport,
+  });
   t.teardown(async () => {
     await context.close();
     await rm(profile, { recursive: true, force: true });
@@ -59,7 +64,13 @@ const BUNDLES: Record<string, string[]> = {
  */
 export async function servePage(t: Test, html: string | Record<string, string>): Promise<string> {
   const pages = new Map(Object.entries(typeof html === 'string' ? { '/': html } : html));
-  const bundles = new Map(await Promise.all(Object.entries(BUNDLES).map(async ([p, parts]) => [p, await readFile(path.join(projectRoot, 'node_modules', ...parts))] as const)));
+  const bundles = new Map(
+    await Promise.all(
+      Object.entries(BUNDLES).map(
+        async ([p, parts]) => [p, await readFile(path.join(projectRoot, 'node_modules', ...parts))] as const,
+      ),
+    ),
+  );
   const server = http.createServer((req, res) => {
     req.resume();
     const p = (req.url ?? '/').split('?')[0]!;

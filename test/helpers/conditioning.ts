@@ -29,9 +29,18 @@ export const SEGMENT_SEC = 2;
 
 function hlsContent(): Map<string, string> {
   const files = new Map<string, string>();
-  const master = ['#EXTM3U', '#EXT-X-VERSION:3', ...RUNGS.flatMap((r, i) => [`#EXT-X-STREAM-INF:BANDWIDTH=${r.bw},RESOLUTION=${r.w}x${r.h},CODECS="${r.codecs}",FRAME-RATE=25.000`, `v${i}.m3u8`])];
+  const master = [
+    '#EXTM3U',
+    '#EXT-X-VERSION:3',
+    ...RUNGS.flatMap((r, i) => [
+      `#EXT-X-STREAM-INF:BANDWIDTH=${r.bw},RESOLUTION=${r.w}x${r.h},CODECS="${r.codecs}",FRAME-RATE=25.000`,
+      `v${i}.m3u8`,
+    ]),
+  ];
   files.set('/vod/hls/master.m3u8', master.join('\n') + '\n');
-  RUNGS.forEach((_, i) => files.set(`/vod/hls/v${i}.m3u8`, vod(`v${i}_`, Array(6).fill(SEGMENT_SEC), { target: SEGMENT_SEC })));
+  RUNGS.forEach((_, i) =>
+    files.set(`/vod/hls/v${i}.m3u8`, vod(`v${i}_`, Array(6).fill(SEGMENT_SEC), { target: SEGMENT_SEC })),
+  );
   return files;
 }
 
@@ -58,7 +67,16 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function makeCreative(dir: string, name: string, sec: number, tone = 440): Promise<Buffer> {
   const file = path.join(dir, `${name}.mp4`);
   await ffmpeg([
-    ...['-f', 'lavfi', '-i', `testsrc2=size=426x240:rate=30:duration=${sec}`, '-f', 'lavfi', '-i', `sine=frequency=${tone}:sample_rate=44100:duration=${sec}`],
+    ...[
+      '-f',
+      'lavfi',
+      '-i',
+      `testsrc2=size=426x240:rate=30:duration=${sec}`,
+      '-f',
+      'lavfi',
+      '-i',
+      `sine=frequency=${tone}:sample_rate=44100:duration=${sec}`,
+    ],
     ...['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-ac', '1', '-shortest', file],
   ]);
   return readFile(file);
@@ -80,14 +98,22 @@ export interface Rig {
   instances: Service[];
   adServer: AdServerSim;
   jwt: string;
-  stitch(base: string, protocol: 'hls' | 'dash', stream: string, asset: 'vod-hls' | 'vod-dash'): ReturnType<typeof call>;
+  stitch(
+    base: string,
+    protocol: 'hls' | 'dash',
+    stream: string,
+    asset: 'vod-hls' | 'vod-dash',
+  ): ReturnType<typeof call>;
   creatives(): Promise<CreativeView[]>;
   /** Polls the creatives until none is pending or the deadline passes; answers the last view. */
   settle(deadlineMs: number): Promise<CreativeView[]>;
 }
 
 /** Origin, ad server (VMAP breaks `breaks`, the given ads and their MP4s), `count` instances sharing one schema and DATA_DIR, brand `acme` with both VODs (cue point 6 s). */
-export async function rig(t: Test, opts: { count: number; breaks: string[]; ads: SimAd[]; creatives: Map<string, Buffer>; config?: Partial<Config> }): Promise<Rig> {
+export async function rig(
+  t: Test,
+  opts: { count: number; breaks: string[]; ads: SimAd[]; creatives: Map<string, Buffer>; config?: Partial<Config> },
+): Promise<Rig> {
   const files = hlsContent();
   files.set('/vod/dash/manifest.mpd', DASH_MPD);
   const origin = await new StaticHostSim(files).start();
@@ -96,13 +122,32 @@ export async function rig(t: Test, opts: { count: number; breaks: string[]; ads:
   t.teardown(() => adServer.stop());
   const databaseUrl = await freshSchemaUrl(t);
   // Instances share the database and the object store (DATA_DIR), as instances on one host do.
-  const overrides = { databaseUrl, redisUrl: REDIS_URL, adServerUrl: `${adServer.url}/ad`, allowPrivateOutbound: true, dataDir: tempDir(t), ffmpegPath: FFMPEG, ...opts.config };
+  const overrides = {
+    databaseUrl,
+    redisUrl: REDIS_URL,
+    adServerUrl: `${adServer.url}/ad`,
+    allowPrivateOutbound: true,
+    dataDir: tempDir(t),
+    ffmpegPath: FFMPEG,
+    ...opts.config,
+  };
   const instances: Service[] = [];
   for (let i = 0; i < opts.count; i++) instances.push(await startTestService(t, overrides));
   const a = instances[0]!;
   const jwt = await token(a);
-  t.equal((await call(a.url, 'POST', '/api/v1/brand-recognition', { token: jwt, json: { brand_name: 'acme', match_type: 'header', match_name: 'X-Brand', match_value: 'acme' } })).status, 201);
-  t.equal((await call(a.url, 'PUT', '/api/v1/brand-tokens/acme', { token: jwt, json: { mrss_token: TOKEN } })).status, 204);
+  t.equal(
+    (
+      await call(a.url, 'POST', '/api/v1/brand-recognition', {
+        token: jwt,
+        json: { brand_name: 'acme', match_type: 'header', match_name: 'X-Brand', match_value: 'acme' },
+      })
+    ).status,
+    201,
+  );
+  t.equal(
+    (await call(a.url, 'PUT', '/api/v1/brand-tokens/acme', { token: jwt, json: { mrss_token: TOKEN } })).status,
+    204,
+  );
   const mrss = `<?xml version="1.0"?>
 <rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/" xmlns:dfpvideo="http://api.google.com/dfpvideo"><channel>
 <item><guid>vod-hls</guid><title>HLS</title><dfpvideo:cuepoints>6</dfpvideo:cuepoints>
@@ -110,16 +155,26 @@ export async function rig(t: Test, opts: { count: number; breaks: string[]; ads:
 <item><guid>vod-dash</guid><title>DASH</title><dfpvideo:cuepoints>6</dfpvideo:cuepoints>
 <media:content url="${origin.url}/vod/dash/manifest.mpd" type="application/dash+xml" duration="12"/></item>
 </channel></rss>`;
-  t.match((await call(a.url, 'POST', '/mrssfeed/acme', { body: mrss, headers: { 'content-type': 'application/xml', 'x-service-mrss-token': TOKEN } })).body, { inserted: 2 });
+  t.match(
+    (
+      await call(a.url, 'POST', '/mrssfeed/acme', {
+        body: mrss,
+        headers: { 'content-type': 'application/xml', 'x-service-mrss-token': TOKEN },
+      })
+    ).body,
+    { inserted: 2 },
+  );
   // The brand rule reaches every instance's matcher through the state store's pub/sub.
   const loaded = Date.now() + 10_000;
   while (instances.some((s) => s.brands.current.size !== 1) && Date.now() < loaded) await sleep(50);
-  const creatives = async (): Promise<CreativeView[]> => (await call(a.url, 'GET', '/api/v1/ad-creatives', { token: jwt })).body.items;
+  const creatives = async (): Promise<CreativeView[]> =>
+    (await call(a.url, 'GET', '/api/v1/ad-creatives', { token: jwt })).body.items;
   return {
     instances,
     adServer,
     jwt,
-    stitch: (base, protocol, stream, asset) => call(base, 'POST', `/stitch/${protocol}/stream/${stream}/asset/${asset}`, { headers: { 'x-brand': 'acme' } }),
+    stitch: (base, protocol, stream, asset) =>
+      call(base, 'POST', `/stitch/${protocol}/stream/${stream}/asset/${asset}`, { headers: { 'x-brand': 'acme' } }),
     creatives,
     settle: async (deadlineMs) => {
       const end = Date.now() + deadlineMs;

@@ -38,11 +38,22 @@ export function needFfmpeg(t: Test): boolean {
 }
 
 export async function ffmpeg(args: string[]): Promise<void> {
-  await exec(FFMPEG, ['-hide_banner', '-nostdin', '-loglevel', 'error', '-y', ...args], { maxBuffer: 64 * 1024 * 1024 });
+  await exec(FFMPEG, ['-hide_banner', '-nostdin', '-loglevel', 'error', '-y', ...args], {
+    maxBuffer: 64 * 1024 * 1024,
+  });
 }
 
 export interface Probe {
-  streams: Array<{ codec_type: string; codec_name: string; width?: number; height?: number; start_pts?: number; start_time?: string; duration?: string; r_frame_rate?: string }>;
+  streams: Array<{
+    codec_type: string;
+    codec_name: string;
+    width?: number;
+    height?: number;
+    start_pts?: number;
+    start_time?: string;
+    duration?: string;
+    r_frame_rate?: string;
+  }>;
   format: { duration?: string; start_time?: string };
 }
 
@@ -64,9 +75,26 @@ export async function ffprobe(file: string): Promise<Probe> {
  * end (PTS + duration), and the packet count. The stream `duration` ffprobe prints for MPEG-TS comes
  * from PES timestamps and leaves out the last PES's frames, so spans are measured from the packets.
  */
-export async function packetSpans(file: string): Promise<Record<'video' | 'audio', { start: number; end: number; span: number; packets: number } | undefined>> {
-  const { stdout } = await exec(FFPROBE, ['-v', 'error', '-show_entries', 'stream=index,codec_type:packet=stream_index,pts_time,duration_time', '-of', 'json', file], { maxBuffer: 64 * 1024 * 1024 });
-  const parsed = JSON.parse(stdout) as { streams: Array<{ index: number; codec_type: string }>; packets: Array<{ stream_index: number; pts_time?: string; duration_time?: string }> };
+export async function packetSpans(
+  file: string,
+): Promise<Record<'video' | 'audio', { start: number; end: number; span: number; packets: number } | undefined>> {
+  const { stdout } = await exec(
+    FFPROBE,
+    [
+      '-v',
+      'error',
+      '-show_entries',
+      'stream=index,codec_type:packet=stream_index,pts_time,duration_time',
+      '-of',
+      'json',
+      file,
+    ],
+    { maxBuffer: 64 * 1024 * 1024 },
+  );
+  const parsed = JSON.parse(stdout) as {
+    streams: Array<{ index: number; codec_type: string }>;
+    packets: Array<{ stream_index: number; pts_time?: string; duration_time?: string }>;
+  };
   const of = (kind: 'video' | 'audio') => {
     const index = parsed.streams.find((s) => s.codec_type === kind)?.index;
     let start = Infinity;
@@ -86,10 +114,29 @@ export async function packetSpans(file: string): Promise<Record<'video' | 'audio
 
 /** The frame shown at `sec` after the segment's start, as rgb24 bytes (width × height × 3). */
 export async function rgbFrameAt(file: string, sec: number): Promise<Buffer> {
-  const { stdout } = await promisify(execFile)(FFMPEG, ['-hide_banner', '-loglevel', 'error', '-i', file, '-ss', String(sec), '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'], {
-    encoding: 'buffer',
-    maxBuffer: 64 * 1024 * 1024,
-  });
+  const { stdout } = await promisify(execFile)(
+    FFMPEG,
+    [
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-i',
+      file,
+      '-ss',
+      String(sec),
+      '-frames:v',
+      '1',
+      '-f',
+      'rawvideo',
+      '-pix_fmt',
+      'rgb24',
+      'pipe:1',
+    ],
+    {
+      encoding: 'buffer',
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
   return stdout;
 }
 

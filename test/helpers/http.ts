@@ -9,7 +9,12 @@ export interface JsonResponse {
   text: string;
 }
 
-export async function call(base: string, method: string, path: string, opts: { token?: string; json?: unknown; body?: string; headers?: Record<string, string> } = {}): Promise<JsonResponse> {
+export async function call(
+  base: string,
+  method: string,
+  path: string,
+  opts: { token?: string; json?: unknown; body?: string; headers?: Record<string, string> } = {},
+): Promise<JsonResponse> {
   const headers: Record<string, string> = { ...opts.headers };
   if (opts.token) headers['authorization'] = `Bearer ${opts.token}`;
   let body = opts.body;
@@ -29,7 +34,11 @@ export async function call(base: string, method: string, path: string, opts: { t
 }
 
 /** Sends raw bytes, then reads until the server answers and closes or `waitMs` passes. */
-export function rawExchange(port: number, chunks: string[], opts: { waitMs?: number; closeAfterSend?: boolean } = {}): Promise<string> {
+export function rawExchange(
+  port: number,
+  chunks: string[],
+  opts: { waitMs?: number; closeAfterSend?: boolean } = {},
+): Promise<string> {
   return new Promise((resolve) => {
     const s = net.connect(port, '127.0.0.1');
     let out = '';

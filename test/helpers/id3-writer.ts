@@ -25,7 +25,9 @@ export function encode(text: string, enc: number, order: 'le' | 'be' = 'le'): Bu
   if (enc === 3) return Buffer.from(text, 'utf8');
   const le = Buffer.from(text, 'utf16le');
   if (enc === 2) return Buffer.from(le).swap16();
-  return order === 'le' ? Buffer.concat([Buffer.from([0xff, 0xfe]), le]) : Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from(le).swap16()]);
+  return order === 'le'
+    ? Buffer.concat([Buffer.from([0xff, 0xfe]), le])
+    : Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from(le).swap16()]);
 }
 
 export function nul(enc: number): Buffer {
@@ -34,11 +36,20 @@ export function nul(enc: number): Buffer {
 
 /** A frame: id(4) size(4) flags(2); size syncsafe for v2.4, plain for v2.3. */
 export function frame(id: string, body: Buffer, version = 4, formatFlags = 0): Buffer {
-  return Buffer.concat([Buffer.from(id, 'latin1'), version === 4 ? syncsafe(body.length) : u32(body.length), Buffer.from([0, formatFlags]), body]);
+  return Buffer.concat([
+    Buffer.from(id, 'latin1'),
+    version === 4 ? syncsafe(body.length) : u32(body.length),
+    Buffer.from([0, formatFlags]),
+    body,
+  ]);
 }
 
 export function txxx(description: string, value: string, enc = 3, version = 4, order: 'le' | 'be' = 'le'): Buffer {
-  return frame('TXXX', Buffer.concat([Buffer.from([enc]), encode(description, enc, order), nul(enc), encode(value, enc, order)]), version);
+  return frame(
+    'TXXX',
+    Buffer.concat([Buffer.from([enc]), encode(description, enc, order), nul(enc), encode(value, enc, order)]),
+    version,
+  );
 }
 
 export function text(id: string, value: string, enc = 3, version = 4): Buffer {
@@ -61,7 +72,11 @@ export interface TagOptions {
 export function id3(frames: Buffer[], o: TagOptions = {}): Buffer {
   const version = o.version ?? 4;
   const body = Buffer.concat([o.ext ?? Buffer.alloc(0), ...frames, Buffer.alloc(o.padding ?? 0)]);
-  const header = Buffer.concat([Buffer.from('ID3', 'latin1'), Buffer.from([version, 0, o.flags ?? 0]), syncsafe(body.length)]);
+  const header = Buffer.concat([
+    Buffer.from('ID3', 'latin1'),
+    Buffer.from([version, 0, o.flags ?? 0]),
+    syncsafe(body.length),
+  ]);
   const footer = o.footer ? Buffer.concat([Buffer.from('3DI', 'latin1'), header.subarray(3)]) : Buffer.alloc(0);
   return Buffer.concat([header, body, footer]);
 }
@@ -75,12 +90,28 @@ export function tsTimestamp(pts: number): Buffer {
 
 export function pes(payload: Buffer, o: { pts?: number; aligned?: boolean; streamId?: number } = {}): Buffer {
   const hasPts = o.pts !== undefined;
-  const header = Buffer.from([0, 0, 1, o.streamId ?? 0xbd, 0, 0, 0x80 | ((o.aligned ?? hasPts) ? 0x04 : 0), hasPts ? 0x80 : 0, hasPts ? 5 : 0]);
+  const header = Buffer.from([
+    0,
+    0,
+    1,
+    o.streamId ?? 0xbd,
+    0,
+    0,
+    0x80 | ((o.aligned ?? hasPts) ? 0x04 : 0),
+    hasPts ? 0x80 : 0,
+    hasPts ? 5 : 0,
+  ]);
   header.writeUInt16BE(3 + (hasPts ? 5 : 0) + payload.length, 4);
   if (!hasPts) return Buffer.concat([header, payload]);
   const p = o.pts!;
   const bits = (shift: number, mask: number) => Math.floor(p / 2 ** shift) & mask; // p is 33 bits: no 32-bit shifts
-  const ptsBytes = Buffer.from([0x21 | (bits(30, 7) << 1), bits(22, 0xff), (bits(15, 0x7f) << 1) | 1, bits(7, 0xff), ((p % 128) << 1) | 1]);
+  const ptsBytes = Buffer.from([
+    0x21 | (bits(30, 7) << 1),
+    bits(22, 0xff),
+    (bits(15, 0x7f) << 1) | 1,
+    bits(7, 0xff),
+    ((p % 128) << 1) | 1,
+  ]);
   return Buffer.concat([header, ptsBytes, payload]);
 }
 
@@ -118,9 +149,19 @@ export function pat(): Buffer {
 
 /** A PMT with one metadata stream: type 0x15 and a metadata_descriptor (0x26) of format 'ID3 '. */
 export function pmt(pid: number, streamType = 0x15): Buffer {
-  const desc = Buffer.concat([Buffer.from([0x26, 13, 0xff, 0xff]), Buffer.from('ID3 '), Buffer.from([0xff]), Buffer.from('ID3 '), Buffer.from([0, 0x0f])]);
+  const desc = Buffer.concat([
+    Buffer.from([0x26, 13, 0xff, 0xff]),
+    Buffer.from('ID3 '),
+    Buffer.from([0xff]),
+    Buffer.from('ID3 '),
+    Buffer.from([0, 0x0f]),
+  ]);
   const es = Buffer.concat([Buffer.from([streamType, 0xe0 | (pid >> 8), pid & 0xff, 0xf0, desc.length]), desc]);
-  const body = Buffer.concat([Buffer.from([0, 1, 0xc1, 0, 0, 0xe0 | (pid >> 8), pid & 0xff, 0xf0, 0]), es, Buffer.alloc(4)]);
+  const body = Buffer.concat([
+    Buffer.from([0, 1, 0xc1, 0, 0, 0xe0 | (pid >> 8), pid & 0xff, 0xf0, 0]),
+    es,
+    Buffer.alloc(4),
+  ]);
   const s = Buffer.concat([Buffer.from([0x02, 0xb0 | (body.length >> 8), body.length & 0xff]), body]);
   return packets(PMT_PID, s, true)[0]!;
 }
@@ -144,12 +185,48 @@ export function largeBox(type: string, ...payload: Buffer[]): Buffer {
 
 const cstr = (s: string) => Buffer.concat([Buffer.from(s, 'utf8'), Buffer.alloc(1)]);
 
-export function emsgV0(scheme: string, value: string, timescale: number, delta: number, data: Buffer, id = 1, duration = 0): Buffer {
-  return box('emsg', Buffer.from([0, 0, 0, 0]), cstr(scheme), cstr(value), u32(timescale), u32(delta), u32(duration), u32(id), data);
+export function emsgV0(
+  scheme: string,
+  value: string,
+  timescale: number,
+  delta: number,
+  data: Buffer,
+  id = 1,
+  duration = 0,
+): Buffer {
+  return box(
+    'emsg',
+    Buffer.from([0, 0, 0, 0]),
+    cstr(scheme),
+    cstr(value),
+    u32(timescale),
+    u32(delta),
+    u32(duration),
+    u32(id),
+    data,
+  );
 }
 
-export function emsgV1(scheme: string, value: string, timescale: number, time: number, data: Buffer, id = 1, duration = 0): Buffer {
-  return box('emsg', Buffer.from([1, 0, 0, 0]), u32(timescale), u64(time), u32(duration), u32(id), cstr(scheme), cstr(value), data);
+export function emsgV1(
+  scheme: string,
+  value: string,
+  timescale: number,
+  time: number,
+  data: Buffer,
+  id = 1,
+  duration = 0,
+): Buffer {
+  return box(
+    'emsg',
+    Buffer.from([1, 0, 0, 0]),
+    u32(timescale),
+    u64(time),
+    u32(duration),
+    u32(id),
+    cstr(scheme),
+    cstr(value),
+    data,
+  );
 }
 
 export function moof(baseMediaDecodeTime: number): Buffer {

@@ -35,11 +35,16 @@ export interface PlayerState {
 /** How much slower than real time a busy shared machine may play (deadlines are media time × this + a margin). */
 export const LOAD_FACTOR = 3;
 /** The deadline for playing `mediaSec` of media. */
-export const deadlineFor = (mediaSec: number, marginMs = 15_000) => Math.round(mediaSec * 1000 * LOAD_FACTOR + marginMs);
+export const deadlineFor = (mediaSec: number, marginMs = 15_000) =>
+  Math.round(mediaSec * 1000 * LOAD_FACTOR + marginMs);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function until<T>(what: string, fn: () => Promise<T | undefined | false | null>, timeoutMs: number): Promise<T> {
+export async function until<T>(
+  what: string,
+  fn: () => Promise<T | undefined | false | null>,
+  timeoutMs: number,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();
@@ -49,18 +54,28 @@ export async function until<T>(what: string, fn: () => Promise<T | undefined | f
   }
 }
 
-export const stateOf = <S = PlayerState>(page: Page) => page.evaluate(() => (globalThis as unknown as { state: S }).state);
+export const stateOf = <S = PlayerState>(page: Page) =>
+  page.evaluate(() => (globalThis as unknown as { state: S }).state);
 
 /** A new tab on the Shaka/dash.js page, playing `src` with `player`. */
-export async function openPlayer(browser: BrowserContext, pageUrl: string, player: 'shaka' | 'dashjs', src: string): Promise<Page> {
+export async function openPlayer(
+  browser: BrowserContext,
+  pageUrl: string,
+  player: 'shaka' | 'dashjs',
+  src: string,
+): Promise<Page> {
   const page = await browser.newPage();
   await page.goto(pageUrl);
-  await page.evaluate(([fn, s]) => void (globalThis as unknown as Record<string, (src: string) => unknown>)[fn!]!(s!), [player === 'shaka' ? 'playShaka' : 'playDashjs', src]);
+  await page.evaluate(
+    ([fn, s]) => void (globalThis as unknown as Record<string, (src: string) => unknown>)[fn!]!(s!),
+    [player === 'shaka' ? 'playShaka' : 'playDashjs', src],
+  );
   return page;
 }
 
 /** Stops counting stalls (the test has seen what it waited for). */
-export const stopWatching = (page: Page) => page.evaluate(() => void ((globalThis as unknown as { state: { stopWatching: boolean } }).state.stopWatching = true));
+export const stopWatching = (page: Page) =>
+  page.evaluate(() => void ((globalThis as unknown as { state: { stopWatching: boolean } }).state.stopWatching = true));
 
 /** A diagnostic line for a failed wait. */
 export const describe = (s: PlayerState) =>

@@ -48,7 +48,12 @@ function ip(...args: string[]): void {
 
 /** Starts the public host for t, or returns undefined after skipping (failing in CI) when it cannot. */
 export async function publicHost(t: Test): Promise<PublicHost | undefined> {
-  const why = process.getuid?.() !== 0 ? 'network namespaces need root' : commandMissing('ip') ? 'iproute2 (ip) is not installed' : null;
+  const why =
+    process.getuid?.() !== 0
+      ? 'network namespaces need root'
+      : commandMissing('ip')
+        ? 'iproute2 (ip) is not installed'
+        : null;
   if (why) {
     if (inCI) t.fail(why);
     else t.test(`public host: ${why}`, { skip: why }, () => undefined);
@@ -75,7 +80,9 @@ export async function publicHost(t: Test): Promise<PublicHost | undefined> {
   ip('-n', ns, '-6', 'addr', 'add', `${PUBLIC_V6}/64`, 'dev', inner, 'nodad');
   ip('-n', ns, 'link', 'set', inner, 'up');
   ip('-n', ns, 'link', 'set', 'lo', 'up');
-  const child = spawn('ip', ['netns', 'exec', ns, process.execPath, '-e', SERVER], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn('ip', ['netns', 'exec', ns, process.execPath, '-e', SERVER], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   running.push(child);
   const port = await new Promise<number>((resolve, reject) => {
     child.stdout!.once('data', (d: Buffer) => resolve(Number(d.toString().trim())));

@@ -60,11 +60,23 @@ export async function localCluster(t: Test): Promise<LocalCluster | undefined> {
     rmSync(dir, { recursive: true, force: true });
   });
   for (const port of ports) {
-    const args = ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', '1000'];
+    const args = [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--cluster-enabled',
+      'yes',
+      '--cluster-config-file',
+      `nodes-${port}.conf`,
+      '--cluster-node-timeout',
+      '1000',
+    ];
     args.push('--dir', dir, '--save', '', '--appendonly', 'no', '--protected-mode', 'no');
     procs.set(port, spawn('redis-server', args, { stdio: 'ignore' }));
   }
-  const cli = async (port: number, ...args: string[]) => (await run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args])).stdout.trim();
+  const cli = async (port: number, ...args: string[]) =>
+    (await run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args])).stdout.trim();
   const until = async (what: string, check: () => Promise<boolean>, deadlineMs: number) => {
     const end = Date.now() + deadlineMs;
     for (;;) {
@@ -73,11 +85,27 @@ export async function localCluster(t: Test): Promise<LocalCluster | undefined> {
       await new Promise((r) => setTimeout(r, 100));
     }
   };
-  await until('the six nodes to answer', async () => (await Promise.all(ports.map((p) => cli(p, 'ping')))).every((r) => r === 'PONG'), 20_000);
-  await run('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '1', '--cluster-yes']);
+  await until(
+    'the six nodes to answer',
+    async () => (await Promise.all(ports.map((p) => cli(p, 'ping')))).every((r) => r === 'PONG'),
+    20_000,
+  );
+  await run('redis-cli', [
+    '--cluster',
+    'create',
+    ...ports.map((p) => `127.0.0.1:${p}`),
+    '--cluster-replicas',
+    '1',
+    '--cluster-yes',
+  ]);
   const live = () => ports.filter((p) => procs.get(p)?.exitCode === null && !procs.get(p)?.killed);
   const settled = (deadlineMs: number) =>
-    until('cluster_state:ok on every node', async () => (await Promise.all(live().map((p) => cli(p, 'cluster', 'info')))).every((r) => r.includes('cluster_state:ok')), deadlineMs);
+    until(
+      'cluster_state:ok on every node',
+      async () =>
+        (await Promise.all(live().map((p) => cli(p, 'cluster', 'info')))).every((r) => r.includes('cluster_state:ok')),
+      deadlineMs,
+    );
   await settled(30_000);
   return {
     ports,
@@ -124,18 +152,32 @@ export async function localSentinel(t: Test): Promise<LocalSentinel | undefined>
     rmSync(dir, { recursive: true, force: true });
   });
   const server = (port: number, ...extra: string[]) =>
-    procs.set(port, spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', ...extra], { stdio: 'ignore' }));
+    procs.set(
+      port,
+      spawn(
+        'redis-server',
+        ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', ...extra],
+        { stdio: 'ignore' },
+      ),
+    );
   server(primary!);
   server(replica!, '--replicaof', '127.0.0.1', String(primary));
   const conf = path.join(dir, 'sentinel.conf');
   writeFileSync(
     conf,
-    [`port ${sentinel}`, 'bind 127.0.0.1', `dir ${dir}`, `sentinel monitor sqz 127.0.0.1 ${primary} 1`, 'sentinel down-after-milliseconds sqz 1000', 'sentinel failover-timeout sqz 3000', ''].join(
-      '\n',
-    ),
+    [
+      `port ${sentinel}`,
+      'bind 127.0.0.1',
+      `dir ${dir}`,
+      `sentinel monitor sqz 127.0.0.1 ${primary} 1`,
+      'sentinel down-after-milliseconds sqz 1000',
+      'sentinel failover-timeout sqz 3000',
+      '',
+    ].join('\n'),
   );
   procs.set(sentinel!, spawn('redis-server', [conf, '--sentinel'], { stdio: 'ignore' }));
-  const cli = async (port: number, ...args: string[]) => (await run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args])).stdout.trim();
+  const cli = async (port: number, ...args: string[]) =>
+    (await run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args])).stdout.trim();
   const end = Date.now() + 20_000;
   for (;;) {
     const ok = await cli(sentinel!, 'sentinel', 'replicas', 'sqz').then(
@@ -146,5 +188,10 @@ export async function localSentinel(t: Test): Promise<LocalSentinel | undefined>
     if (Date.now() > end) throw new Error('timed out waiting for the sentinel to see the replica');
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { url: `redis+sentinel://127.0.0.1:${sentinel}/sqz`, primaryPort: primary!, cli, kill: (port) => procs.get(port)?.kill('SIGKILL') };
+  return {
+    url: `redis+sentinel://127.0.0.1:${sentinel}/sqz`,
+    primaryPort: primary!,
+    cli,
+    kill: (port) => procs.get(port)?.kill('SIGKILL'),
+  };
 }

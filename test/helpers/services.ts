@@ -16,7 +16,8 @@ import { createLogger } from '../../lib/log/index.js';
 import { startService, type Service, type ServiceParts } from '../../lib/app.js';
 import { mintToken } from '../../lib/http/auth.js';
 
-export const PG_URL = process.env['TEST_DATABASE_URL'] ?? process.env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
+export const PG_URL =
+  process.env['TEST_DATABASE_URL'] ?? process.env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
 export const REDIS_URL = process.env['TEST_REDIS_URL'] ?? process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 export const JWT_SECRET = 'test-secret-0123456789abcdef0123456789abcdef';
 export const inCI = process.env['CI'] === 'true';
@@ -35,7 +36,10 @@ async function reachable(url: string, defaultPort: number): Promise<boolean> {
 }
 
 /** Returns false (and skips or fails t) when Postgres or Redis is not there. */
-export async function needServices(t: Test, which: Array<'postgres' | 'redis'> = ['postgres', 'redis']): Promise<boolean> {
+export async function needServices(
+  t: Test,
+  which: Array<'postgres' | 'redis'> = ['postgres', 'redis'],
+): Promise<boolean> {
   for (const name of which) {
     const ok = name === 'postgres' ? await reachable(PG_URL, 5432) : await reachable(REDIS_URL, 6379);
     if (ok) continue;
@@ -76,7 +80,9 @@ export function tempDir(t: Test): string {
 }
 
 /** Tests are one client firing many requests: limits far above them unless a test sets its own (the limiter still runs). */
-export const UNLIMITED = Object.fromEntries(['api', 'auth_failure', 'beacon', 'vast', 'adproxy', 'stream', 'stitch'].map((k) => [k, { rate: 1e6, burst: 1e6 }]));
+export const UNLIMITED = Object.fromEntries(
+  ['api', 'auth_failure', 'beacon', 'vast', 'adproxy', 'stream', 'stitch'].map((k) => [k, { rate: 1e6, burst: 1e6 }]),
+);
 
 export function testConfig(t: Test, overrides: Partial<Config> = {}): Config {
   return loadConfig(
@@ -95,7 +101,11 @@ export function testConfig(t: Test, overrides: Partial<Config> = {}): Config {
 }
 
 /** Starts the real service on a free port against the given stores; stopped when t ends. */
-export async function startTestService(t: Test, overrides: Partial<Config> = {}, parts: ServiceParts = {}): Promise<Service> {
+export async function startTestService(
+  t: Test,
+  overrides: Partial<Config> = {},
+  parts: ServiceParts = {},
+): Promise<Service> {
   const config = testConfig(t, overrides);
   const service = await startService(config, createLogger(config.logLevel), parts);
   t.teardown(() => service.close());

@@ -9,7 +9,13 @@ import { fixturesDir } from './fixtures.js';
 import HLS from 'hls-parser';
 import { M3U8Parser, PlaylistLevelType } from 'hls.js';
 import { parseMedia } from '../../lib/hls/media.js';
-import { playlistLines, parseMaster, mediaPlaylistUris, absoluteUri, type MasterPlaylist } from '../../lib/stitch/hls/master.js';
+import {
+  playlistLines,
+  parseMaster,
+  mediaPlaylistUris,
+  absoluteUri,
+  type MasterPlaylist,
+} from '../../lib/stitch/hls/master.js';
 import type { HlsSource, StitchedHls } from '../../lib/stitch/hls/stitch.js';
 import type { Element } from '@xmldom/xmldom';
 import { attrOf, childElement, childElements, localNameOf, parseXml, rootOf } from '../../lib/ads/xml.js';
@@ -20,7 +26,8 @@ import { reparse } from '../hls/reparse.js';
 export function folder(rel: string, base: string, rename: (s: string) => string = (s) => s): HlsSource {
   const dir = path.join(fixturesDir, rel);
   const playlists = new Map<string, string>();
-  for (const f of readdirSync(dir)) if (f !== 'master.m3u8' && f.endsWith('.m3u8')) playlists.set(base + f, readFileSync(path.join(dir, f), 'utf8'));
+  for (const f of readdirSync(dir))
+    if (f !== 'master.m3u8' && f.endsWith('.m3u8')) playlists.set(base + f, readFileSync(path.join(dir, f), 'utf8'));
   return { url: base + 'master.m3u8', master: rename(readFileSync(path.join(dir, 'master.m3u8'), 'utf8')), playlists };
 }
 
@@ -29,9 +36,19 @@ export function media(url: string, text: string): HlsSource {
 }
 
 /** A VOD media playlist of segments with the given durations. */
-export function vod(prefix: string, durations: number[], opts: { target?: number; head?: string[]; perSegment?: (i: number) => string[] } = {}): string {
+export function vod(
+  prefix: string,
+  durations: number[],
+  opts: { target?: number; head?: string[]; perSegment?: (i: number) => string[] } = {},
+): string {
   const target = opts.target ?? Math.max(...durations.map(Math.ceil));
-  const lines = ['#EXTM3U', '#EXT-X-VERSION:6', `#EXT-X-TARGETDURATION:${target}`, '#EXT-X-PLAYLIST-TYPE:VOD', ...(opts.head ?? [])];
+  const lines = [
+    '#EXTM3U',
+    '#EXT-X-VERSION:6',
+    `#EXT-X-TARGETDURATION:${target}`,
+    '#EXT-X-PLAYLIST-TYPE:VOD',
+    ...(opts.head ?? []),
+  ];
   durations.forEach((d, i) => lines.push(...(opts.perSegment?.(i) ?? []), `#EXTINF:${d},`, `${prefix}${i}.ts`));
   return [...lines, '#EXT-X-ENDLIST', ''].join('\n');
 }
@@ -134,7 +151,11 @@ export function checkStitched(t: Test, input: CheckInput): void {
         adSeconds += d;
         continue;
       }
-      const match = adPlaylists.find((p) => p.length <= rest.length - i && p.every((s, k) => s.uri === rest[i + k]!.uri && s.duration === rest[i + k]!.duration));
+      const match = adPlaylists.find(
+        (p) =>
+          p.length <= rest.length - i &&
+          p.every((s, k) => s.uri === rest[i + k]!.uri && s.duration === rest[i + k]!.duration),
+      );
       if (!match) {
         t.fail(`${name}: segment ${rest[i]!.uri} is neither content nor part of a whole ad playlist`);
         return;
@@ -152,12 +173,19 @@ export function checkStitched(t: Test, input: CheckInput): void {
       raw.segments.every((s) => Math.round(s.duration) <= raw.targetDuration),
       `${name}: every rounded EXTINF ≤ TARGETDURATION`,
     );
-    t.ok(text.includes('#EXT-X-PLAYLIST-TYPE:VOD') && text.trimEnd().endsWith('#EXT-X-ENDLIST'), `${name}: VOD with ENDLIST`);
+    t.ok(
+      text.includes('#EXT-X-PLAYLIST-TYPE:VOD') && text.trimEnd().endsWith('#EXT-X-ENDLIST'),
+      `${name}: VOD with ENDLIST`,
+    );
     const sourceText = content.playlists.get(sources.get(name)!) ?? content.master;
     const parsed = hlsParse(text, strictOk(sourceText));
     t.equal(parsed.segments.length, out.length, `${name}: hls-parser reads every segment`);
     t.equal(reparse(text).segments.length, out.length, `${name}: m3u8-parser reads every segment`);
-    t.equal(text.split('\n').filter((l) => l.startsWith('#EXT-X-CUE-OUT:DURATION=')).length, result.pods.length, `${name}: one CUE-OUT per pod`);
+    t.equal(
+      text.split('\n').filter((l) => l.startsWith('#EXT-X-CUE-OUT:DURATION=')).length,
+      result.pods.length,
+      `${name}: one CUE-OUT per pod`,
+    );
   }
   t.equal(discontinuities.size, 1, 'the same number of discontinuities in every playlist');
   t.equal(targets.size, 1, 'one TARGETDURATION for all playlists');
@@ -177,7 +205,8 @@ export interface InterstitialCheckInput {
 /** `NAME=value` pairs of a DATERANGE line (quoted values unquoted). */
 export function dateRangeAttrs(line: string): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const m of line.slice(line.indexOf(':') + 1).matchAll(/([A-Z0-9-]+)=("[^"]*"|[^,]*)/g)) out[m[1]!] = m[2]!.replace(/^"|"$/g, '');
+  for (const m of line.slice(line.indexOf(':') + 1).matchAll(/([A-Z0-9-]+)=("[^"]*"|[^,]*)/g))
+    out[m[1]!] = m[2]!.replace(/^"|"$/g, '');
   return out;
 }
 
@@ -220,31 +249,71 @@ export function checkInterstitials(t: Test, input: InterstitialCheckInput): void
       const a = dateRangeAttrs(line);
       const pod = input.pods[i]!;
       t.ok(a['ID'], 'ID');
-      t.equal(Date.parse(a['START-DATE']!) - first, Math.round(pod.contentOffset * 1000), `${name}: START-DATE at the pod's content offset ${pod.contentOffset}`);
+      t.equal(
+        Date.parse(a['START-DATE']!) - first,
+        Math.round(pod.contentOffset * 1000),
+        `${name}: START-DATE at the pod's content offset ${pod.contentOffset}`,
+      );
       t.equal(Number(a['PLANNED-DURATION']), pod.duration, 'PLANNED-DURATION = the pod');
       t.notOk('DURATION' in a, 'no DURATION: an inserted ad covers no content time');
       t.equal(a['X-RESUME-OFFSET'], '0', 'the content resumes where it paused');
       t.equal(a['X-RESTRICT'], 'SKIP,JUMP');
-      t.equal(a['CUE'], pod.contentOffset === 0 ? 'PRE' : Math.abs(pod.contentOffset - contentEnd) < 1e-6 ? 'POST' : undefined, 'CUE for pre- and post-rolls only');
+      t.equal(
+        a['CUE'],
+        pod.contentOffset === 0 ? 'PRE' : Math.abs(pod.contentOffset - contentEnd) < 1e-6 ? 'POST' : undefined,
+        'CUE for pre- and post-rolls only',
+      );
       const list = input.assetLists.get(a['X-ASSET-LIST']!);
       t.ok(list, `${name}: the asset list ${a['X-ASSET-LIST']} is served`);
       const json = JSON.parse(list!) as { ASSETS: Array<{ URI: string; DURATION: number }> };
-      t.ok(json.ASSETS.length > 0 && json.ASSETS.every((x) => /^https?:\/\//.test(x.URI) && typeof x.DURATION === 'number' && x.DURATION > 0), 'ASSETS: absolute URIs and durations');
-      t.ok(Math.abs(json.ASSETS.reduce((s, x) => s + x.DURATION, 0) - pod.duration) < 2e-3, 'the assets add up to the PLANNED-DURATION');
+      t.ok(
+        json.ASSETS.length > 0 &&
+          json.ASSETS.every((x) => /^https?:\/\//.test(x.URI) && typeof x.DURATION === 'number' && x.DURATION > 0),
+        'ASSETS: absolute URIs and durations',
+      );
+      t.ok(
+        Math.abs(json.ASSETS.reduce((s, x) => s + x.DURATION, 0) - pod.duration) < 2e-3,
+        'the assets add up to the PLANNED-DURATION',
+      );
     });
     const sourceText = content.playlists.get(sources.get(name)!) ?? content.master;
     const parsed = hlsParse(text, strictOk(sourceText)) as { segments: Array<{ dateRange?: unknown }> };
     t.equal(parsed.segments.length, out.length, `${name}: hls-parser reads every segment`);
-    t.equal(parsed.segments.filter((s) => s.dateRange).length, Math.min(input.pods.length, out.length), `${name}: hls-parser sees every DATERANGE (it keeps one a segment)`);
+    t.equal(
+      parsed.segments.filter((s) => s.dateRange).length,
+      Math.min(input.pods.length, out.length),
+      `${name}: hls-parser sees every DATERANGE (it keeps one a segment)`,
+    );
     // hls.js (the player the operator pages use) reads each as a valid interstitial at the pod's time.
-    const details = M3U8Parser.parseLevelPlaylist(text, 'https://stitched.invalid/x/' + name, 0, PlaylistLevelType.MAIN, 0, null);
+    const details = M3U8Parser.parseLevelPlaylist(
+      text,
+      'https://stitched.invalid/x/' + name,
+      0,
+      PlaylistLevelType.MAIN,
+      0,
+      null,
+    );
     t.equal(details.fragments.length, out.length, `${name}: hls.js reads every segment`);
     const events = Object.values(details.dateRanges)
       .filter((e) => e !== undefined)
       .sort((x, y) => x.startTime - y.startTime);
     t.same(
-      events.map((e) => [e.isInterstitial, e.isValid, Math.round(e.startTime * 1000) / 1000, e.cue.pre, e.cue.post, e.plannedDuration]),
-      input.pods.map((p) => [true, true, p.contentOffset, p.contentOffset === 0, Math.abs(p.contentOffset - contentEnd) < 1e-6, p.duration]),
+      events.map((e) => [
+        e.isInterstitial,
+        e.isValid,
+        Math.round(e.startTime * 1000) / 1000,
+        e.cue.pre,
+        e.cue.post,
+        e.plannedDuration,
+      ]),
+      input.pods.map((p) => [
+        true,
+        true,
+        p.contentOffset,
+        p.contentOffset === 0,
+        Math.abs(p.contentOffset - contentEnd) < 1e-6,
+        p.duration,
+      ]),
       `${name}: hls.js reads every DATERANGE as a valid interstitial at its pod's time`,
     );
     const m3u8 = reparse(text) as ReturnType<typeof reparse> & { dateRanges?: unknown[] };
@@ -260,10 +329,15 @@ function addressed(mpd: string, contentOnly: (period: Element) => boolean): Map<
   const out = new Map<string, string[]>();
   for (const p of childElements(root, 'Period')) {
     if (!contentOnly(p)) continue;
-    const dur = parseIsoDuration(attrOf(p, 'duration')) ?? parseIsoDuration(attrOf(root, 'mediaPresentationDuration'))! - (parseIsoDuration(attrOf(p, 'start')) ?? 0);
+    const dur =
+      parseIsoDuration(attrOf(p, 'duration')) ??
+      parseIsoDuration(attrOf(root, 'mediaPresentationDuration'))! - (parseIsoDuration(attrOf(p, 'start')) ?? 0);
     childElements(p, 'AdaptationSet').forEach((as, asIndex) => {
       for (const rep of childElements(as, 'Representation')) {
-        const tpl = childElement(rep, 'SegmentTemplate') ?? childElement(as, 'SegmentTemplate') ?? childElement(p, 'SegmentTemplate');
+        const tpl =
+          childElement(rep, 'SegmentTemplate') ??
+          childElement(as, 'SegmentTemplate') ??
+          childElement(p, 'SegmentTemplate');
         if (!tpl) continue;
         const key = `${asIndex}/${attrOf(rep, 'id')}`;
         const list = out.get(key) ?? [];
@@ -293,19 +367,29 @@ function addressed(mpd: string, contentOnly: (period: Element) => boolean): Map<
 }
 
 /** Periods tile [0, mediaPresentationDuration] with no gap or overlap; content segments addressed exactly as in the original. */
-export function checkDash(t: Test, original: string, result: Pick<StitchedDash, 'mpd' | 'pods' | 'contentDuration'>): void {
+export function checkDash(
+  t: Test,
+  original: string,
+  result: Pick<StitchedDash, 'mpd' | 'pods' | 'contentDuration'>,
+): void {
   const root = rootOf(parseXml(result.mpd, { maxBytes: 8 * 1024 * 1024 }))!;
   t.equal(localNameOf(root), 'MPD');
   const periods = childElements(root, 'Period');
   let at = 0;
   const ids = new Set<string>();
   for (const p of periods) {
-    t.ok(Math.abs(parseIsoDuration(attrOf(p, 'start'))! - at) < 1e-6, `Period ${attrOf(p, 'id')} starts where the previous ended`);
+    t.ok(
+      Math.abs(parseIsoDuration(attrOf(p, 'start'))! - at) < 1e-6,
+      `Period ${attrOf(p, 'id')} starts where the previous ended`,
+    );
     at += parseIsoDuration(attrOf(p, 'duration'))!;
     ids.add(attrOf(p, 'id')!);
   }
   t.equal(ids.size, periods.length, 'unique Period ids');
-  t.ok(Math.abs(parseIsoDuration(attrOf(root, 'mediaPresentationDuration'))! - at) < 1e-6, 'mediaPresentationDuration = the sum of the Periods');
+  t.ok(
+    Math.abs(parseIsoDuration(attrOf(root, 'mediaPresentationDuration'))! - at) < 1e-6,
+    'mediaPresentationDuration = the sum of the Periods',
+  );
   const adIds = new Set(result.pods.flatMap((p) => p.ids));
   const isAd = (p: Element) => [...adIds].some((id) => (attrOf(p, 'id') ?? '').startsWith(`${id}-ad`));
   t.same(
@@ -317,10 +401,14 @@ export function checkDash(t: Test, original: string, result: Pick<StitchedDash, 
   t.ok(Math.abs(at - (result.contentDuration + expectedAds)) < 1e-6, 'duration = content + ads');
   const keys = (p: Element) =>
     childElements(p, 'AdaptationSet')
-      .map((as) => `${(attrOf(as, 'contentType') ?? attrOf(as, 'mimeType') ?? attrOf(childElement(as, 'Representation')!, 'mimeType') ?? '').split('/')[0]}|${attrOf(as, 'lang') ?? ''}`)
+      .map(
+        (as) =>
+          `${(attrOf(as, 'contentType') ?? attrOf(as, 'mimeType') ?? attrOf(childElement(as, 'Representation')!, 'mimeType') ?? '').split('/')[0]}|${attrOf(as, 'lang') ?? ''}`,
+      )
       .filter((k, i, all) => !k.startsWith('image') && all.indexOf(k) === i)
       .sort()
       .join(',');
   const source = childElements(rootOf(parseXml(original, { maxBytes: 8 * 1024 * 1024 }))!, 'Period');
-  if (new Set(source.map(keys)).size === 1) t.equal(new Set(periods.map(keys)).size, 1, 'every Period has the same content types and languages');
+  if (new Set(source.map(keys)).size === 1)
+    t.equal(new Set(periods.map(keys)).size, 1, 'every Period has the same content types and languages');
 }

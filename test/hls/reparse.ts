@@ -2,7 +2,14 @@
 import { Parser } from 'm3u8-parser';
 
 export interface Parsed {
-  segments: Array<{ uri: string; duration: number; discontinuity?: boolean; dateTimeString?: string; map?: { uri: string }; key?: { uri: string } }>;
+  segments: Array<{
+    uri: string;
+    duration: number;
+    discontinuity?: boolean;
+    dateTimeString?: string;
+    map?: { uri: string };
+    key?: { uri: string };
+  }>;
   mediaSequence?: number;
   discontinuitySequence?: number;
   targetDuration?: number;

@@ -22,8 +22,14 @@ t.test('master: DAI-host variant and rendition URIs go through the proxy, query 
   const { kind, text: out } = rewritePlaylist(src, rules);
   t.equal(kind, 'master');
   t.notMatch(out, /https:\/\/dai\.example\.com/, 'no DAI-host URI left');
-  t.match(out, /^https:\/\/edge\.example\.net\/dai\/manifest\/linear\/hls\/event\/EV1\/stream\/s1:LOC\/variant\/720p\.m3u8\?a=1&b=2$/m);
-  t.match(out, /URI="https:\/\/edge\.example\.net\/dai\/manifest\/linear\/hls\/event\/EV1\/stream\/s1:LOC\/audio\/en\.m3u8\?a=1&b=2"/);
+  t.match(
+    out,
+    /^https:\/\/edge\.example\.net\/dai\/manifest\/linear\/hls\/event\/EV1\/stream\/s1:LOC\/variant\/720p\.m3u8\?a=1&b=2$/m,
+  );
+  t.match(
+    out,
+    /URI="https:\/\/edge\.example\.net\/dai\/manifest\/linear\/hls\/event\/EV1\/stream\/s1:LOC\/audio\/en\.m3u8\?a=1&b=2"/,
+  );
   t.match(out, /#EXT-X-I-FRAME-STREAM-INF:BANDWIDTH=200000,URI="https:\/\/edge\.example\.net\/dai\/manifest\//);
   const parsed = reparse(out);
   t.equal(parsed.playlists?.length, 2);
@@ -92,29 +98,32 @@ t.test('streaming equals whole-document output at every split of a live playlist
   t.equal(mismatches, 0, `all ${bytes.length + 1} two-way splits match`);
 });
 
-t.test('streaming equals whole-document output for every HLS fixture, split at every position (two pieces) and in 1-byte chunks', async (t) => {
-  const files = fixtureFiles('hls', ['.m3u8']);
-  t.ok(files.length > 50, `${files.length} fixtures`);
-  for (const f of files) {
-    const text = fixture(f);
-    const whole = rewrite(text);
-    const bytes = Buffer.from(text);
-    let bad = 0;
-    const step = bytes.length > 20000 ? 97 : 1;
-    for (let split = 0; split <= bytes.length; split += step) {
+t.test(
+  'streaming equals whole-document output for every HLS fixture, split at every position (two pieces) and in 1-byte chunks',
+  async (t) => {
+    const files = fixtureFiles('hls', ['.m3u8']);
+    t.ok(files.length > 50, `${files.length} fixtures`);
+    for (const f of files) {
+      const text = fixture(f);
+      const whole = rewrite(text);
+      const bytes = Buffer.from(text);
+      let bad = 0;
+      const step = bytes.length > 20000 ? 97 : 1;
+      for (let split = 0; split <= bytes.length; split += step) {
+        const r = new PlaylistRewriter(rules);
+        if (r.push(bytes.subarray(0, split)) + r.push(bytes.subarray(split)) + r.end() !== whole) bad++;
+        const s = new PlaylistRewriter(rules);
+        if (s.push(text.slice(0, split)) + s.push(text.slice(split)) + s.end() !== whole) bad++;
+      }
       const r = new PlaylistRewriter(rules);
-      if (r.push(bytes.subarray(0, split)) + r.push(bytes.subarray(split)) + r.end() !== whole) bad++;
-      const s = new PlaylistRewriter(rules);
-      if (s.push(text.slice(0, split)) + s.push(text.slice(split)) + s.end() !== whole) bad++;
+      let bytewise = '';
+      for (let i = 0; i < bytes.length; i++) bytewise += r.push(bytes.subarray(i, i + 1));
+      bytewise += r.end();
+      if (bad || bytewise !== whole) t.fail(`${f}: ${bad} split mismatches`);
     }
-    const r = new PlaylistRewriter(rules);
-    let bytewise = '';
-    for (let i = 0; i < bytes.length; i++) bytewise += r.push(bytes.subarray(i, i + 1));
-    bytewise += r.end();
-    if (bad || bytewise !== whole) t.fail(`${f}: ${bad} split mismatches`);
-  }
-  t.pass('checked');
-});
+    t.pass('checked');
+  },
+);
 
 t.test('every HLS fixture rewrites into a playlist the independent parser reads alike', async (t) => {
   const files = fixtureFiles('hls', ['.m3u8']);
@@ -123,8 +132,14 @@ t.test('every HLS fixture rewrites into a playlist the independent parser reads 
     const text = fixture(f);
     const before = reparse(text);
     const after = reparse(rewrite(text));
-    if (before.segments.length !== after.segments.length || (before.playlists?.length ?? 0) !== (after.playlists?.length ?? 0) || before.mediaSequence !== after.mediaSequence) {
-      t.fail(`${f}: segments ${before.segments.length}→${after.segments.length}, playlists ${before.playlists?.length}→${after.playlists?.length}`);
+    if (
+      before.segments.length !== after.segments.length ||
+      (before.playlists?.length ?? 0) !== (after.playlists?.length ?? 0) ||
+      before.mediaSequence !== after.mediaSequence
+    ) {
+      t.fail(
+        `${f}: segments ${before.segments.length}→${after.segments.length}, playlists ${before.playlists?.length}→${after.playlists?.length}`,
+      );
       continue;
     }
     for (const s of after.segments) {
@@ -136,6 +151,7 @@ t.test('every HLS fixture rewrites into a playlist the independent parser reads 
 
 // Found by test/fuzz/hls.test.ts: a "relative" URI that the URL parser reads as a host-less network path made the rewrite throw.
 t.test('a URI that cannot resolve is left as it is, never a throw', async (t) => {
-  const src = '#EXTM3U\n#EXT-X-TARGETDURATION:6\n#EXT-X-KEY:METHOD=AES-128,URI=" //#../k"\n#EXTINF:6,\n\\\\?../a.ts\n#EXTINF:6,\n\\/#../b.ts\n';
+  const src =
+    '#EXTM3U\n#EXT-X-TARGETDURATION:6\n#EXT-X-KEY:METHOD=AES-128,URI=" //#../k"\n#EXTINF:6,\n\\\\?../a.ts\n#EXTINF:6,\n\\/#../b.ts\n';
   t.equal(rewrite(src), src);
 });

@@ -32,21 +32,32 @@ function headerLines(lines: string[]): string[] {
 
 /** Whether the header has a tag that makes the text a media playlist to the rewriter (RFC 8216 §4.3.3). */
 export function kindInHeader(text: string): boolean {
-  return headerLines(splitLines(text)).some((l) => ['#EXT-X-TARGETDURATION', '#EXT-X-MEDIA-SEQUENCE', '#EXT-X-DISCONTINUITY-SEQUENCE'].includes(tagOf(l)));
+  return headerLines(splitLines(text)).some((l) =>
+    ['#EXT-X-TARGETDURATION', '#EXT-X-MEDIA-SEQUENCE', '#EXT-X-DISCONTINUITY-SEQUENCE'].includes(tagOf(l)),
+  );
 }
 
 /** Whether a live-window trim of this (rewritten) media playlist goes to the reference, for any window. */
 export function trimNeedsReference(text: string): boolean {
   if (lateHeaderTag(text)) return true;
   const lines = splitLines(text);
-  const live = !lines.some((l) => l === '#EXT-X-ENDLIST' || tagOf(l) === '#EXT-X-SKIP' || l === '#EXT-X-PLAYLIST-TYPE:VOD') && lines.some((l) => !l.startsWith('#'));
+  const live =
+    !lines.some((l) => l === '#EXT-X-ENDLIST' || tagOf(l) === '#EXT-X-SKIP' || l === '#EXT-X-PLAYLIST-TYPE:VOD') &&
+    lines.some((l) => !l.startsWith('#'));
   const header = headerLines(lines);
   const twice = (tag: string) => header.filter((l) => tagOf(l) === tag).length > 1;
-  return live && (lines.some((l) => tagOf(l) === '#EXT-X-BYTERANGE') || twice('#EXT-X-MEDIA-SEQUENCE') || twice('#EXT-X-DISCONTINUITY-SEQUENCE'));
+  return (
+    live &&
+    (lines.some((l) => tagOf(l) === '#EXT-X-BYTERANGE') ||
+      twice('#EXT-X-MEDIA-SEQUENCE') ||
+      twice('#EXT-X-DISCONTINUITY-SEQUENCE'))
+  );
 }
 
 /** Raw text the offsets trim reads as it is: `#EXTM3U` first, LF lines, none blank, padded or starting with a non-ASCII character. */
 export function normalised(raw: string): boolean {
   if (!raw.startsWith('#EXTM3U\n') || !raw.endsWith('\n')) return false;
-  return splitLines(raw).every((l) => l.length > 0 && l.charCodeAt(0) > 32 && l.charCodeAt(0) < 128 && !/[\r \t\v\f]$/.test(l));
+  return splitLines(raw).every(
+    (l) => l.length > 0 && l.charCodeAt(0) > 32 && l.charCodeAt(0) < 128 && !/[\r \t\v\f]$/.test(l),
+  );
 }

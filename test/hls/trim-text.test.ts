@@ -1,11 +1,26 @@
 /** The hot path's offset-based trim must equal the line-based reference on every playlist. */
 import t, { type Test } from 'tap';
-import { trimText, trimThenRewrite, trimLiveWindow, rewritePlaylist, splitLines, joinLines, PlaylistRewriter, textPathStats, textPathSnapshot } from '../../lib/hls/index.js';
+import {
+  trimText,
+  trimThenRewrite,
+  trimLiveWindow,
+  rewritePlaylist,
+  splitLines,
+  joinLines,
+  PlaylistRewriter,
+  textPathStats,
+  textPathSnapshot,
+} from '../../lib/hls/index.js';
 import { livePlaylist, defaultShape, type LiveShape } from '../../lib/sim/live-playlist.js';
 import { fixture, fixtureFiles } from '../helpers/fixtures.js';
 import { kindInHeader, lateHeaderTag, normalised, trimNeedsReference } from './text-path-shapes.js';
 
-const rules = { daiHost: 'https://dai.example.com', proxyBase: 'https://edge/dai/manifest', contentOrigin: 'https://origin.example.org', playlistUrl: 'https://dai.example.com/a/b.m3u8' };
+const rules = {
+  daiHost: 'https://dai.example.com',
+  proxyBase: 'https://edge/dai/manifest',
+  contentOrigin: 'https://origin.example.org',
+  playlistUrl: 'https://dai.example.com/a/b.m3u8',
+};
 const combos = [
   [0, 0],
   [0, 1],
@@ -68,10 +83,15 @@ t.test('every HLS media fixture', async (t) => {
 t.test('live DAI-shaped playlists at many moments, with cue state at every head', async (t) => {
   let bad = 0;
   const notByOffsets: string[] = [];
-  for (const shape of [{ ...defaultShape }, { ...defaultShape, windowSegments: 120, adEvery: 7, adSegments: 4 }, { ...defaultShape, adEvery: 0 }] as LiveShape[]) {
+  for (const shape of [
+    { ...defaultShape },
+    { ...defaultShape, windowSegments: 120, adEvery: 7, adSegments: 4 },
+    { ...defaultShape, adEvery: 0 },
+  ] as LiveShape[]) {
     for (let step = 0; step < 60; step++) {
       const { text } = rewritePlaylist(livePlaylist('s', shape.epochMs + (500 + step) * 6000, shape), rules);
-      if (trimWay(() => (bad += same(t, text, `step ${step}`))) !== true) notByOffsets.push(`${shape.windowSegments}/${shape.adEvery} step ${step}`);
+      if (trimWay(() => (bad += same(t, text, `step ${step}`))) !== true)
+        notByOffsets.push(`${shape.windowSegments}/${shape.adEvery} step ${step}`);
     }
   }
   t.equal(bad, 0);
@@ -92,7 +112,17 @@ const cases: Record<string, string> = {
   'keys with formats and NONE': build(
     ['#EXT-X-TARGETDURATION:6'],
     Array.from({ length: 20 }, (_, i) =>
-      seg(i, i === 1 ? ['#EXT-X-KEY:METHOD=AES-128,URI="/k1"', '#EXT-X-KEY:METHOD=SAMPLE-AES,URI="skd://x",KEYFORMAT="com.apple.streamingkeydelivery"'] : i === 5 ? ['#EXT-X-KEY:METHOD=NONE'] : []),
+      seg(
+        i,
+        i === 1
+          ? [
+              '#EXT-X-KEY:METHOD=AES-128,URI="/k1"',
+              '#EXT-X-KEY:METHOD=SAMPLE-AES,URI="skd://x",KEYFORMAT="com.apple.streamingkeydelivery"',
+            ]
+          : i === 5
+            ? ['#EXT-X-KEY:METHOD=NONE']
+            : [],
+      ),
     ),
   ),
   'cue out without duration': build(
@@ -109,17 +139,32 @@ const cases: Record<string, string> = {
   ),
   'bare cont': build(
     ['#EXT-X-TARGETDURATION:6'],
-    Array.from({ length: 20 }, (_, i) => seg(i, i === 2 ? ['#EXT-X-CUE-OUT:60'] : i === 3 ? ['#EXT-X-CUE-OUT-CONT'] : [])),
+    Array.from({ length: 20 }, (_, i) =>
+      seg(i, i === 2 ? ['#EXT-X-CUE-OUT:60'] : i === 3 ? ['#EXT-X-CUE-OUT-CONT'] : []),
+    ),
   ),
   'pdt after extinf': joinLines([
     '#EXTM3U',
     '#EXT-X-TARGETDURATION:6',
-    ...Array.from({ length: 20 }, (_, i) => ['#EXTINF:6.0,', `#EXT-X-PROGRAM-DATE-TIME:${new Date(Date.UTC(2026, 0, 1) + i * 6000).toISOString()}`, `/s${i}.ts`]).flat(),
+    ...Array.from({ length: 20 }, (_, i) => [
+      '#EXTINF:6.0,',
+      `#EXT-X-PROGRAM-DATE-TIME:${new Date(Date.UTC(2026, 0, 1) + i * 6000).toISOString()}`,
+      `/s${i}.ts`,
+    ]).flat(),
   ]),
   // Tags that share their first letters with PDT and cue tags: the scan only marks them as candidates.
   'look-alike tags': build(
     ['#EXT-X-TARGETDURATION:6'],
-    Array.from({ length: 20 }, (_, i) => seg(i, i === 2 ? ['#EXT-X-CUE-OUT:30', '#EXT-X-PROGRAM-DATE-TIME:2026-01-01T00:00:00.000Z'] : i === 9 ? ['#EXT-X-PROXIED:YES', '#EXT-X-CUSTOM-CUE:1'] : [])),
+    Array.from({ length: 20 }, (_, i) =>
+      seg(
+        i,
+        i === 2
+          ? ['#EXT-X-CUE-OUT:30', '#EXT-X-PROGRAM-DATE-TIME:2026-01-01T00:00:00.000Z']
+          : i === 9
+            ? ['#EXT-X-PROXIED:YES', '#EXT-X-CUSTOM-CUE:1']
+            : [],
+      ),
+    ),
   ),
   'no tag that decides the kind in the header': build(
     ['#EXT-X-VERSION:3'],
@@ -140,14 +185,26 @@ const cases: Record<string, string> = {
     [10, 9.995, 4.004, 0.001, 6, 6, 0.001, 0.001].map((d, i) => [`#EXTINF:${d},`, `/s${i}.ts`]),
   ),
   // Found by test/fuzz: tags whose names only start like ENDLIST, SKIP or a cue tag are other tags to the reference.
-  'look-alike ENDLIST': build(['#EXT-X-TARGETDURATION:6'], [...Array.from({ length: 20 }, (_, i) => seg(i)), ['#EXT-X-ENDLIST\u0000']]),
+  'look-alike ENDLIST': build(
+    ['#EXT-X-TARGETDURATION:6'],
+    [...Array.from({ length: 20 }, (_, i) => seg(i)), ['#EXT-X-ENDLIST\u0000']],
+  ),
   'look-alike SKIP and CUE-IN': build(
     ['#EXT-X-TARGETDURATION:6'],
-    Array.from({ length: 20 }, (_, i) => seg(i, i === 2 ? ['#EXT-X-CUE-OUT:120'] : i === 5 ? ['#EXT-X-CUE-INX', '#EXT-X-SKIPPED'] : [])),
+    Array.from({ length: 20 }, (_, i) =>
+      seg(i, i === 2 ? ['#EXT-X-CUE-OUT:120'] : i === 5 ? ['#EXT-X-CUE-INX', '#EXT-X-SKIPPED'] : []),
+    ),
   ),
   'll-hls tail': build(
     ['#EXT-X-TARGETDURATION:4', '#EXT-X-PART-INF:PART-TARGET=1', '#EXT-X-MEDIA-SEQUENCE:10'],
-    [...Array.from({ length: 20 }, (_, i) => seg(i)), ['#EXT-X-PART:DURATION=1,URI="/p1.mp4"', '#EXT-X-PRELOAD-HINT:TYPE=PART,URI="/p2.mp4"', '#EXT-X-RENDITION-REPORT:URI="/r.m3u8"']],
+    [
+      ...Array.from({ length: 20 }, (_, i) => seg(i)),
+      [
+        '#EXT-X-PART:DURATION=1,URI="/p1.mp4"',
+        '#EXT-X-PRELOAD-HINT:TYPE=PART,URI="/p2.mp4"',
+        '#EXT-X-RENDITION-REPORT:URI="/r.m3u8"',
+      ],
+    ],
   ),
 };
 
@@ -166,7 +223,9 @@ t.test('synthetic corner cases', async (t) => {
 t.test('trimThenRewrite (raw in, as the proxy calls it) equals rewrite then trim, masters untouched', async (t) => {
   let bad = 0;
   let n = 0;
-  const live = Array.from({ length: 12 }, (_, step) => livePlaylist('s', defaultShape.epochMs + (700 + step) * 6000, defaultShape));
+  const live = Array.from({ length: 12 }, (_, step) =>
+    livePlaylist('s', defaultShape.epochMs + (700 + step) * 6000, defaultShape),
+  );
   // Raw input that is not in normalised form, at a line in the dropped part and one in the kept part.
   const lines = splitLines(live[0]!);
   const padded = ['\r', ' ', '\t', '\v', '\f', '\x01', '\u00a0', '\ufeff'].flatMap((pad) =>
@@ -179,9 +238,18 @@ t.test('trimThenRewrite (raw in, as the proxy calls it) equals rewrite then trim
   // A control character at a line's end makes the rewriter trim the line, Unicode whitespace at its start included.
   const at = lines.length - 8;
   const mixed = ['\u00a0', '\ufeff', '\u3000'].flatMap((lead) =>
-    ['\x00', '\x01', '\x1f'].flatMap((end) => [joinLines(lines.map((l, i) => (i === at ? lead + l + end : l))), joinLines(lines.map((l, i) => (i === at - 1 ? lead + l + end : l)))]),
+    ['\x00', '\x01', '\x1f'].flatMap((end) => [
+      joinLines(lines.map((l, i) => (i === at ? lead + l + end : l))),
+      joinLines(lines.map((l, i) => (i === at - 1 ? lead + l + end : l))),
+    ]),
   );
-  const raws = [...fixtureFiles('hls', ['.m3u8']).map((f) => fixture(f)), ...live, ...Object.values(cases), ...padded, ...mixed];
+  const raws = [
+    ...fixtureFiles('hls', ['.m3u8']).map((f) => fixture(f)),
+    ...live,
+    ...Object.values(cases),
+    ...padded,
+    ...mixed,
+  ];
   t.equal(raws.length, 254 + live.length + Object.keys(cases).length + padded.length + mixed.length, 'playlists read');
   const wrongWay: string[] = [];
   for (const raw of raws) {
@@ -191,7 +259,9 @@ t.test('trimThenRewrite (raw in, as the proxy calls it) equals rewrite then trim
     // tag deciding its kind, has a header tag after a segment tag, or carries a master tag (the
     // scan's master test); then it is rewritten first.
     const before = textPathStats.trimRewrittenFirst;
-    const rawWay = whole.kind !== 'media' || (normalised(raw) && kindInHeader(raw) && !lateHeaderTag(raw) && !raw.includes('\n#EXT-X-STREAM-INF'));
+    const rawWay =
+      whole.kind !== 'media' ||
+      (normalised(raw) && kindInHeader(raw) && !lateHeaderTag(raw) && !raw.includes('\n#EXT-X-STREAM-INF'));
     for (const [w, d] of combos) {
       const opts = { windowSegments: w, delaySegments: d };
       const expected = whole.kind === 'media' ? (trimText(whole.text, opts) ?? whole.text) : whole.text;
@@ -199,7 +269,11 @@ t.test('trimThenRewrite (raw in, as the proxy calls it) equals rewrite then trim
       const got = trimThenRewrite(raw, hls, opts);
       if (got !== expected || hls.kind !== whole.kind || hls.valid !== whole.valid) {
         bad++;
-        t.same({ text: got, kind: hls.kind, valid: hls.valid }, { text: expected, kind: whole.kind, valid: whole.valid }, `playlist ${n} w=${w} d=${d}`);
+        t.same(
+          { text: got, kind: hls.kind, valid: hls.valid },
+          { text: expected, kind: whole.kind, valid: whole.valid },
+          `playlist ${n} w=${w} d=${d}`,
+        );
       }
     }
     if ((textPathStats.trimRewrittenFirst === before) !== rawWay) wrongWay.push(`playlist ${n}: ${raw.slice(0, 80)}`);

@@ -37,7 +37,11 @@ t.test('WindowsSegs 0: only the last LiveEdgeDelaySegments are removed', async (
 });
 
 t.test('never below three target durations of content', async (t) => {
-  t.same(uris(trimLiveWindow(plain(30), { windowSegments: 1, delaySegments: 0 })), ['seg28.ts', 'seg29.ts', 'seg30.ts']);
+  t.same(uris(trimLiveWindow(plain(30), { windowSegments: 1, delaySegments: 0 })), [
+    'seg28.ts',
+    'seg29.ts',
+    'seg30.ts',
+  ]);
   t.same(uris(trimLiveWindow(plain(4), { windowSegments: 0, delaySegments: 3 })), ['seg1.ts', 'seg2.ts', 'seg3.ts']);
 });
 
@@ -51,7 +55,12 @@ t.test('EXT-X-ENDLIST and EVENT playlists keep their head', async (t) => {
 t.test('discontinuities, map, key and program date-time are carried to the new head', async (t) => {
   const src = plain(20, (i) => {
     const extra: string[] = [];
-    if (i === 1) extra.push('#EXT-X-MAP:URI="init1.mp4"', '#EXT-X-KEY:METHOD=AES-128,URI="k1"', '#EXT-X-PROGRAM-DATE-TIME:2026-01-01T00:00:00.000Z');
+    if (i === 1)
+      extra.push(
+        '#EXT-X-MAP:URI="init1.mp4"',
+        '#EXT-X-KEY:METHOD=AES-128,URI="k1"',
+        '#EXT-X-PROGRAM-DATE-TIME:2026-01-01T00:00:00.000Z',
+      );
     if (i === 3 || i === 6) extra.push('#EXT-X-DISCONTINUITY');
     if (i === 6) extra.push('#EXT-X-MAP:URI="init2.mp4"');
     if (i === 12) extra.push('#EXT-X-DISCONTINUITY');
@@ -61,7 +70,13 @@ t.test('discontinuities, map, key and program date-time are carried to the new h
   const text = joinLines(out);
   t.match(text, /#EXT-X-MEDIA-SEQUENCE:110\n#EXT-X-DISCONTINUITY-SEQUENCE:2\n/);
   const head = out.slice(out.indexOf('#EXT-X-DISCONTINUITY-SEQUENCE:2') + 1, out.indexOf('seg11.ts') + 1);
-  t.same(head, ['#EXT-X-MAP:URI="init2.mp4"', '#EXT-X-KEY:METHOD=AES-128,URI="k1"', '#EXT-X-PROGRAM-DATE-TIME:2026-01-01T00:01:00.000Z', '#EXTINF:6.0,', 'seg11.ts']);
+  t.same(head, [
+    '#EXT-X-MAP:URI="init2.mp4"',
+    '#EXT-X-KEY:METHOD=AES-128,URI="k1"',
+    '#EXT-X-PROGRAM-DATE-TIME:2026-01-01T00:01:00.000Z',
+    '#EXTINF:6.0,',
+    'seg11.ts',
+  ]);
   const parsed = reparse(text);
   t.equal(parsed.discontinuitySequence, 2);
   t.equal(parsed.segments[0]!.map?.uri, 'init2.mp4');
@@ -70,7 +85,15 @@ t.test('discontinuities, map, key and program date-time are carried to the new h
 });
 
 t.test('a break in progress at the new head is still signalled', async (t) => {
-  const src = plain(20, (i) => (i === 8 ? ['#EXT-X-CUE-OUT:30'] : i > 8 && i < 13 ? [`#EXT-X-CUE-OUT-CONT:ElapsedTime=${(i - 8) * 6},Duration=30`] : i === 13 ? ['#EXT-X-CUE-IN'] : []));
+  const src = plain(20, (i) =>
+    i === 8
+      ? ['#EXT-X-CUE-OUT:30']
+      : i > 8 && i < 13
+        ? [`#EXT-X-CUE-OUT-CONT:ElapsedTime=${(i - 8) * 6},Duration=30`]
+        : i === 13
+          ? ['#EXT-X-CUE-IN']
+          : [],
+  );
   const cut = (w: number) => trimLiveWindow(src, { windowSegments: w, delaySegments: 0 });
   // head at seg11: seg11 has its own CONT tag: nothing added
   t.equal(cut(10).filter((l) => l.startsWith('#EXT-X-CUE-OUT')).length, 2);
@@ -104,10 +127,14 @@ t.test('live DAI-shaped playlists stay valid for every window and delay', async 
       const dropped = remaining - kept;
       if (out.mediaSequence !== full.mediaSequence! + dropped) t.fail(`media sequence ${out.mediaSequence}`);
       // the discontinuity sequence + discontinuities before segment k must be the same in both
-      const discBefore = (segs: typeof full.segments, k: number) => segs.slice(0, k + 1).filter((s) => s.discontinuity).length;
+      const discBefore = (segs: typeof full.segments, k: number) =>
+        segs.slice(0, k + 1).filter((s) => s.discontinuity).length;
       const firstUri = out.segments[0]!.uri;
       const k = full.segments.findIndex((s) => s.uri === firstUri);
-      if ((out.discontinuitySequence ?? 0) + discBefore(out.segments, 0) !== (full.discontinuitySequence ?? 0) + discBefore(full.segments, k))
+      if (
+        (out.discontinuitySequence ?? 0) + discBefore(out.segments, 0) !==
+        (full.discontinuitySequence ?? 0) + discBefore(full.segments, k)
+      )
         t.fail(`w=${w} d=${d} step=${step}: discontinuity numbering changed`);
       if (out.segments[0]!.dateTimeString !== full.segments[k]!.dateTimeString) t.fail('program date-time of the head');
     }
@@ -116,7 +143,12 @@ t.test('live DAI-shaped playlists stay valid for every window and delay', async 
 });
 
 t.test('every HLS media fixture trims to a playlist the independent parser accepts', async (t) => {
-  const rules = { daiHost: 'https://dai.example.com', proxyBase: 'https://edge/dai/manifest', contentOrigin: 'https://origin', playlistUrl: 'https://dai.example.com/a/b.m3u8' };
+  const rules = {
+    daiHost: 'https://dai.example.com',
+    proxyBase: 'https://edge/dai/manifest',
+    contentOrigin: 'https://origin',
+    playlistUrl: 'https://dai.example.com/a/b.m3u8',
+  };
   let trimmed = 0;
   const files = fixtureFiles('hls', ['.m3u8']);
   t.equal(files.length, 254, 'HLS fixtures read');
@@ -143,7 +175,8 @@ t.test('every HLS media fixture trims to a playlist the independent parser accep
 
 t.test('a byte range that continued a dropped segment is made explicit', async (t) => {
   const src = ['#EXTM3U', '#EXT-X-TARGETDURATION:4', '#EXT-X-VERSION:4'];
-  for (let i = 0; i < 10; i++) src.push('#EXTINF:4,', i === 0 ? '#EXT-X-BYTERANGE:100@0' : '#EXT-X-BYTERANGE:100', 'all.ts');
+  for (let i = 0; i < 10; i++)
+    src.push('#EXTINF:4,', i === 0 ? '#EXT-X-BYTERANGE:100@0' : '#EXT-X-BYTERANGE:100', 'all.ts');
   const out = trimLiveWindow(src, { windowSegments: 4, delaySegments: 0 });
   t.equal(out.filter((l) => l === 'all.ts').length, 4);
   t.equal(

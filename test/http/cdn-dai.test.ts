@@ -19,7 +19,11 @@ interface Pulled {
   raw: Buffer;
 }
 
-async function pull(url: string, headers: Record<string, string> = {}, method: 'GET' | 'HEAD' = 'GET'): Promise<Pulled> {
+async function pull(
+  url: string,
+  headers: Record<string, string> = {},
+  method: 'GET' | 'HEAD' = 'GET',
+): Promise<Pulled> {
   const res = await request(url, { method, headers });
   return { status: res.statusCode, headers: res.headers, raw: Buffer.from(await res.body.arrayBuffer()) };
 }
@@ -37,7 +41,8 @@ async function pair(url: string, extra: Record<string, string> = {}): Promise<{ 
     const gz = await pull(url, { ...extra, 'accept-encoding': 'gzip, deflate, br' });
     const tag = header(plain, 'etag');
     // The gzip form's tag is the identity's with -gz; a body too small to compress keeps it.
-    if (`${tag.slice(0, -1)}-gz"` === header(gz, 'etag') || (tag !== '' && tag === header(gz, 'etag'))) return { plain, gz };
+    if (`${tag.slice(0, -1)}-gz"` === header(gz, 'etag') || (tag !== '' && tag === header(gz, 'etag')))
+      return { plain, gz };
   }
   throw new Error(`no two pulls of ${url} saw one rendering`);
 }
@@ -49,11 +54,18 @@ t.test('DAI manifest proxy as a CDN origin', async (t) => {
   let windowSegs = 0;
   const events = {
     generation: 0,
-    forAssetKey: (k: string | undefined) => (k === 'TRIM' ? { eventId: 9, windowSegs, liveEdgeDelaySegments: 0 } : { windowSegs: 0, liveEdgeDelaySegments: 0 }),
+    forAssetKey: (k: string | undefined) =>
+      k === 'TRIM' ? { eventId: 9, windowSegs, liveEdgeDelaySegments: 0 } : { windowSegs: 0, liveEdgeDelaySegments: 0 },
   };
   const service = await startTestService(
     t,
-    { databaseUrl: await freshSchemaUrl(t), daiHost: sim.url, contentOrigin: 'https://origin.example.org', publicBaseUrl: 'https://edge.example.net', corsAllowedOrigins: PLAYER },
+    {
+      databaseUrl: await freshSchemaUrl(t),
+      daiHost: sim.url,
+      contentOrigin: 'https://origin.example.org',
+      publicBaseUrl: 'https://edge.example.net',
+      corsAllowedOrigins: PLAYER,
+    },
     { events },
   );
   const url = (p: string) => `${service.url}/dai/manifest${p}`;
@@ -119,7 +131,11 @@ t.test('DAI manifest proxy as a CDN origin', async (t) => {
       t.equal(header(r, 'vary'), 'Origin, Accept-Encoding');
     }
     for (const ae of ['GZIP', 'x-gzip', '*', 'identity;q=0, gzip;q=0.1', 'br;q=1, gzip;q=0.5']) {
-      t.equal(header(await pull(url(kinds.variant), { 'accept-encoding': ae }), 'content-encoding'), 'gzip', `${ae}: gzip`);
+      t.equal(
+        header(await pull(url(kinds.variant), { 'accept-encoding': ae }), 'content-encoding'),
+        'gzip',
+        `${ae}: gzip`,
+      );
     }
   });
 
@@ -128,7 +144,10 @@ t.test('DAI manifest proxy as a CDN origin', async (t) => {
     // The simulator's target duration is 6 s: fresh for 3, stale while revalidating for 6, through errors for 12.
     t.equal(header(variant, 'cache-control'), 'public, max-age=3, stale-while-revalidate=6, stale-if-error=12');
     t.equal(header(await pull(url(kinds.master)), 'cache-control'), 'public, max-age=2, stale-if-error=30');
-    t.match(header(await pull(url(kinds.mpd)), 'cache-control'), /^public, max-age=1, stale-while-revalidate=\d+, stale-if-error=\d+$/);
+    t.match(
+      header(await pull(url(kinds.mpd)), 'cache-control'),
+      /^public, max-age=1, stale-while-revalidate=\d+, stale-if-error=\d+$/,
+    );
     t.equal(header(variant, 'last-modified'), '', 'a live playlist has no Last-Modified');
     sim.mode = 'notfound';
     const nf = await pull(url(`${base}/variant/gone.m3u8`));
@@ -165,7 +184,11 @@ t.test('no 304 for a body that changed: an upstream update', async (t) => {
   // One-second segments: the upstream playlist moves on every second.
   const sim = await new DaiHostSim({ shape: { segmentSec: 1 } }).start();
   t.teardown(() => sim.stop());
-  const service = await startTestService(t, { databaseUrl: await freshSchemaUrl(t), daiHost: sim.url, contentOrigin: 'https://origin.example.org' });
+  const service = await startTestService(t, {
+    databaseUrl: await freshSchemaUrl(t),
+    daiHost: sim.url,
+    contentOrigin: 'https://origin.example.org',
+  });
   const path = `${service.url}/dai/manifest/linear/hls/pa/event/EV/stream/upd1:LOC/variant/720p.m3u8`;
   const first = await pull(path);
   const seen = new Set([first.raw.toString()]);

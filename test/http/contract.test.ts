@@ -68,9 +68,13 @@ t.test('OpenAPI contract', async (t) => {
     }
     // A self-check of the contract check: a document that lost the 405 answers fails validation of one.
     t.ok(doc.paths['/vast']!['get']!.responses['405'], '405 is described');
-    const stitchOp = doc.paths[`/${service.config.stitchPath}/{protocol}/stream/{stream_id}/asset/{asset_id}`]!['post'] as unknown as { requestBody: { required: boolean } };
+    const stitchOp = doc.paths[`/${service.config.stitchPath}/{protocol}/stream/{stream_id}/asset/{asset_id}`]![
+      'post'
+    ] as unknown as { requestBody: { required: boolean } };
     t.equal(stitchOp.requestBody.required, false, 'an optional body is marked optional');
-    const push = doc.paths['/mrssfeed/{brand_name}']!['post'] as unknown as { parameters: Array<{ name: string; in: string; required: boolean }> };
+    const push = doc.paths['/mrssfeed/{brand_name}']!['post'] as unknown as {
+      parameters: Array<{ name: string; in: string; required: boolean }>;
+    };
     t.ok(
       push.parameters.some((p) => p.in === 'header' && p.name === 'X-Service-Mrss-Token' && p.required),
       'the push token is a required header parameter',
@@ -102,24 +106,33 @@ t.test('OpenAPI contract', async (t) => {
       if (method !== 'HEAD' && r.text !== '') out.push('a body where the document describes none');
     } else if (method !== 'HEAD') {
       const media = described.content[type];
-      if (!media) out.push(`content type ${type || '(none)'} is not documented (${Object.keys(described.content).join(', ')})`);
+      if (!media)
+        out.push(`content type ${type || '(none)'} is not documented (${Object.keys(described.content).join(', ')})`);
       else if (type.endsWith('json')) {
         const v = validatorOf(media.schema);
         if (!v(r.body)) out.push(`the body does not match the schema: ${JSON.stringify(v.errors?.slice(0, 3))}`);
       }
     }
-    for (const [name, h] of Object.entries(described.headers ?? {})) if (h.required && !r.headers[name.toLowerCase()]) out.push(`no ${name} header`);
-    if (type === 'application/problem+json' && method !== 'HEAD' && r.body?.request_id !== r.headers['x-request-id']) out.push('the problem body has not the request_id');
+    for (const [name, h] of Object.entries(described.headers ?? {}))
+      if (h.required && !r.headers[name.toLowerCase()]) out.push(`no ${name} header`);
+    if (type === 'application/problem+json' && method !== 'HEAD' && r.body?.request_id !== r.headers['x-request-id'])
+      out.push('the problem body has not the request_id');
     return out;
   };
 
   /** One request, and the contract check of its answer; returns the answer. */
   const drive = async (t: Test, c: Call): Promise<JsonResponse> => {
     const [method, tpl] = c.op.split(' ') as [string, string];
-    const r = await call(service.url, method, c.url, { token: c.token === false ? undefined : jwt, json: c.json, body: c.body, headers: c.headers });
+    const r = await call(service.url, method, c.url, {
+      token: c.token === false ? undefined : jwt,
+      json: c.json,
+      body: c.body,
+      headers: c.headers,
+    });
     driven.add(c.op);
     const label = `${method} ${c.url.slice(0, 80)} → ${r.status}`;
-    if (c.expect !== undefined) t.equal(r.status, c.expect, `${label}: the status meant`, { body: r.text.slice(0, 300) });
+    if (c.expect !== undefined)
+      t.equal(r.status, c.expect, `${label}: the status meant`, { body: r.text.slice(0, 300) });
     t.same(undescribed(doc, method, tpl, r), [], `${label}: described by the document`, { body: r.text.slice(0, 300) });
     return r;
   };
@@ -129,10 +142,26 @@ t.test('OpenAPI contract', async (t) => {
     t.same(undescribed(doc, 'GET', '/vast', r), [], 'the real document describes a 400 from /vast');
     const without400 = structuredClone(doc);
     delete without400.paths['/vast']!['get']!.responses['400'];
-    t.match(undescribed(without400, 'GET', '/vast', r), ['status 400 is not in the document'], 'an undocumented status fails');
-    t.match(undescribed(doc, 'GET', '/vast', { ...r, headers: { ...r.headers, 'content-type': 'text/html' } }), [/content type text\/html/], 'an undocumented content type fails');
-    t.match(undescribed(doc, 'GET', '/vast', { ...r, body: { ...r.body, status: 'four hundred' } }), [/does not match the schema/], 'a body off the schema fails');
-    t.match(undescribed(doc, 'GET', '/vast', { ...r, headers: { ...r.headers, 'x-request-id': undefined } }), ['no X-Request-Id', /request_id/], 'a missing request id fails');
+    t.match(
+      undescribed(without400, 'GET', '/vast', r),
+      ['status 400 is not in the document'],
+      'an undocumented status fails',
+    );
+    t.match(
+      undescribed(doc, 'GET', '/vast', { ...r, headers: { ...r.headers, 'content-type': 'text/html' } }),
+      [/content type text\/html/],
+      'an undocumented content type fails',
+    );
+    t.match(
+      undescribed(doc, 'GET', '/vast', { ...r, body: { ...r.body, status: 'four hundred' } }),
+      [/does not match the schema/],
+      'a body off the schema fails',
+    );
+    t.match(
+      undescribed(doc, 'GET', '/vast', { ...r, headers: { ...r.headers, 'x-request-id': undefined } }),
+      ['no X-Request-Id', /request_id/],
+      'a missing request id fails',
+    );
     t.match(undescribed(doc, 'PATCH', '/vast', r), [/not in the document/], 'an undocumented operation fails');
   });
 
@@ -149,34 +178,80 @@ t.test('OpenAPI contract', async (t) => {
     });
     const ruleId = br.body.id as number;
     await driveAll(t, [
-      { op: 'POST /api/v1/brand-recognition', url: '/api/v1/brand-recognition', json: { brand_name: 'acme', match_type: 'nope', match_value: 'x' }, expect: 400 },
-      { op: 'POST /api/v1/brand-recognition', url: '/api/v1/brand-recognition', body: '<x/>', headers: { 'content-type': 'application/xml' }, expect: 415 },
+      {
+        op: 'POST /api/v1/brand-recognition',
+        url: '/api/v1/brand-recognition',
+        json: { brand_name: 'acme', match_type: 'nope', match_value: 'x' },
+        expect: 400,
+      },
+      {
+        op: 'POST /api/v1/brand-recognition',
+        url: '/api/v1/brand-recognition',
+        body: '<x/>',
+        headers: { 'content-type': 'application/xml' },
+        expect: 415,
+      },
       { op: 'POST /api/v1/brand-recognition', url: '/api/v1/brand-recognition', token: false, json: {}, expect: 401 },
       { op: 'GET /api/v1/brand-recognition', url: '/api/v1/brand-recognition?page_size=2', expect: 200 },
       { op: 'GET /api/v1/brand-recognition', url: '/api/v1/brand-recognition?page_size=501', expect: 400 },
       { op: 'GET /api/v1/brand-recognition/{id}', url: `/api/v1/brand-recognition/${ruleId}`, expect: 200 },
       { op: 'GET /api/v1/brand-recognition/{id}', url: '/api/v1/brand-recognition/999999', expect: 404 },
-      { op: 'PUT /api/v1/brand-recognition/{id}', url: `/api/v1/brand-recognition/${ruleId}`, json: { brand_name: 'acme', match_type: 'hostname', match_value: '*.acme.example' }, expect: 200 },
-      { op: 'POST /api/v1/brand-recognition/resolve', url: '/api/v1/brand-recognition/resolve', json: { hostname: 'tv.acme.example' }, expect: 200 },
-      { op: 'POST /api/v1/brand-recognition/resolve', url: '/api/v1/brand-recognition/resolve', json: { hostname: 'other.example' }, expect: 404 },
+      {
+        op: 'PUT /api/v1/brand-recognition/{id}',
+        url: `/api/v1/brand-recognition/${ruleId}`,
+        json: { brand_name: 'acme', match_type: 'hostname', match_value: '*.acme.example' },
+        expect: 200,
+      },
+      {
+        op: 'POST /api/v1/brand-recognition/resolve',
+        url: '/api/v1/brand-recognition/resolve',
+        json: { hostname: 'tv.acme.example' },
+        expect: 200,
+      },
+      {
+        op: 'POST /api/v1/brand-recognition/resolve',
+        url: '/api/v1/brand-recognition/resolve',
+        json: { hostname: 'other.example' },
+        expect: 404,
+      },
       { op: 'PUT /api/v1/brand-recognition/{id}', url: '/api/v1/brand-recognition/abc', json: {}, expect: 400 },
     ]);
 
     await driveAll(t, [
-      { op: 'PUT /api/v1/squeeze-brand-config', url: '/api/v1/squeeze-brand-config', json: { brand_id: 'acme' }, expect: 200 },
-      { op: 'PUT /api/v1/squeeze-brand-config', url: '/api/v1/squeeze-brand-config', json: { brand_id: 'acme', sqz_ratios: { content_box: 7 } }, expect: 400 },
+      {
+        op: 'PUT /api/v1/squeeze-brand-config',
+        url: '/api/v1/squeeze-brand-config',
+        json: { brand_id: 'acme' },
+        expect: 200,
+      },
+      {
+        op: 'PUT /api/v1/squeeze-brand-config',
+        url: '/api/v1/squeeze-brand-config',
+        json: { brand_id: 'acme', sqz_ratios: { content_box: 7 } },
+        expect: 400,
+      },
       { op: 'GET /api/v1/squeeze-brand-config/{brand_id}', url: '/api/v1/squeeze-brand-config/acme', expect: 200 },
       { op: 'GET /api/v1/squeeze-brand-config/{brand_id}', url: '/api/v1/squeeze-brand-config/nope', expect: 404 },
     ]);
     const ev = await drive(t, {
       op: 'PUT /api/v1/squeeze-event-config',
       url: '/api/v1/squeeze-event-config',
-      json: { asset_id: 'AK1', source_uri: 'https://origin.example/live/master.m3u8', brand_config_id: 'acme', WindowsSegs: 0 },
+      json: {
+        asset_id: 'AK1',
+        source_uri: 'https://origin.example/live/master.m3u8',
+        brand_config_id: 'acme',
+        WindowsSegs: 0,
+      },
       expect: 200,
     });
     const eventId = ev.body.id as number;
     await driveAll(t, [
-      { op: 'PUT /api/v1/squeeze-event-config', url: '/api/v1/squeeze-event-config', json: { asset_id: 'AK2', source_uri: 'x', brand_config_id: 'acme' }, expect: 400 },
+      {
+        op: 'PUT /api/v1/squeeze-event-config',
+        url: '/api/v1/squeeze-event-config',
+        json: { asset_id: 'AK2', source_uri: 'x', brand_config_id: 'acme' },
+        expect: 400,
+      },
       { op: 'GET /api/v1/squeeze-event-config', url: '/api/v1/squeeze-event-config?asset_id=AK1', expect: 200 },
       { op: 'GET /api/v1/squeeze-event-config', url: '/api/v1/squeeze-event-config', expect: 400 },
       { op: 'GET /api/v1/squeeze-event-config/{id}', url: `/api/v1/squeeze-event-config/${eventId}`, expect: 200 },
@@ -191,23 +266,83 @@ t.test('OpenAPI contract', async (t) => {
       expect: 200,
     });
     await driveAll(t, [
-      { op: 'PUT /api/v1/squeeze-configured-ad', url: '/api/v1/squeeze-configured-ad', json: { event_id: eventId, ad_uri: 'https://ads.example/a.mp4', duration: 10, abid: 'a1' }, expect: 409 },
-      { op: 'GET /api/v1/squeeze-configured-ad', url: `/api/v1/squeeze-configured-ad?event_id=${eventId}`, expect: 200 },
-      { op: 'POST /api/v1/squeeze-configured-ad', url: '/api/v1/squeeze-configured-ad', json: { id: ad.body.id, ad_duration: 15 }, expect: 200 },
-      { op: 'POST /api/v1/squeeze-configured-ad', url: '/api/v1/squeeze-configured-ad', json: { id: 999999, duration: 15 }, expect: 404 },
-      { op: 'DELETE /api/v1/squeeze-configured-ad', url: '/api/v1/squeeze-configured-ad', json: { id: 999999 }, expect: 404 },
-      { op: 'DELETE /api/v1/squeeze-configured-ad', url: '/api/v1/squeeze-configured-ad', json: { id: ad.body.id }, expect: 200 },
+      {
+        op: 'PUT /api/v1/squeeze-configured-ad',
+        url: '/api/v1/squeeze-configured-ad',
+        json: { event_id: eventId, ad_uri: 'https://ads.example/a.mp4', duration: 10, abid: 'a1' },
+        expect: 409,
+      },
+      {
+        op: 'GET /api/v1/squeeze-configured-ad',
+        url: `/api/v1/squeeze-configured-ad?event_id=${eventId}`,
+        expect: 200,
+      },
+      {
+        op: 'POST /api/v1/squeeze-configured-ad',
+        url: '/api/v1/squeeze-configured-ad',
+        json: { id: ad.body.id, ad_duration: 15 },
+        expect: 200,
+      },
+      {
+        op: 'POST /api/v1/squeeze-configured-ad',
+        url: '/api/v1/squeeze-configured-ad',
+        json: { id: 999999, duration: 15 },
+        expect: 404,
+      },
+      {
+        op: 'DELETE /api/v1/squeeze-configured-ad',
+        url: '/api/v1/squeeze-configured-ad',
+        json: { id: 999999 },
+        expect: 404,
+      },
+      {
+        op: 'DELETE /api/v1/squeeze-configured-ad',
+        url: '/api/v1/squeeze-configured-ad',
+        json: { id: ad.body.id },
+        expect: 200,
+      },
     ]);
 
     await driveAll(t, [
-      { op: 'POST /api/v1/squeeze-ad-break', url: '/api/v1/squeeze-ad-break', json: { event_id: 999999, break_duration: 30 } },
-      { op: 'POST /api/v1/squeeze-ad-break', url: '/api/v1/squeeze-ad-break', json: { break_duration: -1 }, expect: 400 },
-      { op: 'PUT /api/v1/squeeze-ad-break', url: '/api/v1/squeeze-ad-break', json: { event_id: eventId, break_duration: 30 } },
+      {
+        op: 'POST /api/v1/squeeze-ad-break',
+        url: '/api/v1/squeeze-ad-break',
+        json: { event_id: 999999, break_duration: 30 },
+      },
+      {
+        op: 'POST /api/v1/squeeze-ad-break',
+        url: '/api/v1/squeeze-ad-break',
+        json: { break_duration: -1 },
+        expect: 400,
+      },
+      {
+        op: 'PUT /api/v1/squeeze-ad-break',
+        url: '/api/v1/squeeze-ad-break',
+        json: { event_id: eventId, break_duration: 30 },
+      },
       { op: 'GET /api/v1/squeeze-ad-break', url: `/api/v1/squeeze-ad-break?event_id=${eventId}`, expect: 200 },
-      { op: 'GET /api/v1/squeeze-ad-break/{break_id}', url: '/api/v1/squeeze-ad-break/00000000-0000-0000-0000-000000000000', expect: 404 },
-      { op: 'POST /api/v1/squeeze-ad-break/{break_id}/extend', url: '/api/v1/squeeze-ad-break/00000000-0000-0000-0000-000000000000/extend', json: { additional_sec: 10 }, expect: 404 },
-      { op: 'DELETE /api/v1/squeeze-ad-break/{break_id}', url: '/api/v1/squeeze-ad-break/00000000-0000-0000-0000-000000000000', expect: 404 },
-      { op: 'POST /api/v1/scte35/decode', url: '/api/v1/scte35/decode', json: { payload: '/DAhAAAAAAAAAP/wEAUAAAHAf+9/fgAg9YDAAAAAAAA25aoh' }, expect: 200 },
+      {
+        op: 'GET /api/v1/squeeze-ad-break/{break_id}',
+        url: '/api/v1/squeeze-ad-break/00000000-0000-0000-0000-000000000000',
+        expect: 404,
+      },
+      {
+        op: 'POST /api/v1/squeeze-ad-break/{break_id}/extend',
+        url: '/api/v1/squeeze-ad-break/00000000-0000-0000-0000-000000000000/extend',
+        json: { additional_sec: 10 },
+        expect: 404,
+      },
+      {
+        op: 'DELETE /api/v1/squeeze-ad-break/{break_id}',
+        url: '/api/v1/squeeze-ad-break/00000000-0000-0000-0000-000000000000',
+        expect: 404,
+      },
+      {
+        op: 'POST /api/v1/scte35/decode',
+        url: '/api/v1/scte35/decode',
+        json: { payload: '/DAhAAAAAAAAAP/wEAUAAAHAf+9/fgAg9YDAAAAAAAA25aoh' },
+        expect: 200,
+      },
       { op: 'POST /api/v1/scte35/decode', url: '/api/v1/scte35/decode', json: { payload: 'AAAA' }, expect: 400 },
       { op: 'GET /api/v1/streams', url: `/api/v1/streams?event_id=${eventId}`, expect: 200 },
       { op: 'GET /api/v1/streams', url: '/api/v1/streams', expect: 400 },
@@ -219,37 +354,105 @@ t.test('OpenAPI contract', async (t) => {
       { op: 'GET /api/v1/ad-creatives', url: '/api/v1/ad-creatives?state=bogus', expect: 400 },
     ]);
 
-    const feed = { brand_name: 'acme', feed_name: 'acme-feed', feed_uri: 'http://127.0.0.1:9/feed.rss', pagination_params: {} };
+    const feed = {
+      brand_name: 'acme',
+      feed_name: 'acme-feed',
+      feed_uri: 'http://127.0.0.1:9/feed.rss',
+      pagination_params: {},
+    };
     await driveAll(t, [
-      { op: 'PUT /api/v1/brand-tokens/{brand_name}', url: '/api/v1/brand-tokens/acme', json: { mrss_token: TOKEN }, expect: 204 },
-      { op: 'PUT /api/v1/brand-tokens/{brand_name}', url: '/api/v1/brand-tokens/acme', json: { mrss_token: 'short' }, expect: 400 },
-      { op: 'POST /mrssfeed/{brand_name}', url: '/mrssfeed/acme', body: MRSS, headers: { 'content-type': 'application/xml', 'x-service-mrss-token': TOKEN }, expect: 200 },
-      { op: 'POST /mrssfeed/{brand_name}', url: '/mrssfeed/acme', body: MRSS, headers: { 'content-type': 'application/xml', 'x-service-mrss-token': 'wrong-token-0123456789abcdef' }, expect: 401 },
-      { op: 'POST /mrssfeed/{brand_name}', url: '/mrssfeed/acme', body: '<rss><channel><item>', headers: { 'content-type': 'application/xml', 'x-service-mrss-token': TOKEN }, expect: 400 },
+      {
+        op: 'PUT /api/v1/brand-tokens/{brand_name}',
+        url: '/api/v1/brand-tokens/acme',
+        json: { mrss_token: TOKEN },
+        expect: 204,
+      },
+      {
+        op: 'PUT /api/v1/brand-tokens/{brand_name}',
+        url: '/api/v1/brand-tokens/acme',
+        json: { mrss_token: 'short' },
+        expect: 400,
+      },
+      {
+        op: 'POST /mrssfeed/{brand_name}',
+        url: '/mrssfeed/acme',
+        body: MRSS,
+        headers: { 'content-type': 'application/xml', 'x-service-mrss-token': TOKEN },
+        expect: 200,
+      },
+      {
+        op: 'POST /mrssfeed/{brand_name}',
+        url: '/mrssfeed/acme',
+        body: MRSS,
+        headers: { 'content-type': 'application/xml', 'x-service-mrss-token': 'wrong-token-0123456789abcdef' },
+        expect: 401,
+      },
+      {
+        op: 'POST /mrssfeed/{brand_name}',
+        url: '/mrssfeed/acme',
+        body: '<rss><channel><item>',
+        headers: { 'content-type': 'application/xml', 'x-service-mrss-token': TOKEN },
+        expect: 400,
+      },
       { op: 'GET /api/v1/catalog', url: '/api/v1/catalog?brand_name=acme&page_size=3', expect: 200 },
       { op: 'GET /api/v1/catalog/{brand_name}/{guid}', url: '/api/v1/catalog/acme/nope', expect: 404 },
-      { op: 'POST /api/v1/global-config', url: '/api/v1/global-config', json: { name: 'acme config', jsonb_value: feed }, expect: 201 },
+      {
+        op: 'POST /api/v1/global-config',
+        url: '/api/v1/global-config',
+        json: { name: 'acme config', jsonb_value: feed },
+        expect: 201,
+      },
       { op: 'POST /api/v1/global-config', url: '/api/v1/global-config', json: feed, expect: 409 },
       { op: 'POST /api/v1/global', url: '/api/v1/global', json: { ...feed, feed_uri: 'ftp://x' }, expect: 400 },
       { op: 'GET /api/v1/global-config', url: '/api/v1/global-config', expect: 200 },
       { op: 'GET /api/v1/global', url: '/api/v1/global?page=0&page_size=1', expect: 200 },
-      { op: 'GET /api/v1/global-config/{name}', url: `/api/v1/global-config/${encodeURIComponent('acme config')}`, expect: 200 },
+      {
+        op: 'GET /api/v1/global-config/{name}',
+        url: `/api/v1/global-config/${encodeURIComponent('acme config')}`,
+        expect: 200,
+      },
       { op: 'GET /api/v1/global/{name}', url: '/api/v1/global/nope', expect: 404 },
       { op: 'POST /api/v1/global-config/{name}/pull', url: '/api/v1/global-config/acme-feed/pull' },
       { op: 'POST /api/v1/global/{name}/pull', url: '/api/v1/global/nope/pull', expect: 404 },
-      { op: 'PUT /api/v1/global-config/{name}', url: '/api/v1/global-config/acme-feed', json: { ...feed, pull_frequency_sec: 60 }, expect: 200 },
+      {
+        op: 'PUT /api/v1/global-config/{name}',
+        url: '/api/v1/global-config/acme-feed',
+        json: { ...feed, pull_frequency_sec: 60 },
+        expect: 200,
+      },
       { op: 'PUT /api/v1/global/{name}', url: '/api/v1/global/nope', json: feed, expect: 404 },
       { op: 'DELETE /api/v1/global-config/{name}', url: '/api/v1/global-config/acme-feed', expect: 200 },
       { op: 'DELETE /api/v1/global/{name}', url: '/api/v1/global/acme-feed', expect: 404 },
     ]);
     const items = await call(service.url, 'GET', '/api/v1/catalog?brand_name=acme&page_size=1', { token: jwt });
-    if (items.body.results[0]) await drive(t, { op: 'GET /api/v1/catalog/{brand_name}/{guid}', url: `/api/v1/catalog/acme/${encodeURIComponent(items.body.results[0].guid)}`, expect: 200 });
+    if (items.body.results[0])
+      await drive(t, {
+        op: 'GET /api/v1/catalog/{brand_name}/{guid}',
+        url: `/api/v1/catalog/acme/${encodeURIComponent(items.body.results[0].guid)}`,
+        expect: 200,
+      });
 
     const stitch = `/${service.config.stitchPath}`;
     await driveAll(t, [
-      { op: `POST ${stitch}/{protocol}/stream/{stream_id}/asset/{asset_id}`, url: `${stitch}/hls/stream/s1/asset/a1`, token: false, headers: { 'x-forwarded-host': 'tv.acme.example' } },
-      { op: `POST ${stitch}/{protocol}/stream/{stream_id}/asset/{asset_id}`, url: `${stitch}/hls/stream/s1/asset/a1`, token: false, expect: 400 },
-      { op: `POST ${stitch}/{protocol}/stream/{stream_id}/asset/{asset_id}`, url: `${stitch}/hls/stream/s1/asset/a1`, token: false, json: { targeting: 'x' }, expect: 400 },
+      {
+        op: `POST ${stitch}/{protocol}/stream/{stream_id}/asset/{asset_id}`,
+        url: `${stitch}/hls/stream/s1/asset/a1`,
+        token: false,
+        headers: { 'x-forwarded-host': 'tv.acme.example' },
+      },
+      {
+        op: `POST ${stitch}/{protocol}/stream/{stream_id}/asset/{asset_id}`,
+        url: `${stitch}/hls/stream/s1/asset/a1`,
+        token: false,
+        expect: 400,
+      },
+      {
+        op: `POST ${stitch}/{protocol}/stream/{stream_id}/asset/{asset_id}`,
+        url: `${stitch}/hls/stream/s1/asset/a1`,
+        token: false,
+        json: { targeting: 'x' },
+        expect: 400,
+      },
       { op: 'DELETE /api/v1/brand-recognition/{id}', url: `/api/v1/brand-recognition/${ruleId}`, expect: 200 },
       { op: 'DELETE /api/v1/brand-recognition/{id}', url: `/api/v1/brand-recognition/${ruleId}`, expect: 404 },
       { op: 'GET /api/v1/openapi.json', url: '/api/v1/openapi.json', token: false, expect: 200 },
@@ -290,17 +493,34 @@ t.test('OpenAPI contract', async (t) => {
       );
     }
     const incoming = await call(service.url, 'GET', '/vast', { headers: { 'x-request-id': 'player-abc.1' } });
-    t.equal(incoming.headers['x-request-id'], 'player-abc.1', 'an incoming request id is kept on the player-facing path');
+    t.equal(
+      incoming.headers['x-request-id'],
+      'player-abc.1',
+      'an incoming request id is kept on the player-facing path',
+    );
   });
 
   t.test('player-facing routes', async (t) => {
     const stitch = `/${service.config.stitchPath}`;
-    const eventId = (await call(service.url, 'GET', '/api/v1/squeeze-event-config?asset_id=AK1', { token: jwt })).body.id as number;
+    const eventId = (await call(service.url, 'GET', '/api/v1/squeeze-event-config?asset_id=AK1', { token: jwt })).body
+      .id as number;
     await driveAll(t, [
       { op: 'GET /dai/adproxy', url: '/dai/adproxy?stream_id=c1:LOC&asset_key=AK1', token: false, expect: 200 },
-      { op: 'GET /dai/manifest/{path}', url: '/dai/manifest/linear/v1/hls/event/AK1/stream/c1:LOC/master.m3u8', token: false },
-      { op: 'HEAD /dai/manifest/{path}', url: '/dai/manifest/linear/v1/hls/event/AK1/stream/c1:LOC/master.m3u8', token: false },
-      { op: 'GET /dai/manifest/{path}', url: '/dai/manifest/linear/v1/hls/event/AK1/stream/c1:LOC/nothing-here.m3u8', token: false },
+      {
+        op: 'GET /dai/manifest/{path}',
+        url: '/dai/manifest/linear/v1/hls/event/AK1/stream/c1:LOC/master.m3u8',
+        token: false,
+      },
+      {
+        op: 'HEAD /dai/manifest/{path}',
+        url: '/dai/manifest/linear/v1/hls/event/AK1/stream/c1:LOC/master.m3u8',
+        token: false,
+      },
+      {
+        op: 'GET /dai/manifest/{path}',
+        url: '/dai/manifest/linear/v1/hls/event/AK1/stream/c1:LOC/nothing-here.m3u8',
+        token: false,
+      },
       { op: 'GET /vast', url: '/vast?stream_id=c1:LOC', token: false, expect: 200 },
       { op: 'GET /vast', url: '/vast', token: false, expect: 400 },
       // the stream the ad tag registered, as the management API answers it
@@ -308,12 +528,39 @@ t.test('OpenAPI contract', async (t) => {
       { op: 'GET /api/v1/streams', url: `/api/v1/streams?event_id=${eventId}`, expect: 200 },
       { op: 'GET /beacon', url: '/beacon?u=https%3A%2F%2Fads.example%2Fi', token: false, expect: 400 },
       { op: 'HEAD /beacon', url: '/beacon', token: false, expect: 400 },
-      { op: 'POST /beacon', url: '/beacon', token: false, body: 'x', headers: { 'content-type': 'text/plain' }, expect: 400 },
-      { op: 'GET /squeezeback/{asset_id}/master.m3u8', url: '/squeezeback/NOPE/master.m3u8', token: false, expect: 404 },
-      { op: 'HEAD /squeezeback/{asset_id}/master.m3u8', url: '/squeezeback/NOPE/master.m3u8', token: false, expect: 404 },
+      {
+        op: 'POST /beacon',
+        url: '/beacon',
+        token: false,
+        body: 'x',
+        headers: { 'content-type': 'text/plain' },
+        expect: 400,
+      },
+      {
+        op: 'GET /squeezeback/{asset_id}/master.m3u8',
+        url: '/squeezeback/NOPE/master.m3u8',
+        token: false,
+        expect: 404,
+      },
+      {
+        op: 'HEAD /squeezeback/{asset_id}/master.m3u8',
+        url: '/squeezeback/NOPE/master.m3u8',
+        token: false,
+        expect: 404,
+      },
       { op: 'GET /squeezeback/{asset_id}/{stream_id}/{path}', url: '/squeezeback/AK1/123456789/v.m3u8', token: false },
-      { op: 'HEAD /squeezeback/{asset_id}/{stream_id}/{path}', url: '/squeezeback/AK1/123456789/seg.ts', token: false, expect: 400 },
-      { op: `GET ${stitch}/cache/{id}/{file}`, url: `${stitch}/cache/0123456789abcdef0123/master.m3u8`, token: false, expect: 404 },
+      {
+        op: 'HEAD /squeezeback/{asset_id}/{stream_id}/{path}',
+        url: '/squeezeback/AK1/123456789/seg.ts',
+        token: false,
+        expect: 400,
+      },
+      {
+        op: `GET ${stitch}/cache/{id}/{file}`,
+        url: `${stitch}/cache/0123456789abcdef0123/master.m3u8`,
+        token: false,
+        expect: 404,
+      },
       { op: `HEAD ${stitch}/cache/{id}/{file}`, url: `${stitch}/cache/x/y`, token: false, expect: 404 },
       { op: `GET ${stitch}/filler.vtt`, url: `${stitch}/filler.vtt`, token: false, expect: 200 },
       { op: `HEAD ${stitch}/filler.vtt`, url: `${stitch}/filler.vtt`, token: false, expect: 200 },
@@ -327,6 +574,8 @@ t.test('OpenAPI contract', async (t) => {
   });
 
   t.test('every operation of the document was driven', async (t) => {
-    for (const [tpl, ops] of Object.entries(doc.paths)) for (const method of Object.keys(ops)) t.ok(driven.has(`${method.toUpperCase()} ${tpl}`), `${method.toUpperCase()} ${tpl} driven`);
+    for (const [tpl, ops] of Object.entries(doc.paths))
+      for (const method of Object.keys(ops))
+        t.ok(driven.has(`${method.toUpperCase()} ${tpl}`), `${method.toUpperCase()} ${tpl} driven`);
   });
 });

@@ -13,14 +13,18 @@ t.test('HTTP core', async (t) => {
   const tok = await token(service);
 
   t.test('tokens', async (t) => {
-    const list = (authorization?: string) => call(service.url, 'GET', PATH, authorization ? { headers: { authorization } } : {});
+    const list = (authorization?: string) =>
+      call(service.url, 'GET', PATH, authorization ? { headers: { authorization } } : {});
     const none = await list();
     t.equal(none.status, 401);
     t.match(none.headers['www-authenticate'], /^Bearer/);
     t.equal(none.headers['content-type'], 'application/problem+json');
     const unsecured = new UnsecuredJWT({ roles: ['operator'] }).setExpirationTime('1h').encode();
     t.equal((await list(`Bearer ${unsecured}`)).status, 401, 'alg none');
-    const wrongKey = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setExpirationTime('1h').sign(new TextEncoder().encode('another-secret-another-secret-another'));
+    const wrongKey = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256' })
+      .setExpirationTime('1h')
+      .sign(new TextEncoder().encode('another-secret-another-secret-another'));
     t.equal((await list(`Bearer ${wrongKey}`)).status, 401, 'wrong signature');
     const expired = await new SignJWT({})
       .setProtectedHeader({ alg: 'HS256' })
@@ -36,7 +40,11 @@ t.test('HTTP core', async (t) => {
     t.equal((await list(`Bearer ${skewed}`)).status, 200, 'within 30 s skew');
     const noExp = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).sign(secret);
     t.equal((await list(`Bearer ${noExp}`)).status, 401, 'exp required');
-    const future = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setExpirationTime('2h').setNotBefore('1h').sign(secret);
+    const future = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256' })
+      .setExpirationTime('2h')
+      .setNotBefore('1h')
+      .sign(secret);
     t.equal((await list(`Bearer ${future}`)).status, 401, 'nbf in the future');
     const hs512 = await new SignJWT({}).setProtectedHeader({ alg: 'HS512' }).setExpirationTime('1h').sign(secret);
     t.equal((await list(`Bearer ${hs512}`)).status, 401, 'algorithm pinned to HS256');
@@ -61,7 +69,11 @@ t.test('HTTP core', async (t) => {
   });
 
   t.test('wrong content type → 415', async (t) => {
-    const r = await call(service.url, 'POST', PATH, { token: tok, body: 'brand_name=x', headers: { 'content-type': 'text/plain' } });
+    const r = await call(service.url, 'POST', PATH, {
+      token: tok,
+      body: 'brand_name=x',
+      headers: { 'content-type': 'text/plain' },
+    });
     t.equal(r.status, 415);
     t.equal(r.headers['content-type'], 'application/problem+json');
     const withCharset = await call(service.url, 'POST', PATH, {
@@ -115,7 +127,11 @@ t.test('HTTP core', async (t) => {
     t.equal(doc.body.openapi, '3.1.0');
     t.ok(doc.body.paths['/api/v1/brand-recognition'].post.requestBody);
     t.ok(doc.body.paths['/api/v1/brand-recognition/{id}'].delete);
-    t.same(doc.body.paths['/api/v1/brand-recognition'].post.requestBody.content['application/json'].schema.required, ['brand_name', 'match_type', 'match_value']);
+    t.same(doc.body.paths['/api/v1/brand-recognition'].post.requestBody.content['application/json'].schema.required, [
+      'brand_name',
+      'match_type',
+      'match_value',
+    ]);
   });
 });
 

@@ -27,18 +27,34 @@ t.test('the policy', async (t) => {
   t.match(CORS_EXPOSE, /Age.*Content-Length.*Date.*ETag.*Retry-After/);
   const pre = any.preflight('GET, HEAD, OPTIONS');
   t.equal(pre(PLAYER), pre(OTHER), 'one preflight answer, built once');
-  t.match(pre(PLAYER), { 'Access-Control-Allow-Origin': '*', 'Access-Control-Allow-Methods': 'GET, HEAD, OPTIONS', 'Access-Control-Allow-Headers': /Range/, 'Access-Control-Max-Age': '7200' });
+  t.match(pre(PLAYER), {
+    'Access-Control-Allow-Origin': '*',
+    'Access-Control-Allow-Methods': 'GET, HEAD, OPTIONS',
+    'Access-Control-Allow-Headers': /Range/,
+    'Access-Control-Max-Age': '7200',
+  });
 
   const list = new Cors([PLAYER, 'http://localhost:8081']);
   t.equal(list.any, false);
-  t.same(list.record(PLAYER), { 'Access-Control-Allow-Origin': PLAYER, 'Access-Control-Expose-Headers': CORS_EXPOSE, Vary: 'Origin' });
+  t.same(list.record(PLAYER), {
+    'Access-Control-Allow-Origin': PLAYER,
+    'Access-Control-Expose-Headers': CORS_EXPOSE,
+    Vary: 'Origin',
+  });
   t.equal(list.pairs(PLAYER), list.pairs(PLAYER), 'precomputed per listed origin');
   t.same(list.record(OTHER), { Vary: 'Origin' }, 'not listed: no Allow-Origin');
   t.same(list.record(undefined), { Vary: 'Origin' }, 'no Origin: no Allow-Origin');
-  t.same(list.preflight('GET')(OTHER), { Vary: 'Origin' }, 'a preflight from an origin not listed fails in the browser');
+  t.same(
+    list.preflight('GET')(OTHER),
+    { Vary: 'Origin' },
+    'a preflight from an origin not listed fails in the browser',
+  );
 
   t.equal(loadConfig({}).corsAllowedOrigins, '*', 'default *');
-  t.equal(loadConfig({ CORS_ALLOWED_ORIGINS: `${PLAYER},http://localhost:8081` }).corsAllowedOrigins, `${PLAYER},http://localhost:8081`);
+  t.equal(
+    loadConfig({ CORS_ALLOWED_ORIGINS: `${PLAYER},http://localhost:8081` }).corsAllowedOrigins,
+    `${PLAYER},http://localhost:8081`,
+  );
   t.throws(() => loadConfig({ CORS_ALLOWED_ORIGINS: 'https://a.example/x' }), /CORS_ALLOWED_ORIGINS/);
   t.throws(() => loadConfig({ CORS_ALLOWED_ORIGINS: '*, https://a.example' }), /CORS_ALLOWED_ORIGINS/);
 });
@@ -47,16 +63,28 @@ t.test('player-facing routes over HTTP', async (t) => {
   if (!(await needServices(t, ['postgres']))) return;
   const sim = await new DaiHostSim({ shape: { segmentSec: 2, windowSegments: 6, adEvery: 0, adSegments: 0 } }).start();
   t.teardown(() => sim.stop());
-  const common = { databaseUrl: await freshSchemaUrl(t), daiHost: sim.url, contentOrigin: sim.url, allowPrivateOutbound: true };
+  const common = {
+    databaseUrl: await freshSchemaUrl(t),
+    daiHost: sim.url,
+    contentOrigin: sim.url,
+    allowPrivateOutbound: true,
+  };
   const open = await startTestService(t, common);
   const listed = await startTestService(t, { ...common, corsAllowedOrigins: `${PLAYER}, http://localhost:8081` });
   const tok = await token(open);
-  t.equal((await call(open.url, 'PUT', '/api/v1/squeeze-brand-config', { token: tok, json: { brand_id: 'acme' } })).status, 200);
-  const ev = await call(open.url, 'PUT', '/api/v1/squeeze-event-config', { token: tok, json: { asset_id: 'CORS1', source_uri: `${sim.url}/source/master.m3u8`, brand_config_id: 'acme' } });
+  t.equal(
+    (await call(open.url, 'PUT', '/api/v1/squeeze-brand-config', { token: tok, json: { brand_id: 'acme' } })).status,
+    200,
+  );
+  const ev = await call(open.url, 'PUT', '/api/v1/squeeze-event-config', {
+    token: tok,
+    json: { asset_id: 'CORS1', source_uri: `${sim.url}/source/master.m3u8`, brand_config_id: 'acme' },
+  });
   t.equal(ev.status, 200);
   await new Promise((r) => setTimeout(r, 300)); // the event reaches the other instance's cache
 
-  const get = (base: string, path: string, origin?: string) => call(base, 'GET', path, { headers: origin ? { origin } : {} });
+  const get = (base: string, path: string, origin?: string) =>
+    call(base, 'GET', path, { headers: origin ? { origin } : {} });
   const corsOk = (t: Test, r: JsonResponse, what: string) => {
     t.equal(r.headers['access-control-allow-origin'], '*', `${what}: Allow-Origin *`);
     t.equal(r.headers['access-control-expose-headers'], CORS_EXPOSE, `${what}: Expose-Headers`);
@@ -84,9 +112,13 @@ t.test('player-facing routes over HTTP', async (t) => {
     const r = await get(open.url, path, PLAYER);
     t.equal(r.status, status, `${what}: ${status}`);
     corsOk(t, r, what);
-    if (status >= 400) t.equal(r.headers['content-type'], 'application/problem+json', `${what}: a problem the player can read`);
+    if (status >= 400)
+      t.equal(r.headers['content-type'], 'application/problem+json', `${what}: a problem the player can read`);
   }
-  const post = await call(open.url, 'POST', '/stitch/hls/stream/s1/asset/none', { headers: { origin: PLAYER }, json: {} });
+  const post = await call(open.url, 'POST', '/stitch/hls/stream/s1/asset/none', {
+    headers: { origin: PLAYER },
+    json: {},
+  });
   t.ok(post.status >= 400, `stitch POST without a brand: ${post.status}`);
   corsOk(t, post, 'stitch POST problem');
   const head = await call(open.url, 'HEAD', manifest, { headers: { origin: PLAYER } });
@@ -95,11 +127,17 @@ t.test('player-facing routes over HTTP', async (t) => {
   const headList = await call(listed.url, 'HEAD', manifest, { headers: { origin: PLAYER } });
   t.equal(headList.headers['access-control-allow-origin'], PLAYER, 'HEAD with an allow-list');
   const noOrigin = await get(open.url, manifest);
-  t.equal(noOrigin.headers['access-control-allow-origin'], '*', 'with *, requests without Origin get the same headers (one cacheable answer)');
+  t.equal(
+    noOrigin.headers['access-control-allow-origin'],
+    '*',
+    'with *, requests without Origin get the same headers (one cacheable answer)',
+  );
 
   await t.test('preflights', async (t) => {
     const preflight = (base: string, path: string, origin = PLAYER, method = 'GET') =>
-      call(base, 'OPTIONS', path, { headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': 'range' } });
+      call(base, 'OPTIONS', path, {
+        headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': 'range' },
+      });
     for (const [path, methods] of [
       ['/squeezeback/CORS1/master.m3u8', 'GET, HEAD, OPTIONS'],
       [manifest, 'GET, HEAD, OPTIONS'],
@@ -130,7 +168,14 @@ t.test('player-facing routes over HTTP', async (t) => {
   });
 
   await t.test('allow-list: echo with Vary, nothing for an origin not listed', async (t) => {
-    for (const path of [manifest, manifest, '/squeezeback/CORS1/master.m3u8', '/vast?stream_id=nobody', '/vast', '/stitch/filler.vtt']) {
+    for (const path of [
+      manifest,
+      manifest,
+      '/squeezeback/CORS1/master.m3u8',
+      '/vast?stream_id=nobody',
+      '/vast',
+      '/stitch/filler.vtt',
+    ]) {
       const yes = await get(listed.url, path, PLAYER);
       t.equal(yes.headers['access-control-allow-origin'], PLAYER, `${path}: a listed origin is echoed`);
       // Negotiated answers (200 manifests and VAST) vary by Accept-Encoding too, in one merged header (issue 27).
@@ -138,7 +183,11 @@ t.test('player-facing routes over HTTP', async (t) => {
       t.equal(yes.headers['vary'], vary);
       t.equal(yes.headers['access-control-expose-headers'], CORS_EXPOSE);
       const also = await get(listed.url, path, 'http://localhost:8081');
-      t.equal(also.headers['access-control-allow-origin'], 'http://localhost:8081', 'the other listed origin, from the same cached rendering');
+      t.equal(
+        also.headers['access-control-allow-origin'],
+        'http://localhost:8081',
+        'the other listed origin, from the same cached rendering',
+      );
       const no = await get(listed.url, path, OTHER);
       t.equal(no.status, yes.status, 'the answer itself is the same');
       t.notOk(no.headers['access-control-allow-origin'], `${path}: an origin not listed gets no Allow-Origin`);

@@ -50,8 +50,12 @@ t.test('instances count together through the shared counters', async (t) => {
     const secondBefore = Math.floor(Date.now() / 1000);
     a.take('api', 'ip1');
     await a.flush();
-    if (Math.floor(Date.now() / 1000) !== secondBefore) return t.pass('the second turned over mid-test; the window restarted');
-    t.notOk(b.take('api', 'ip1').ok, 'b refuses once the shared count passed rate + burst, though its own bucket refilled nothing yet');
+    if (Math.floor(Date.now() / 1000) !== secondBefore)
+      return t.pass('the second turned over mid-test; the window restarted');
+    t.notOk(
+      b.take('api', 'ip1').ok,
+      'b refuses once the shared count passed rate + burst, though its own bucket refilled nothing yet',
+    );
     t.notOk(a.take('api', 'ip1').ok);
     t.ok(a.take('api', 'ip2').ok, 'other clients are not affected');
   };
@@ -64,50 +68,78 @@ t.test('instances count together through the shared counters', async (t) => {
   });
 });
 
-t.test('over HTTP: 429 problem with Retry-After on /api/v1, /beacon, /vast; /dai/adproxy registers no more; manifests never limited', async (t) => {
-  if (!(await needServices(t, ['postgres']))) return;
-  const sim = await new DaiHostSim().start();
-  t.teardown(() => sim.stop());
-  // Refills slowed to 0.01/s: on a busy machine a rate of 1/s refilled a token mid-burst.
-  const rateLimits = { ...UNLIMITED, api: { rate: 0.01, burst: 20 }, beacon: { rate: 0.01, burst: 3 }, vast: { rate: 0.01, burst: 3 }, adproxy: { rate: 0.01, burst: 3 } };
-  // The test client plays the ad manager's server (trusted: its X-Device-Ip names the viewer).
-  const service = await startTestService(t, { databaseUrl: await freshSchemaUrl(t), daiHost: sim.url, rateLimits, trustedProxies: '127.0.0.1' });
-  const jwt = await token(service);
+t.test(
+  'over HTTP: 429 problem with Retry-After on /api/v1, /beacon, /vast; /dai/adproxy registers no more; manifests never limited',
+  async (t) => {
+    if (!(await needServices(t, ['postgres']))) return;
+    const sim = await new DaiHostSim().start();
+    t.teardown(() => sim.stop());
+    // Refills slowed to 0.01/s: on a busy machine a rate of 1/s refilled a token mid-burst.
+    const rateLimits = {
+      ...UNLIMITED,
+      api: { rate: 0.01, burst: 20 },
+      beacon: { rate: 0.01, burst: 3 },
+      vast: { rate: 0.01, burst: 3 },
+      adproxy: { rate: 0.01, burst: 3 },
+    };
+    // The test client plays the ad manager's server (trusted: its X-Device-Ip names the viewer).
+    const service = await startTestService(t, {
+      databaseUrl: await freshSchemaUrl(t),
+      daiHost: sim.url,
+      rateLimits,
+      trustedProxies: '127.0.0.1',
+    });
+    const jwt = await token(service);
 
-  const api = [];
-  for (let i = 0; i < 21; i++) api.push(await call(service.url, 'GET', '/api/v1/brand-recognition', { token: jwt }));
-  t.same(
-    api.slice(0, 20).map((r) => r.status),
-    Array(20).fill(200),
-    'the burst passes',
-  );
-  t.equal(api[20]!.status, 429);
-  t.equal(api[20]!.headers['content-type'], 'application/problem+json');
-  t.match(api[20]!.body, { type: 'urn:squeezeback:problem:rate-limited', status: 429 });
-  t.ok(Number(api[20]!.headers['retry-after']) >= 1, 'Retry-After in seconds');
+    const api = [];
+    for (let i = 0; i < 21; i++) api.push(await call(service.url, 'GET', '/api/v1/brand-recognition', { token: jwt }));
+    t.same(
+      api.slice(0, 20).map((r) => r.status),
+      Array(20).fill(200),
+      'the burst passes',
+    );
+    t.equal(api[20]!.status, 429);
+    t.equal(api[20]!.headers['content-type'], 'application/problem+json');
+    t.match(api[20]!.body, { type: 'urn:squeezeback:problem:rate-limited', status: 429 });
+    t.ok(Number(api[20]!.headers['retry-after']) >= 1, 'Retry-After in seconds');
 
-  for (const [path, label] of [
-    ['/beacon?u=x', 'beacon'],
-    ['/vast?stream_id=s1', 'vast'],
-  ] as const) {
-    const statuses = [];
-    for (let i = 0; i < 4; i++) statuses.push((await call(service.url, 'GET', path)).status);
-    t.equal(statuses[3], 429, `${label}: the fourth within the second is refused`);
-    t.notOk(statuses.slice(0, 3).includes(429), `${label}: the burst of 3 passes`);
-  }
-  // The ad proxy answers the empty VAST over its limit too (issue 25): over it, the stream is not registered.
-  for (let i = 0; i < 4; i++) t.equal((await call(service.url, 'GET', `/dai/adproxy?stream_id=a${i}&asset_key=K`)).status, 200, 'adproxy: never a 429');
-  await call(service.url, 'GET', '/dai/adproxy?stream_id=s2&asset_key=K', { headers: { 'X-Device-Ip': '203.0.113.9' } });
-  await service.streams.flush();
-  t.ok((await service.streams.get('a2')) && !(await service.streams.get('a3')), 'adproxy: the fourth within the second is not registered');
-  t.ok(await service.streams.get('s2'), 'the ad proxy counts per viewer (X-Device-Ip), not per DAI server');
+    for (const [path, label] of [
+      ['/beacon?u=x', 'beacon'],
+      ['/vast?stream_id=s1', 'vast'],
+    ] as const) {
+      const statuses = [];
+      for (let i = 0; i < 4; i++) statuses.push((await call(service.url, 'GET', path)).status);
+      t.equal(statuses[3], 429, `${label}: the fourth within the second is refused`);
+      t.notOk(statuses.slice(0, 3).includes(429), `${label}: the burst of 3 passes`);
+    }
+    // The ad proxy answers the empty VAST over its limit too (issue 25): over it, the stream is not registered.
+    for (let i = 0; i < 4; i++)
+      t.equal(
+        (await call(service.url, 'GET', `/dai/adproxy?stream_id=a${i}&asset_key=K`)).status,
+        200,
+        'adproxy: never a 429',
+      );
+    await call(service.url, 'GET', '/dai/adproxy?stream_id=s2&asset_key=K', {
+      headers: { 'X-Device-Ip': '203.0.113.9' },
+    });
+    await service.streams.flush();
+    t.ok(
+      (await service.streams.get('a2')) && !(await service.streams.get('a3')),
+      'adproxy: the fourth within the second is not registered',
+    );
+    t.ok(await service.streams.get('s2'), 'the ad proxy counts per viewer (X-Device-Ip), not per DAI server');
 
-  const manifests = await Promise.all(Array.from({ length: 60 }, (_, i) => call(service.url, 'GET', `/dai/manifest/linear/hls/pa/event/E/stream/m${i}:LOC/variant/720p.m3u8`)));
-  t.ok(
-    manifests.every((r) => r.status === 200),
-    'the manifest hot path is never limited',
-  );
-});
+    const manifests = await Promise.all(
+      Array.from({ length: 60 }, (_, i) =>
+        call(service.url, 'GET', `/dai/manifest/linear/hls/pa/event/E/stream/m${i}:LOC/variant/720p.m3u8`),
+      ),
+    );
+    t.ok(
+      manifests.every((r) => r.status === 200),
+      'the manifest hot path is never limited',
+    );
+  },
+);
 
 t.test('failed authentications have their own bucket: bad tokens never lock out a valid one (issue 25)', async (t) => {
   if (!(await needServices(t, ['postgres', 'redis']))) return;
@@ -120,12 +152,14 @@ t.test('failed authentications have their own bucket: bad tokens never lock out 
   });
   const jwt = await token(service);
   const bad = [];
-  for (let i = 0; i < 11; i++) bad.push((await call(service.url, 'GET', '/api/v1/brand-recognition', { token: 'not-a-token' })).status);
+  for (let i = 0; i < 11; i++)
+    bad.push((await call(service.url, 'GET', '/api/v1/brand-recognition', { token: 'not-a-token' })).status);
   t.same(bad.slice(0, 10), Array(10).fill(401), 'ten failures are answered 401');
   t.equal(bad[10], 429, 'the eleventh failure is over the failure bucket: 429');
   // Before issue 25 a failure cost 10 of the api bucket (100): after ~11 failures this was 429.
   const good = [];
-  for (let i = 0; i < 20; i++) good.push((await call(service.url, 'GET', '/api/v1/brand-recognition', { token: jwt })).status);
+  for (let i = 0; i < 20; i++)
+    good.push((await call(service.url, 'GET', '/api/v1/brand-recognition', { token: jwt })).status);
   t.same(good, Array(20).fill(200), 'a valid token right after the failures is answered, twenty times');
   const again = await call(service.url, 'GET', '/api/v1/brand-recognition', { token: 'still-not-a-token' });
   t.equal(again.status, 429, 'the failing client is still held back');
@@ -137,11 +171,23 @@ t.test('failed authentications have their own bucket: bad tokens never lock out 
 
 t.test('valid-token requests are limited by the api bucket alone', async (t) => {
   if (!(await needServices(t, ['postgres']))) return;
-  const service = await startTestService(t, { databaseUrl: await freshSchemaUrl(t), rateLimits: { ...UNLIMITED, api: { rate: 0.01, burst: 5 }, auth_failure: { rate: 0.01, burst: 1 } } });
+  const service = await startTestService(t, {
+    databaseUrl: await freshSchemaUrl(t),
+    rateLimits: { ...UNLIMITED, api: { rate: 0.01, burst: 5 }, auth_failure: { rate: 0.01, burst: 1 } },
+  });
   const jwt = await token(service);
   t.equal((await call(service.url, 'GET', '/api/v1/brand-recognition', { token: 'bad' })).status, 401);
-  t.equal((await call(service.url, 'GET', '/api/v1/brand-recognition', { token: 'bad' })).status, 429, 'the failure bucket (1) is spent');
+  t.equal(
+    (await call(service.url, 'GET', '/api/v1/brand-recognition', { token: 'bad' })).status,
+    429,
+    'the failure bucket (1) is spent',
+  );
   const statuses = [];
-  for (let i = 0; i < 4; i++) statuses.push((await call(service.url, 'GET', '/api/v1/brand-recognition', { token: jwt })).status);
-  t.same(statuses, [200, 200, 200, 429], 'the api bucket of 5 had two failed requests in it (1 each), then three valid ones');
+  for (let i = 0; i < 4; i++)
+    statuses.push((await call(service.url, 'GET', '/api/v1/brand-recognition', { token: jwt })).status);
+  t.same(
+    statuses,
+    [200, 200, 200, 429],
+    'the api bucket of 5 had two failed requests in it (1 each), then three valid ones',
+  );
 });

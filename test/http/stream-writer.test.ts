@@ -65,7 +65,12 @@ t.test('StreamWriter and sendSized under backpressure', async (t) => {
   });
   app.get('/sized', (res) => {
     const ex = new Exchange(res, false);
-    void sendSized(ex, 200, { 'Content-Type': 'application/octet-stream' }, Buffer.concat(Array.from({ length: CHUNKS }, (_, i) => block(i))));
+    void sendSized(
+      ex,
+      200,
+      { 'Content-Type': 'application/octet-stream' },
+      Buffer.concat(Array.from({ length: CHUNKS }, (_, i) => block(i))),
+    );
   });
   app.get('/sized-view', (res) => {
     const ex = new Exchange(res, false);
@@ -74,7 +79,9 @@ t.test('StreamWriter and sendSized under backpressure', async (t) => {
     t.ok(waiting, 'the view had to wait for the socket');
     backing.fill(0); // the shared buffer is reused at once (lib/dai/body-slab.ts)
   });
-  const socket = await new Promise<NonNullable<Parameters<Parameters<typeof app.listen>[2]>[0]>>((resolve) => app.listen('127.0.0.1', 0, (s) => resolve(s as never)));
+  const socket = await new Promise<NonNullable<Parameters<Parameters<typeof app.listen>[2]>[0]>>((resolve) =>
+    app.listen('127.0.0.1', 0, (s) => resolve(s as never)),
+  );
   const port = uws.us_socket_local_port(socket);
   t.teardown(() => uws.us_listen_socket_close(socket));
 
@@ -85,5 +92,8 @@ t.test('StreamWriter and sendSized under backpressure', async (t) => {
   t.ok(sized.ok, `sized body ${sized.bodyBytes} bytes intact`);
   t.match(sized.head, new RegExp(`content-length: ${CHUNK * CHUNKS}`, 'i'));
   const view = await slowRead(port, '/sized-view');
-  t.ok(view.ok, `a body viewing a shared buffer arrives intact (${view.bodyBytes} bytes) although the buffer was reused`);
+  t.ok(
+    view.ok,
+    `a body viewing a shared buffer arrives intact (${view.bodyBytes} bytes) although the buffer was reused`,
+  );
 });

@@ -51,7 +51,12 @@ t.test('random bytes after a valid TS / ID3 / box prefix never throw', async (t)
 t.test('well-formed TS and emsg carrying random ID3-ish payloads never throw', async (t) => {
   const id3ish = fc
     .tuple(fc.constantFrom(2, 3, 4), fc.integer({ min: 0, max: 255 }), bytes(600))
-    .map(([v, flags, body]) => Buffer.concat([Buffer.from([0x49, 0x44, 0x33, v, 0, flags, 0, 0, (body.length >> 7) & 0x7f, body.length & 0x7f]), body]));
+    .map(([v, flags, body]) =>
+      Buffer.concat([
+        Buffer.from([0x49, 0x44, 0x33, v, 0, flags, 0, 0, (body.length >> 7) & 0x7f, body.length & 0x7f]),
+        body,
+      ]),
+    );
   fc.assert(
     fc.property(id3ish, fc.nat({ max: 2 ** 33 - 1 }), (payload, pts) => {
       extractTags(tsSegment([pes(payload, { pts }), pes(payload.subarray(3), { aligned: false })]));
@@ -65,7 +70,9 @@ t.test('well-formed TS and emsg carrying random ID3-ish payloads never throw', a
 t.test('random MPD-ish text never throws', async (t) => {
   fc.assert(
     fc.property(fc.string({ maxLength: 300 }), (s) => {
-      mpdEvents(`<MPD><Period><EventStream schemeIdUri="x" timescale="${s.length}"><Event presentationTime="1">${s}</Event></EventStream></Period></MPD>`);
+      mpdEvents(
+        `<MPD><Period><EventStream schemeIdUri="x" timescale="${s.length}"><Event presentationTime="1">${s}</Event></EventStream></Period></MPD>`,
+      );
       mpdEvents(s);
     }),
     { numRuns },

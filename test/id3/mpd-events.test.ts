@@ -6,17 +6,38 @@ import { id3, txxx } from '../helpers/id3-writer.js';
 t.test('EventStream events of a fixture MPD, with their stream scheme, value and timescale', async (t) => {
   const events = mpdEvents(fixture('dash/androidx-media/sample_mpd_event_stream.mpd'));
   t.equal(events.length, 5);
-  t.match(events[0], { periodIndex: 0, schemeIdUri: 'urn:uuid:XYZY', value: 'call', timescale: 1000, presentationTime: 0, duration: 10000, id: '0', messageData: '+ 1 800 10101010' });
-  t.match(events[1], { schemeIdUri: 'urn:uuid:with-pto', presentationTimeOffset: 4000, presentationTime: 5000, messageData: 'pt=1s' });
+  t.match(events[0], {
+    periodIndex: 0,
+    schemeIdUri: 'urn:uuid:XYZY',
+    value: 'call',
+    timescale: 1000,
+    presentationTime: 0,
+    duration: 10000,
+    id: '0',
+    messageData: '+ 1 800 10101010',
+  });
+  t.match(events[1], {
+    schemeIdUri: 'urn:uuid:with-pto',
+    presentationTimeOffset: 4000,
+    presentationTime: 5000,
+    messageData: 'pt=1s',
+  });
   t.match(events[2], { schemeIdUri: 'urn:dvb:iptv:cpm:2014', timescale: 1, presentationTime: 300 });
   t.match(events[2]!.messageData, /^<BroadcastEvent>/);
   t.match(events[3]!.messageData, /scte35:Signal/);
-  t.same(mpdEventTags(events[0]!), [{ value: '+ 1 800 10101010', metadata: { timescale: 1000, presentation_time: 0 } }]);
+  t.same(mpdEventTags(events[0]!), [
+    { value: '+ 1 800 10101010', metadata: { timescale: 1000, presentation_time: 0 } },
+  ]);
 });
 
 t.test('InbandEventStream is not an MPD event; DOCTYPE and garbage give none', async (t) => {
   t.same(mpdEvents(fixture('dash/eyevinn-dash-mpd/go-dash-fixtures/inband_event_stream.mpd')), []);
-  t.same(mpdEvents('<!DOCTYPE x [<!ENTITY a "b">]><MPD><Period><EventStream schemeIdUri="s"><Event/></EventStream></Period></MPD>'), []);
+  t.same(
+    mpdEvents(
+      '<!DOCTYPE x [<!ENTITY a "b">]><MPD><Period><EventStream schemeIdUri="s"><Event/></EventStream></Period></MPD>',
+    ),
+    [],
+  );
   t.same(mpdEvents('not xml <'), []);
 });
 
@@ -35,8 +56,12 @@ t.test('DAI-style ad Period events and base64 ID3 events', async (t) => {
     ['dai_pod-0001065804-ad-1', 'dai_pod-0001065804-ad-1', 'dai_pod-0001065804-ad-1'],
   );
   t.same(mpdEventTags(events[0]!), [{ value: 'google_5555', metadata: { timescale: 1000, presentation_time: 2000 } }]);
-  t.same(mpdEventTags(events[1]!), [{ frame: 'TXXX', description: '', value: 'google_1234', metadata: { timescale: 90000, presentation_time: 180000 } }]);
-  t.same(mpdEventTags(events[2]!), [{ value: 'AAEC', data: 'AAEC', metadata: { timescale: 90000, presentation_time: 270000 } }]);
+  t.same(mpdEventTags(events[1]!), [
+    { frame: 'TXXX', description: '', value: 'google_1234', metadata: { timescale: 90000, presentation_time: 180000 } },
+  ]);
+  t.same(mpdEventTags(events[2]!), [
+    { value: 'AAEC', data: 'AAEC', metadata: { timescale: 90000, presentation_time: 270000 } },
+  ]);
 });
 
 t.test('an event goes to the segment whose time range holds it', async (t) => {

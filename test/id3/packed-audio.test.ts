@@ -16,7 +16,14 @@ function adts(len: number): Buffer {
 }
 
 t.test('leading timestamp tag, then a tag after three ADTS frames', async (t) => {
-  const buf = Buffer.concat([id3([tsTimestamp(2 ** 33 + 891380)]), adts(100), adts(120), adts(90), id3([text('TIT2', 'later')]), adts(100)]);
+  const buf = Buffer.concat([
+    id3([tsTimestamp(2 ** 33 + 891380)]),
+    adts(100),
+    adts(120),
+    adts(90),
+    id3([text('TIT2', 'later')]),
+    adts(100),
+  ]);
   const r = extractTags(buf);
   t.equal(r.container, 'packed-audio');
   t.same(

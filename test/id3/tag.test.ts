@@ -22,15 +22,37 @@ t.test('TXXX in every encoding: latin1, UTF-16 with BOM (both byte orders), UTF-
 
 t.test('text frames, several values, URL frames, PRIV, binary frames', async (t) => {
   const body = Buffer.concat([Buffer.from([3]), Buffer.from('a\0b\0', 'utf8')]);
-  const wxxx = frame('WXXX', Buffer.concat([Buffer.from([1, 0xff, 0xfe]), Buffer.from('d', 'utf16le'), Buffer.alloc(2), Buffer.from('https://x.test/a', 'latin1')]));
-  const tag = parseId3Tag(id3([frame('TPE1', body), frame('WOAR', Buffer.from('https://a.test/\0')), wxxx, priv('owner.test', Buffer.from('ad-123')), frame('GEOB', Buffer.from([1, 2, 3]))]))!;
+  const wxxx = frame(
+    'WXXX',
+    Buffer.concat([
+      Buffer.from([1, 0xff, 0xfe]),
+      Buffer.from('d', 'utf16le'),
+      Buffer.alloc(2),
+      Buffer.from('https://x.test/a', 'latin1'),
+    ]),
+  );
+  const tag = parseId3Tag(
+    id3([
+      frame('TPE1', body),
+      frame('WOAR', Buffer.from('https://a.test/\0')),
+      wxxx,
+      priv('owner.test', Buffer.from('ad-123')),
+      frame('GEOB', Buffer.from([1, 2, 3])),
+    ]),
+  )!;
   t.same(tag.frames[0], { id: 'TPE1', value: 'a/b' });
   t.same(tag.frames[1], { id: 'WOAR', value: 'https://a.test/' });
   t.same(tag.frames[2], { id: 'WXXX', description: 'd', value: 'https://x.test/a' });
   t.same(tag.frames[3], { id: 'PRIV', description: 'owner.test', data: Buffer.from('ad-123') });
   t.same(tag.frames[4], { id: 'GEOB', data: Buffer.from([1, 2, 3]) });
   const res = tagResults([tag], at0);
-  t.same(res[3], { frame: 'PRIV', description: 'owner.test', value: 'ad-123', data: Buffer.from('ad-123').toString('base64'), metadata: at0 });
+  t.same(res[3], {
+    frame: 'PRIV',
+    description: 'owner.test',
+    value: 'ad-123',
+    data: Buffer.from('ad-123').toString('base64'),
+    metadata: at0,
+  });
   t.same(res[4], { frame: 'GEOB', value: '', data: 'AQID', metadata: at0 });
   const bin = tagResults(parseId3Tags(id3([priv('o', Buffer.from([0, 1, 2, 0xff]))])), at0)[0]!;
   t.equal(bin.value, 'o', 'a PRIV of non-text bytes reports its owner');
@@ -47,7 +69,14 @@ t.test('v2.3 frame sizes are plain 32-bit: a 300-byte frame (where a syncsafe re
   // v2.4 with the same length is syncsafe
   t.same(parseId3Tag(id3([txxx('big', long, 0, 4), text('TIT2', 'after', 0, 4)]))!.frames.length, 2);
   // v2.4 written with plain sizes (a known writer bug): a size byte with its top bit set reads plain
-  const plain = Buffer.concat([Buffer.from('TXXX'), u32(0x81), Buffer.from([0, 0]), Buffer.from([0]), Buffer.from('d\0'), Buffer.alloc(0x81 - 3, 0x61)]);
+  const plain = Buffer.concat([
+    Buffer.from('TXXX'),
+    u32(0x81),
+    Buffer.from([0, 0]),
+    Buffer.from([0]),
+    Buffer.from('d\0'),
+    Buffer.alloc(0x81 - 3, 0x61),
+  ]);
   t.equal(parseId3Tag(id3([plain, text('TIT2', 'z')]))!.frames[1]?.value, 'z');
 });
 
@@ -84,7 +113,9 @@ t.test('unsynchronisation: v2.3 whole tag, v2.4 per frame', async (t) => {
   t.same(v3.frames[0]?.data, raw);
   const v4 = parseId3Tag(id3([frame('PRIV', Buffer.concat([Buffer.from('o\0'), unsync]), 4, 0x02)]))!;
   t.same(v4.frames[0]?.data, raw);
-  const dli = parseId3Tag(id3([frame('TIT2', Buffer.concat([syncsafe(3), Buffer.from([3]), Buffer.from('ab')]), 4, 0x01)]))!;
+  const dli = parseId3Tag(
+    id3([frame('TIT2', Buffer.concat([syncsafe(3), Buffer.from([3]), Buffer.from('ab')]), 4, 0x01)]),
+  )!;
   t.same(dli.frames, [{ id: 'TIT2', value: 'ab' }], 'data length indicator skipped');
 });
 
@@ -99,7 +130,11 @@ t.test('garbage and truncation: no tags, no exception', async (t) => {
   t.same(parseId3Tags(Buffer.from([0x49, 0x44, 0x33, 9, 0, 0, 0, 0, 0, 1])), [], 'unknown major version');
   t.same(parseId3Tags(Buffer.from([0x49, 0x44, 0x33, 4, 0, 0, 0x80, 0, 0, 1])), [], 'size not syncsafe');
   const whole = id3([text('TIT2', 'one'), text('TIT3', 'two'.repeat(50))]);
-  t.same(parseId3Tag(whole.subarray(0, 30))!.frames, [{ id: 'TIT2', value: 'one' }], 'a truncated tag keeps its whole frames');
+  t.same(
+    parseId3Tag(whole.subarray(0, 30))!.frames,
+    [{ id: 'TIT2', value: 'one' }],
+    'a truncated tag keeps its whole frames',
+  );
   const badId = id3([Buffer.concat([Buffer.from('ti t'), syncsafe(2), Buffer.alloc(4)])]);
   t.same(parseId3Tag(badId)!.frames, []);
 });

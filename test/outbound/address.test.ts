@@ -100,14 +100,28 @@ t.test('every spelling of an address is judged by the address (URL parsing norma
     'https://10.0.0.1:8443/x',
   ];
   for (const url of spellings) t.throws(() => policy.assertUrl(url), OutboundRefused, url);
-  for (const url of ['http://134744072/', 'http://0x08080808/', 'http://[::ffff:8.8.8.8]/', 'https://ads.example.com/vast', 'http://[2606:4700:4700::1111]:8080/']) {
+  for (const url of [
+    'http://134744072/',
+    'http://0x08080808/',
+    'http://[::ffff:8.8.8.8]/',
+    'https://ads.example.com/vast',
+    'http://[2606:4700:4700::1111]:8080/',
+  ]) {
     t.doesNotThrow(() => policy.assertUrl(url), url);
   }
 });
 
 t.test('only http and https', async (t) => {
   const policy = new OutboundPolicy({ allowPrivate: true, trusted: [] });
-  for (const url of ['file:///etc/passwd', 'gopher://example.com/', 'ftp://example.com/x', 'javascript:alert(1)', 'data:text/plain,x', 'not a url', 'dict://127.0.0.1:6379/info']) {
+  for (const url of [
+    'file:///etc/passwd',
+    'gopher://example.com/',
+    'ftp://example.com/x',
+    'javascript:alert(1)',
+    'data:text/plain,x',
+    'not a url',
+    'dict://127.0.0.1:6379/info',
+  ]) {
     t.throws(() => policy.assertUrl(url), OutboundRefused, url);
   }
 });
@@ -115,9 +129,16 @@ t.test('only http and https', async (t) => {
 t.test('allowPrivate lets private addresses through; trusted names pass whatever they resolve to', async (t) => {
   const open = new OutboundPolicy({ allowPrivate: true, trusted: [] });
   t.doesNotThrow(() => open.assertUrl('http://127.0.0.1:9/'));
-  const strict = new OutboundPolicy({ allowPrivate: false, trusted: ['http://127.0.0.1:9', 'https://origin.internal', undefined, ''] });
+  const strict = new OutboundPolicy({
+    allowPrivate: false,
+    trusted: ['http://127.0.0.1:9', 'https://origin.internal', undefined, ''],
+  });
   t.doesNotThrow(() => strict.assertUrl('http://127.0.0.1:9/x'), 'trusted host:port');
-  t.throws(() => strict.assertUrl('http://127.0.0.1:10/x'), OutboundRefused, 'another port of that host is not trusted');
+  t.throws(
+    () => strict.assertUrl('http://127.0.0.1:10/x'),
+    OutboundRefused,
+    'another port of that host is not trusted',
+  );
   t.ok(strict.isTrusted('ORIGIN.internal'), 'names compare case-insensitively');
   t.ok(strict.isTrusted('origin.internal') && !strict.isTrusted('origin.internal:8443'), 'the default port is implied');
 });

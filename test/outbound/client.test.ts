@@ -11,7 +11,8 @@ t.test('exchange', async (t) => {
     req.on('data', (d) => (body += d));
     req.on('end', () => {
       seen.push({ method: req.method!, auth: req.headers.authorization ?? '', body });
-      if (req.url === '/conflict') return void res.writeHead(409, { 'content-type': 'application/problem+json' }).end('{"status":409}');
+      if (req.url === '/conflict')
+        return void res.writeHead(409, { 'content-type': 'application/problem+json' }).end('{"status":409}');
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
     });
   });
@@ -26,13 +27,26 @@ t.test('exchange', async (t) => {
     s.close();
   });
 
-  t.same(await trusted.exchange('PUT', `${base}/x`, AbortSignal.timeout(2000), { headers: { authorization: 'Bearer k', 'content-type': 'application/json' }, body: '{"a":1}' }), {
-    status: 200,
-    text: '{"ok":true}',
-  });
+  t.same(
+    await trusted.exchange('PUT', `${base}/x`, AbortSignal.timeout(2000), {
+      headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
+      body: '{"a":1}',
+    }),
+    {
+      status: 200,
+      text: '{"ok":true}',
+    },
+  );
   t.same(seen.at(-1), { method: 'PUT', auth: 'Bearer k', body: '{"a":1}' });
-  t.same(await trusted.exchange('GET', `${base}/conflict`, AbortSignal.timeout(2000)), { status: 409, text: '{"status":409}' }, 'a 4xx is answered, not thrown');
+  t.same(
+    await trusted.exchange('GET', `${base}/conflict`, AbortSignal.timeout(2000)),
+    { status: 409, text: '{"status":409}' },
+    'a 4xx is answered, not thrown',
+  );
   const refused = await untrusted.exchange('GET', `${base}/x`, AbortSignal.timeout(2000)).catch((e: unknown) => e);
-  t.ok(refused instanceof OutboundError && refused.code === 'refused', 'a loopback host that is not trusted is refused');
+  t.ok(
+    refused instanceof OutboundError && refused.code === 'refused',
+    'a loopback host that is not trusted is refused',
+  );
   t.equal(seen.length, 2, 'the refused call never reached the server');
 });

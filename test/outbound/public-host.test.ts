@@ -26,12 +26,22 @@ t.test('public hosts are reached with private outbound off', async (t) => {
   });
 
   t.test('a name that resolves to the public address', async (t) => {
-    const lookup: Lookup = (name, _o, cb) => (name === 'ads.public.test' ? cb(null, [{ address: PUBLIC_V4, family: 4 }]) : cb(Object.assign(new Error('ENOTFOUND'), { code: 'ENOTFOUND' }), []));
-    const named = new OutboundClient(new OutboundPolicy({ allowPrivate: false, trusted: [], lookup }), { timeoutMs: 3000 });
+    const lookup: Lookup = (name, _o, cb) =>
+      name === 'ads.public.test'
+        ? cb(null, [{ address: PUBLIC_V4, family: 4 }])
+        : cb(Object.assign(new Error('ENOTFOUND'), { code: 'ENOTFOUND' }), []);
+    const named = new OutboundClient(new OutboundPolicy({ allowPrivate: false, trusted: [], lookup }), {
+      timeoutMs: 3000,
+    });
     t.teardown(() => named.close());
     t.match(await named.text(`http://ads.public.test:${host.port}/vast?via=name`, AbortSignal.timeout(3000)), /<VAST/);
     const v6lookup: Lookup = (_n, _o, cb) => cb(null, [{ address: PUBLIC_V6, family: 6 }]);
-    t.equal(await new OutboundPolicy({ allowPrivate: false, trusted: [], lookup: v6lookup }).allows(`http://cdn.public.test:${host.port}/ad.mp4`), true);
+    t.equal(
+      await new OutboundPolicy({ allowPrivate: false, trusted: [], lookup: v6lookup }).allows(
+        `http://cdn.public.test:${host.port}/ad.mp4`,
+      ),
+      true,
+    );
   });
 
   t.test('a beacon on the public host', async (t) => {
@@ -47,18 +57,30 @@ t.test('public hosts are reached with private outbound off', async (t) => {
     if (!(await needServices(t, ['postgres']))) return;
     const service = await startTestService(t, { databaseUrl: await freshSchemaUrl(t), allowPrivateOutbound: false });
     const jwt = await token(service);
-    const r = await call(service.url, 'POST', '/api/v1/global-config', { token: jwt, json: { brand_name: 'pub', feed_name: 'pub-feed', feed_uri: `${host.v4}/feed.rss`, pagination_params: {} } });
+    const r = await call(service.url, 'POST', '/api/v1/global-config', {
+      token: jwt,
+      json: { brand_name: 'pub', feed_name: 'pub-feed', feed_uri: `${host.v4}/feed.rss`, pagination_params: {} },
+    });
     t.equal(r.status, 201);
     let total = 0;
     for (let i = 0; i < 100 && total < 2; i++) {
       await new Promise((res) => setTimeout(res, 50));
-      total = (await call(service.url, 'GET', '/api/v1/catalog?brand_name=pub', { token: jwt })).body.total_results as number;
+      total = (await call(service.url, 'GET', '/api/v1/catalog?brand_name=pub', { token: jwt })).body
+        .total_results as number;
     }
     t.equal(total, 2, 'both items of the public feed were ingested');
   });
 
   t.test('the host saw every request', async (t) => {
     const hits = await host.hits();
-    for (const path of ['/vast?via=v4', '/vast?via=v6', '/vast?via=name', '/track?ev=start', '/track?ev=complete', '/feed.rss']) t.ok(hits.includes(path), path);
+    for (const path of [
+      '/vast?via=v4',
+      '/vast?via=v6',
+      '/vast?via=name',
+      '/track?ev=start',
+      '/track?ev=complete',
+      '/feed.rss',
+    ])
+      t.ok(hits.includes(path), path);
   });
 });

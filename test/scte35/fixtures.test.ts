@@ -4,12 +4,20 @@
  * with the tags that carry them; the malformed ones are rejected with a typed error.
  */
 import t from 'tap';
-import { classifySection, decodeSplice, readHlsCues, Scte35Error, tryDecodeSplice, type SpliceInsert } from '../../lib/scte35/index.js';
+import {
+  classifySection,
+  decodeSplice,
+  readHlsCues,
+  Scte35Error,
+  tryDecodeSplice,
+  type SpliceInsert,
+} from '../../lib/scte35/index.js';
 import { fixture, fixtureFiles } from '../helpers/fixtures.js';
 import { header, section, spliceTimeHex, u32 } from '../helpers/scte35.js';
 
 /** Every binary-carrying tag attribute of the HLS dialects (docs/design.md §10). */
-const HLS_PAYLOAD = /^(?:#EXT-OATCLS-SCTE35:|#EXT-X-SPLICEPOINT-SCTE35:|#EXT-X-DATERANGE:.*SCTE35-(?:OUT|IN|CMD)=|#EXT-X-CUE-OUT-CONT:.*SCTE35=|#EXT-X-CUE:.*CUE=|#EXT-X?-SCTE35:.*CUE=)/;
+const HLS_PAYLOAD =
+  /^(?:#EXT-OATCLS-SCTE35:|#EXT-X-SPLICEPOINT-SCTE35:|#EXT-X-DATERANGE:.*SCTE35-(?:OUT|IN|CMD)=|#EXT-X-CUE-OUT-CONT:.*SCTE35=|#EXT-X-CUE:.*CUE=|#EXT-X?-SCTE35:.*CUE=)/;
 
 /** Upstream samples that are not valid sections, and why (checked byte by byte). */
 const MALFORMED: Record<string, string> = {
@@ -81,61 +89,77 @@ t.test('HLS fixtures: every SCTE-35 payload decodes or is a known malformed samp
 
 /** The duration a tag states itself (CUE-OUT value, DURATION/PLANNED-DURATION, CONT Duration). */
 function tagDuration(tag: string): number | undefined {
-  const m = /(?:PLANNED-DURATION|DURATION|Duration)=["\u201c\u201d]?([\d.]+)/.exec(tag) ?? /^#EXT-X-CUE-OUT:["]?([\d.]+)/.exec(tag);
+  const m =
+    /(?:PLANNED-DURATION|DURATION|Duration)=["\u201c\u201d]?([\d.]+)/.exec(tag) ??
+    /^#EXT-X-CUE-OUT:["]?([\d.]+)/.exec(tag);
   return m ? Number(m[1]) : undefined;
 }
 
-t.test('DASH fixtures: every Binary section decodes with a good CRC; durations agree with Event@duration', async (t) => {
-  const files = fixtureFiles('dash', ['.mpd']);
-  t.equal(files.length, 83, 'MPD fixtures read');
-  let payloads = 0;
-  let compared = 0;
-  const disagree: string[] = [];
-  for (const f of files) {
-    const text = fixture(f);
-    let timescale = 1;
-    let eventDuration: number | undefined;
-    for (const m of text.matchAll(/<EventStream\b([^>]*)>|<Event\b([^>]*)>|<(?:scte35:)?binary>([^<]*)</gi)) {
-      if (m[1] !== undefined) {
-        timescale = Number(/timescale="(\d+)"/.exec(m[1])?.[1] ?? 1);
-      } else if (m[2] !== undefined) {
-        const d = /duration="(\d+)"/.exec(m[2])?.[1];
-        eventDuration = d === undefined ? undefined : Number(d) / timescale;
-      } else {
-        payloads++;
-        const r = tryDecodeSplice(m[3]!);
-        if (f === 'dash/androidx-media/sample_mpd_event_stream.mpd') {
-          // The same truncated sample as grafov's (section_length 8, more bytes after).
-          t.equal(r.ok ? 'ok' : r.error.code, 'too-long', `${f}: malformed sample rejected`);
-          continue;
-        }
-        t.ok(r.ok, `${f}: ${m[3]} decodes`);
-        if (!r.ok) continue;
-        t.equal(r.value.crc_ok, true);
-        const bin = classifySection(r.value).duration_sec;
-        if (bin !== undefined && eventDuration !== undefined) {
-          compared++;
-          if (Math.abs(bin - eventDuration) > 0.05) disagree.push(`${f}: binary ${bin} s, Event ${eventDuration} s`);
+t.test(
+  'DASH fixtures: every Binary section decodes with a good CRC; durations agree with Event@duration',
+  async (t) => {
+    const files = fixtureFiles('dash', ['.mpd']);
+    t.equal(files.length, 83, 'MPD fixtures read');
+    let payloads = 0;
+    let compared = 0;
+    const disagree: string[] = [];
+    for (const f of files) {
+      const text = fixture(f);
+      let timescale = 1;
+      let eventDuration: number | undefined;
+      for (const m of text.matchAll(/<EventStream\b([^>]*)>|<Event\b([^>]*)>|<(?:scte35:)?binary>([^<]*)</gi)) {
+        if (m[1] !== undefined) {
+          timescale = Number(/timescale="(\d+)"/.exec(m[1])?.[1] ?? 1);
+        } else if (m[2] !== undefined) {
+          const d = /duration="(\d+)"/.exec(m[2])?.[1];
+          eventDuration = d === undefined ? undefined : Number(d) / timescale;
+        } else {
+          payloads++;
+          const r = tryDecodeSplice(m[3]!);
+          if (f === 'dash/androidx-media/sample_mpd_event_stream.mpd') {
+            // The same truncated sample as grafov's (section_length 8, more bytes after).
+            t.equal(r.ok ? 'ok' : r.error.code, 'too-long', `${f}: malformed sample rejected`);
+            continue;
+          }
+          t.ok(r.ok, `${f}: ${m[3]} decodes`);
+          if (!r.ok) continue;
+          t.equal(r.value.crc_ok, true);
+          const bin = classifySection(r.value).duration_sec;
+          if (bin !== undefined && eventDuration !== undefined) {
+            compared++;
+            if (Math.abs(bin - eventDuration) > 0.05) disagree.push(`${f}: binary ${bin} s, Event ${eventDuration} s`);
+          }
         }
       }
     }
-  }
-  t.equal(payloads, 31, 'Binary payloads read');
-  t.equal(compared, 7, 'durations compared');
-  // eyevinn signal_binary_xmlbin: Event@duration 12650 at timescale 10^7 (1.265 ms) for a 253 s segmentation_duration.
-  t.same(disagree, ['dash/eyevinn-dash-mpd/scte35/signal_binary_xmlbin.mpd: binary 253 s, Event 0.001265 s']);
-});
+    t.equal(payloads, 31, 'Binary payloads read');
+    t.equal(compared, 7, 'durations compared');
+    // eyevinn signal_binary_xmlbin: Event@duration 12650 at timescale 10^7 (1.265 ms) for a 253 s segmentation_duration.
+    t.same(disagree, ['dash/eyevinn-dash-mpd/scte35/signal_binary_xmlbin.mpd: binary 253 s, Event 0.001265 s']);
+  },
+);
 
 t.test('DASH fixture details', async (t) => {
   const admanager = fixture('dash/dash-mpd-rs/admanager.mpd');
   const [out, back] = [...admanager.matchAll(/<Binary>([^<]*)</g)].map((m) => decodeSplice(m[1]!));
-  t.match(out!.splice_command, { name: 'splice_insert', splice_event_id: 4002, out_of_network_indicator: true, break_duration: 30, break_auto_return: true });
+  t.match(out!.splice_command, {
+    name: 'splice_insert',
+    splice_event_id: 4002,
+    out_of_network_indicator: true,
+    break_duration: 30,
+    break_auto_return: true,
+  });
   t.match(back!.splice_command, { name: 'splice_insert', splice_event_id: 4002, out_of_network_indicator: false });
-  const xmlbin = decodeSplice(/<Binary>([^<]*)</.exec(fixture('dash/eyevinn-dash-mpd/scte35/signal_binary_xmlbin.mpd'))![1]!);
+  const xmlbin = decodeSplice(
+    /<Binary>([^<]*)</.exec(fixture('dash/eyevinn-dash-mpd/scte35/signal_binary_xmlbin.mpd'))![1]!,
+  );
   t.match(xmlbin.splice_descriptors[0], {
     segmentation_upid_type: 0x0c,
     segmentation_upid_type_name: 'MPU',
-    segmentation_upid: { format_identifier_ascii: 'TVST', private_data_hex: Buffer.from(':france2_20260604_1020').toString('hex') },
+    segmentation_upid: {
+      format_identifier_ascii: 'TVST',
+      private_data_hex: Buffer.from(':france2_20260604_1020').toString('hex'),
+    },
     segmentation_type_id: 0x34,
     segmentation_duration: 253,
   });
@@ -162,15 +186,24 @@ t.test('mp2ts-tools golden: the splice_insert it reports, rebuilt and decoded fi
 });
 
 t.test('a Scte35Error is what the malformed samples raise', async (t) => {
-  t.throws(() => decodeSplice('0xFC002F0000000000FF000014056FFFFFF000E011622DCAFF000052636200000000000A0008029896F50000008700000000'), Scte35Error);
+  t.throws(
+    () =>
+      decodeSplice(
+        '0xFC002F0000000000FF000014056FFFFFF000E011622DCAFF000052636200000000000A0008029896F50000008700000000',
+      ),
+    Scte35Error,
+  );
 });
 
-t.test('Orange DASH cue: ad end 0x31, Call Ad Server 0x02 and ad start 0x30 in one cue → out (a start wins)', async (t) => {
-  const b = /<Binary>([^<]*)</.exec(fixture('dash/dash-mpd-rs/orange.mpd'))![1]!;
-  const s = decodeSplice(b);
-  t.same(
-    s.splice_descriptors.map((d) => (d.name === 'segmentation_descriptor' ? d.segmentation_type_id : -1)),
-    [0x30, 0x02, 0x31],
-  );
-  t.same(classifySection(s), { kind: 'out', event_id: 391691, duration_sec: 30 });
-});
+t.test(
+  'Orange DASH cue: ad end 0x31, Call Ad Server 0x02 and ad start 0x30 in one cue → out (a start wins)',
+  async (t) => {
+    const b = /<Binary>([^<]*)</.exec(fixture('dash/dash-mpd-rs/orange.mpd'))![1]!;
+    const s = decodeSplice(b);
+    t.same(
+      s.splice_descriptors.map((d) => (d.name === 'segmentation_descriptor' ? d.segmentation_type_id : -1)),
+      [0x30, 0x02, 0x31],
+    );
+    t.same(classifySection(s), { kind: 'out', event_id: 391691, duration_sec: 30 });
+  },
+);

@@ -34,7 +34,11 @@ t.test('random bytes', async (t) => {
 });
 
 t.test('random bodies inside a well-formed header and CRC reach every command and descriptor path', async (t) => {
-  const body = fc.tuple(fc.constantFrom(0x00, 0x04, 0x05, 0x06, 0x07, 0xff, 0x42), fc.uint8Array({ maxLength: 200 }), fc.boolean());
+  const body = fc.tuple(
+    fc.constantFrom(0x00, 0x04, 0x05, 0x06, 0x07, 0xff, 0x42),
+    fc.uint8Array({ maxLength: 200 }),
+    fc.boolean(),
+  );
   fc.assert(
     fc.property(body, ([type, rest, legacyLength]) => {
       const len = legacyLength ? 0xfff : Math.min(rest.length, 0xffe);
@@ -47,7 +51,11 @@ t.test('random bodies inside a well-formed header and CRC reach every command an
 });
 
 t.test('mutated valid sections (CRC not checked, so the mutation is parsed)', async (t) => {
-  const mutation = fc.tuple(fc.nat(VALID.length - 1), fc.array(fc.tuple(fc.nat(), fc.nat(255)), { maxLength: 6 }), fc.nat());
+  const mutation = fc.tuple(
+    fc.nat(VALID.length - 1),
+    fc.array(fc.tuple(fc.nat(), fc.nat(255)), { maxLength: 6 }),
+    fc.nat(),
+  );
   fc.assert(
     fc.property(mutation, ([which, edits, cut]) => {
       const b = Buffer.from(VALID[which]!);
@@ -92,7 +100,13 @@ t.test('the HLS cue reader never throws', async (t) => {
   const value = fc.oneof(
     fc.string({ maxLength: 60 }),
     fc.constantFrom(...VALID.map((b) => b.toString('base64'))),
-    fc.constantFrom(...VALID.map((b) => `SCTE35-OUT=0x${b.toString('hex')}`), 'ElapsedTime=1,Duration=x', '1/2', 'CUE-OUT=YES,CUE="', 'ID="a,SCTE35-CMD=0x'),
+    fc.constantFrom(
+      ...VALID.map((b) => `SCTE35-OUT=0x${b.toString('hex')}`),
+      'ElapsedTime=1,Duration=x',
+      '1/2',
+      'CUE-OUT=YES,CUE="',
+      'ID="a,SCTE35-CMD=0x',
+    ),
   );
   const line = fc.oneof(
     fc.tuple(fc.constantFrom(...tags), fc.option(value)).map(([tag, v]) => (v === null ? tag : `${tag}:${v}`)),

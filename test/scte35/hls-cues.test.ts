@@ -12,7 +12,10 @@ const hex = (b64: string) => `0x${Buffer.from(b64, 'base64').toString('hex').toU
 
 function all(text: string): (HlsCue & { msn: number })[] {
   const r = readHlsCues(text);
-  return [...r.segments.flatMap((s) => s.cues.map((c) => ({ ...c, msn: s.media_sequence }))), ...r.pending.map((c) => ({ ...c, msn: -1 }))];
+  return [
+    ...r.segments.flatMap((s) => s.cues.map((c) => ({ ...c, msn: s.media_sequence }))),
+    ...r.pending.map((c) => ({ ...c, msn: -1 })),
+  ];
 }
 
 const mixed = [
@@ -58,7 +61,13 @@ const mixed = [
 t.test('a playlist mixing every dialect', async (t) => {
   const r = readHlsCues(mixed);
   t.equal(r.segments.length, 10);
-  t.match(r.segments[0], { index: 0, media_sequence: 50, duration: 6, uri: 's50.ts', program_date_time_ms: Date.parse('2026-01-01T00:00:00Z') });
+  t.match(r.segments[0], {
+    index: 0,
+    media_sequence: 50,
+    duration: 6,
+    uri: 's50.ts',
+    program_date_time_ms: Date.parse('2026-01-01T00:00:00Z'),
+  });
   t.equal(r.segments[3]!.program_date_time_ms, Date.parse('2026-01-01T00:00:18Z'), 'PDT carried forward by EXTINF');
   const cues = all(mixed);
   t.same(
@@ -79,20 +88,49 @@ t.test('a playlist mixing every dialect', async (t) => {
     ],
   );
   const [out, cont, cont2, , program, adobe, , , bare, badIn, badOther, pending] = cues;
-  t.match(out, { binary_tag: `#EXT-OATCLS-SCTE35:${MEDIATAILOR}`, duration_sec: 24, key: 'splice_insert:448:msn50', scte35: { splice_command: { splice_event_id: 448 } } });
-  t.match(cont, { elapsed_sec: 6, duration_sec: 24, key: 'splice_insert:448:msn51' }, 'binary duration before the CONT Duration; no PTS: keyed by its segment');
+  t.match(out, {
+    binary_tag: `#EXT-OATCLS-SCTE35:${MEDIATAILOR}`,
+    duration_sec: 24,
+    key: 'splice_insert:448:msn50',
+    scte35: { splice_command: { splice_event_id: 448 } },
+  });
+  t.match(
+    cont,
+    { elapsed_sec: 6, duration_sec: 24, key: 'splice_insert:448:msn51' },
+    'binary duration before the CONT Duration; no PTS: keyed by its segment',
+  );
   t.match(cont2, { elapsed_sec: 12, duration_sec: 21, key: 'msn:52:cont' });
   t.match(program, { id: 'p1', key: 'daterange:p1' }, 'a program boundary never triggers even under SCTE35-OUT');
-  t.match(adobe, { id: 'a1', duration_sec: 307, key: 'time_signal:1207959694:1924989008' }, 'binary duration before the tag DURATION');
+  t.match(
+    adobe,
+    { id: 'a1', duration_sec: 307, key: 'time_signal:1207959694:1924989008' },
+    'binary duration before the tag DURATION',
+  );
   t.match(bare, { duration_sec: 15, key: 'msn:58:out' });
-  t.match(badIn, { kind: 'in', error: { code: 'encoding' }, key: 'daterange:x' }, 'the tag says in: undecodable binary does not change that');
+  t.match(
+    badIn,
+    { kind: 'in', error: { code: 'encoding' }, key: 'daterange:x' },
+    'the tag says in: undecodable binary does not change that',
+  );
   t.match(badOther, { kind: 'other', error: { code: 'encoding' } });
   t.equal(pending!.key, 'msn:60:in', 'a cue after the last URI is keyed with the next media sequence');
 });
 
 t.test('CONT never yields out, even with an out binary; bare CUE-OUT forms parse', async (t) => {
-  const forms = ['#EXT-X-CUE-OUT', '#EXT-X-CUE-OUT:20.020', '#EXT-X-CUE-OUT:DURATION=20', '#EXT-X-CUE-OUT:DURATION="19.0"', '#EXT-X-CUE-OUT:"19.0"'];
-  const text = ['#EXTM3U', ...forms.flatMap((f, i) => [f, '#EXTINF:2,', `a${i}.ts`]), `#EXT-X-CUE-OUT-CONT:ElapsedTime=2,Duration=24,SCTE35=${MEDIATAILOR}`, '#EXTINF:2,', 'b.ts'].join('\n');
+  const forms = [
+    '#EXT-X-CUE-OUT',
+    '#EXT-X-CUE-OUT:20.020',
+    '#EXT-X-CUE-OUT:DURATION=20',
+    '#EXT-X-CUE-OUT:DURATION="19.0"',
+    '#EXT-X-CUE-OUT:"19.0"',
+  ];
+  const text = [
+    '#EXTM3U',
+    ...forms.flatMap((f, i) => [f, '#EXTINF:2,', `a${i}.ts`]),
+    `#EXT-X-CUE-OUT-CONT:ElapsedTime=2,Duration=24,SCTE35=${MEDIATAILOR}`,
+    '#EXTINF:2,',
+    'b.ts',
+  ].join('\n');
   const cues = all(text);
   t.same(
     cues.map((c) => [c.kind, c.duration_sec]),
@@ -108,8 +146,19 @@ t.test('CONT never yields out, even with an out binary; bare CUE-OUT forms parse
 });
 
 t.test('cancel: splice_event_cancel_indicator and segmentation_event_cancel_indicator', async (t) => {
-  const segCancel = section(header(5, 0x06) + spliceTimeHex(0) + '000b' + '0209' + u32(0x43554549) + u32(5) + 'ff').toString('base64');
-  const text = ['#EXTM3U', `#EXT-OATCLS-SCTE35:${INSERT_CANCEL}`, '#EXT-X-CUE-OUT:30', '#EXTINF:2,', 'a.ts', `#EXT-X-SPLICEPOINT-SCTE35:${segCancel}`, '#EXTINF:2,', 'b.ts'].join('\n');
+  const segCancel = section(
+    header(5, 0x06) + spliceTimeHex(0) + '000b' + '0209' + u32(0x43554549) + u32(5) + 'ff',
+  ).toString('base64');
+  const text = [
+    '#EXTM3U',
+    `#EXT-OATCLS-SCTE35:${INSERT_CANCEL}`,
+    '#EXT-X-CUE-OUT:30',
+    '#EXTINF:2,',
+    'a.ts',
+    `#EXT-X-SPLICEPOINT-SCTE35:${segCancel}`,
+    '#EXTINF:2,',
+    'b.ts',
+  ].join('\n');
   t.same(
     all(text).map((c) => c.kind),
     ['cancel', 'cancel'],
@@ -168,7 +217,11 @@ t.test('keys are stable across refreshes of a live playlist', async (t) => {
       if (n === 103) out.push('#EXT-X-CUE-OUT:30');
       if (n === 104) out.push(`#EXT-X-CUE-OUT-CONT:ElapsedTime=6,Duration=30`);
       if (n === 105) out.push(`#EXT-OATCLS-SCTE35:${PPO_START}`, '#EXT-X-CUE-OUT:307');
-      if (n === 106) out.push('#EXT-X-DATERANGE:ID="b7",START-DATE="2026-01-01T00:00:00Z",PLANNED-DURATION=30,SCTE35-OUT=' + hex(MEDIATAILOR));
+      if (n === 106)
+        out.push(
+          '#EXT-X-DATERANGE:ID="b7",START-DATE="2026-01-01T00:00:00Z",PLANNED-DURATION=30,SCTE35-OUT=' +
+            hex(MEDIATAILOR),
+        );
       out.push('#EXTINF:6,', `s${n}.ts`);
     }
     return out.join('\n');
@@ -191,9 +244,18 @@ t.test('lines as an array, CRLF, empty input', async (t) => {
 t.test('a reused event id without a PTS does not merge two breaks', async (t) => {
   // splice_insert event 1, splice_immediate: two breaks an hour apart, both event 1 (fixtures reuse ids 1 and 2).
   const imm = section(header(10, 0x05) + u32(1) + '7f' + 'df' + '0000' + '00' + '00' + '0000').toString('base64');
-  const text = ['#EXTM3U', '#EXT-X-MEDIA-SEQUENCE:7', `#EXT-X-SPLICEPOINT-SCTE35:${imm}`, '#EXTINF:2,', 'a.ts', '#EXTINF:2,', 'b.ts', `#EXT-X-SPLICEPOINT-SCTE35:${imm}`, '#EXTINF:2,', 'c.ts'].join(
-    '\n',
-  );
+  const text = [
+    '#EXTM3U',
+    '#EXT-X-MEDIA-SEQUENCE:7',
+    `#EXT-X-SPLICEPOINT-SCTE35:${imm}`,
+    '#EXTINF:2,',
+    'a.ts',
+    '#EXTINF:2,',
+    'b.ts',
+    `#EXT-X-SPLICEPOINT-SCTE35:${imm}`,
+    '#EXTINF:2,',
+    'c.ts',
+  ].join('\n');
   t.same(
     all(text).map((c) => [c.kind, c.key]),
     [

@@ -8,7 +8,9 @@ t.test('lib/scte35 is pure: it imports only its own modules', async (t) => {
   const files = readdirSync(dir).filter((f) => f.endsWith('.ts'));
   t.ok(files.length >= 10, `${files.length} modules`);
   for (const f of files) {
-    const imports = [...readFileSync(path.join(dir, f), 'utf8').matchAll(/^(?:import|export)\b[^;]*?from '([^']+)'/gms)].map((m) => m[1]!);
+    const imports = [
+      ...readFileSync(path.join(dir, f), 'utf8').matchAll(/^(?:import|export)\b[^;]*?from '([^']+)'/gms),
+    ].map((m) => m[1]!);
     t.same(
       imports.filter((i) => !i.startsWith('./')),
       [],

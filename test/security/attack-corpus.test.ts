@@ -41,7 +41,8 @@ async function trapListener(t: Test): Promise<{ port: number; hits: string[] }> 
   return { port, hits };
 }
 
-const PLAYLIST = '#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:2\n#EXT-X-MEDIA-SEQUENCE:1\n#EXTINF:2.0,\n/content/a1.ts\n#EXTINF:2.0,\n/content/a2.ts\n';
+const PLAYLIST =
+  '#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:2\n#EXT-X-MEDIA-SEQUENCE:1\n#EXTINF:2.0,\n/content/a1.ts\n#EXTINF:2.0,\n/content/a2.ts\n';
 const MASTER = '#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=800000,RESOLUTION=1280x720\nvariant/720p.m3u8\n';
 
 /** The DAI host gone bad: each event key of the path picks a failure. */
@@ -56,7 +57,10 @@ async function hostileDaiHost(t: Test, trapPort: number): Promise<string> {
         let i = 0;
         const more = () => {
           while (i < 1_000_000) {
-            const chunk = Array.from({ length: 1000 }, (_, k) => `#EXTINF:2.0,\nhttps://cdn.example.com/s/${i + k}.ts\n`).join('');
+            const chunk = Array.from(
+              { length: 1000 },
+              (_, k) => `#EXTINF:2.0,\nhttps://cdn.example.com/s/${i + k}.ts\n`,
+            ).join('');
             i += 1000;
             if (!res.write(chunk)) return void res.once('drain', more);
           }
@@ -92,11 +96,16 @@ async function hostileDaiHost(t: Test, trapPort: number): Promise<string> {
       case 'BARELF': {
         // Kept open: framed at the later terminator, the body looked short and waited for the deadline.
         const body = `${PLAYLIST}#A\r\n\r\n#B\n`;
-        return void req.socket.write(`HTTP/1.1 200 OK\ncontent-type: application/vnd.apple.mpegurl\ncontent-length: ${body.length}\n\n${body}`);
+        return void req.socket.write(
+          `HTTP/1.1 200 OK\ncontent-type: application/vnd.apple.mpegurl\ncontent-length: ${body.length}\n\n${body}`,
+        );
       }
       case 'STRAY': {
-        const answer = (body: string) => `HTTP/1.1 200 OK\r\ncontent-type: application/vnd.apple.mpegurl\r\ncontent-length: ${body.length}\r\n\r\n${body}`;
-        return void req.socket.write(answer(PLAYLIST) + answer(PLAYLIST.replace('/content/a1.ts', '/content/other-viewer.ts')));
+        const answer = (body: string) =>
+          `HTTP/1.1 200 OK\r\ncontent-type: application/vnd.apple.mpegurl\r\ncontent-length: ${body.length}\r\n\r\n${body}`;
+        return void req.socket.write(
+          answer(PLAYLIST) + answer(PLAYLIST.replace('/content/a1.ts', '/content/other-viewer.ts')),
+        );
       }
       case 'REDIRECT':
         res.writeHead(302, { location: `http://127.0.0.2:${trapPort}/x.m3u8` });
@@ -112,7 +121,11 @@ async function hostileDaiHost(t: Test, trapPort: number): Promise<string> {
 }
 
 /** Raw bytes on a socket: the status line of the answer, 'closed' when the server hung up without one, 'hang' when neither came in time. */
-function rawRequest(port: number, chunks: Array<string | Buffer>, waitMs: number): Promise<{ result: number | 'closed' | 'hang'; ms: number }> {
+function rawRequest(
+  port: number,
+  chunks: Array<string | Buffer>,
+  waitMs: number,
+): Promise<{ result: number | 'closed' | 'hang'; ms: number }> {
   return new Promise((resolve) => {
     const s = net.connect(port, '127.0.0.1');
     const started = Date.now();
@@ -161,8 +174,18 @@ t.test('attack corpus', async (t) => {
   });
   const tok = await token(service);
   const mrssToken = randomBytes(24).toString('hex');
-  t.equal((await call(service.url, 'PUT', '/api/v1/brand-tokens/acme', { token: tok, json: { mrss_token: mrssToken } })).status, 204, 'setup: a push token');
-  t.equal((await call(service.url, 'PUT', '/api/v1/squeeze-brand-config', { token: tok, json: { brand_id: 'attack' } })).status, 200, 'setup: a brand configuration');
+  t.equal(
+    (await call(service.url, 'PUT', '/api/v1/brand-tokens/acme', { token: tok, json: { mrss_token: mrssToken } }))
+      .status,
+    204,
+    'setup: a push token',
+  );
+  t.equal(
+    (await call(service.url, 'PUT', '/api/v1/squeeze-brand-config', { token: tok, json: { brand_id: 'attack' } }))
+      .status,
+    200,
+    'setup: a brand configuration',
+  );
 
   const corpus = await buildCorpus({
     token: tok,
@@ -176,16 +199,31 @@ t.test('attack corpus', async (t) => {
   });
   const byCategory = new Map<Category, number>();
   for (const c of corpus) byCategory.set(c.cat, (byCategory.get(c.cat) ?? 0) + 1);
-  t.ok(corpus.length >= 60, `${corpus.length} hostile inputs: ${[...byCategory].map(([k, n]) => `${k} ${n}`).join(', ')}`);
-  for (const cat of ['path', 'header', 'json', 'xml', 'jwt', 'beacon', 'ssrf', 'manifest-bomb'] as const) t.ok((byCategory.get(cat) ?? 0) >= 4, `at least 4 ${cat} inputs`);
+  t.ok(
+    corpus.length >= 60,
+    `${corpus.length} hostile inputs: ${[...byCategory].map(([k, n]) => `${k} ${n}`).join(', ')}`,
+  );
+  for (const cat of ['path', 'header', 'json', 'xml', 'jwt', 'beacon', 'ssrf', 'manifest-bomb'] as const)
+    t.ok((byCategory.get(cat) ?? 0) >= 4, `at least 4 ${cat} inputs`);
 
   // HTTP cases one after the other (some depend on earlier ones); raw ones meanwhile, in parallel,
   // since a malformed request may only be dropped at uWS's idle timeout.
-  const raws = Promise.all(corpus.filter((c): c is RawCase => 'raw' in c).map((c) => rawRequest(service.port, c.raw, RAW_WAIT_MS).then((got) => ({ c, got }))));
+  const raws = Promise.all(
+    corpus
+      .filter((c): c is RawCase => 'raw' in c)
+      .map((c) => rawRequest(service.port, c.raw, RAW_WAIT_MS).then((got) => ({ c, got }))),
+  );
   for (const c of corpus) if (!('raw' in c)) await runHttp(t, service.url, c);
   for (const { c, got } of await raws) {
-    const ok = c.expect === 'reject' ? got.result === 'closed' || (typeof got.result === 'number' && got.result >= 400 && got.result < 500) : got.result === c.expect;
-    t.ok(ok, `[${c.cat}] ${c.name} → ${c.expect === 'reject' ? '4xx or closed' : c.expect} (${got.result} after ${got.ms} ms)`, ok ? {} : { got });
+    const ok =
+      c.expect === 'reject'
+        ? got.result === 'closed' || (typeof got.result === 'number' && got.result >= 400 && got.result < 500)
+        : got.result === c.expect;
+    t.ok(
+      ok,
+      `[${c.cat}] ${c.name} → ${c.expect === 'reject' ? '4xx or closed' : c.expect} (${got.result} after ${got.ms} ms)`,
+      ok ? {} : { got },
+    );
   }
 
   t.test('nothing polluted Object.prototype', async (t) => {
@@ -206,9 +244,16 @@ t.test('attack corpus', async (t) => {
   t.test('a replayed beacon is forwarded once', async (t) => {
     const { beaconUrl } = await import('../../lib/ads/beacon.js');
     const signed = new URL(
-      beaconUrl(service.url, BEACON_SECRET, { url: `http://127.0.0.1:${beaconPort}/track/replay`, streamId: 'S9', event: 'impression', breakId: 'b9', expires: Math.floor(Date.now() / 1000) + 600 }),
+      beaconUrl(service.url, BEACON_SECRET, {
+        url: `http://127.0.0.1:${beaconPort}/track/replay`,
+        streamId: 'S9',
+        event: 'impression',
+        breakId: 'b9',
+        expires: Math.floor(Date.now() / 1000) + 600,
+      }),
     );
-    for (let i = 0; i < 5; i++) t.equal((await call(service.url, 'GET', signed.pathname + signed.search)).status, 200, `fire ${i + 1} accepted`);
+    for (let i = 0; i < 5; i++)
+      t.equal((await call(service.url, 'GET', signed.pathname + signed.search)).status, 200, `fire ${i + 1} accepted`);
     const end = Date.now() + 3000;
     while (!beaconHits.includes('/track/replay') && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
     await new Promise((r) => setTimeout(r, 500));
@@ -234,7 +279,12 @@ async function runHttp(t: Test, base: string, c: HttpCase): Promise<void> {
   let r: { status: number; headers: Record<string, unknown>; text: string };
   try {
     const body = typeof c.body === 'function' ? c.body() : c.body;
-    const res = await request(base + c.path, { method: (c.method ?? 'GET') as 'GET', headers: c.headers, body, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    const res = await request(base + c.path, {
+      method: (c.method ?? 'GET') as 'GET',
+      headers: c.headers,
+      body,
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
     r = { status: res.statusCode, headers: res.headers, text: await res.body.text() };
   } catch (err) {
     t.fail(`[${c.cat}] ${c.name}: no answer (${(err as Error).message})`);
@@ -254,7 +304,11 @@ async function runHttp(t: Test, base: string, c: HttpCase): Promise<void> {
     !extra &&
     ms <= (c.withinMs ?? 3000) &&
     !/\bat .+\.(ts|js):\d+/.test(r.text);
-  t.ok(ok, `[${c.cat}] ${c.name} → ${c.status}${c.type ? ` ${c.type}` : ''}`, ok ? {} : { got: r.status, type: problemType, ms, extra, body: r.text.slice(0, 300) });
+  t.ok(
+    ok,
+    `[${c.cat}] ${c.name} → ${c.status}${c.type ? ` ${c.type}` : ''}`,
+    ok ? {} : { got: r.status, type: problemType, ms, extra, body: r.text.slice(0, 300) },
+  );
   if (ok && c.save) c.save(JSON.parse(r.text));
 }
 
@@ -265,6 +319,10 @@ t.test('hostile XML in the readers of ad-server and feed-host XML', async (t) =>
     t.throws(() => parseXml(xml), { name: 'AdXmlError' }, `xml: ${name} refused`);
     t.throws(() => parseVast(xml), `VAST: ${name} refused`);
     t.throws(() => parseVmap(xml.replaceAll('VAST', 'vmap:VMAP')), `VMAP: ${name} refused`);
-    t.throws(() => parseMrss(xml.replaceAll('VAST', 'rss').replaceAll('Ad', 'item')), { name: 'MrssError' }, `MRSS: ${name} refused`);
+    t.throws(
+      () => parseMrss(xml.replaceAll('VAST', 'rss').replaceAll('Ad', 'item')),
+      { name: 'MrssError' },
+      `MRSS: ${name} refused`,
+    );
   }
 });

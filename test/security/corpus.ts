@@ -55,10 +55,18 @@ export interface CorpusContext {
 
 const KIB = 1024;
 const json = { 'content-type': 'application/json' };
-const nested = (depth: number, open: string, close: string, inner = '1') => open.repeat(depth) + inner + close.repeat(depth);
+const nested = (depth: number, open: string, close: string, inner = '1') =>
+  open.repeat(depth) + inner + close.repeat(depth);
 
-async function hs256(secret: string | Uint8Array, claims: Record<string, unknown>, header: Record<string, unknown> = {}, exp: string | number | null = '1h'): Promise<string> {
-  const jwt = new SignJWT({ roles: ['operator'], ...claims }).setProtectedHeader({ alg: 'HS256', typ: 'JWT', ...header }).setIssuedAt();
+async function hs256(
+  secret: string | Uint8Array,
+  claims: Record<string, unknown>,
+  header: Record<string, unknown> = {},
+  exp: string | number | null = '1h',
+): Promise<string> {
+  const jwt = new SignJWT({ roles: ['operator'], ...claims })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT', ...header })
+    .setIssuedAt();
   if (exp !== null) jwt.setExpirationTime(exp);
   return jwt.sign(typeof secret === 'string' ? new TextEncoder().encode(secret) : secret);
 }
@@ -79,17 +87,30 @@ export async function buildCorpus(ctx: CorpusContext): Promise<Case[]> {
   const now = Math.floor(Date.now() / 1000);
   const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const publicPem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
-  const rs256 = await new SignJWT({ roles: ['operator'] }).setProtectedHeader({ alg: 'RS256' }).setExpirationTime('1h').sign(privateKey);
-  const brandBody = (o: Record<string, unknown>) => JSON.stringify({ brand_name: 'attack', match_type: 'hostname', match_value: 'a.attack.tv', ...o });
+  const rs256 = await new SignJWT({ roles: ['operator'] })
+    .setProtectedHeader({ alg: 'RS256' })
+    .setExpirationTime('1h')
+    .sign(privateKey);
+  const brandBody = (o: Record<string, unknown>) =>
+    JSON.stringify({ brand_name: 'attack', match_type: 'hostname', match_value: 'a.attack.tv', ...o });
   const mrss = (xml: string, extra: Record<string, string> = {}): Omit<HttpCase, 'cat' | 'name' | 'status'> => ({
     method: 'POST',
     path: `/mrssfeed/${ctx.mrssBrand}`,
     headers: { 'content-type': 'application/rss+xml', 'x-service-mrss-token': ctx.mrssToken, ...extra },
     body: xml,
   });
-  const rss = (items: string) => `<?xml version="1.0"?><rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/"><channel><title>t</title>${items}</channel></rss>`;
+  const rss = (items: string) =>
+    `<?xml version="1.0"?><rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/"><channel><title>t</title>${items}</channel></rss>`;
   const signed = (b: { url: string; expires?: number }) =>
-    new URL(beaconUrl(ctx.base, ctx.beaconSecret, { url: b.url, streamId: 'S1', event: 'impression', breakId: 'b1', expires: b.expires ?? now + 600 }));
+    new URL(
+      beaconUrl(ctx.base, ctx.beaconSecret, {
+        url: b.url,
+        streamId: 'S1',
+        event: 'impression',
+        breakId: 'b1',
+        expires: b.expires ?? now + 600,
+      }),
+    );
   const okBeacon = signed({ url: `${ctx.beaconTarget}/track/other` });
   const swapped = new URL(okBeacon);
   swapped.searchParams.set('u', `${ctx.beaconTarget}/track/evil`);
@@ -100,25 +121,117 @@ export async function buildCorpus(ctx: CorpusContext): Promise<Case[]> {
   const cases: Case[] = [
     // --- paths -------------------------------------------------------------------------------
     // fetch and undici normalise `..`, `%2e%2e` and `\\` (WHATWG URL) before sending: those go raw.
-    { cat: 'path', name: 'dot-dot in a manifest path (raw)', raw: rawGet('/dai/manifest/linear/hls/event/E/stream/S/../../../../etc/passwd.m3u8'), expect: 400 },
-    { cat: 'path', name: '%2e%2e in a manifest path (raw)', raw: rawGet('/dai/manifest/linear/hls/event/E/stream/S/%2e%2e/%2e%2e/secret.m3u8'), expect: 400 },
-    { cat: 'path', name: '%2f inside a manifest segment', path: '/dai/manifest/linear/hls/event/E/stream/S%2f..%2f..%2fx/variant/720p.m3u8', status: 400, type: 'bad-path' },
-    { cat: 'path', name: '%00 in a manifest path', path: '/dai/manifest/linear/hls/event/E/stream/S%00/variant/720p.m3u8', status: 400, type: 'bad-path' },
+    {
+      cat: 'path',
+      name: 'dot-dot in a manifest path (raw)',
+      raw: rawGet('/dai/manifest/linear/hls/event/E/stream/S/../../../../etc/passwd.m3u8'),
+      expect: 400,
+    },
+    {
+      cat: 'path',
+      name: '%2e%2e in a manifest path (raw)',
+      raw: rawGet('/dai/manifest/linear/hls/event/E/stream/S/%2e%2e/%2e%2e/secret.m3u8'),
+      expect: 400,
+    },
+    {
+      cat: 'path',
+      name: '%2f inside a manifest segment',
+      path: '/dai/manifest/linear/hls/event/E/stream/S%2f..%2f..%2fx/variant/720p.m3u8',
+      status: 400,
+      type: 'bad-path',
+    },
+    {
+      cat: 'path',
+      name: '%00 in a manifest path',
+      path: '/dai/manifest/linear/hls/event/E/stream/S%00/variant/720p.m3u8',
+      status: 400,
+      type: 'bad-path',
+    },
     // Issue 24: an id no DAI provider issues is refused before it reaches the upstream or the stream registry.
-    { cat: 'path', name: 'a 300-character stream id', path: `/dai/manifest/linear/hls/event/E/stream/${'S'.repeat(300)}/variant/720p.m3u8`, status: 400, type: 'bad-path' },
-    { cat: 'path', name: 'overlong UTF-8 dot (%c0%ae)', path: '/dai/manifest/linear/hls/event/E/stream/%c0%ae%c0%ae/variant/720p.m3u8', status: 400, type: 'bad-path' },
-    { cat: 'path', name: 'backslashes in a manifest path (raw)', raw: rawGet('/dai/manifest/linear/hls/event/E/stream/S/..\\..\\x.m3u8'), expect: 400 },
-    { cat: 'path', name: 'dot-dot under /api/v1 (raw, with a token)', raw: rawGet('/api/v1/brand-recognition/../../healthz', `Authorization: Bearer ${ctx.token}`), expect: 404 },
-    { cat: 'path', name: '%00 as an /api/v1 id', path: '/api/v1/squeeze-ad-break/%00', headers: auth, status: 400, type: 'bad-path' },
-    { cat: 'path', name: '%00 as a catalog guid', path: '/api/v1/catalog/acme/a%00b', headers: auth, status: 400, type: 'bad-path' },
-    { cat: 'path', name: '%00 as a feed name', path: '/api/v1/global-config/a%00b', headers: auth, status: 400, type: 'bad-path' },
-    { cat: 'path', name: '%00 in a catalog search', path: '/api/v1/catalog?q=a%00b', headers: auth, status: 400, type: 'bad-request' },
-    { cat: 'path', name: '%00 in an event-config lookup', path: '/api/v1/squeeze-event-config?asset_id=a%00b', headers: auth, status: 400, type: 'bad-request' },
-    { cat: 'path', name: 'traversal in a catalog guid', path: '/api/v1/catalog/acme/..%2f..%2fetc%2fpasswd', headers: auth, status: 404, type: 'not-found' },
+    {
+      cat: 'path',
+      name: 'a 300-character stream id',
+      path: `/dai/manifest/linear/hls/event/E/stream/${'S'.repeat(300)}/variant/720p.m3u8`,
+      status: 400,
+      type: 'bad-path',
+    },
+    {
+      cat: 'path',
+      name: 'overlong UTF-8 dot (%c0%ae)',
+      path: '/dai/manifest/linear/hls/event/E/stream/%c0%ae%c0%ae/variant/720p.m3u8',
+      status: 400,
+      type: 'bad-path',
+    },
+    {
+      cat: 'path',
+      name: 'backslashes in a manifest path (raw)',
+      raw: rawGet('/dai/manifest/linear/hls/event/E/stream/S/..\\..\\x.m3u8'),
+      expect: 400,
+    },
+    {
+      cat: 'path',
+      name: 'dot-dot under /api/v1 (raw, with a token)',
+      raw: rawGet('/api/v1/brand-recognition/../../healthz', `Authorization: Bearer ${ctx.token}`),
+      expect: 404,
+    },
+    {
+      cat: 'path',
+      name: '%00 as an /api/v1 id',
+      path: '/api/v1/squeeze-ad-break/%00',
+      headers: auth,
+      status: 400,
+      type: 'bad-path',
+    },
+    {
+      cat: 'path',
+      name: '%00 as a catalog guid',
+      path: '/api/v1/catalog/acme/a%00b',
+      headers: auth,
+      status: 400,
+      type: 'bad-path',
+    },
+    {
+      cat: 'path',
+      name: '%00 as a feed name',
+      path: '/api/v1/global-config/a%00b',
+      headers: auth,
+      status: 400,
+      type: 'bad-path',
+    },
+    {
+      cat: 'path',
+      name: '%00 in a catalog search',
+      path: '/api/v1/catalog?q=a%00b',
+      headers: auth,
+      status: 400,
+      type: 'bad-request',
+    },
+    {
+      cat: 'path',
+      name: '%00 in an event-config lookup',
+      path: '/api/v1/squeeze-event-config?asset_id=a%00b',
+      headers: auth,
+      status: 400,
+      type: 'bad-request',
+    },
+    {
+      cat: 'path',
+      name: 'traversal in a catalog guid',
+      path: '/api/v1/catalog/acme/..%2f..%2fetc%2fpasswd',
+      headers: auth,
+      status: 404,
+      type: 'not-found',
+    },
     { cat: 'path', name: 'unknown path', path: '/wp-admin/install.php', status: 404, type: 'not-found' },
     { cat: 'path', name: 'double slash root', path: '//etc/passwd', status: 404, type: 'not-found' },
     { cat: 'path', name: 'dot-dot after /healthz (raw)', raw: rawGet('/healthz/../api/v1/streams'), expect: 404 },
-    { cat: 'path', name: 'traversal in /vast stream_id', path: '/vast?stream_id=..%2F..%2Fetc%2Fpasswd', status: 400, type: 'bad-request' },
+    {
+      cat: 'path',
+      name: 'traversal in /vast stream_id',
+      path: '/vast?stream_id=..%2F..%2Fetc%2Fpasswd',
+      status: 400,
+      type: 'bad-request',
+    },
     {
       cat: 'path',
       name: 'traversal in an /mrssfeed brand',
@@ -129,10 +242,25 @@ export async function buildCorpus(ctx: CorpusContext): Promise<Case[]> {
       status: 401,
       type: 'unauthorized',
     },
-    { cat: 'path', name: '64 KiB path', raw: [`GET /dai/manifest/${'a'.repeat(64 * KIB)}.m3u8 HTTP/1.1\r\nHost: x\r\n\r\n`], expect: 'reject' },
+    {
+      cat: 'path',
+      name: '64 KiB path',
+      raw: [`GET /dai/manifest/${'a'.repeat(64 * KIB)}.m3u8 HTTP/1.1\r\nHost: x\r\n\r\n`],
+      expect: 'reject',
+    },
     // /dai/adproxy never shows a player an error (spec): an oversized query is truncated, answered 200.
-    { cat: 'path', name: '64 KiB query on /dai/adproxy (in one write)', raw: [`GET /dai/adproxy?${'a=1&'.repeat(16 * KIB)} HTTP/1.1\r\nHost: x\r\n\r\n`], expect: 200 },
-    { cat: 'path', name: 'space and CRLF in the request target', raw: ['GET /healthz HTTP/1.1 x\r\n\r\nHost: x\r\n\r\n'], expect: 'reject' },
+    {
+      cat: 'path',
+      name: '64 KiB query on /dai/adproxy (in one write)',
+      raw: [`GET /dai/adproxy?${'a=1&'.repeat(16 * KIB)} HTTP/1.1\r\nHost: x\r\n\r\n`],
+      expect: 200,
+    },
+    {
+      cat: 'path',
+      name: 'space and CRLF in the request target',
+      raw: ['GET /healthz HTTP/1.1 x\r\n\r\nHost: x\r\n\r\n'],
+      expect: 'reject',
+    },
 
     // --- headers -----------------------------------------------------------------------------
     {
@@ -140,7 +268,10 @@ export async function buildCorpus(ctx: CorpusContext): Promise<Case[]> {
       name: 'CRLF (%0d%0a) in a query that the manifest reflects',
       path: `${variant('OK').replace('variant/720p.m3u8', 'master.m3u8')}?token=a%0d%0a%23EXT-X-ENDLIST%0d%0aevil.m3u8`,
       status: 200,
-      check: (r) => (/^evil\.m3u8$/m.test(r.text) || /^#EXT-X-ENDLIST/m.test(r.text) ? 'the query injected manifest lines' : undefined),
+      check: (r) =>
+        /^evil\.m3u8$/m.test(r.text) || /^#EXT-X-ENDLIST/m.test(r.text)
+          ? 'the query injected manifest lines'
+          : undefined,
     },
     {
       cat: 'header',
@@ -148,27 +279,81 @@ export async function buildCorpus(ctx: CorpusContext): Promise<Case[]> {
       path: '/api/v1/brand-recognition',
       headers: { ...auth, 'x-request-id': 'abc%0d%0aSet-Cookie:%20x=1' },
       status: 200,
-      check: (r) => (String(r.headers['x-request-id']).includes('Set-Cookie') || r.headers['set-cookie'] ? 'request id reflected verbatim' : undefined),
+      check: (r) =>
+        String(r.headers['x-request-id']).includes('Set-Cookie') || r.headers['set-cookie']
+          ? 'request id reflected verbatim'
+          : undefined,
     },
-    { cat: 'header', name: 'bare CR inside a header value (raw)', raw: ['GET /api/v1/streams HTTP/1.1\r\nHost: x\r\nX-Request-Id: a\rSet-Cookie: x=1\r\n\r\n'], expect: 'reject' },
-    { cat: 'header', name: 'NUL inside a header value (raw)', raw: ['GET /healthz HTTP/1.1\r\nHost: x\r\nX-Forwarded-Host: a\u0000b\r\n\r\n'], expect: 'reject' },
-    { cat: 'header', name: 'obs-fold continuation line (raw)', raw: ['GET /api/v1/streams HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer\r\n x\r\n\r\n'], expect: 'reject' },
-    { cat: 'header', name: 'header line without a colon (raw)', raw: ['GET /healthz HTTP/1.1\r\nHost: x\r\nthis is not a header\r\n\r\n'], expect: 'reject' },
-    { cat: 'header', name: '40 headers', path: '/healthz', headers: Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`x-h${i}`, 'v'])), status: 200 },
-    { cat: 'header', name: '100 headers (raw)', raw: [`GET /healthz HTTP/1.1\r\nHost: x\r\n${Array.from({ length: 100 }, (_, i) => `X-H${i}: v\r\n`).join('')}\r\n`], expect: 'reject' },
+    {
+      cat: 'header',
+      name: 'bare CR inside a header value (raw)',
+      raw: ['GET /api/v1/streams HTTP/1.1\r\nHost: x\r\nX-Request-Id: a\rSet-Cookie: x=1\r\n\r\n'],
+      expect: 'reject',
+    },
+    {
+      cat: 'header',
+      name: 'NUL inside a header value (raw)',
+      raw: ['GET /healthz HTTP/1.1\r\nHost: x\r\nX-Forwarded-Host: a\u0000b\r\n\r\n'],
+      expect: 'reject',
+    },
+    {
+      cat: 'header',
+      name: 'obs-fold continuation line (raw)',
+      raw: ['GET /api/v1/streams HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer\r\n x\r\n\r\n'],
+      expect: 'reject',
+    },
+    {
+      cat: 'header',
+      name: 'header line without a colon (raw)',
+      raw: ['GET /healthz HTTP/1.1\r\nHost: x\r\nthis is not a header\r\n\r\n'],
+      expect: 'reject',
+    },
+    {
+      cat: 'header',
+      name: '40 headers',
+      path: '/healthz',
+      headers: Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`x-h${i}`, 'v'])),
+      status: 200,
+    },
+    {
+      cat: 'header',
+      name: '100 headers (raw)',
+      raw: [
+        `GET /healthz HTTP/1.1\r\nHost: x\r\n${Array.from({ length: 100 }, (_, i) => `X-H${i}: v\r\n`).join('')}\r\n`,
+      ],
+      expect: 'reject',
+    },
     // uWS applies UWS_HTTP_MAX_HEADERS_SIZE only to a header block that arrives in pieces; in one read it is parsed in place.
-    { cat: 'header', name: '64 KiB header value in one write (raw)', raw: [`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(64 * KIB)}\r\n\r\n`], expect: 200 },
+    {
+      cat: 'header',
+      name: '64 KiB header value in one write (raw)',
+      raw: [`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(64 * KIB)}\r\n\r\n`],
+      expect: 200,
+    },
     {
       cat: 'header',
       name: '64 KiB header value in pieces (raw)',
-      raw: [`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: `, ...Array.from({ length: 16 }, () => 'b'.repeat(4 * KIB)), '\r\n\r\n'],
+      raw: [
+        `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: `,
+        ...Array.from({ length: 16 }, () => 'b'.repeat(4 * KIB)),
+        '\r\n\r\n',
+      ],
       expect: 'reject',
     },
-    { cat: 'header', name: '1,000 headers (raw)', raw: [`GET /healthz HTTP/1.1\r\nHost: x\r\n${Array.from({ length: 1000 }, (_, i) => `X-H${i}: v\r\n`).join('')}\r\n`], expect: 'reject' },
+    {
+      cat: 'header',
+      name: '1,000 headers (raw)',
+      raw: [
+        `GET /healthz HTTP/1.1\r\nHost: x\r\n${Array.from({ length: 1000 }, (_, i) => `X-H${i}: v\r\n`).join('')}\r\n`,
+      ],
+      expect: 'reject',
+    },
     {
       cat: 'header',
       name: 'duplicate Content-Length, different values (raw)',
-      raw: ['POST /api/v1/brand-recognition HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nContent-Length: 40\r\n\r\n{}'],
+      raw: [
+        'POST /api/v1/brand-recognition HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nContent-Length: 40\r\n\r\n{}',
+      ],
       expect: 'reject',
     },
     {
@@ -183,13 +368,17 @@ export async function buildCorpus(ctx: CorpusContext): Promise<Case[]> {
     {
       cat: 'header',
       name: 'MRSS push declaring 20 MiB with a wrong token: 401 before the body (raw)',
-      raw: [`POST /mrssfeed/${ctx.mrssBrand} HTTP/1.1\r\nHost: x\r\nContent-Type: application/xml\r\nX-Service-Mrss-Token: wrong-token-0123456789abcdef\r\nContent-Length: ${20 * 1024 * KIB}\r\n\r\n`],
+      raw: [
+        `POST /mrssfeed/${ctx.mrssBrand} HTTP/1.1\r\nHost: x\r\nContent-Type: application/xml\r\nX-Service-Mrss-Token: wrong-token-0123456789abcdef\r\nContent-Length: ${20 * 1024 * KIB}\r\n\r\n`,
+      ],
       expect: 401,
     },
     {
       cat: 'header',
       name: 'chunked MRSS push without a token: 401 before the body (raw)',
-      raw: [`POST /mrssfeed/${ctx.mrssBrand} HTTP/1.1\r\nHost: x\r\nContent-Type: application/xml\r\nTransfer-Encoding: chunked\r\n\r\n`],
+      raw: [
+        `POST /mrssfeed/${ctx.mrssBrand} HTTP/1.1\r\nHost: x\r\nContent-Type: application/xml\r\nTransfer-Encoding: chunked\r\n\r\n`,
+      ],
       expect: 401,
     },
     {
@@ -200,18 +389,49 @@ export async function buildCorpus(ctx: CorpusContext): Promise<Case[]> {
       ],
       expect: 401,
     },
-    { cat: 'header', name: 'Transfer-Encoding not ending in chunked (raw)', raw: ['POST /mrssfeed/acme HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\nxxxx'], expect: 'reject' },
-    { cat: 'header', name: 'invalid chunk size (raw)', raw: ['POST /api/v1/brand-recognition HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzzzz\r\n{}\r\n0\r\n\r\n'], expect: 'reject' },
-    { cat: 'header', name: 'Content-Length beyond 2^64 (raw)', raw: ['POST /api/v1/brand-recognition HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999999\r\n\r\n{}'], expect: 'reject' },
-    { cat: 'header', name: 'negative Content-Length (raw)', raw: ['POST /api/v1/brand-recognition HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n{}'], expect: 'reject' },
+    {
+      cat: 'header',
+      name: 'Transfer-Encoding not ending in chunked (raw)',
+      raw: ['POST /mrssfeed/acme HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\nxxxx'],
+      expect: 'reject',
+    },
+    {
+      cat: 'header',
+      name: 'invalid chunk size (raw)',
+      raw: [
+        'POST /api/v1/brand-recognition HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzzzz\r\n{}\r\n0\r\n\r\n',
+      ],
+      expect: 'reject',
+    },
+    {
+      cat: 'header',
+      name: 'Content-Length beyond 2^64 (raw)',
+      raw: ['POST /api/v1/brand-recognition HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999999\r\n\r\n{}'],
+      expect: 'reject',
+    },
+    {
+      cat: 'header',
+      name: 'negative Content-Length (raw)',
+      raw: ['POST /api/v1/brand-recognition HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n{}'],
+      expect: 'reject',
+    },
     { cat: 'header', name: 'HTTP/0.9 request line (raw)', raw: ['GET /healthz\r\n\r\n'], expect: 'reject' },
     {
       cat: 'header',
       name: 'binary garbage instead of a request (raw)',
-      raw: [Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03, 0, 0, 0, 0, 0x0d, 0x0a, 0x0d, 0x0a])],
+      raw: [
+        Buffer.from([
+          0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03, 0, 0, 0, 0, 0x0d, 0x0a, 0x0d, 0x0a,
+        ]),
+      ],
       expect: 'reject',
     },
-    { cat: 'header', name: 'Bearer value that is not a JWT (raw)', raw: ['GET /api/v1/streams HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer a.b.c\r\n\r\n'], expect: 401 },
+    {
+      cat: 'header',
+      name: 'Bearer value that is not a JWT (raw)',
+      raw: ['GET /api/v1/streams HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer a.b.c\r\n\r\n'],
+      expect: 401,
+    },
 
     // --- JSON --------------------------------------------------------------------------------
     {
@@ -362,8 +582,26 @@ export async function buildCorpus(ctx: CorpusContext): Promise<Case[]> {
       status: 400,
       type: 'validation',
     },
-    { cat: 'json', name: 'null body', method: 'POST', path: '/api/v1/brand-recognition', headers: { ...auth, ...json }, body: 'null', status: 400, type: 'validation' },
-    { cat: 'json', name: 'truncated JSON', method: 'POST', path: '/api/v1/brand-recognition', headers: { ...auth, ...json }, body: '{"brand_name":', status: 400, type: 'bad-request' },
+    {
+      cat: 'json',
+      name: 'null body',
+      method: 'POST',
+      path: '/api/v1/brand-recognition',
+      headers: { ...auth, ...json },
+      body: 'null',
+      status: 400,
+      type: 'validation',
+    },
+    {
+      cat: 'json',
+      name: 'truncated JSON',
+      method: 'POST',
+      path: '/api/v1/brand-recognition',
+      headers: { ...auth, ...json },
+      body: '{"brand_name":',
+      status: 400,
+      type: 'bad-request',
+    },
     {
       cat: 'json',
       name: 'NUL character in a string field',
@@ -390,7 +628,11 @@ export async function buildCorpus(ctx: CorpusContext): Promise<Case[]> {
       method: 'POST',
       path: '/api/v1/brand-recognition',
       headers: { ...auth, ...json },
-      body: Buffer.concat([Buffer.from('{"brand_name":"'), Buffer.from([0xc0, 0xae, 0xff]), Buffer.from('","match_type":"hostname","match_value":"u.attack.tv"}')]),
+      body: Buffer.concat([
+        Buffer.from('{"brand_name":"'),
+        Buffer.from([0xc0, 0xae, 0xff]),
+        Buffer.from('","match_type":"hostname","match_value":"u.attack.tv"}'),
+      ]),
       status: 201,
       check: (r) => (r.text.includes('\ufffd') ? undefined : 'not decoded to U+FFFD'),
     },
@@ -404,8 +646,22 @@ export async function buildCorpus(ctx: CorpusContext): Promise<Case[]> {
       status: 415,
       type: 'unsupported-media-type',
     },
-    { cat: 'json', name: '1e400 as a page number', path: '/api/v1/squeeze-configured-ad?event_id=1&page=1e400', headers: auth, status: 400, type: 'validation' },
-    { cat: 'json', name: 'integer id beyond 2^63', path: '/api/v1/squeeze-event-config/99999999999999999999999', headers: auth, status: 400, type: 'validation' },
+    {
+      cat: 'json',
+      name: '1e400 as a page number',
+      path: '/api/v1/squeeze-configured-ad?event_id=1&page=1e400',
+      headers: auth,
+      status: 400,
+      type: 'validation',
+    },
+    {
+      cat: 'json',
+      name: 'integer id beyond 2^63',
+      path: '/api/v1/squeeze-event-config/99999999999999999999999',
+      headers: auth,
+      status: 400,
+      type: 'validation',
+    },
 
     // --- XML (the MRSS push body) ------------------------------------------------------------
     {
@@ -420,36 +676,135 @@ export async function buildCorpus(ctx: CorpusContext): Promise<Case[]> {
     {
       cat: 'xml',
       name: 'external entity (file:///etc/passwd)',
-      ...mrss(`<?xml version="1.0"?><!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/passwd">]><rss><channel><item><guid>&x;</guid></item></channel></rss>`),
+      ...mrss(
+        `<?xml version="1.0"?><!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/passwd">]><rss><channel><item><guid>&x;</guid></item></channel></rss>`,
+      ),
       status: 400,
       type: 'bad-request',
     },
     {
       cat: 'xml',
       name: 'external entity over HTTP to the trap',
-      ...mrss(`<?xml version="1.0"?><!DOCTYPE r [<!ENTITY x SYSTEM "http://${trap}/xxe">]><rss><channel><item><guid>&x;</guid></item></channel></rss>`),
+      ...mrss(
+        `<?xml version="1.0"?><!DOCTYPE r [<!ENTITY x SYSTEM "http://${trap}/xxe">]><rss><channel><item><guid>&x;</guid></item></channel></rss>`,
+      ),
       status: 400,
       type: 'bad-request',
     },
     { cat: 'xml', name: 'bare DOCTYPE', ...mrss(`<!DOCTYPE rss>${rss('')}`), status: 400, type: 'bad-request' },
-    { cat: 'xml', name: 'parameter entity', ...mrss(`<?xml version="1.0"?><!DOCTYPE r [<!ENTITY % p SYSTEM "http://${trap}/p.dtd">%p;]>${rss('')}`), status: 400, type: 'bad-request' },
-    { cat: 'xml', name: '1 MB attribute', ...mrss(rss(`<item><guid>big</guid><media:content url="https://cdn.example.com/${'a'.repeat(KIB * KIB)}.m3u8"/></item>`)), status: 400, type: 'bad-request' },
-    { cat: 'xml', name: '10,000-deep nesting', ...mrss(`<rss><channel>${'<a>'.repeat(10_000)}${'</a>'.repeat(10_000)}</channel></rss>`), status: 400, type: 'bad-request' },
-    { cat: 'xml', name: 'unclosed root', ...mrss('<rss><channel><item><guid>x</guid>'), status: 400, type: 'bad-request' },
+    {
+      cat: 'xml',
+      name: 'parameter entity',
+      ...mrss(`<?xml version="1.0"?><!DOCTYPE r [<!ENTITY % p SYSTEM "http://${trap}/p.dtd">%p;]>${rss('')}`),
+      status: 400,
+      type: 'bad-request',
+    },
+    {
+      cat: 'xml',
+      name: '1 MB attribute',
+      ...mrss(
+        rss(
+          `<item><guid>big</guid><media:content url="https://cdn.example.com/${'a'.repeat(KIB * KIB)}.m3u8"/></item>`,
+        ),
+      ),
+      status: 400,
+      type: 'bad-request',
+    },
+    {
+      cat: 'xml',
+      name: '10,000-deep nesting',
+      ...mrss(`<rss><channel>${'<a>'.repeat(10_000)}${'</a>'.repeat(10_000)}</channel></rss>`),
+      status: 400,
+      type: 'bad-request',
+    },
+    {
+      cat: 'xml',
+      name: 'unclosed root',
+      ...mrss('<rss><channel><item><guid>x</guid>'),
+      status: 400,
+      type: 'bad-request',
+    },
     { cat: 'xml', name: 'not XML at all', ...mrss('{"rss": true}'), status: 400, type: 'bad-request' },
-    { cat: 'xml', name: 'XML as text/html', ...mrss(rss(''), { 'content-type': 'text/html' }), status: 415, type: 'unsupported-media-type' },
-    { cat: 'xml', name: 'no push token', ...mrss(rss(''), { 'x-service-mrss-token': '' }), status: 401, type: 'unauthorized' },
-    { cat: 'xml', name: 'wrong push token', ...mrss(rss(''), { 'x-service-mrss-token': 'y'.repeat(32) }), status: 401, type: 'unauthorized' },
-    { cat: 'xml', name: 'body over the 20 MiB push cap', ...mrss(rss(`<!--${'x'.repeat(21 * KIB * KIB)}-->`)), status: 413, type: 'payload-too-large', withinMs: 10_000 },
+    {
+      cat: 'xml',
+      name: 'XML as text/html',
+      ...mrss(rss(''), { 'content-type': 'text/html' }),
+      status: 415,
+      type: 'unsupported-media-type',
+    },
+    {
+      cat: 'xml',
+      name: 'no push token',
+      ...mrss(rss(''), { 'x-service-mrss-token': '' }),
+      status: 401,
+      type: 'unauthorized',
+    },
+    {
+      cat: 'xml',
+      name: 'wrong push token',
+      ...mrss(rss(''), { 'x-service-mrss-token': 'y'.repeat(32) }),
+      status: 401,
+      type: 'unauthorized',
+    },
+    {
+      cat: 'xml',
+      name: 'body over the 20 MiB push cap',
+      ...mrss(rss(`<!--${'x'.repeat(21 * KIB * KIB)}-->`)),
+      status: 413,
+      type: 'payload-too-large',
+      withinMs: 10_000,
+    },
 
     // --- JWT ---------------------------------------------------------------------------------
     { cat: 'jwt', name: 'no token', path: '/api/v1/brand-recognition', status: 401, type: 'unauthorized' },
-    { cat: 'jwt', name: 'alg none', path: '/api/v1/brand-recognition', headers: bearer(unsigned({ roles: ['operator'], exp: now + 3600 })), status: 401, type: 'unauthorized' },
-    { cat: 'jwt', name: 'HS256 signed with the RS256 public key (HS/RS confusion)', path: '/api/v1/brand-recognition', headers: bearer(await hs256(publicPem, {})), status: 401, type: 'unauthorized' },
-    { cat: 'jwt', name: 'RS256 token when HS256 is pinned', path: '/api/v1/brand-recognition', headers: bearer(rs256), status: 401, type: 'unauthorized' },
-    { cat: 'jwt', name: 'expired', path: '/api/v1/brand-recognition', headers: bearer(await hs256(ctx.jwtSecret, {}, {}, now - 120)), status: 401, type: 'unauthorized' },
-    { cat: 'jwt', name: 'not yet valid (nbf in an hour)', path: '/api/v1/brand-recognition', headers: bearer(await hs256(ctx.jwtSecret, { nbf: now + 3600 })), status: 401, type: 'unauthorized' },
-    { cat: 'jwt', name: 'missing exp', path: '/api/v1/brand-recognition', headers: bearer(await hs256(ctx.jwtSecret, {}, {}, null)), status: 401, type: 'unauthorized' },
+    {
+      cat: 'jwt',
+      name: 'alg none',
+      path: '/api/v1/brand-recognition',
+      headers: bearer(unsigned({ roles: ['operator'], exp: now + 3600 })),
+      status: 401,
+      type: 'unauthorized',
+    },
+    {
+      cat: 'jwt',
+      name: 'HS256 signed with the RS256 public key (HS/RS confusion)',
+      path: '/api/v1/brand-recognition',
+      headers: bearer(await hs256(publicPem, {})),
+      status: 401,
+      type: 'unauthorized',
+    },
+    {
+      cat: 'jwt',
+      name: 'RS256 token when HS256 is pinned',
+      path: '/api/v1/brand-recognition',
+      headers: bearer(rs256),
+      status: 401,
+      type: 'unauthorized',
+    },
+    {
+      cat: 'jwt',
+      name: 'expired',
+      path: '/api/v1/brand-recognition',
+      headers: bearer(await hs256(ctx.jwtSecret, {}, {}, now - 120)),
+      status: 401,
+      type: 'unauthorized',
+    },
+    {
+      cat: 'jwt',
+      name: 'not yet valid (nbf in an hour)',
+      path: '/api/v1/brand-recognition',
+      headers: bearer(await hs256(ctx.jwtSecret, { nbf: now + 3600 })),
+      status: 401,
+      type: 'unauthorized',
+    },
+    {
+      cat: 'jwt',
+      name: 'missing exp',
+      path: '/api/v1/brand-recognition',
+      headers: bearer(await hs256(ctx.jwtSecret, {}, {}, null)),
+      status: 401,
+      type: 'unauthorized',
+    },
     {
       cat: 'jwt',
       name: 'kid path traversal, signed with an empty key',
@@ -458,43 +813,168 @@ export async function buildCorpus(ctx: CorpusContext): Promise<Case[]> {
       status: 401,
       type: 'unauthorized',
     },
-    { cat: 'jwt', name: 'SQL in kid', path: '/api/v1/brand-recognition', headers: bearer(await hs256('x'.repeat(32), {}, { kid: "' UNION SELECT 'secret' --" })), status: 401, type: 'unauthorized' },
+    {
+      cat: 'jwt',
+      name: 'SQL in kid',
+      path: '/api/v1/brand-recognition',
+      headers: bearer(await hs256('x'.repeat(32), {}, { kid: "' UNION SELECT 'secret' --" })),
+      status: 401,
+      type: 'unauthorized',
+    },
     {
       cat: 'jwt',
       name: 'payload tampered after signing',
       path: '/api/v1/brand-recognition',
-      headers: bearer(ctx.token.replace(/\.[^.]+\./, `.${base64url.encode(JSON.stringify({ roles: ['admin'], exp: now + 9999 }))}.`)),
+      headers: bearer(
+        ctx.token.replace(/\.[^.]+\./, `.${base64url.encode(JSON.stringify({ roles: ['admin'], exp: now + 9999 }))}.`),
+      ),
       status: 401,
       type: 'unauthorized',
     },
-    { cat: 'jwt', name: 'oversized token (12 KiB)', path: '/api/v1/brand-recognition', headers: bearer(`${'a'.repeat(6 * KIB)}.${'b'.repeat(6 * KIB)}.c`), status: 401, type: 'unauthorized' },
-    { cat: 'jwt', name: 'oversized token (64 KiB, raw)', raw: [`GET /api/v1/brand-recognition HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${'a'.repeat(64 * KIB)}.b.c\r\n\r\n`], expect: 401 },
-    { cat: 'jwt', name: 'Basic instead of Bearer', path: '/api/v1/brand-recognition', headers: { authorization: 'Basic YWRtaW46YWRtaW4=' }, status: 401, type: 'unauthorized' },
-    { cat: 'jwt', name: 'valid token on the wrong header case and spacing', path: '/api/v1/brand-recognition', headers: { authorization: `bearer    ${ctx.token}` }, status: 200 },
+    {
+      cat: 'jwt',
+      name: 'oversized token (12 KiB)',
+      path: '/api/v1/brand-recognition',
+      headers: bearer(`${'a'.repeat(6 * KIB)}.${'b'.repeat(6 * KIB)}.c`),
+      status: 401,
+      type: 'unauthorized',
+    },
+    {
+      cat: 'jwt',
+      name: 'oversized token (64 KiB, raw)',
+      raw: [
+        `GET /api/v1/brand-recognition HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${'a'.repeat(64 * KIB)}.b.c\r\n\r\n`,
+      ],
+      expect: 401,
+    },
+    {
+      cat: 'jwt',
+      name: 'Basic instead of Bearer',
+      path: '/api/v1/brand-recognition',
+      headers: { authorization: 'Basic YWRtaW46YWRtaW4=' },
+      status: 401,
+      type: 'unauthorized',
+    },
+    {
+      cat: 'jwt',
+      name: 'valid token on the wrong header case and spacing',
+      path: '/api/v1/brand-recognition',
+      headers: { authorization: `bearer    ${ctx.token}` },
+      status: 200,
+    },
 
     // --- beacons -----------------------------------------------------------------------------
     { cat: 'beacon', name: 'no query', path: '/beacon', status: 400, type: 'bad-beacon' },
-    { cat: 'beacon', name: 'bad signature', path: `/beacon?u=${encodeURIComponent(`${ctx.beaconTarget}/track/x`)}&s=S1&e=impression&sig=${'A'.repeat(43)}`, status: 400, type: 'bad-beacon' },
-    { cat: 'beacon', name: 'signature of another URL', path: swapped.pathname + swapped.search, status: 400, type: 'bad-beacon' },
-    { cat: 'beacon', name: 'expired', path: (({ pathname, search }) => pathname + search)(signed({ url: `${ctx.beaconTarget}/track/old`, expires: now - 10 })), status: 400, type: 'bad-beacon' },
-    { cat: 'beacon', name: 'signed but not http(s)', path: (({ pathname, search }) => pathname + search)(signed({ url: 'file:///etc/passwd' })), status: 400, type: 'bad-beacon' },
-    { cat: 'beacon', name: 'repeated sig parameter', path: `${okBeacon.pathname}${okBeacon.search}&sig=${'B'.repeat(43)}`, status: 400, type: 'bad-beacon' },
-    { cat: 'beacon', name: '9 KiB query', path: `/beacon?u=${'a'.repeat(9 * KIB)}&s=S1&e=x&sig=${'A'.repeat(43)}`, status: 400, type: 'bad-beacon' },
-    { cat: 'beacon', name: 'malformed percent-encoding', path: '/beacon?u=%E0%A4%A&s=S1&e=impression&sig=' + 'A'.repeat(43), status: 400, type: 'bad-beacon' },
+    {
+      cat: 'beacon',
+      name: 'bad signature',
+      path: `/beacon?u=${encodeURIComponent(`${ctx.beaconTarget}/track/x`)}&s=S1&e=impression&sig=${'A'.repeat(43)}`,
+      status: 400,
+      type: 'bad-beacon',
+    },
+    {
+      cat: 'beacon',
+      name: 'signature of another URL',
+      path: swapped.pathname + swapped.search,
+      status: 400,
+      type: 'bad-beacon',
+    },
+    {
+      cat: 'beacon',
+      name: 'expired',
+      path: (({ pathname, search }) => pathname + search)(
+        signed({ url: `${ctx.beaconTarget}/track/old`, expires: now - 10 }),
+      ),
+      status: 400,
+      type: 'bad-beacon',
+    },
+    {
+      cat: 'beacon',
+      name: 'signed but not http(s)',
+      path: (({ pathname, search }) => pathname + search)(signed({ url: 'file:///etc/passwd' })),
+      status: 400,
+      type: 'bad-beacon',
+    },
+    {
+      cat: 'beacon',
+      name: 'repeated sig parameter',
+      path: `${okBeacon.pathname}${okBeacon.search}&sig=${'B'.repeat(43)}`,
+      status: 400,
+      type: 'bad-beacon',
+    },
+    {
+      cat: 'beacon',
+      name: '9 KiB query',
+      path: `/beacon?u=${'a'.repeat(9 * KIB)}&s=S1&e=x&sig=${'A'.repeat(43)}`,
+      status: 400,
+      type: 'bad-beacon',
+    },
+    {
+      cat: 'beacon',
+      name: 'malformed percent-encoding',
+      path: '/beacon?u=%E0%A4%A&s=S1&e=impression&sig=' + 'A'.repeat(43),
+      status: 400,
+      type: 'bad-beacon',
+    },
 
     // --- manifest bombs from the DAI host (see the hostile host in the test) -----------------
-    { cat: 'manifest-bomb', name: 'a million segment lines', path: variant('MILLION'), status: [502, 504], withinMs: 3000 },
+    {
+      cat: 'manifest-bomb',
+      name: 'a million segment lines',
+      path: variant('MILLION'),
+      status: [502, 504],
+      withinMs: 3000,
+    },
     // Over the 16 MiB upstream cap: refused as too large, or cut by the deadline on a slow machine.
     { cat: 'manifest-bomb', name: 'one 20 MB line', path: variant('LONGLINE'), status: [502, 504], withinMs: 3000 },
-    { cat: 'manifest-bomb', name: 'endless #EXT-X- tags', path: variant('ENDLESS'), status: [502, 504], withinMs: 3000 },
-    { cat: 'manifest-bomb', name: 'a body that trickles a byte at a time', path: variant('TRICKLE'), status: 504, type: 'upstream-timeout', withinMs: 3000 },
-    { cat: 'manifest-bomb', name: 'headers that never come', path: variant('SILENT'), status: 504, type: 'upstream-timeout', withinMs: 3000 },
+    {
+      cat: 'manifest-bomb',
+      name: 'endless #EXT-X- tags',
+      path: variant('ENDLESS'),
+      status: [502, 504],
+      withinMs: 3000,
+    },
+    {
+      cat: 'manifest-bomb',
+      name: 'a body that trickles a byte at a time',
+      path: variant('TRICKLE'),
+      status: 504,
+      type: 'upstream-timeout',
+      withinMs: 3000,
+    },
+    {
+      cat: 'manifest-bomb',
+      name: 'headers that never come',
+      path: variant('SILENT'),
+      status: 504,
+      type: 'upstream-timeout',
+      withinMs: 3000,
+    },
     { cat: 'manifest-bomb', name: 'binary garbage', path: variant('GARBAGE'), status: 502, type: 'upstream-failed' },
-    { cat: 'manifest-bomb', name: 'a redirect to the trap', path: variant('REDIRECT'), status: 502, type: 'upstream-failed' },
+    {
+      cat: 'manifest-bomb',
+      name: 'a redirect to the trap',
+      path: variant('REDIRECT'),
+      status: 502,
+      type: 'upstream-failed',
+    },
     // Refused at once, not at the 1 s upstream deadline (it was framed at the later terminator and waited).
-    { cat: 'manifest-bomb', name: 'a bare-LF head with CRLFCRLF in its body', path: variant('BARELF'), status: 502, type: 'upstream-failed', withinMs: 800 },
+    {
+      cat: 'manifest-bomb',
+      name: 'a bare-LF head with CRLFCRLF in its body',
+      path: variant('BARELF'),
+      status: 502,
+      type: 'upstream-failed',
+      withinMs: 800,
+    },
     // Which of the two answers was this request's cannot be told: neither is served (issue 24).
-    { cat: 'manifest-bomb', name: 'a stray answer after the answer', path: variant('STRAY'), status: 502, type: 'upstream-failed' },
+    {
+      cat: 'manifest-bomb',
+      name: 'a stray answer after the answer',
+      path: variant('STRAY'),
+      status: 502,
+      type: 'upstream-failed',
+    },
 
     // --- SSRF: every URL field the service later fetches, in the spellings of 127.0.0.2 --------
     ...ssrfHosts(ctx.trapPort).flatMap((host, i): HttpCase[] => [
@@ -504,10 +984,22 @@ export async function buildCorpus(ctx: CorpusContext): Promise<Case[]> {
         method: 'POST',
         path: '/api/v1/global-config',
         headers: { ...auth, ...json },
-        body: JSON.stringify({ brand_name: `ssrf-${i}`, feed_name: `ssrf-${i}`, feed_uri: `http://${host}/feed.xml`, pagination_params: {} }),
+        body: JSON.stringify({
+          brand_name: `ssrf-${i}`,
+          feed_name: `ssrf-${i}`,
+          feed_uri: `http://${host}/feed.xml`,
+          pagination_params: {},
+        }),
         status: 201,
       },
-      { cat: 'ssrf', name: `pull of feed_uri http://${host}/`, method: 'POST', path: `/api/v1/global-config/ssrf-${i}/pull`, headers: auth, status: 202 },
+      {
+        cat: 'ssrf',
+        name: `pull of feed_uri http://${host}/`,
+        method: 'POST',
+        path: `/api/v1/global-config/ssrf-${i}/pull`,
+        headers: auth,
+        status: 202,
+      },
     ]),
     {
       cat: 'ssrf',
@@ -524,7 +1016,14 @@ export async function buildCorpus(ctx: CorpusContext): Promise<Case[]> {
       }),
       status: 201,
     },
-    { cat: 'ssrf', name: 'pull of next_from_feed on 127.0.0.2', method: 'POST', path: '/api/v1/global-config/ssrf-next/pull', headers: auth, status: 202 },
+    {
+      cat: 'ssrf',
+      name: 'pull of next_from_feed on 127.0.0.2',
+      method: 'POST',
+      path: '/api/v1/global-config/ssrf-next/pull',
+      headers: auth,
+      status: 202,
+    },
     {
       cat: 'ssrf',
       name: 'source_uri on 127.0.0.2',
@@ -541,7 +1040,14 @@ export async function buildCorpus(ctx: CorpusContext): Promise<Case[]> {
       method: 'PUT',
       path: '/api/v1/squeeze-configured-ad',
       headers: { ...auth, ...json },
-      body: () => JSON.stringify({ event_id: ssrfEvent, abid: 'trap', ad_uri: `http://0x7f000002:${ctx.trapPort}/ad.mp4`, duration: 10, is_curated: true }),
+      body: () =>
+        JSON.stringify({
+          event_id: ssrfEvent,
+          abid: 'trap',
+          ad_uri: `http://0x7f000002:${ctx.trapPort}/ad.mp4`,
+          duration: 10,
+          is_curated: true,
+        }),
       status: 200,
     },
     {
@@ -556,7 +1062,12 @@ export async function buildCorpus(ctx: CorpusContext): Promise<Case[]> {
 
     // --- malformed requests on the other surfaces ----------------------------------------------
     { cat: 'path', name: '/dai/adproxy without parameters', path: '/dai/adproxy', status: 200 },
-    { cat: 'path', name: '/dai/adproxy with a 1,000-parameter query', path: `/dai/adproxy?${Array.from({ length: 1000 }, (_, i) => `k${i}=v`).join('&')}`, status: 200 },
+    {
+      cat: 'path',
+      name: '/dai/adproxy with a 1,000-parameter query',
+      path: `/dai/adproxy?${Array.from({ length: 1000 }, (_, i) => `k${i}=v`).join('&')}`,
+      status: 200,
+    },
     {
       cat: 'path',
       name: '/dai/adproxy with CR/LF and NUL in values',
@@ -564,15 +1075,33 @@ export async function buildCorpus(ctx: CorpusContext): Promise<Case[]> {
       status: 200,
       check: (r) => (r.headers['set-cookie'] ? 'a header was injected' : undefined),
     },
-    { cat: 'path', name: 'POST to /healthz (a known path: 405, issue 25)', method: 'POST', path: '/healthz', body: 'x', status: 405, type: 'method-not-allowed' },
-    { cat: 'path', name: 'TRACE on /api/v1', method: 'TRACE', path: '/api/v1/streams', headers: auth, status: 405, type: 'method-not-allowed' },
+    {
+      cat: 'path',
+      name: 'POST to /healthz (a known path: 405, issue 25)',
+      method: 'POST',
+      path: '/healthz',
+      body: 'x',
+      status: 405,
+      type: 'method-not-allowed',
+    },
+    {
+      cat: 'path',
+      name: 'TRACE on /api/v1',
+      method: 'TRACE',
+      path: '/api/v1/streams',
+      headers: auth,
+      status: 405,
+      type: 'method-not-allowed',
+    },
   ];
   return cases;
 }
 
 /** 127.0.0.2 as URL parsers and resolvers may spell it. */
 export function ssrfHosts(port: number): string[] {
-  return ['127.0.0.2', '2130706434', '0x7f000002', '0177.0.0.2', '127.2', '[::ffff:127.0.0.2]', '[::ffff:7f00:2]'].map((h) => `${h}:${port}`);
+  return ['127.0.0.2', '2130706434', '0x7f000002', '0177.0.0.2', '127.2', '[::ffff:127.0.0.2]', '[::ffff:7f00:2]'].map(
+    (h) => `${h}:${port}`,
+  );
 }
 
 /** Hostile XML for the readers of outside XML that are not HTTP bodies: VAST/VMAP from an ad server, MRSS from a feed host. */
@@ -582,9 +1111,15 @@ export function hostileXml(trapUrl: string): Array<{ name: string; xml: string }
       name: 'billion laughs',
       xml: '<?xml version="1.0"?><!DOCTYPE l [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;">]><VAST version="4.0"><Ad>&c;</Ad></VAST>',
     },
-    { name: 'external entity', xml: `<?xml version="1.0"?><!DOCTYPE v [<!ENTITY x SYSTEM "${trapUrl}/xxe">]><VAST version="4.0"><Ad>&x;</Ad></VAST>` },
+    {
+      name: 'external entity',
+      xml: `<?xml version="1.0"?><!DOCTYPE v [<!ENTITY x SYSTEM "${trapUrl}/xxe">]><VAST version="4.0"><Ad>&x;</Ad></VAST>`,
+    },
     { name: 'DOCTYPE', xml: '<!DOCTYPE VAST><VAST version="4.0"/>' },
-    { name: '10,000-deep nesting', xml: `<VAST version="4.0">${'<Ad>'.repeat(10_000)}${'</Ad>'.repeat(10_000)}</VAST>` },
+    {
+      name: '10,000-deep nesting',
+      xml: `<VAST version="4.0">${'<Ad>'.repeat(10_000)}${'</Ad>'.repeat(10_000)}</VAST>`,
+    },
     { name: '3 MB attribute', xml: `<VAST version="4.0"><Ad id="${'i'.repeat(3 * KIB * KIB)}"/></VAST>` },
   ];
 }

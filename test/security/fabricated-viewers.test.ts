@@ -34,13 +34,17 @@ async function text(url: string): Promise<{ status: number; body: string }> {
 
 /** The value of one counter line of /metrics (0 when absent). */
 function metric(body: string, name: string, labels: string): number {
-  const line = body.split('\n').find((l) => l.startsWith(`${name}{`) && labels.split(',').every((kv) => l.includes(kv)));
+  const line = body
+    .split('\n')
+    .find((l) => l.startsWith(`${name}{`) && labels.split(',').every((kv) => l.includes(kv)));
   return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
 }
 
 t.test('fabricated stream ids fire no beacons; real viewers fire theirs once', async (t) => {
   if (!(await needServices(t))) return;
-  const sim = await new DaiHostSim({ shape: { segmentSec: SEG, windowSegments: 15, adEvery: 0, adSegments: 0 } }).start();
+  const sim = await new DaiHostSim({
+    shape: { segmentSec: SEG, windowSegments: 15, adEvery: 0, adSegments: 0 },
+  }).start();
   const ads = await new AdServerSim({
     ads: [
       { id: 'ad-1', durationSec: 4 },
@@ -67,12 +71,18 @@ t.test('fabricated stream ids fire no beacons; real viewers fire theirs once', a
     breakRetentionSec: 120,
   });
   const tok = await token(service);
-  const api = (method: string, path: string, json?: unknown) => call(service.url, method, `/api/v1/${path}`, { token: tok, ...(json === undefined ? {} : { json }) });
+  const api = (method: string, path: string, json?: unknown) =>
+    call(service.url, method, `/api/v1/${path}`, { token: tok, ...(json === undefined ? {} : { json }) });
   t.equal((await api('PUT', 'squeeze-brand-config', { brand_id: 'acme' })).status, 200);
-  const ev = await api('PUT', 'squeeze-event-config', { asset_id: 'EVF', source_uri: `${sim.url}/source/master.m3u8`, brand_config_id: 'acme' });
+  const ev = await api('PUT', 'squeeze-event-config', {
+    asset_id: 'EVF',
+    source_uri: `${sim.url}/source/master.m3u8`,
+    brand_config_id: 'acme',
+  });
   t.equal(ev.status, 200);
   const eventId = ev.body.id as number;
-  const variant = (stream: string) => `${service.url}/dai/manifest/linear/hls/event/EVF/stream/${stream}/variant/720p.m3u8`;
+  const variant = (stream: string) =>
+    `${service.url}/dai/manifest/linear/hls/event/EVF/stream/${stream}/variant/720p.m3u8`;
 
   // Real viewers, one per order of registration: REAL-A's ad tag first, REAL-B's manifest first.
   t.equal((await text(`${service.url}/dai/adproxy?stream_id=REAL-A:LOC&asset_key=EVF`)).status, 200);
@@ -103,7 +113,9 @@ t.test('fabricated stream ids fire no beacons; real viewers fire theirs once', a
   });
 
   const outputs = () => new Set(transcoder.jobs.map((j) => transcoder.outputUri(j.output_key)));
-  await until('the real viewers’ manifests carry squeezed segments', async () => [...seen].some((s) => s.startsWith('REAL-B:LOC|')));
+  await until('the real viewers’ manifests carry squeezed segments', async () =>
+    [...seen].some((s) => s.startsWith('REAL-B:LOC|')),
+  );
 
   // 300 invented ids, two manifest requests each, while the break's squeezed segments are in the window.
   let carried = 0;
@@ -123,7 +135,11 @@ t.test('fabricated stream ids fire no beacons; real viewers fire theirs once', a
   t.same([...statuses], [[200, 2 * FAKES]], 'every fabricated id still gets its manifest (the upstream served it)');
   t.ok(carried > 0, `the fabricated ids' manifests carried squeezed segments (${carried} of ${2 * FAKES})`);
 
-  await until('the break completes', async () => (await api('GET', `squeeze-ad-break/${breakId}`)).body.status === 'completed', 120_000);
+  await until(
+    'the break completes',
+    async () => (await api('GET', `squeeze-ad-break/${breakId}`)).body.status === 'completed',
+    120_000,
+  );
   // Players keep polling a little past the break (the last squeezed segments stay in the window).
   await sleep(2 * SEG * 1000);
   polling = false;
@@ -136,20 +152,33 @@ t.test('fabricated stream ids fire no beacons; real viewers fire theirs once', a
 
   const perUrl = new Map<string, number>();
   for (const h of ads.hits) perUrl.set(h.query.toString(), (perUrl.get(h.query.toString()) ?? 0) + 1);
-  const expected = ['ad-1', 'ad-2'].flatMap((ad) => ['impression', 'start', 'firstQuartile', 'midpoint', 'thirdQuartile', 'complete'].map((ev) => `${ad}|${ev}`));
-  t.same([...new Set(ads.hits.map((h) => `${h.ad}|${h.ev}`))].sort(), expected.sort(), 'the full set of the break’s beacons reached the ad server');
+  const expected = ['ad-1', 'ad-2'].flatMap((ad) =>
+    ['impression', 'start', 'firstQuartile', 'midpoint', 'thirdQuartile', 'complete'].map((ev) => `${ad}|${ev}`),
+  );
+  t.same(
+    [...new Set(ads.hits.map((h) => `${h.ad}|${h.ev}`))].sort(),
+    expected.sort(),
+    'the full set of the break’s beacons reached the ad server',
+  );
   t.same(
     [...perUrl].filter(([, n]) => n !== 2),
     [],
     'each beacon exactly twice: once per real viewer, never for the 300 fabricated ids',
   );
-  t.equal(ads.hits.length, 2 * expected.length, `${ads.hits.length} beacons for 2 real viewers and ${FAKES} fabricated ids`);
+  t.equal(
+    ads.hits.length,
+    2 * expected.length,
+    `${ads.hits.length} beacons for 2 real viewers and ${FAKES} fabricated ids`,
+  );
 
   const metrics = (await text(`${service.url}/metrics`)).body;
   const fired = metric(metrics, 'dai_beacons_fired_total', `event="${eventId}"`);
   const refused = metric(metrics, 'dai_beacons_refused_total', `event="${eventId}"`);
   t.equal(fired, 2 * expected.length, `dai_beacons_fired_total{event="${eventId}"} counts the real viewers' beacons`);
-  t.ok(refused > 0, `dai_beacons_refused_total{event="${eventId}"} counts the fabricated ids' refused firings (${refused})`);
+  t.ok(
+    refused > 0,
+    `dai_beacons_refused_total{event="${eventId}"} counts the fabricated ids' refused firings (${refused})`,
+  );
 
   await t.test('an id the DAI host answers 404 for creates no stream', async (t) => {
     const before = service.streams.size;

@@ -8,7 +8,13 @@ import t from 'tap';
 import http from 'node:http';
 import net from 'node:net';
 import { request } from 'undici';
-import { PlaylistRewriter, rewritePlaylist, mapMasterUris, trimThenRewrite, type UriRules } from '../../lib/hls/index.js';
+import {
+  PlaylistRewriter,
+  rewritePlaylist,
+  mapMasterUris,
+  trimThenRewrite,
+  type UriRules,
+} from '../../lib/hls/index.js';
 import { masterVariants } from '../../lib/squeeze/breaks/source.js';
 import { playlistLines } from '../../lib/stitch/hls/master.js';
 import { masterRenditions } from '../../lib/inspection/hls-pods.js';
@@ -16,11 +22,21 @@ import { readHlsCues } from '../../lib/scte35/hls-cues.js';
 import { call } from '../helpers/http.js';
 import { freshSchemaUrl, needServices, startTestService } from '../helpers/services.js';
 
-const RULES: UriRules = { daiHost: 'https://dai.example', proxyBase: 'https://svc.example/dai/manifest', contentOrigin: 'https://origin.example', playlistUrl: 'https://dai.example/p/media.m3u8' };
-const MEDIA_LF = '#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:2\n#EXT-X-MEDIA-SEQUENCE:7\n#EXTINF:2.0,\n/content/a.ts\n#EXTINF:2.0,\n/content/b.ts\n#EXTINF:2.0,\n/content/c.ts\n';
+const RULES: UriRules = {
+  daiHost: 'https://dai.example',
+  proxyBase: 'https://svc.example/dai/manifest',
+  contentOrigin: 'https://origin.example',
+  playlistUrl: 'https://dai.example/p/media.m3u8',
+};
+const MEDIA_LF =
+  '#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:2\n#EXT-X-MEDIA-SEQUENCE:7\n#EXTINF:2.0,\n/content/a.ts\n#EXTINF:2.0,\n/content/b.ts\n#EXTINF:2.0,\n/content/c.ts\n';
 /** The same playlist with a bare CR (and a CRLF) where LFs were: what a player splitting on CR would read as MEDIA_LF. */
-const MEDIA_CR = MEDIA_LF.replace('/content/a.ts\n#EXTINF:2.0,\n/content/b.ts', '/content/a.ts\r#EXTINF:2.0,\r\n/content/b.ts');
-const MASTER_LF = '#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=800000\nlow.m3u8\n#EXT-X-STREAM-INF:BANDWIDTH=2000000\nhigh.m3u8\n';
+const MEDIA_CR = MEDIA_LF.replace(
+  '/content/a.ts\n#EXTINF:2.0,\n/content/b.ts',
+  '/content/a.ts\r#EXTINF:2.0,\r\n/content/b.ts',
+);
+const MASTER_LF =
+  '#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=800000\nlow.m3u8\n#EXT-X-STREAM-INF:BANDWIDTH=2000000\nhigh.m3u8\n';
 const MASTER_CR = MASTER_LF.replace('low.m3u8\n', 'low.m3u8\r');
 
 function chunked(text: string, at: number): string {
@@ -32,7 +48,11 @@ function chunked(text: string, at: number): string {
 t.test('a bare CR ends a line in every HLS reader', async (t) => {
   const whole = rewritePlaylist(MEDIA_LF, RULES).text;
   t.match(whole, /^https:\/\/origin\.example\/content\/b\.ts$/m, 'the LF form rewrites b.ts');
-  t.equal(rewritePlaylist(MEDIA_CR, RULES).text, whole, 'the rewriter: a URI after a bare CR is rewritten like any other line');
+  t.equal(
+    rewritePlaylist(MEDIA_CR, RULES).text,
+    whole,
+    'the rewriter: a URI after a bare CR is rewritten like any other line',
+  );
   t.notOk(rewritePlaylist(MEDIA_CR, RULES).text.includes('\r'), 'no CR reaches the player');
   let splits = 0;
   for (let at = 1; at < MEDIA_CR.length; at++) if (chunked(MEDIA_CR, at) === whole) splits++;
@@ -44,8 +64,16 @@ t.test('a bare CR ends a line in every HLS reader', async (t) => {
       .join('\n')}\n`;
   const trimmed = trimThenRewrite(long('\n'), new PlaylistRewriter(RULES), { windowSegments: 3, delaySegments: 0 });
   t.match(trimmed, /#EXT-X-MEDIA-SEQUENCE:12\n/, 'the LF form is trimmed to its last three segments');
-  t.equal(trimThenRewrite(long('\r'), new PlaylistRewriter(RULES), { windowSegments: 3, delaySegments: 0 }), trimmed, 'the live-window trim counts the same segments');
-  t.same(masterVariants(MASTER_CR, 'https://o.example/m.m3u8'), masterVariants(MASTER_LF, 'https://o.example/m.m3u8'), "the break worker's master reader");
+  t.equal(
+    trimThenRewrite(long('\r'), new PlaylistRewriter(RULES), { windowSegments: 3, delaySegments: 0 }),
+    trimmed,
+    'the live-window trim counts the same segments',
+  );
+  t.same(
+    masterVariants(MASTER_CR, 'https://o.example/m.m3u8'),
+    masterVariants(MASTER_LF, 'https://o.example/m.m3u8'),
+    "the break worker's master reader",
+  );
   t.same(playlistLines(MEDIA_CR), playlistLines(MEDIA_LF), "the stitcher's lines");
   t.equal(readHlsCues(MEDIA_CR).segments.length, 3, 'the SCTE-35 cue reader sees three segments');
   t.same(
@@ -53,11 +81,17 @@ t.test('a bare CR ends a line in every HLS reader', async (t) => {
     mapMasterUris(MASTER_LF, (u) => `X/${u}`),
     "the squeezeback master's URI map",
   );
-  t.same(masterRenditions(MASTER_CR, 'https://o.example/m.m3u8'), masterRenditions(MASTER_LF, 'https://o.example/m.m3u8'), "the ID3 inspection's master reader");
+  t.same(
+    masterRenditions(MASTER_CR, 'https://o.example/m.m3u8'),
+    masterRenditions(MASTER_LF, 'https://o.example/m.m3u8'),
+    "the ID3 inspection's master reader",
+  );
 });
 
 function listen(server: http.Server): Promise<number> {
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port)));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port)),
+  );
 }
 
 /** A port nothing listens on: taken, then released. */
@@ -90,8 +124,16 @@ t.test('over HTTP', async (t) => {
     const res = await call(service.url, 'GET', '/dai/manifest/linear/hls/pa/event/CR/stream/cr1:LOC/variant/720p.m3u8');
     t.equal(res.status, 200);
     t.notOk(res.text.includes('\r'), 'no CR in the answer');
-    t.match(res.text, /^https:\/\/origin\.example\/content\/b\.ts$/m, 'the segment after the CR was classified and rewritten');
-    t.equal(res.text.split('\n').filter((l) => l.startsWith('https://origin.example/content/')).length, 3, 'three segments, each on its own line');
+    t.match(
+      res.text,
+      /^https:\/\/origin\.example\/content\/b\.ts$/m,
+      'the segment after the CR was classified and rewritten',
+    );
+    t.equal(
+      res.text.split('\n').filter((l) => l.startsWith('https://origin.example/content/')).length,
+      3,
+      'three segments, each on its own line',
+    );
   });
 
   t.test('METRICS_TOKEN', async (t) => {
@@ -100,12 +142,29 @@ t.test('over HTTP', async (t) => {
     t.equal(bare.headers['content-type'], 'application/problem+json');
     t.match(String(bare.headers['www-authenticate']), /^Bearer/);
     t.notOk(bare.text.includes('http_management'), 'no metric in the refusal');
-    t.equal((await call(service.url, 'GET', '/metrics', { headers: { authorization: 'Bearer wrong-token-0123456789abcdef' } })).status, 401, 'a wrong token: 401');
-    t.equal((await call(service.url, 'GET', '/metrics', { headers: { 'x-metrics-token': metricsToken.slice(0, -1) } })).status, 401, 'a prefix of the token: 401');
+    t.equal(
+      (
+        await call(service.url, 'GET', '/metrics', {
+          headers: { authorization: 'Bearer wrong-token-0123456789abcdef' },
+        })
+      ).status,
+      401,
+      'a wrong token: 401',
+    );
+    t.equal(
+      (await call(service.url, 'GET', '/metrics', { headers: { 'x-metrics-token': metricsToken.slice(0, -1) } }))
+        .status,
+      401,
+      'a prefix of the token: 401',
+    );
     const bearer = await call(service.url, 'GET', '/metrics', { headers: { authorization: `Bearer ${metricsToken}` } });
     t.equal(bearer.status, 200, 'Authorization: Bearer');
     t.match(bearer.text, /process_resident_memory_bytes/);
-    t.equal((await call(service.url, 'GET', '/metrics', { headers: { 'x-metrics-token': metricsToken } })).status, 200, 'X-Metrics-Token');
+    t.equal(
+      (await call(service.url, 'GET', '/metrics', { headers: { 'x-metrics-token': metricsToken } })).status,
+      200,
+      'X-Metrics-Token',
+    );
     t.equal((await call(service.url, 'GET', '/healthz')).status, 200, '/healthz stays open');
   });
 });
@@ -113,7 +172,12 @@ t.test('over HTTP', async (t) => {
 t.test('public error bodies name no internal address', async (t) => {
   if (!(await needServices(t, ['postgres']))) return;
   const port = await closedPort();
-  const service = await startTestService(t, { databaseUrl: await freshSchemaUrl(t), daiHost: `http://127.0.0.1:${port}`, allowPrivateOutbound: true, upstreamDeadlineMs: 2000 });
+  const service = await startTestService(t, {
+    databaseUrl: await freshSchemaUrl(t),
+    daiHost: `http://127.0.0.1:${port}`,
+    allowPrivateOutbound: true,
+    upstreamDeadlineMs: 2000,
+  });
   const res = await request(`${service.url}/dai/manifest/linear/hls/pa/event/GONE/stream/g1:LOC/master.m3u8`);
   const text = await res.body.text();
   t.equal(res.statusCode, 502);

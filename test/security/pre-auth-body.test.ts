@@ -69,8 +69,11 @@ Promise.all(heads.map(one)).then((r) => process.stdout.write(JSON.stringify(r)))
 
 function attack(port: number, heads: string[], bodyBytes: number, waitMs: number): Promise<Attempt[]> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, ['-e', ATTACKER, JSON.stringify([port, bodyBytes, waitMs, heads])], { maxBuffer: 16 * MIB, timeout: waitMs + 30_000 }, (err, stdout) =>
-      err ? reject(err) : resolve(JSON.parse(stdout) as Attempt[]),
+    execFile(
+      process.execPath,
+      ['-e', ATTACKER, JSON.stringify([port, bodyBytes, waitMs, heads])],
+      { maxBuffer: 16 * MIB, timeout: waitMs + 30_000 },
+      (err, stdout) => (err ? reject(err) : resolve(JSON.parse(stdout) as Attempt[])),
     );
   });
 }
@@ -87,12 +90,22 @@ t.test('credentials are checked before the body is read', async (t) => {
   if (!(await needServices(t, ['postgres']))) return;
   const service = await startTestService(t, { databaseUrl: await freshSchemaUrl(t) });
   const jwt = await token(service);
-  t.equal((await call(service.url, 'PUT', '/api/v1/brand-tokens/acme', { token: jwt, json: { mrss_token: PUSH_TOKEN } })).status, 204, 'setup: a push token');
-  const pushHead = (tokenValue: string) => `POST /mrssfeed/acme HTTP/1.1\r\nHost: x\r\nContent-Type: application/xml\r\nX-Service-Mrss-Token: ${tokenValue}\r\nContent-Length: ${20 * MIB}\r\n\r\n`;
+  t.equal(
+    (await call(service.url, 'PUT', '/api/v1/brand-tokens/acme', { token: jwt, json: { mrss_token: PUSH_TOKEN } }))
+      .status,
+    204,
+    'setup: a push token',
+  );
+  const pushHead = (tokenValue: string) =>
+    `POST /mrssfeed/acme HTTP/1.1\r\nHost: x\r\nContent-Type: application/xml\r\nX-Service-Mrss-Token: ${tokenValue}\r\nContent-Length: ${20 * MIB}\r\n\r\n`;
 
   t.test(`${ATTEMPTS} parallel 20 MiB pushes with a wrong token: 401 at once, RSS flat`, async (t) => {
     // One warm-up so the route, the pool and the problem renderer are not counted as growth.
-    t.equal((await upload(service.port, pushHead('warm-up-wrong-token-0123456789'), MIB, 10_000)).status, 401, 'warm-up answered 401');
+    t.equal(
+      (await upload(service.port, pushHead('warm-up-wrong-token-0123456789'), MIB, 10_000)).status,
+      401,
+      'warm-up answered 401',
+    );
     global.gc?.();
     const before = rssMib();
     let peak = before;
@@ -113,8 +126,14 @@ t.test('credentials are checked before the body is read', async (t) => {
       'every attempt was answered 401',
     );
     t.ok(slowest < ANSWER_WITHIN_MS, `the slowest 401 came after ${slowest.toFixed(0)} ms (< ${ANSWER_WITHIN_MS} ms)`);
-    t.ok(peak - before < RSS_GROWTH_MIB, `RSS ${before.toFixed(0)} → peak ${peak.toFixed(0)} MiB (+${(peak - before).toFixed(1)} MiB, < ${RSS_GROWTH_MIB}) while clients wrote ${sent.toFixed(0)} MiB`);
-    t.ok(sent < ATTEMPTS * 20, `the service did not read the bodies: ${sent.toFixed(0)} of ${ATTEMPTS * 20} MiB could be written before the answers`);
+    t.ok(
+      peak - before < RSS_GROWTH_MIB,
+      `RSS ${before.toFixed(0)} → peak ${peak.toFixed(0)} MiB (+${(peak - before).toFixed(1)} MiB, < ${RSS_GROWTH_MIB}) while clients wrote ${sent.toFixed(0)} MiB`,
+    );
+    t.ok(
+      sent < ATTEMPTS * 20,
+      `the service did not read the bodies: ${sent.toFixed(0)} of ${ATTEMPTS * 20} MiB could be written before the answers`,
+    );
   });
 
   t.test('a missing token is refused the same way; a small body is drained, not cut off', async (t) => {
@@ -157,7 +176,10 @@ t.test('credentials are checked before the body is read', async (t) => {
     // Far more than one receive buffer: the paused body must resume after the check.
     const filler = `<!-- ${'x'.repeat(6 * MIB)} -->`;
     const feed = `<?xml version="1.0"?><rss version="2.0"><channel><title>t</title>${filler}<item><guid>big-1</guid><title>Big</title><link>https://example.com/v/1</link></item></channel></rss>`;
-    const res = await call(service.url, 'POST', '/mrssfeed/acme', { body: feed, headers: { 'content-type': 'application/xml', 'x-service-mrss-token': PUSH_TOKEN } });
+    const res = await call(service.url, 'POST', '/mrssfeed/acme', {
+      body: feed,
+      headers: { 'content-type': 'application/xml', 'x-service-mrss-token': PUSH_TOKEN },
+    });
     t.equal(res.status, 200, res.text);
     t.match(res.body, { brand_name: 'acme', items_received: 1 });
   });

@@ -17,18 +17,42 @@ const BURST = 3;
 
 t.test('the rule: headers count only from trusted peers', async (t) => {
   const trusted = trustedProxies('10.0.0.0/8, 192.0.2.1, 2001:db8::/32');
-  t.equal(clientIp('198.51.100.7', '', '203.0.113.9', trusted), '203.0.113.9', 'X-Device-Ip from an untrusted peer: the peer');
-  t.equal(clientIp('', '198.51.100.7', '203.0.113.9', trusted), '203.0.113.9', 'X-Forwarded-For from an untrusted peer: the peer');
+  t.equal(
+    clientIp('198.51.100.7', '', '203.0.113.9', trusted),
+    '203.0.113.9',
+    'X-Device-Ip from an untrusted peer: the peer',
+  );
+  t.equal(
+    clientIp('', '198.51.100.7', '203.0.113.9', trusted),
+    '203.0.113.9',
+    'X-Forwarded-For from an untrusted peer: the peer',
+  );
   t.equal(clientIp('198.51.100.7', '', '10.1.2.3', trusted), '198.51.100.7', 'X-Device-Ip from the trusted ad manager');
   t.equal(clientIp('not-an-ip', '', '10.1.2.3', trusted), '10.1.2.3', 'a malformed X-Device-Ip: the peer');
-  t.equal(clientIp('', '6.6.6.6, 198.51.100.7, 10.0.0.5', '192.0.2.1', trusted), '198.51.100.7', 'X-Forwarded-For walked from the right: the client-written left part is ignored');
+  t.equal(
+    clientIp('', '6.6.6.6, 198.51.100.7, 10.0.0.5', '192.0.2.1', trusted),
+    '198.51.100.7',
+    'X-Forwarded-For walked from the right: the client-written left part is ignored',
+  );
   t.equal(clientIp('', '10.0.0.7, 10.0.0.5', '192.0.2.1', trusted), '10.0.0.7', 'every hop trusted: the leftmost');
-  t.equal(clientIp('', 'garbage, 198.51.100.7', '192.0.2.1', trusted), '198.51.100.7', 'a malformed entry left of the client is never reached');
-  t.equal(clientIp('', '198.51.100.7, garbage', '192.0.2.1', trusted), '192.0.2.1', 'a malformed hop stops the walk at the last good one');
+  t.equal(
+    clientIp('', 'garbage, 198.51.100.7', '192.0.2.1', trusted),
+    '198.51.100.7',
+    'a malformed entry left of the client is never reached',
+  );
+  t.equal(
+    clientIp('', '198.51.100.7, garbage', '192.0.2.1', trusted),
+    '192.0.2.1',
+    'a malformed hop stops the walk at the last good one',
+  );
   t.equal(clientIp('', '', '::ffff:203.0.113.9', trusted), '203.0.113.9', 'a mapped IPv4 peer is plain');
   t.equal(clientIp('198.51.100.7', '', '::ffff:10.0.0.1', trusted), '198.51.100.7', 'a mapped trusted peer is trusted');
   t.equal(clientIp('198.51.100.7', '', '2001:db8::1', trusted), '198.51.100.7', 'an IPv6 range');
-  t.equal(clientIp('198.51.100.7', '', '127.0.0.1', trustedProxies('')), '127.0.0.1', 'the default trusts nobody, loopback included');
+  t.equal(
+    clientIp('198.51.100.7', '', '127.0.0.1', trustedProxies('')),
+    '127.0.0.1',
+    'the default trusts nobody, loopback included',
+  );
   t.throws(() => trustedProxies('10.0.0.0/33'), /TRUSTED_PROXIES/);
 });
 
@@ -48,29 +72,58 @@ t.test('rotating X-Device-Ip from an untrusted peer changes no limit', async (t)
     trustedProxies: '10.0.0.0/8',
   });
   const tok = await token(service);
-  const api = (method: string, path: string, json?: unknown) => call(service.url, method, `/api/v1/${path}`, { token: tok, ...(json === undefined ? {} : { json }) });
+  const api = (method: string, path: string, json?: unknown) =>
+    call(service.url, method, `/api/v1/${path}`, { token: tok, ...(json === undefined ? {} : { json }) });
   t.equal((await api('PUT', 'squeeze-brand-config', { brand_id: 'acme' })).status, 200);
-  t.equal((await api('PUT', 'squeeze-event-config', { asset_id: 'SPOOF', source_uri: `${sim.url}/source/master.m3u8`, brand_config_id: 'acme' })).status, 200);
-  const spoof = (i: number) => ({ 'x-device-ip': `198.51.${i >> 8}.${i & 255}`, 'x-forwarded-for': `203.0.113.${i & 255}` });
+  t.equal(
+    (
+      await api('PUT', 'squeeze-event-config', {
+        asset_id: 'SPOOF',
+        source_uri: `${sim.url}/source/master.m3u8`,
+        brand_config_id: 'acme',
+      })
+    ).status,
+    200,
+  );
+  const spoof = (i: number) => ({
+    'x-device-ip': `198.51.${i >> 8}.${i & 255}`,
+    'x-forwarded-for': `203.0.113.${i & 255}`,
+  });
 
   // First: the rotations below spend this client's budget of new stream ids.
   t.test("the DAI host's geo: the peer as X-Forwarded-For", async (t) => {
-    const res = await call(service.url, 'GET', '/dai/manifest/linear/hls/pa/event/SPOOF/stream/geo1:LOC/master.m3u8', { headers: { 'x-forwarded-for': '6.6.6.6' } });
+    const res = await call(service.url, 'GET', '/dai/manifest/linear/hls/pa/event/SPOOF/stream/geo1:LOC/master.m3u8', {
+      headers: { 'x-forwarded-for': '6.6.6.6' },
+    });
     t.equal(res.status, 200);
     t.equal(sim.lastForwardedFor, '127.0.0.1', 'the claimed 6.6.6.6 is not passed on');
   });
 
   t.test('/dai/adproxy', async (t) => {
     const statuses: number[] = [];
-    for (let i = 0; i < ROTATIONS; i++) statuses.push((await call(service.url, 'GET', `/dai/adproxy?stream_id=spoof${i}&asset_key=SPOOF`, { headers: spoof(i) })).status);
+    for (let i = 0; i < ROTATIONS; i++)
+      statuses.push(
+        (await call(service.url, 'GET', `/dai/adproxy?stream_id=spoof${i}&asset_key=SPOOF`, { headers: spoof(i) }))
+          .status,
+      );
     // The ad tag always answers the empty VAST (issue 25): over the limit the stream is just not registered.
     t.equal(statuses.filter((s) => s === 200).length, ROTATIONS, 'every call answered the empty VAST');
     await service.streams.flush();
-    const registered = await Promise.all(Array.from({ length: ROTATIONS }, async (_, i) => (await api('GET', `streams/spoof${i}`)).status === 200));
-    t.equal(registered.filter(Boolean).length, BURST, `${BURST} of ${ROTATIONS} registered: the burst of one client, whatever X-Device-Ip claimed`);
+    const registered = await Promise.all(
+      Array.from({ length: ROTATIONS }, async (_, i) => (await api('GET', `streams/spoof${i}`)).status === 200),
+    );
+    t.equal(
+      registered.filter(Boolean).length,
+      BURST,
+      `${BURST} of ${ROTATIONS} registered: the burst of one client, whatever X-Device-Ip claimed`,
+    );
     const stream = await api('GET', 'streams/spoof0');
     t.equal(stream.status, 200);
-    t.equal(stream.body.client_ip, '127.0.0.1', "the stream's client_ip (the ad request's vip) is the peer, not the claimed address");
+    t.equal(
+      stream.body.client_ip,
+      '127.0.0.1',
+      "the stream's client_ip (the ad request's vip) is the peer, not the claimed address",
+    );
   });
 
   t.test('new /squeezeback streams', async (t) => {
@@ -85,7 +138,11 @@ t.test('rotating X-Device-Ip from an untrusted peer changes no limit', async (t)
         t.equal((await api('GET', `streams/${sid}`)).body.client_ip, '127.0.0.1', 'its client_ip is the peer');
       }
     }
-    t.equal(statuses.filter((s) => s === 200).length, BURST, `${BURST} of ${ROTATIONS} new streams: the burst of one client`);
+    t.equal(
+      statuses.filter((s) => s === 200).length,
+      BURST,
+      `${BURST} of ${ROTATIONS} new streams: the burst of one client`,
+    );
     t.equal(statuses.filter((s) => s === 429).length, ROTATIONS - BURST, 'the rest were limited');
   });
 });

@@ -17,7 +17,13 @@ import type { Service } from '../../lib/app.js';
 const MiB = 1024 * 1024;
 
 /** `count` manifest requests for new stream ids from one client, `concurrency` at a time; statuses counted. */
-async function flood(service: Service, prefix: string, count: number, concurrency = 32, query = `?pad=${'q'.repeat(4000)}`): Promise<Map<number, number>> {
+async function flood(
+  service: Service,
+  prefix: string,
+  count: number,
+  concurrency = 32,
+  query = `?pad=${'q'.repeat(4000)}`,
+): Promise<Map<number, number>> {
   const pool = new Pool(service.url, { connections: 8 });
   const statuses = new Map<number, number>();
   let next = 0;
@@ -25,7 +31,10 @@ async function flood(service: Service, prefix: string, count: number, concurrenc
     while (next < count) {
       const i = next++;
       // A long query by default: the record must not keep it.
-      const res = await pool.request({ method: 'GET', path: `/dai/manifest/linear/hls/event/EVX/stream/${prefix}-${i}:LOC/master.m3u8${query}` });
+      const res = await pool.request({
+        method: 'GET',
+        path: `/dai/manifest/linear/hls/event/EVX/stream/${prefix}-${i}:LOC/master.m3u8${query}`,
+      });
       await res.body.dump();
       statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
     }
@@ -53,7 +62,12 @@ t.test('40,000 fabricated stream ids from one client, default limits', async (t)
   const sim = await new DaiHostSim().start();
   t.teardown(() => sim.stop());
   // Default rate limits (the test helper's are unlimited): `stream` 10 a second per client.
-  const service = await startTestService(t, { databaseUrl: await freshSchemaUrl(t), redisUrl: '', daiHost: sim.url, rateLimits: { stream: { rate: 10, burst: 20 } } });
+  const service = await startTestService(t, {
+    databaseUrl: await freshSchemaUrl(t),
+    redisUrl: '',
+    daiHost: sim.url,
+    rateLimits: { stream: { rate: 10, burst: 20 } },
+  });
   await flood(service, 'WARM', 200, 8); // warm the paths the flood takes (JIT, pools, caches)
   const before = await settle();
   const started = Date.now();
@@ -62,24 +76,42 @@ t.test('40,000 fabricated stream ids from one client, default limits', async (t)
   await service.streams.flush();
   const after = await settle();
   const created = statuses.get(200) ?? 0;
-  t.equal((statuses.get(200) ?? 0) + (statuses.get(429) ?? 0), 40_000, `every request answered 200 or 429 (${[...statuses].map(([s, n]) => `${s}: ${n}`).join(', ')}) in ${sec.toFixed(1)} s`);
-  t.ok(created <= 20 + Math.ceil(sec * 10) + 10, `new streams held to the client's rate: ${created} in ${sec.toFixed(1)} s`);
+  t.equal(
+    (statuses.get(200) ?? 0) + (statuses.get(429) ?? 0),
+    40_000,
+    `every request answered 200 or 429 (${[...statuses].map(([s, n]) => `${s}: ${n}`).join(', ')}) in ${sec.toFixed(1)} s`,
+  );
+  t.ok(
+    created <= 20 + Math.ceil(sec * 10) + 10,
+    `new streams held to the client's rate: ${created} in ${sec.toFixed(1)} s`,
+  );
   t.ok(service.streams.size <= created + 220, `streams kept: ${service.streams.size}`);
-  t.ok(after - before < 50 * MiB, `RSS ${Math.round(before / MiB)} → ${Math.round(after / MiB)} MiB (+${((after - before) / MiB).toFixed(1)} MiB)`);
+  t.ok(
+    after - before < 50 * MiB,
+    `RSS ${Math.round(before / MiB)} → ${Math.round(after / MiB)} MiB (+${((after - before) / MiB).toFixed(1)} MiB)`,
+  );
 });
 
 t.test('no rate limit, MAX_STREAMS 1,000: the count stays at the cap, oldest idle evicted', async (t) => {
   if (!(await needServices(t, ['postgres']))) return;
   const sim = await new DaiHostSim().start();
   t.teardown(() => sim.stop());
-  const service = await startTestService(t, { databaseUrl: await freshSchemaUrl(t), redisUrl: '', daiHost: sim.url, maxStreams: 1000 });
+  const service = await startTestService(t, {
+    databaseUrl: await freshSchemaUrl(t),
+    redisUrl: '',
+    daiHost: sim.url,
+    maxStreams: 1000,
+  });
   await flood(service, 'WARM', 1000, 8, ''); // the cap reached once, so the flood measures steady state
   const before = await settle();
   // Without the long query here: each distinct 4 KiB URL would also fill the manifest micro-cache
   // (bounded by itself: 5,000 renderings, 64 MiB), which is not stream state.
   const statuses = await flood(service, 'CAP', 5000, 32, '');
   const after = await settle();
-  t.ok(after - before < 50 * MiB, `RSS ${Math.round(before / MiB)} → ${Math.round(after / MiB)} MiB (+${((after - before) / MiB).toFixed(1)} MiB)`);
+  t.ok(
+    after - before < 50 * MiB,
+    `RSS ${Math.round(before / MiB)} → ${Math.round(after / MiB)} MiB (+${((after - before) / MiB).toFixed(1)} MiB)`,
+  );
   t.same([...statuses], [[200, 5000]], 'every fabricated id gets its manifest');
   t.equal(service.streams.size, 1000, 'the stream count is at its cap');
   await service.streams.flush();
@@ -91,16 +123,27 @@ t.test('no rate limit, MAX_STREAMS 1,000: the count stays at the cap, oldest idl
   t.same([...(await flood(service, 'PAD', 1, 1))], [[200, 1]]);
   await service.streams.flush();
   const last = await service.streams.get('PAD-0:LOC');
-  t.ok(last!.master_path!.length <= 1024 && !last!.master_path!.includes('pad='), `its 4 KiB query is not stored (master_path ${last!.master_path})`);
+  t.ok(
+    last!.master_path!.length <= 1024 && !last!.master_path!.includes('pad='),
+    `its 4 KiB query is not stored (master_path ${last!.master_path})`,
+  );
 });
 
 t.test('refreshes of known streams are never limited; new ids are, per client', async (t) => {
   if (!(await needServices(t, ['postgres']))) return;
   const sim = await new DaiHostSim().start();
   t.teardown(() => sim.stop());
-  const service = await startTestService(t, { databaseUrl: await freshSchemaUrl(t), redisUrl: '', daiHost: sim.url, rateLimits: { stream: { rate: 1, burst: 1 } } });
+  const service = await startTestService(t, {
+    databaseUrl: await freshSchemaUrl(t),
+    redisUrl: '',
+    daiHost: sim.url,
+    rateLimits: { stream: { rate: 1, burst: 1 } },
+  });
   const get = async (stream: string, deviceIp?: string) => {
-    const res = await fetch(`${service.url}/dai/manifest/linear/hls/event/EVR/stream/${stream}/variant/720p.m3u8`, deviceIp ? { headers: { 'x-device-ip': deviceIp } } : {});
+    const res = await fetch(
+      `${service.url}/dai/manifest/linear/hls/event/EVR/stream/${stream}/variant/720p.m3u8`,
+      deviceIp ? { headers: { 'x-device-ip': deviceIp } } : {},
+    );
     await res.text();
     return res.status;
   };

@@ -16,7 +16,8 @@ function parse(xml: string) {
 }
 
 const text = (e: Element | null | undefined) => (e?.textContent ?? '').trim();
-const all = (e: { getElementsByTagNameNS(ns: string, n: string): ArrayLike<Element> }, ns: string, name: string) => Array.from(e.getElementsByTagNameNS(ns, name));
+const all = (e: { getElementsByTagNameNS(ns: string, n: string): ArrayLike<Element> }, ns: string, name: string) =>
+  Array.from(e.getElementsByTagNameNS(ns, name));
 
 t.test('ok: a VMAP with one linear pre-roll holding an inline VAST 4.0 pod', async (t) => {
   const sim = await new AdServerSim().start();

@@ -50,7 +50,10 @@ t.test('ok: a valid job answers the output URI, which then serves MPEG-TS', asyn
 t.test('validation: 400 problem, 415, 413, 404, 405', async (t) => {
   const sim = await new TranscoderSim().start();
   t.teardown(() => sim.stop());
-  const bad = await call(sim.url, 'POST', '/v3/squeeze', { body: '{"content_uri":', headers: { 'content-type': 'application/json' } });
+  const bad = await call(sim.url, 'POST', '/v3/squeeze', {
+    body: '{"content_uri":',
+    headers: { 'content-type': 'application/json' },
+  });
   t.equal(bad.status, 400);
   t.match(bad.headers['content-type'], /application\/problem\+json/);
   t.match(bad.body, { status: 400, title: 'Bad Request' });
@@ -85,11 +88,28 @@ t.test('validation: 400 problem, 415, 413, 404, 405', async (t) => {
     t.equal(r.status, 400, `${field}=${JSON.stringify(value)}`);
     t.ok(r.body.errors.some((e: { path: string }) => e.path.startsWith(field)));
   }
-  for (const body of ['[]', 'null', '"x"']) t.equal((await call(sim.url, 'POST', '/v3/squeeze', { body, headers: { 'content-type': 'application/json' } })).status, 400, body);
-  t.equal((await call(sim.url, 'POST', '/v3/squeeze', { body: JSON.stringify(job()), headers: { 'content-type': 'text/plain' } })).status, 415);
+  for (const body of ['[]', 'null', '"x"'])
+    t.equal(
+      (await call(sim.url, 'POST', '/v3/squeeze', { body, headers: { 'content-type': 'application/json' } })).status,
+      400,
+      body,
+    );
+  t.equal(
+    (
+      await call(sim.url, 'POST', '/v3/squeeze', {
+        body: JSON.stringify(job()),
+        headers: { 'content-type': 'text/plain' },
+      })
+    ).status,
+    415,
+  );
   t.equal((await call(sim.url, 'POST', '/v3/squeeze', { body: JSON.stringify(job()) })).status, 415, 'no content type');
   const huge = JSON.stringify(job({ pad: 'x'.repeat(1024 * 1024) }));
-  t.equal((await call(sim.url, 'POST', '/v3/squeeze', { body: huge, headers: { 'content-type': 'application/json' } })).status, 413);
+  t.equal(
+    (await call(sim.url, 'POST', '/v3/squeeze', { body: huge, headers: { 'content-type': 'application/json' } }))
+      .status,
+    413,
+  );
   t.equal((await call(sim.url, 'GET', '/v3/squeeze')).status, 405);
   t.equal((await call(sim.url, 'POST', '/v2/squeeze', { json: job() })).status, 404);
   t.equal(sim.jobs.length, 0, 'invalid jobs are not recorded');
@@ -117,7 +137,8 @@ t.test('modes: error, slow, delay, flaky', async (t) => {
   sim.delayMs = 0;
   sim.mode = 'flaky';
   const statuses: number[] = [];
-  for (let i = 0; i < 4; i++) statuses.push((await call(sim.url, 'POST', '/v3/squeeze', { json: job({ output_key: 'f' }) })).status);
+  for (let i = 0; i < 4; i++)
+    statuses.push((await call(sim.url, 'POST', '/v3/squeeze', { json: job({ output_key: 'f' }) })).status);
   t.same(statuses, [503, 200, 503, 200], 'every other call of one key fails first');
   t.equal((await call(sim.url, 'POST', '/v3/squeeze', { json: job({ output_key: 'g' }) })).status, 503, 'per key');
   t.equal(sim.jobsByKey.get('f'), 4);

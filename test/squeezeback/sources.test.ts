@@ -57,7 +57,9 @@ function breakSegments(text: string): string[] | undefined {
 
 t.test('squeezeback sources: no PDT, a media playlist, percent-encoded paths', async (t) => {
   if (!(await needServices(t))) return;
-  const sim = await new DaiHostSim({ shape: { segmentSec: SEG, windowSegments: 15, adEvery: 0, adSegments: 0 } }).start();
+  const sim = await new DaiHostSim({
+    shape: { segmentSec: SEG, windowSegments: 15, adEvery: 0, adSegments: 0 },
+  }).start();
   const ads = await new AdServerSim({ ads: [{ id: 'ad-1', durationSec: 4 }] }).start();
   const transcoder = await new TranscoderSim().start();
   t.teardown(async () => {
@@ -81,10 +83,15 @@ t.test('squeezeback sources: no PDT, a media playlist, percent-encoded paths', a
   const a = await startTestService(t, common);
   const b = await startTestService(t, common);
   const tok = await token(a);
-  const api = (s: Service, method: string, path: string, json?: unknown) => call(s.url, method, `/api/v1/${path}`, { token: tok, ...(json === undefined ? {} : { json }) });
+  const api = (s: Service, method: string, path: string, json?: unknown) =>
+    call(s.url, method, `/api/v1/${path}`, { token: tok, ...(json === undefined ? {} : { json }) });
   t.equal((await api(a, 'PUT', 'squeeze-brand-config', { brand_id: 'acme' })).status, 200);
   const eventOf = async (asset: string, source: string) => {
-    const r = await api(a, 'PUT', 'squeeze-event-config', { asset_id: asset, source_uri: `${sim.url}${source}`, brand_config_id: 'acme' });
+    const r = await api(a, 'PUT', 'squeeze-event-config', {
+      asset_id: asset,
+      source_uri: `${sim.url}${source}`,
+      brand_config_id: 'acme',
+    });
     t.equal(r.status, 200);
     return r.body.id as number;
   };
@@ -92,14 +99,19 @@ t.test('squeezeback sources: no PDT, a media playlist, percent-encoded paths', a
   const dn = await eventOf('DN', '/source/nopdt/master.m3u8');
   await eventOf('SBM', '/source/media/variant/720p.m3u8');
   await sleep(300); // the events reach B through pub/sub
-  const outputs = () => transcoder.jobs.filter((j) => j.ad_uri.startsWith(ads.url)).map((j) => transcoder.outputUri(j.output_key));
+  const outputs = () =>
+    transcoder.jobs.filter((j) => j.ad_uri.startsWith(ads.url)).map((j) => transcoder.outputUri(j.output_key));
 
   /** A break on `eventId` for one stream, then the stream's variant through A and B until it has been squeezed and has come back. */
   const squeezedRun = async (t: Test, eventId: number, streamId: string, variantOf: (s: Service) => string) => {
     const plain = await get(variantOf(a));
     t.equal(plain.status, 200, plain.body);
     t.notOk(plain.body.includes('#EXT-X-PROGRAM-DATE-TIME'), 'the source has no program date-time');
-    const started = await api(b, 'PUT', 'squeeze-ad-break', { event_id: eventId, break_duration: 3 * SEG, stream_ids: [streamId] });
+    const started = await api(b, 'PUT', 'squeeze-ad-break', {
+      event_id: eventId,
+      break_duration: 3 * SEG,
+      stream_ids: [streamId],
+    });
     t.equal(started.status, 200, JSON.stringify(started.body));
     t.match(started.body, { status: 'scheduled', streams: 1 });
     const squeezed = await until('squeezeback segments in the variant on A and B', async () => {
@@ -107,7 +119,10 @@ t.test('squeezeback sources: no PDT, a media playlist, percent-encoded paths', a
       return outputs().some((o) => va.body.includes(o) && vb.body.includes(o)) && va.body;
     });
     t.match(squeezed, /#EXT-X-CUE-OUT:6\n|#EXT-X-CUE-OUT-CONT:/, 'cue-out');
-    await until('identical variants on A and B', async () => (await get(variantOf(a))).body === (await get(variantOf(b))).body);
+    await until(
+      'identical variants on A and B',
+      async () => (await get(variantOf(a))).body === (await get(variantOf(b))).body,
+    );
     const done = await until('the whole break and its cue-in in the window', async () => {
       const body = (await get(variantOf(a))).body;
       return breakSegments(body) && body;
@@ -118,12 +133,21 @@ t.test('squeezeback sources: no PDT, a media playlist, percent-encoded paths', a
       segs.every((u) => outputs().includes(u)),
       'every break segment squeezed',
     );
-    t.match(done, /#EXT-X-CUE-IN\n#EXTINF:2\.000,\nhttp:\/\/127\.0\.0\.1:\d+\/content\/nopdt_720p\/seg_\d+\.ts\n/, 'cue-in before the next content segment');
+    t.match(
+      done,
+      /#EXT-X-CUE-IN\n#EXTINF:2\.000,\nhttp:\/\/127\.0\.0\.1:\d+\/content\/nopdt_720p\/seg_\d+\.ts\n/,
+      'cue-in before the next content segment',
+    );
     t.equal(done, (await get(variantOf(b))).body, 'identical on both instances');
-    await until('the break completes', async () => (await api(a, 'GET', `squeeze-ad-break/${started.body.break_id as string}`)).body.status === 'completed');
+    await until(
+      'the break completes',
+      async () =>
+        (await api(a, 'GET', `squeeze-ad-break/${started.body.break_id as string}`)).body.status === 'completed',
+    );
   };
 
-  const sidOf = (body: string, path = 'variant/720p.m3u8') => new RegExp(`^(\\d{9})/${path.replace('.', '\\.')}$`, 'm').exec(body)?.[1];
+  const sidOf = (body: string, path = 'variant/720p.m3u8') =>
+    new RegExp(`^(\\d{9})/${path.replace('.', '\\.')}$`, 'm').exec(body)?.[1];
 
   await t.test('a source without PDT is squeezed (squeezeback flow)', async (t) => {
     const m = await get(`${a.url}/squeezeback/SBN/master.m3u8?kv=np`);
@@ -137,7 +161,12 @@ t.test('squeezeback sources: no PDT, a media playlist, percent-encoded paths', a
   await t.test('a source without PDT is squeezed (DAI flow)', async (t) => {
     t.equal((await get(`${a.url}/dai/adproxy?stream_id=DNP1&asset_key=DN&imafw_kv=dai`)).status, 200);
     await Promise.all([a.streams.flush(), b.streams.flush()]);
-    await squeezedRun(t, dn, 'DNP1', (s) => `${s.url}/dai/manifest/linear/hls/event/DN/stream/DNP1/nopdt/variant/720p.m3u8`);
+    await squeezedRun(
+      t,
+      dn,
+      'DNP1',
+      (s) => `${s.url}/dai/manifest/linear/hls/event/DN/stream/DNP1/nopdt/variant/720p.m3u8`,
+    );
   });
 
   await t.test('a source that is a media playlist: a master of one variant', async (t) => {
@@ -148,7 +177,11 @@ t.test('squeezeback sources: no PDT, a media playlist, percent-encoded paths', a
     t.match(m.body, /^#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=\d+\n\d{9}\/720p\.m3u8\n$/, 'exactly one variant');
     const v = await get(`${a.url}/squeezeback/SBM/${sid}/720p.m3u8`);
     t.equal(v.status, 200);
-    t.match(v.body, new RegExp(`^${sim.url}/content/720p/seg_\\d+\\.ts$`, 'm'), 'the media playlist, segments absolute on the origin');
+    t.match(
+      v.body,
+      new RegExp(`^${sim.url}/content/720p/seg_\\d+\\.ts$`, 'm'),
+      'the media playlist, segments absolute on the origin',
+    );
   });
 
   await t.test('percent-encoded paths: plain characters decoded, traversal and separators refused', async (t) => {
@@ -159,7 +192,11 @@ t.test('squeezeback sources: no PDT, a media playlist, percent-encoded paths', a
     const encoded = await get(`${a.url}/squeezeback/SBN/${sid}/%76ariant/%37%32%30p.m3u8`);
     t.equal(encoded.status, 200);
     t.equal(encoded.body, plain.body, 'the same variant as its plain spelling');
-    t.equal((await get(`${a.url}/squeezeback/SBN/${sid}/variant/720%70.m3u8`)).status, 200, 'an encoded letter before the extension');
+    t.equal(
+      (await get(`${a.url}/squeezeback/SBN/${sid}/variant/720%70.m3u8`)).status,
+      200,
+      'an encoded letter before the extension',
+    );
     for (const p of [
       `SBN/${sid}/%2e%2e/variant/720p.m3u8`,
       `SBN/${sid}/%2E%2E/720p.m3u8`,

@@ -19,12 +19,23 @@ t.test('stitched cache URLs as a CDN origin', async (t) => {
   if (!(await needServices(t, ['postgres']))) return;
   const ttlSec = 600;
   // COMPRESS_MIN_BYTES lowered: the fixture's playlists are small.
-  const service = await startTestService(t, { databaseUrl: await freshSchemaUrl(t), stitchTtlSec: ttlSec, compressMinBytes: 256 });
+  const service = await startTestService(t, {
+    databaseUrl: await freshSchemaUrl(t),
+    stitchTtlSec: ttlSec,
+    compressMinBytes: 256,
+  });
   const playlist = fixture('hls/eyevinn-hls-splice/hls1/index_0_av.m3u8');
   const master = fixture('hls/eyevinn-hls-splice/hls1/master.m3u8');
   const id = 'cdnSession0123456789';
   const expiresAt = Date.now() + ttlSec * 1000;
-  await new StitchStore(service.stores.sql).put({ id, key: 'cdn-test', protocol: 'hls', files: { 'master.m3u8': master, 'v0.m3u8': playlist }, response: {}, expiresAt });
+  await new StitchStore(service.stores.sql).put({
+    id,
+    key: 'cdn-test',
+    protocol: 'hls',
+    files: { 'master.m3u8': master, 'v0.m3u8': playlist },
+    response: {},
+    expiresAt,
+  });
   const url = `${service.url}/${service.config.stitchPath}/cache/${id}/v0.m3u8`;
 
   const plain = await pull(url);
@@ -35,9 +46,17 @@ t.test('stitched cache URLs as a CDN origin', async (t) => {
   t.ok(zlib.gunzipSync(gz.raw).equals(plain.raw), 'gunzip(body) is exactly the identity body');
   t.equal(plain.headers['vary'], 'Accept-Encoding');
   t.equal(gz.headers['vary'], 'Accept-Encoding');
-  t.match(String(plain.headers['cache-control']), /^public, max-age=(540|600)$/, `up to the remaining lifetime in whole minutes: ${plain.headers['cache-control']}`);
+  t.match(
+    String(plain.headers['cache-control']),
+    /^public, max-age=(540|600)$/,
+    `up to the remaining lifetime in whole minutes: ${plain.headers['cache-control']}`,
+  );
   const lastModified = String(plain.headers['last-modified']);
-  t.equal(Date.parse(lastModified), Math.floor((expiresAt - ttlSec * 1000) / 1000) * 1000, 'Last-Modified: when it was stitched');
+  t.equal(
+    Date.parse(lastModified),
+    Math.floor((expiresAt - ttlSec * 1000) / 1000) * 1000,
+    'Last-Modified: when it was stitched',
+  );
   t.match(String(plain.headers['etag']), /^"[A-Za-z0-9_-]{22}"$/);
 
   const nm = await pull(url, { 'if-none-match': String(plain.headers['etag']) });
@@ -47,10 +66,22 @@ t.test('stitched cache URLs as a CDN origin', async (t) => {
   t.equal(nm.headers['cache-control'], plain.headers['cache-control']);
   t.equal((await pull(url, { 'if-none-match': String(gz.headers['etag']) })).status, 304, "the gzip form's tag → 304");
   t.equal((await pull(url, { 'if-none-match': '"other"' })).status, 200, 'a stale tag → 200');
-  t.equal((await pull(url, { 'if-modified-since': lastModified })).status, 304, 'If-Modified-Since at Last-Modified → 304');
-  t.equal((await pull(url, { 'if-modified-since': new Date(Date.parse(lastModified) - 1000).toUTCString() })).status, 200, 'an earlier date → 200');
+  t.equal(
+    (await pull(url, { 'if-modified-since': lastModified })).status,
+    304,
+    'If-Modified-Since at Last-Modified → 304',
+  );
+  t.equal(
+    (await pull(url, { 'if-modified-since': new Date(Date.parse(lastModified) - 1000).toUTCString() })).status,
+    200,
+    'an earlier date → 200',
+  );
   t.equal((await pull(url, { 'if-modified-since': 'yesterday-ish' })).status, 200, 'an unparsable date is ignored');
-  t.equal((await pull(url, { 'if-none-match': '"other"', 'if-modified-since': lastModified })).status, 200, 'If-None-Match decides when both are sent');
+  t.equal(
+    (await pull(url, { 'if-none-match': '"other"', 'if-modified-since': lastModified })).status,
+    200,
+    'If-None-Match decides when both are sent',
+  );
 
   const head = await pull(url, { 'accept-encoding': 'gzip' }, 'HEAD');
   t.equal(head.status, 200);

@@ -46,42 +46,45 @@ const ad = (id: string) => `<?xml version="1.0"?>
   </Period>
 </MPD>`;
 
-t.test('a content Period split at pre, mid and post rolls: timelines cut, numbers advanced, no segment repeated or lost', async (t) => {
-  const result = stitchDash({ url: 'https://origin.example/vod/x/manifest.mpd', mpd: content }, [
-    { id: 'pre', offsetSec: 0, ads: [{ id: 'a', url: 'https://ads.example/a/manifest.mpd', mpd: ad('a') }] },
-    {
-      id: 'mid',
-      offsetSec: 18,
-      ads: [
-        { id: 'a', url: 'https://ads.example/a/manifest.mpd', mpd: ad('a') },
-        { id: 'b', url: 'https://ads.example/b/manifest.mpd', mpd: ad('b') },
+t.test(
+  'a content Period split at pre, mid and post rolls: timelines cut, numbers advanced, no segment repeated or lost',
+  async (t) => {
+    const result = stitchDash({ url: 'https://origin.example/vod/x/manifest.mpd', mpd: content }, [
+      { id: 'pre', offsetSec: 0, ads: [{ id: 'a', url: 'https://ads.example/a/manifest.mpd', mpd: ad('a') }] },
+      {
+        id: 'mid',
+        offsetSec: 18,
+        ads: [
+          { id: 'a', url: 'https://ads.example/a/manifest.mpd', mpd: ad('a') },
+          { id: 'b', url: 'https://ads.example/b/manifest.mpd', mpd: ad('b') },
+        ],
+      },
+      { id: 'post', offsetSec: 60, ads: [{ id: 'a', url: 'https://ads.example/a/manifest.mpd', mpd: ad('a') }] },
+    ]);
+    t.same(result.skipped, []);
+    t.same(
+      result.pods.map((p) => [p.ids, p.contentOffset, p.start, p.duration]),
+      [
+        [['pre'], 0, 0, 20],
+        [['mid'], 20, 40, 40],
+        [['post'], 60, 120, 20],
       ],
-    },
-    { id: 'post', offsetSec: 60, ads: [{ id: 'a', url: 'https://ads.example/a/manifest.mpd', mpd: ad('a') }] },
-  ]);
-  t.same(result.skipped, []);
-  t.same(
-    result.pods.map((p) => [p.ids, p.contentOffset, p.start, p.duration]),
-    [
-      [['pre'], 0, 0, 20],
-      [['mid'], 20, 40, 40],
-      [['post'], 60, 120, 20],
-    ],
-    'the mid-roll waits for the video boundary at 20 s',
-  );
-  checkDash(t, content, result);
-  t.match(result.mpd, /<BaseURL>https:\/\/origin\.example\/vod\/x\/media\/<\/BaseURL>/, 'content BaseURL absolute');
-  t.match(result.mpd, /<BaseURL>https:\/\/cdn\.ads\.example\/b\/<\/BaseURL>/);
-  t.match(result.mpd, /google_b/, "the ad's EventStream kept");
-  t.match(
-    result.mpd,
-    /<SegmentTemplate timescale="90000" media="v_\$RepresentationID\$_\$Number\$\.m4s" initialization="v_\$RepresentationID\$_init\.mp4" startNumber="6" presentationTimeOffset="1800000">/,
-    'video part 2: PTO 20 s × 90 kHz, numbers from 6',
-  );
-  t.match(result.mpd, /lang="fr"/);
-  t.notMatch(result.mpd, /adsubs/, 'the ad text track the content lacks is removed');
-  t.equal((result.mpd.match(/<Period /g) ?? []).length, 6, 'pre-roll, content, two mid-roll ads, content, post-roll');
-});
+      'the mid-roll waits for the video boundary at 20 s',
+    );
+    checkDash(t, content, result);
+    t.match(result.mpd, /<BaseURL>https:\/\/origin\.example\/vod\/x\/media\/<\/BaseURL>/, 'content BaseURL absolute');
+    t.match(result.mpd, /<BaseURL>https:\/\/cdn\.ads\.example\/b\/<\/BaseURL>/);
+    t.match(result.mpd, /google_b/, "the ad's EventStream kept");
+    t.match(
+      result.mpd,
+      /<SegmentTemplate timescale="90000" media="v_\$RepresentationID\$_\$Number\$\.m4s" initialization="v_\$RepresentationID\$_init\.mp4" startNumber="6" presentationTimeOffset="1800000">/,
+      'video part 2: PTO 20 s × 90 kHz, numbers from 6',
+    );
+    t.match(result.mpd, /lang="fr"/);
+    t.notMatch(result.mpd, /adsubs/, 'the ad text track the content lacks is removed');
+    t.equal((result.mpd.match(/<Period /g) ?? []).length, 6, 'pre-roll, content, two mid-roll ads, content, post-roll');
+  },
+);
 
 t.test('every static SegmentTemplate MPD fixture stitches with a mid-roll', async (t) => {
   let used = 0;
@@ -100,7 +103,9 @@ t.test('every static SegmentTemplate MPD fixture stitches with a mid-roll', asyn
     let result: StitchedDash;
     try {
       const total = parseIsoDuration(/mediaPresentationDuration="([^"]+)"/.exec(text)![1]!)!;
-      result = stitchDash({ url: `https://origin.example/${rel}`, mpd: text }, [{ id: 'mid', offsetSec: total / 3, ads: [{ id: 'a', url: 'https://ads.example/a.mpd', mpd: ad('a') }] }]);
+      result = stitchDash({ url: `https://origin.example/${rel}`, mpd: text }, [
+        { id: 'mid', offsetSec: total / 3, ads: [{ id: 'a', url: 'https://ads.example/a.mpd', mpd: ad('a') }] },
+      ]);
     } catch (err) {
       t.ok(err instanceof StitchError, `${rel}: refused as a StitchError (${(err as Error).message})`);
       continue;

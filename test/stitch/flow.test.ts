@@ -13,7 +13,13 @@ import { fixture, fixturesDir } from '../helpers/fixtures.js';
 import { REDIS_URL, freshSchemaUrl, needServices, startTestService, token } from '../helpers/services.js';
 import { AdServerSim } from '../../lib/sim/ad-server.js';
 import { StaticHostSim } from '../../lib/sim/static-host.js';
-import { checkDash, checkInterstitials, checkStitched, dateRangeAttrs, type CheckInput } from '../helpers/stitch-checks.js';
+import {
+  checkDash,
+  checkInterstitials,
+  checkStitched,
+  dateRangeAttrs,
+  type CheckInput,
+} from '../helpers/stitch-checks.js';
 import { parseMaster } from '../../lib/stitch/hls/master.js';
 
 const TOKEN = 'push-token-0123456789abcdefghij';
@@ -60,11 +66,28 @@ t.test('server-side stitching flow', async (t) => {
   t.teardown(() => adServer.stop());
 
   const databaseUrl = await freshSchemaUrl(t);
-  const overrides = { databaseUrl, redisUrl: REDIS_URL, adServerUrl: `${adServer.url}/ad`, allowPrivateOutbound: true, beaconSecret: SECRET };
+  const overrides = {
+    databaseUrl,
+    redisUrl: REDIS_URL,
+    adServerUrl: `${adServer.url}/ad`,
+    allowPrivateOutbound: true,
+    beaconSecret: SECRET,
+  };
   const a = await startTestService(t, overrides);
   const jwt = await token(a);
-  t.equal((await call(a.url, 'POST', '/api/v1/brand-recognition', { token: jwt, json: { brand_name: 'acme', match_type: 'header', match_name: 'X-Brand', match_value: 'acme' } })).status, 201);
-  t.equal((await call(a.url, 'PUT', '/api/v1/brand-tokens/acme', { token: jwt, json: { mrss_token: TOKEN } })).status, 204);
+  t.equal(
+    (
+      await call(a.url, 'POST', '/api/v1/brand-recognition', {
+        token: jwt,
+        json: { brand_name: 'acme', match_type: 'header', match_name: 'X-Brand', match_value: 'acme' },
+      })
+    ).status,
+    201,
+  );
+  t.equal(
+    (await call(a.url, 'PUT', '/api/v1/brand-tokens/acme', { token: jwt, json: { mrss_token: TOKEN } })).status,
+    204,
+  );
   const mrss = `<?xml version="1.0"?>
 <rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/" xmlns:dfpvideo="http://api.google.com/dfpvideo"><channel>
 <item><guid>vod-1</guid><dfpvideo:contentId>cid-1</dfpvideo:contentId><title>One</title>
@@ -76,11 +99,23 @@ t.test('server-side stitching flow', async (t) => {
 <item><guid>broken</guid><title>Broken</title><media:content url="${origin.url}/vod/broken/master.m3u8" type="application/x-mpegURL"/></item>
 <item><guid>gone</guid><title>Gone</title><media:content url="${origin.url}/vod/gone/master.m3u8" type="application/x-mpegURL"/></item>
 </channel></rss>`;
-  const pushed = await call(a.url, 'POST', '/mrssfeed/acme', { body: mrss, headers: { 'content-type': 'application/xml', 'x-service-mrss-token': TOKEN } });
+  const pushed = await call(a.url, 'POST', '/mrssfeed/acme', {
+    body: mrss,
+    headers: { 'content-type': 'application/xml', 'x-service-mrss-token': TOKEN },
+  });
   t.match(pushed.body, { inserted: 4 });
   // The brand rule reaches the matcher through the state store's pub/sub.
-  const stitch = (base: string, stream: string, asset: string, json?: unknown, headers: Record<string, string> = { 'x-brand': 'acme' }) =>
-    call(base, 'POST', `/stitch/hls/stream/${stream}/asset/${asset}`, { headers, ...(json === undefined ? {} : { json }) });
+  const stitch = (
+    base: string,
+    stream: string,
+    asset: string,
+    json?: unknown,
+    headers: Record<string, string> = { 'x-brand': 'acme' },
+  ) =>
+    call(base, 'POST', `/stitch/hls/stream/${stream}/asset/${asset}`, {
+      headers,
+      ...(json === undefined ? {} : { json }),
+    });
   t.ok(await until(() => a.brands.current.size === 1), 'brand rule loaded');
 
   const first = await stitch(a.url, 'stream-1', 'cid-1', { targeting: { genre: 'news' } });
@@ -98,15 +133,28 @@ t.test('server-side stitching flow', async (t) => {
   );
   t.equal(breaks[0].ads.length, 1, 'only the ad with an HLS media file plays');
   // ad-2 has no HLS media file but an MP4 (the simulator's stub): it is queued for conditioning (issue 26).
-  t.match(warnings, [/ad-2.*left out this time: conditioning job/, /ad-2.*left out this time: conditioning job/, /ad-2.*left out this time: conditioning job/]);
+  t.match(warnings, [
+    /ad-2.*left out this time: conditioning job/,
+    /ad-2.*left out this time: conditioning job/,
+    /ad-2.*left out this time: conditioning job/,
+  ]);
   const ad = breaks[1].ads[0];
-  t.match(ad, { id: 'ad-1', sequence: 1, title: 'Simulated ad ad-1', ad_system: 'AdServerSim', start: 27 + breaks[0].duration, duration: breaks[0].duration });
+  t.match(ad, {
+    id: 'ad-1',
+    sequence: 1,
+    title: 'Simulated ad ad-1',
+    ad_system: 'AdServerSim',
+    start: 27 + breaks[0].duration,
+    duration: breaks[0].duration,
+  });
   t.same(
     ad.tracking.map((x: { event: string }) => x.event),
     ['impression', 'start', 'firstQuartile', 'midpoint', 'thirdQuartile', 'complete'],
   );
   t.ok(
-    ad.tracking.every((x: { urls: string[] }) => x.urls.every((u) => u.startsWith(`${a.url}/beacon?`) && u.includes('&sig='))),
+    ad.tracking.every((x: { urls: string[] }) =>
+      x.urls.every((u) => u.startsWith(`${a.url}/beacon?`) && u.includes('&sig=')),
+    ),
     'every tracking URL goes through /beacon, signed',
   );
   t.equal(ad.tracking.find((x: { event: string }) => x.event === 'complete').offset, ad.start + ad.duration);
@@ -130,12 +178,20 @@ t.test('server-side stitching flow', async (t) => {
     const content = {
       url: `${origin.url}/vod/hls1/master.m3u8`,
       master: files.get('/vod/hls1/master.m3u8')!,
-      playlists: new Map([...files].filter(([p]) => p.startsWith('/vod/hls1/') && !p.endsWith('master.m3u8')).map(([p, v]) => [origin.url + p, v])),
+      playlists: new Map(
+        [...files]
+          .filter(([p]) => p.startsWith('/vod/hls1/') && !p.endsWith('master.m3u8'))
+          .map(([p, v]) => [origin.url + p, v]),
+      ),
     };
     const adSrc = {
       url: `${origin.url}/ads/ad1/master.m3u8`,
       master: files.get('/ads/ad1/master.m3u8')!,
-      playlists: new Map([...files].filter(([p]) => p.startsWith('/ads/ad1/') && !p.endsWith('master.m3u8')).map(([p, v]) => [origin.url + p, v])),
+      playlists: new Map(
+        [...files]
+          .filter(([p]) => p.startsWith('/ads/ad1/') && !p.endsWith('master.m3u8'))
+          .map(([p, v]) => [origin.url + p, v]),
+      ),
     };
     const playlists = new Map<string, string>();
     for (const v of parseMaster(cacheUrl, master.text).variants) {
@@ -143,12 +199,27 @@ t.test('server-side stitching flow', async (t) => {
       t.equal(r.status, 200, `${v.uri} served`);
       playlists.set(v.uri.split('/').pop()!, r.text);
     }
-    const pods = breaks.map((x: { ads: unknown[] }) => ({ ids: [], contentOffset: 0, start: 0, duration: 0, ads: x.ads }));
-    const input: CheckInput = { content, ads: [adSrc], fillerUri: 'none', result: { master: master.text, playlists, pods, contentDuration: 0, skipped: [] } };
+    const pods = breaks.map((x: { ads: unknown[] }) => ({
+      ids: [],
+      contentOffset: 0,
+      start: 0,
+      duration: 0,
+      ads: x.ads,
+    }));
+    const input: CheckInput = {
+      content,
+      ads: [adSrc],
+      fillerUri: 'none',
+      result: { master: master.text, playlists, pods, contentDuration: 0, skipped: [] },
+    };
     checkStitched(t, input);
     const same = await stitch(b.url, 'stream-1', 'vod-1');
     t.equal(same.status, 200);
-    t.equal(same.body.cache_url, cacheUrl, 'the same stream and asset (by guid or content id) answers the same cache_url, from any instance');
+    t.equal(
+      same.body.cache_url,
+      cacheUrl,
+      'the same stream and asset (by guid or content id) answers the same cache_url, from any instance',
+    );
     t.equal(adServer.requests.length, 1, 'and asks the ad server nothing more');
   });
 
@@ -160,14 +231,23 @@ t.test('server-side stitching flow', async (t) => {
     t.ok(await until(() => adServer.hitCount('impression', 'ad-1') >= 1), 'forwarded to the ad server');
     await new Promise((r) => setTimeout(r, 300));
     t.equal(adServer.hitCount('impression', 'ad-1'), 1, 'once');
-    t.equal((await call(a.url, 'GET', path.replace(/sig=[^&]+/, 'sig=' + 'A'.repeat(43)))).status, 400, 'a forged signature is refused');
+    t.equal(
+      (await call(a.url, 'GET', path.replace(/sig=[^&]+/, 'sig=' + 'A'.repeat(43)))).status,
+      400,
+      'a forged signature is refused',
+    );
   });
 
-  const post = (base: string, path: string, json?: unknown) => call(base, 'POST', path, { headers: { 'x-brand': 'acme' }, ...(json === undefined ? {} : { json }) });
+  const post = (base: string, path: string, json?: unknown) =>
+    call(base, 'POST', path, { headers: { 'x-brand': 'acme' }, ...(json === undefined ? {} : { json }) });
   const hlsContent = () => ({
     url: `${origin.url}/vod/hls1/master.m3u8`,
     master: files.get('/vod/hls1/master.m3u8')!,
-    playlists: new Map([...files].filter(([p]) => p.startsWith('/vod/hls1/') && !p.endsWith('master.m3u8')).map(([p, v]) => [origin.url + p, v])),
+    playlists: new Map(
+      [...files]
+        .filter(([p]) => p.startsWith('/vod/hls1/') && !p.endsWith('master.m3u8'))
+        .map(([p, v]) => [origin.url + p, v]),
+    ),
   });
 
   t.test('?interstitials=1: the content untouched, each pod an interstitial with its asset list', async (t) => {
@@ -179,7 +259,11 @@ t.test('server-side stitching flow', async (t) => {
     t.not(url, cacheUrl, 'cached apart from the inline result of the same stream and asset');
     t.equal(adServer.requests.length, asked + 1, 'its own ad request');
     t.same(
-      r.body.breaks.map((b: { type: string; start: number; content_offset: number }) => [b.type, b.start, b.content_offset]),
+      r.body.breaks.map((b: { type: string; start: number; content_offset: number }) => [
+        b.type,
+        b.start,
+        b.content_offset,
+      ]),
       [
         ['pre', 0, 0],
         ['mid', 27, 27],
@@ -190,7 +274,9 @@ t.test('server-side stitching flow', async (t) => {
     const ad = r.body.breaks[1].ads[0];
     t.equal(ad.start, 27, 'the ad starts at its break');
     t.ok(
-      ad.tracking.every((x: { urls: string[] }) => x.urls.every((u) => u.startsWith(`${a.url}/beacon?`) && u.includes('&sig='))),
+      ad.tracking.every((x: { urls: string[] }) =>
+        x.urls.every((u) => u.startsWith(`${a.url}/beacon?`) && u.includes('&sig=')),
+      ),
       'tracking URLs signed through /beacon',
     );
     // Everything read from a second instance (Postgres), asset lists with the query hls.js adds.
@@ -214,14 +300,33 @@ t.test('server-side stitching flow', async (t) => {
       }
     }
     t.equal(assetLists.size, 3, 'one asset list per pod');
-    t.same(JSON.parse([...assetLists.values()][0]!).ASSETS[0].URI, `${origin.url}/ads/ad1/master.m3u8`, "the ad's HLS MediaFile");
-    const pods = r.body.breaks.map((x: { content_offset: number; duration: number }) => ({ contentOffset: x.content_offset, duration: x.duration }));
+    t.same(
+      JSON.parse([...assetLists.values()][0]!).ASSETS[0].URI,
+      `${origin.url}/ads/ad1/master.m3u8`,
+      "the ad's HLS MediaFile",
+    );
+    const pods = r.body.breaks.map((x: { content_offset: number; duration: number }) => ({
+      contentOffset: x.content_offset,
+      duration: x.duration,
+    }));
     checkInterstitials(t, { content: hlsContent(), master: master.text, playlists, assetLists, pods });
-    t.equal((await call(b.url, 'GET', new URL(url).pathname.replace('master.m3u8', 'assets/9.json'))).status, 404, 'no such asset list');
+    t.equal(
+      (await call(b.url, 'GET', new URL(url).pathname.replace('master.m3u8', 'assets/9.json'))).status,
+      404,
+      'no such asset list',
+    );
     const again = await post(b.url, '/stitch/hls/stream/stream-1/asset/vod-1?interstitials=true');
     t.equal(again.body.cache_url, url, 'asked again: the same cache_url');
-    t.equal((await post(a.url, '/stitch/hls/stream/stream-1/asset/cid-1?interstitials=0')).body.cache_url, cacheUrl, '?interstitials=0 is the inline result');
-    t.equal((await post(a.url, '/stitch/hls/stream/stream-1/asset/cid-1?interstitials=yes')).status, 400, 'interstitials: 1, true, 0 or false');
+    t.equal(
+      (await post(a.url, '/stitch/hls/stream/stream-1/asset/cid-1?interstitials=0')).body.cache_url,
+      cacheUrl,
+      '?interstitials=0 is the inline result',
+    );
+    t.equal(
+      (await post(a.url, '/stitch/hls/stream/stream-1/asset/cid-1?interstitials=yes')).status,
+      400,
+      'interstitials: 1, true, 0 or false',
+    );
     t.equal((await post(a.url, '/stitch/dash/stream/stream-1/asset/cid-dash?interstitials=1')).status, 400, 'HLS only');
   });
 
@@ -281,16 +386,33 @@ t.test('server-side stitching flow', async (t) => {
     t.equal(mpd.text, (await call(a.url, 'GET', new URL(url).pathname)).text, 'the same MPD from both');
     checkDash(t, dashContent, {
       mpd: mpd.text,
-      pods: breaks.map((b) => ({ ids: b.id.split('+'), contentOffset: b.content_offset, start: b.start, duration: b.duration, ads: b.ads })),
+      pods: breaks.map((b) => ({
+        ids: b.id.split('+'),
+        contentOffset: b.content_offset,
+        start: b.start,
+        duration: b.duration,
+        ads: b.ads,
+      })),
       contentDuration: 65.063,
     });
-    t.match(mpd.text, /<BaseURL>https:\/\/dash\.akamaized\.net\/dashif\/ad-insertion-testcase6\/batch5\/<\/BaseURL>/, "the ads' BaseURLs kept absolute");
+    t.match(
+      mpd.text,
+      /<BaseURL>https:\/\/dash\.akamaized\.net\/dashif\/ad-insertion-testcase6\/batch5\/<\/BaseURL>/,
+      "the ads' BaseURLs kept absolute",
+    );
     const tracking = breaks.flatMap((b) => b.ads.flatMap((x) => x.tracking.flatMap((e) => e.urls)));
-    t.ok(tracking.length > 0 && tracking.every((u) => u.startsWith(`${a.url}/beacon?`) && u.includes('&sig=')), 'every tracking URL signed through /beacon');
+    t.ok(
+      tracking.length > 0 && tracking.every((u) => u.startsWith(`${a.url}/beacon?`) && u.includes('&sig=')),
+      'every tracking URL signed through /beacon',
+    );
     const impression = breaks[1]!.ads[1]!.tracking.find((e) => e.event === 'impression')!.urls[0]!;
     const before = adServer.hitCount('impression', 'ad-2');
     t.equal((await call(c.url, 'GET', impression.slice(a.url.length))).status, 200);
-    t.equal((await call(a.url, 'GET', impression.slice(a.url.length))).status, 200, 'a repeat, on another instance, is accepted');
+    t.equal(
+      (await call(a.url, 'GET', impression.slice(a.url.length))).status,
+      200,
+      'a repeat, on another instance, is accepted',
+    );
     t.ok(await until(() => adServer.hitCount('impression', 'ad-2') > before), 'forwarded to the ad server');
     await new Promise((r) => setTimeout(r, 300));
     t.equal(adServer.hitCount('impression', 'ad-2'), before + 1, 'once');
@@ -303,10 +425,22 @@ t.test('server-side stitching flow', async (t) => {
     t.equal(noBrand.status, 400);
     t.equal(noBrand.headers['content-type'], 'application/problem+json');
     t.equal((await stitch(a.url, 'stream-x', 'nope')).status, 404, 'unknown asset');
-    t.equal((await call(a.url, 'POST', '/stitch/smil/stream/s/asset/cid-1', { headers: { 'x-brand': 'acme' } })).status, 404, 'unknown protocol');
-    t.equal((await stitch(a.url, 'stream-x', 'cid-1', { targeting: { a: 1 } })).status, 400, 'targeting values are strings');
+    t.equal(
+      (await call(a.url, 'POST', '/stitch/smil/stream/s/asset/cid-1', { headers: { 'x-brand': 'acme' } })).status,
+      404,
+      'unknown protocol',
+    );
+    t.equal(
+      (await stitch(a.url, 'stream-x', 'cid-1', { targeting: { a: 1 } })).status,
+      400,
+      'targeting values are strings',
+    );
     t.equal((await stitch(a.url, 'stream-x', 'cid-1', { extra: true })).status, 400, 'unknown body fields');
-    t.equal((await stitch(a.url, 'stream-x', 'cid-1', { content_uri: 'https://elsewhere.example/x.m3u8' })).status, 400, 'content_uri must be one of the asset renditions');
+    t.equal(
+      (await stitch(a.url, 'stream-x', 'cid-1', { content_uri: 'https://elsewhere.example/x.m3u8' })).status,
+      400,
+      'content_uri must be one of the asset renditions',
+    );
     t.equal((await stitch(a.url, 'stream-x', 'broken')).status, 422, 'an unparseable content manifest');
     t.equal((await stitch(a.url, 'stream-x', 'gone')).status, 502, 'the content origin answers 404');
     adServer.mode = 'garbage';
@@ -317,7 +451,11 @@ t.test('server-side stitching flow', async (t) => {
     const plain = await call(a.url, 'GET', new URL(garbage.body.cache_url).pathname);
     t.notMatch(plain.text, /DISCONTINUITY|CUE-OUT/);
     adServer.mode = 'error';
-    t.match((await stitch(a.url, 'stream-error', 'cid-1')).body, { breaks: [], warnings: [/no ads/] }, 'ad server down');
+    t.match(
+      (await stitch(a.url, 'stream-error', 'cid-1')).body,
+      { breaks: [], warnings: [/no ads/] },
+      'ad server down',
+    );
     adServer.mode = 'ok';
     origin.mode = 'error';
     t.equal((await stitch(a.url, 'stream-origin-down', 'cid-1')).status, 502, 'content origin failing');

@@ -9,7 +9,11 @@ const EPOCH = Date.parse('2026-11-25T07:00:00.000Z');
 const CACHE = 'https://svc.example/stitch/cache/abcdefghijklmnop';
 
 function run(content: HlsSource, pods: HlsPodInput[]): InterstitialHls {
-  return interstitialHls(content, pods, { epochMs: EPOCH, assetListUrl: (n) => `${CACHE}/assets/${n}.json`, assetListFile: (n) => `assets/${n}.json` });
+  return interstitialHls(content, pods, {
+    epochMs: EPOCH,
+    assetListUrl: (n) => `${CACHE}/assets/${n}.json`,
+    assetListFile: (n) => `assets/${n}.json`,
+  });
 }
 
 /** The check's inputs from a result: asset lists by URL, pods by content offset. */
@@ -64,7 +68,13 @@ t.test('eyevinn muxed TS: pre, mid and post roll as interstitials, the content a
   const v0 = result.playlists.get('v0.m3u8')!;
   t.match(v0, /^#EXT-X-PROGRAM-DATE-TIME:2026-11-25T07:00:00\.000Z$/m, 'a PROGRAM-DATE-TIME from the epoch');
   const [pre, mid, post] = dateRanges(v0).map(dateRangeAttrs);
-  t.match(pre, { ID: 'preroll', CLASS: 'com.apple.hls.interstitial', 'START-DATE': '2026-11-25T07:00:00.000Z', CUE: 'PRE', 'X-ASSET-LIST': `${CACHE}/assets/1.json` });
+  t.match(pre, {
+    ID: 'preroll',
+    CLASS: 'com.apple.hls.interstitial',
+    'START-DATE': '2026-11-25T07:00:00.000Z',
+    CUE: 'PRE',
+    'X-ASSET-LIST': `${CACHE}/assets/1.json`,
+  });
   t.match(mid, { ID: 'midroll-1', 'START-DATE': '2026-11-25T07:00:27.000Z', 'X-ASSET-LIST': `${CACHE}/assets/2.json` });
   t.notOk(mid!['CUE'], 'no CUE on a mid-roll');
   t.match(post, { ID: 'postroll', CUE: 'POST' });
@@ -76,12 +86,19 @@ t.test('eyevinn muxed TS: pre, mid and post roll as interstitials, the content a
   });
   t.notMatch(v0, /DISCONTINUITY|CUE-OUT/, 'nothing spliced');
   const lines = v0.split('\n');
-  t.ok(lines.indexOf(dateRanges(v0)[1]!) === lines.indexOf('https://origin.example/vod/hls1/segment4_0_av.ts') - 2, 'the mid-roll DATERANGE stands before the segment at 27 s');
+  t.ok(
+    lines.indexOf(dateRanges(v0)[1]!) === lines.indexOf('https://origin.example/vod/hls1/segment4_0_av.ts') - 2,
+    'the mid-roll DATERANGE stands before the segment at 27 s',
+  );
 });
 
 t.test('demuxed CMAF: the same DATERANGEs in the video and audio playlists, MAP URIs absolute', async (t) => {
-  const content = folder('hls/eyevinn-hls-splice/demux_n_cmaf/hls1', 'https://origin.example/vod/cmaf/', (s) => s.replace('AUDIO="mono"', 'AUDIO="stereo"'));
-  const ad = folder('hls/eyevinn-hls-splice/demux_n_cmaf/ad1', 'https://ads.example/cmaf/', (s) => s.replace(/_av\.m3u8/g, '_v.m3u8'));
+  const content = folder('hls/eyevinn-hls-splice/demux_n_cmaf/hls1', 'https://origin.example/vod/cmaf/', (s) =>
+    s.replace('AUDIO="mono"', 'AUDIO="stereo"'),
+  );
+  const ad = folder('hls/eyevinn-hls-splice/demux_n_cmaf/ad1', 'https://ads.example/cmaf/', (s) =>
+    s.replace(/_av\.m3u8/g, '_v.m3u8'),
+  );
   const result = run(content, [{ id: 'mid', offsetSec: 10, ads: [{ id: 'a', source: ad }] }]);
   t.same(result.skipped, []);
   check(t, content, result);
@@ -92,12 +109,31 @@ t.test('demuxed CMAF: the same DATERANGEs in the video and audio playlists, MAP 
 t.test('content with PROGRAM-DATE-TIME: its dates, no epoch', async (t) => {
   const start = Date.parse('2025-01-01T10:00:00.000Z');
   const url = 'https://origin.example/pdt/index.m3u8';
-  const content = media(url, vod('seg', Array(10).fill(6), { perSegment: (i) => (i === 0 ? [`#EXT-X-PROGRAM-DATE-TIME:${new Date(start).toISOString()}`] : []) }));
-  const result = run(content, [{ id: 'mid', offsetSec: 13, ads: [{ id: 'a', source: media('https://ads.example/a.m3u8', vod('https://cdn.ads.example/a', [5, 5])) }] }]);
+  const content = media(
+    url,
+    vod('seg', Array(10).fill(6), {
+      perSegment: (i) => (i === 0 ? [`#EXT-X-PROGRAM-DATE-TIME:${new Date(start).toISOString()}`] : []),
+    }),
+  );
+  const result = run(content, [
+    {
+      id: 'mid',
+      offsetSec: 13,
+      ads: [{ id: 'a', source: media('https://ads.example/a.m3u8', vod('https://cdn.ads.example/a', [5, 5])) }],
+    },
+  ]);
   check(t, content, result);
   const text = result.playlists.get('v0.m3u8')!;
-  t.equal(text.split('\n').filter((l) => l.startsWith('#EXT-X-PROGRAM-DATE-TIME')).length, 1, 'no second PROGRAM-DATE-TIME');
-  t.equal(dateRangeAttrs(dateRanges(text)[0]!)['START-DATE'], '2025-01-01T10:00:18.000Z', 'cue 13 s → the boundary at 18 s, dated by the content');
+  t.equal(
+    text.split('\n').filter((l) => l.startsWith('#EXT-X-PROGRAM-DATE-TIME')).length,
+    1,
+    'no second PROGRAM-DATE-TIME',
+  );
+  t.equal(
+    dateRangeAttrs(dateRanges(text)[0]!)['START-DATE'],
+    '2025-01-01T10:00:18.000Z',
+    'cue 13 s → the boundary at 18 s, dated by the content',
+  );
 });
 
 t.test('ads that cannot play are left out; pods on one boundary merge; plain ids only', async (t) => {
@@ -144,5 +180,9 @@ t.test('a post-roll and a mid-roll at the last segment: each DATERANGE on its ow
 
 t.test('unusable content is refused', async (t) => {
   t.throws(() => run(media('https://origin.example/z.m3u8', '<html/>'), []), StitchError);
-  t.throws(() => run(media('https://origin.example/z.m3u8', '#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:4,\na.ts\n'), []), StitchError, 'not VOD');
+  t.throws(
+    () => run(media('https://origin.example/z.m3u8', '#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:4,\na.ts\n'), []),
+    StitchError,
+    'not VOD',
+  );
 });

@@ -7,7 +7,11 @@ import { vod } from '../helpers/stitch-checks.js';
 const BASE = 'https://origin.example.com/vod/';
 
 function source(master: string, playlists: Record<string, string>) {
-  return { url: `${BASE}master.m3u8`, master, playlists: new Map(Object.entries(playlists).map(([k, v]) => [BASE + k, v])) };
+  return {
+    url: `${BASE}master.m3u8`,
+    master,
+    playlists: new Map(Object.entries(playlists).map(([k, v]) => [BASE + k, v])),
+  };
 }
 
 t.test('HLS: muxed TS ladder', async (t) => {
@@ -17,7 +21,12 @@ v0.m3u8
 #EXT-X-STREAM-INF:BANDWIDTH=3000000,RESOLUTION=1280x720,CODECS="avc1.64001f,mp4a.40.2",FRAME-RATE=29.970
 v1.m3u8
 `;
-  const p = hlsProfile(source(master, { 'v0.m3u8': vod('a', [6.006, 6.006, 4], { target: 6 }), 'v1.m3u8': vod('b', [6.006, 6.006, 4], { target: 6 }) }))!;
+  const p = hlsProfile(
+    source(master, {
+      'v0.m3u8': vod('a', [6.006, 6.006, 4], { target: 6 }),
+      'v1.m3u8': vod('b', [6.006, 6.006, 4], { target: 6 }),
+    }),
+  )!;
   t.match(p, {
     protocol: 'hls',
     container: 'ts',
@@ -42,7 +51,12 @@ v.m3u8
 `;
   const fmp4 = vod('s', [4, 4], { head: ['#EXT-X-MAP:URI="init.mp4"'] });
   const p = hlsProfile(source(master, { 'v.m3u8': fmp4, 'a.m3u8': fmp4 }))!;
-  t.match(p, { container: 'fmp4', video: 'hevc', segmentSec: 4, audio: { codecs: 'ec-3', channels: 6, demuxed: true, language: 'en' } });
+  t.match(p, {
+    container: 'fmp4',
+    video: 'hevc',
+    segmentSec: 4,
+    audio: { codecs: 'ec-3', channels: 6, demuxed: true, language: 'en' },
+  });
   const av1 = master.replace('hvc1.1.6.L120.90', 'av01.0.08M.08');
   t.equal(hlsProfile(source(av1, { 'v.m3u8': fmp4 })), undefined, 'AV1 content: nothing to condition to');
 });
@@ -67,8 +81,12 @@ t.test('DASH: video rungs, audio attributes, segment length', async (t) => {
 });
 
 t.test('slate cut to the gap', async (t) => {
-  const master = '#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1,RESOLUTION=2x2\nr0.m3u8\n#EXT-X-STREAM-INF:BANDWIDTH=2,RESOLUTION=4x4\nr1.m3u8\n';
-  const slate = source(master, { 'r0.m3u8': vod('x', [2, 2, 2, 2], { target: 2 }), 'r1.m3u8': vod('y', [2, 2, 2, 2], { target: 2 }) });
+  const master =
+    '#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1,RESOLUTION=2x2\nr0.m3u8\n#EXT-X-STREAM-INF:BANDWIDTH=2,RESOLUTION=4x4\nr1.m3u8\n';
+  const slate = source(master, {
+    'r0.m3u8': vod('x', [2, 2, 2, 2], { target: 2 }),
+    'r1.m3u8': vod('y', [2, 2, 2, 2], { target: 2 }),
+  });
   t.equal(sourceSeconds(slate), 8);
   const cut = slateHls(slate, 3.2);
   t.equal(cut.seconds, 4, 'whole segments nearest the gap');

@@ -119,14 +119,22 @@ t.test('the state store on a real Redis Cluster', async (t) => {
       }
     }
     const recoveryMs = Date.now() - killedAt;
-    t.equal(value, 'before', `the replica answered the key ${recoveryMs} ms after the kill (${failures} commands failed meanwhile)`);
+    t.equal(
+      value,
+      'before',
+      `the replica answered the key ${recoveryMs} ms after the kill (${failures} commands failed meanwhile)`,
+    );
     t.ok(recoveryMs < 30_000, 'within the deadline');
     await cluster.settled(30_000);
   });
 
   await t.test('the service runs on the cluster', async (t) => {
     if (!(await needServices(t, ['postgres']))) return;
-    const service = await startTestService(t, { databaseUrl: await freshSchemaUrl(t), redisUrl: cluster.url, redisKeyPrefix: 'svc:' });
+    const service = await startTestService(t, {
+      databaseUrl: await freshSchemaUrl(t),
+      redisUrl: cluster.url,
+      redisKeyPrefix: 'svc:',
+    });
     t.equal(service.stores.state.kind, 'redis');
     const ready = await call(service.url, 'GET', '/readyz');
     t.equal(ready.status, 200, 'ready');
@@ -140,7 +148,11 @@ t.test('the state store through Sentinel: a killed primary is replaced and the s
   t.teardown(() => store.close());
   await store.set(keys.stream('s'), 'before', 120_000);
   t.equal(await store.get(keys.stream('s')), 'before', 'through the primary the sentinel names');
-  t.equal(await sentinel.cli(sentinel.primaryPort, 'wait', '1', '5000'), '1', 'the replica has the write (replication is asynchronous)');
+  t.equal(
+    await sentinel.cli(sentinel.primaryPort, 'wait', '1', '5000'),
+    '1',
+    'the replica has the write (replication is asynchronous)',
+  );
   sentinel.kill(sentinel.primaryPort);
   const killedAt = Date.now();
   let value: string | null = null;
@@ -155,5 +167,9 @@ t.test('the state store through Sentinel: a killed primary is replaced and the s
       await new Promise((r) => setTimeout(r, 200));
     }
   }
-  t.equal(value, 'before', `the promoted replica answered ${Date.now() - killedAt} ms after the kill (${failures} commands failed meanwhile)`);
+  t.equal(
+    value,
+    'before',
+    `the promoted replica answered ${Date.now() - killedAt} ms after the kill (${failures} commands failed meanwhile)`,
+  );
 });

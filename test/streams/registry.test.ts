@@ -4,7 +4,14 @@ import { boundedMasterPath, boundedTargeting, StreamRegistry, STREAM_LIMITS } fr
 import { MemoryStateStore, RedisStateStore, type StateStore } from '../../lib/store/index.js';
 import { createLogger } from '../../lib/log/index.js';
 import { call } from '../helpers/http.js';
-import { freshSchemaUrl, needServices, startTestService, token, REDIS_URL, REDIS_KEY_PREFIX } from '../helpers/services.js';
+import {
+  freshSchemaUrl,
+  needServices,
+  startTestService,
+  token,
+  REDIS_URL,
+  REDIS_KEY_PREFIX,
+} from '../helpers/services.js';
 
 const log = createLogger('silent');
 
@@ -47,27 +54,30 @@ t.test('idle streams expire and leave the registry', async (t) => {
   t.equal((await reg.get('b'))?.event_id, 1);
 });
 
-t.test('master_path: recorded from a master touch, kept through media refreshes and touches, replaced by a new master', async (t) => {
-  const state = new MemoryStateStore();
-  const reg = new StreamRegistry(state, log, 60_000, 60_000);
-  t.teardown(() => reg.close());
-  reg.touch({ streamId: 's', flow: 'dai' });
-  await reg.flush();
-  t.equal((await reg.get('s'))!.master_path, null, 'a media request alone records none');
-  const master = '/linear/hls/event/e/stream/s/master.m3u8?x=1';
-  reg.touch({ streamId: 's', flow: 'dai', masterPath: master });
-  t.ok(reg.refresh('s', undefined, undefined, undefined), 'a media refresh of a pending stream');
-  const pendingPath = (reg as unknown as { pending: Map<string, { masterPath?: string }> }).pending.get('s')!;
-  t.equal(pendingPath.masterPath, master, 'a media refresh keeps the master path');
-  await reg.flush();
-  t.equal((await reg.get('s'))!.master_path, master);
-  reg.touch({ streamId: 's', flow: 'dai' });
-  await reg.flush();
-  t.equal((await reg.get('s'))!.master_path, master, 'a later media touch does not erase it');
-  reg.touch({ streamId: 's', flow: 'dai', masterPath: '/other/manifest.mpd' });
-  await reg.flush();
-  t.equal((await reg.get('s'))!.master_path, '/other/manifest.mpd');
-});
+t.test(
+  'master_path: recorded from a master touch, kept through media refreshes and touches, replaced by a new master',
+  async (t) => {
+    const state = new MemoryStateStore();
+    const reg = new StreamRegistry(state, log, 60_000, 60_000);
+    t.teardown(() => reg.close());
+    reg.touch({ streamId: 's', flow: 'dai' });
+    await reg.flush();
+    t.equal((await reg.get('s'))!.master_path, null, 'a media request alone records none');
+    const master = '/linear/hls/event/e/stream/s/master.m3u8?x=1';
+    reg.touch({ streamId: 's', flow: 'dai', masterPath: master });
+    t.ok(reg.refresh('s', undefined, undefined, undefined), 'a media refresh of a pending stream');
+    const pendingPath = (reg as unknown as { pending: Map<string, { masterPath?: string }> }).pending.get('s')!;
+    t.equal(pendingPath.masterPath, master, 'a media refresh keeps the master path');
+    await reg.flush();
+    t.equal((await reg.get('s'))!.master_path, master);
+    reg.touch({ streamId: 's', flow: 'dai' });
+    await reg.flush();
+    t.equal((await reg.get('s'))!.master_path, master, 'a later media touch does not erase it');
+    reg.touch({ streamId: 's', flow: 'dai', masterPath: '/other/manifest.mpd' });
+    await reg.flush();
+    t.equal((await reg.get('s'))!.master_path, '/other/manifest.mpd');
+  },
+);
 
 t.test('touches coalesce into one pipelined write, and one prune per flush', async (t) => {
   const { store, calls } = counting(new MemoryStateStore());
@@ -86,7 +96,8 @@ t.test('10,000 streams in one event: found with two round trips', async (t) => {
   const { store, calls } = counting(redis);
   const reg = new StreamRegistry(store, log, 60_000, 60_000);
   const eventId = 900_000 + Math.floor(Math.random() * 99_999);
-  for (let i = 0; i < 10_000; i++) reg.touch({ streamId: `big-${i}:LOC`, eventId, flow: 'dai', targeting: new Map([['ge', i % 2 ? 'm' : 'f']]) });
+  for (let i = 0; i < 10_000; i++)
+    reg.touch({ streamId: `big-${i}:LOC`, eventId, flow: 'dai', targeting: new Map([['ge', i % 2 ? 'm' : 'f']]) });
   await reg.flush();
   t.same(
     calls,
@@ -112,17 +123,36 @@ t.test('10,000 streams in one event: found with two round trips', async (t) => {
 t.test('operator read APIs', async (t) => {
   if (!(await needServices(t))) return;
   // The test client plays the ad manager's server (trusted: its X-Device-Ip names the viewer).
-  const service = await startTestService(t, { databaseUrl: await freshSchemaUrl(t), redisUrl: REDIS_URL, trustedProxies: '127.0.0.1' });
+  const service = await startTestService(t, {
+    databaseUrl: await freshSchemaUrl(t),
+    redisUrl: REDIS_URL,
+    trustedProxies: '127.0.0.1',
+  });
   const tok = await token(service);
   await call(service.url, 'PUT', '/api/v1/squeeze-brand-config', { token: tok, json: { brand_id: 'b' } });
-  const ev = (await call(service.url, 'PUT', '/api/v1/squeeze-event-config', { token: tok, json: { asset_id: 'OPS', source_uri: 'https://o.example/m.m3u8', brand_config_id: 'b' } })).body.id;
-  for (let i = 0; i < 5; i++) await call(service.url, 'GET', `/dai/adproxy?stream_id=ops${i}:LOC&asset_key=OPS&ge=m`, { headers: { 'x-device-ip': '198.51.100.4' } });
+  const ev = (
+    await call(service.url, 'PUT', '/api/v1/squeeze-event-config', {
+      token: tok,
+      json: { asset_id: 'OPS', source_uri: 'https://o.example/m.m3u8', brand_config_id: 'b' },
+    })
+  ).body.id;
+  for (let i = 0; i < 5; i++)
+    await call(service.url, 'GET', `/dai/adproxy?stream_id=ops${i}:LOC&asset_key=OPS&ge=m`, {
+      headers: { 'x-device-ip': '198.51.100.4' },
+    });
   const list = await call(service.url, 'GET', `/api/v1/streams?event_id=${ev}&page_size=2&page=1`, { token: tok });
   t.equal(list.status, 200);
   t.equal(list.body.total_results, 5);
   t.equal(list.body.results.length, 2);
   const one = await call(service.url, 'GET', '/api/v1/streams/ops3%3ALOC', { token: tok });
-  t.match(one.body, { stream_id: 'ops3:LOC', event_id: ev, flow: 'dai', fw_params: { ge: 'm' }, client_ip: '198.51.100.4', vprn: /^\d{10}$/ });
+  t.match(one.body, {
+    stream_id: 'ops3:LOC',
+    event_id: ev,
+    flow: 'dai',
+    fw_params: { ge: 'm' },
+    client_ip: '198.51.100.4',
+    vprn: /^\d{10}$/,
+  });
   t.equal((await call(service.url, 'GET', '/api/v1/streams/nope', { token: tok })).status, 404);
   t.equal((await call(service.url, 'GET', '/api/v1/streams', { token: tok })).status, 400);
   t.equal((await call(service.url, 'GET', `/api/v1/streams?event_id=${ev}`)).status, 401);
@@ -144,7 +174,11 @@ t.test('MAX_STREAMS: at the cap the oldest idle stream is evicted, and its recor
   t.equal(reg.evictions, 1);
   await reg.flush();
   t.equal(await reg.get('b'), undefined, "b's record is deleted");
-  t.same((await reg.load(await reg.streamIdsOf(3))).map((s) => s.stream_id).sort(), ['a', 'c', 'd'], 'the event lists the streams kept');
+  t.same(
+    (await reg.load(await reg.streamIdsOf(3))).map((s) => s.stream_id).sort(),
+    ['a', 'c', 'd'],
+    'the event lists the streams kept',
+  );
   for (let i = 0; i < 100; i++) reg.touch({ streamId: `n${i}`, flow: 'dai' });
   t.equal(reg.size, 3, 'still at the cap after 100 more');
   t.equal(reg.evictions, 101);
@@ -157,7 +191,15 @@ t.test('a stream record holds bounded fields', async (t) => {
   const targeting = new Map(Array.from({ length: 200 }, (_, i) => [`k${i}`, 'v'.repeat(60)] as [string, string]));
   targeting.set('__proto__', 'x');
   const masterPath = `/linear/hls/event/e/stream/s/master.m3u8?${'q'.repeat(8000)}`;
-  reg.touch({ streamId: 's', flow: 'dai', targeting, masterPath, clientIp: '1'.repeat(500), assetKey: 'e'.repeat(5000), brand: 'b'.repeat(5000) });
+  reg.touch({
+    streamId: 's',
+    flow: 'dai',
+    targeting,
+    masterPath,
+    clientIp: '1'.repeat(500),
+    assetKey: 'e'.repeat(5000),
+    brand: 'b'.repeat(5000),
+  });
   reg.touch({ streamId: 'x'.repeat(257), flow: 'dai' });
   await reg.flush();
   const raw = await state.hgetall('sqz:{st:s}:stream');
@@ -167,7 +209,11 @@ t.test('a stream record holds bounded fields', async (t) => {
   const s = (await reg.get('s'))!;
   t.equal(s.fw_params['k0'], 'v'.repeat(60), 'whole parameters kept in order');
   t.equal(Object.getPrototypeOf(s.fw_params), Object.prototype, '__proto__ stays a name');
-  t.equal(s.master_path, '/linear/hls/event/e/stream/s/master.m3u8', 'a master path over the cap is kept without its query');
+  t.equal(
+    s.master_path,
+    '/linear/hls/event/e/stream/s/master.m3u8',
+    'a master path over the cap is kept without its query',
+  );
   t.equal(s.client_ip!.length, STREAM_LIMITS.clientIpChars);
   t.equal(s.asset_key!.length, STREAM_LIMITS.assetKeyChars);
   t.equal(reg.isKnown('x'.repeat(257)), false, 'an id over 256 characters is not recorded');
@@ -198,32 +244,43 @@ t.test('proof: the preroll ad tag proves a DAI stream, here or on another instan
   t.notOk(b.isProven('manifest-only'), 'still unproven (asked again at most every 2 s)');
 });
 
-t.test('a refresh rewrites the record but moves the registry score only every quarter of the idle time (issue 29 item 4)', async (t) => {
-  const state = new MemoryStateStore();
-  const idleMs = 4000;
-  const reg = new StreamRegistry(state, log, idleMs, 60_000);
-  t.teardown(() => reg.close());
-  const registry = 'sqz:{ev:1}:streams';
-  reg.touch({ streamId: 'r', eventId: 1, flow: 'dai' });
-  await reg.flush();
-  const first = (await reg.get('r'))!;
-  const firstSeen = Date.parse(first.last_seen);
-  t.same(await state.zrangeByScore(registry, firstSeen, firstSeen), ['r'], 'registered with its first last_seen');
+t.test(
+  'a refresh rewrites the record but moves the registry score only every quarter of the idle time (issue 29 item 4)',
+  async (t) => {
+    const state = new MemoryStateStore();
+    const idleMs = 4000;
+    const reg = new StreamRegistry(state, log, idleMs, 60_000);
+    t.teardown(() => reg.close());
+    const registry = 'sqz:{ev:1}:streams';
+    reg.touch({ streamId: 'r', eventId: 1, flow: 'dai' });
+    await reg.flush();
+    const first = (await reg.get('r'))!;
+    const firstSeen = Date.parse(first.last_seen);
+    t.same(await state.zrangeByScore(registry, firstSeen, firstSeen), ['r'], 'registered with its first last_seen');
 
-  await new Promise((r) => setTimeout(r, 50));
-  reg.touch({ streamId: 'r', eventId: 1, flow: 'dai' });
-  await reg.flush();
-  const second = (await reg.get('r'))!;
-  t.ok(Date.parse(second.last_seen) > firstSeen, 'the record’s last_seen moved');
-  t.equal(second.created, first.created, 'created kept');
-  t.same(await state.zrangeByScore(registry, firstSeen + 1, Infinity), [], 'the registry score did not move (no ZADD)');
-  t.same(await reg.streamIdsOf(1), ['r'], 'still a live stream of its event');
+    await new Promise((r) => setTimeout(r, 50));
+    reg.touch({ streamId: 'r', eventId: 1, flow: 'dai' });
+    await reg.flush();
+    const second = (await reg.get('r'))!;
+    t.ok(Date.parse(second.last_seen) > firstSeen, 'the record’s last_seen moved');
+    t.equal(second.created, first.created, 'created kept');
+    t.same(
+      await state.zrangeByScore(registry, firstSeen + 1, Infinity),
+      [],
+      'the registry score did not move (no ZADD)',
+    );
+    t.same(await reg.streamIdsOf(1), ['r'], 'still a live stream of its event');
 
-  await new Promise((r) => setTimeout(r, idleMs / 4 + 50));
-  reg.touch({ streamId: 'r', eventId: 1, flow: 'dai' });
-  await reg.flush();
-  t.same(await state.zrangeByScore(registry, firstSeen + 1, Infinity), ['r'], 'a quarter of the idle time later the score moved');
-  reg.touch({ streamId: 'r', eventId: 2, flow: 'dai' });
-  await reg.flush();
-  t.same(await reg.streamIdsOf(2), ['r'], 'a stream seen under another event is registered there at once');
-});
+    await new Promise((r) => setTimeout(r, idleMs / 4 + 50));
+    reg.touch({ streamId: 'r', eventId: 1, flow: 'dai' });
+    await reg.flush();
+    t.same(
+      await state.zrangeByScore(registry, firstSeen + 1, Infinity),
+      ['r'],
+      'a quarter of the idle time later the score moved',
+    );
+    reg.touch({ streamId: 'r', eventId: 2, flow: 'dai' });
+    await reg.flush();
+    t.same(await reg.streamIdsOf(2), ['r'], 'a stream seen under another event is registered there at once');
+  },
+);

@@ -36,8 +36,18 @@ t.test('injectTimedId3: a real segment gains a metadata stream extractTags reads
     t.match(
       r.tags,
       [
-        { frame: 'TXXX', description: 'com.acme.vtg', value: 'brk-1', metadata: { timescale: 90000, presentation_time: 8_589_934_000 } },
-        { frame: 'PRIV', description: 'com.acme.vtg', value: 'brk-1', metadata: { timescale: 90000, presentation_time: 8_589_934_000 } },
+        {
+          frame: 'TXXX',
+          description: 'com.acme.vtg',
+          value: 'brk-1',
+          metadata: { timescale: 90000, presentation_time: 8_589_934_000 },
+        },
+        {
+          frame: 'PRIV',
+          description: 'com.acme.vtg',
+          value: 'brk-1',
+          metadata: { timescale: 90000, presentation_time: 8_589_934_000 },
+        },
       ],
       `${f}: the tag at its PTS`,
     );
@@ -47,7 +57,11 @@ t.test('injectTimedId3: a real segment gains a metadata stream extractTags reads
 });
 
 t.test('injectTimedId3: refuses what it cannot rewrite', async (t) => {
-  t.throws(() => injectTimedId3(fixture('shaka-player/id3-metadata.ts'), vtgTag('a', 'b'), 0), TsRewriteError, 'already has a metadata stream');
+  t.throws(
+    () => injectTimedId3(fixture('shaka-player/id3-metadata.ts'), vtgTag('a', 'b'), 0),
+    TsRewriteError,
+    'already has a metadata stream',
+  );
   t.throws(() => injectTimedId3(Buffer.alloc(100), vtgTag('a', 'b'), 0), TsRewriteError, 'not packets');
   t.throws(() => injectTimedId3(Buffer.alloc(188), vtgTag('a', 'b'), 0), TsRewriteError, 'no sync');
   const nullPackets = Buffer.concat([Buffer.from([0x47, 0x1f, 0xff, 0x10]), Buffer.alloc(184, 0xff)]);

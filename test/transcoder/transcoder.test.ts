@@ -27,7 +27,16 @@ async function tmpDir(t: Test): Promise<string> {
 
 async function start(t: Test, env: Record<string, string> = {}): Promise<RunningTranscoder> {
   const dir = await tmpDir(t);
-  const running = await startTranscoder(loadTranscoderConfig({ TRANSCODER_PORT: '0', TRANSCODER_DATA_DIR: dir, FFMPEG_PATH: FFMPEG, TRANSCODER_CONCURRENCY: '2', ...env }), log);
+  const running = await startTranscoder(
+    loadTranscoderConfig({
+      TRANSCODER_PORT: '0',
+      TRANSCODER_DATA_DIR: dir,
+      FFMPEG_PATH: FFMPEG,
+      TRANSCODER_CONCURRENCY: '2',
+      ...env,
+    }),
+    log,
+  );
   t.teardown(() => running.close());
   return running;
 }
@@ -94,7 +103,10 @@ const job = (base: string, over: Record<string, unknown> = {}) => ({
   sqz_ratios: { content_box: 0.5, ad_box: 0.4 },
   positions: { content_box: { x: 0.02, y: 0.05 }, ad_box: { x: 0.55, y: 0.3 } },
   animation: { phase: 'hold', in_sec: 1, out_sec: 1 },
-  frames: { content_box: { enabled: true, thickness_px: 4, color: 'white' }, ad_box: { enabled: false, thickness_px: 4, color: 'white@0.8' } },
+  frames: {
+    content_box: { enabled: true, thickness_px: 4, color: 'white' },
+    ad_box: { enabled: false, thickness_px: 4, color: 'white@0.8' },
+  },
   ad_offset_sec: 0.5,
   duration_sec: 2,
   id3: { owner: 'com.acme.vtg', value: 'brk-7' },
@@ -138,7 +150,9 @@ if (needFfmpeg(t)) {
     ];
     let checked = 0;
     for (const c of cases) {
-      const r = await call(tx.url, 'POST', '/v3/squeeze', { json: job(files.url, { ...c.over, output_key: `sqz/1/${c.name}` }) });
+      const r = await call(tx.url, 'POST', '/v3/squeeze', {
+        json: job(files.url, { ...c.over, output_key: `sqz/1/${c.name}` }),
+      });
       t.equal(r.status, 200, `${c.name}: composed`);
       t.equal(r.body.output_uri, `${tx.url}/objects/sqz/1/${c.name}.ts`);
       const file = await fetchOutput(t, r.body.output_uri, dir, c.name);
@@ -149,12 +163,20 @@ if (needFfmpeg(t)) {
       t.equal(a?.codec_name, 'aac');
       t.same([v.width, v.height], [W, H], 'the content size');
       t.equal(v.start_pts, content.start_pts, `${c.name}: video starts at the content's PTS`);
-      t.ok(Math.abs(Number(v.duration) - Number(content.duration)) <= 1 / FPS + 1e-6, `${c.name}: duration ${v.duration} within a frame of ${content.duration}`);
+      t.ok(
+        Math.abs(Number(v.duration) - Number(content.duration)) <= 1 / FPS + 1e-6,
+        `${c.name}: duration ${v.duration} within a frame of ${content.duration}`,
+      );
       const tags = extractTags(await readFile(file)).tags;
       t.match(
         tags,
         [
-          { frame: 'TXXX', description: 'com.acme.vtg', value: 'brk-7', metadata: { timescale: 90000, presentation_time: content.start_pts } },
+          {
+            frame: 'TXXX',
+            description: 'com.acme.vtg',
+            value: 'brk-7',
+            metadata: { timescale: 90000, presentation_time: content.start_pts },
+          },
           { frame: 'PRIV', description: 'com.acme.vtg', value: 'brk-7' },
         ],
         `${c.name}: the ID3 tag at the segment start`,
@@ -171,7 +193,8 @@ if (needFfmpeg(t)) {
     const files = await serveDir(dir);
     t.teardown(files.stop);
     const tx = await start(t);
-    const solid = (over: Record<string, unknown>) => job(files.url, { content_uri: `${files.url}/blue.ts`, ad_uri: `${files.url}/red.mp4`, ...over });
+    const solid = (over: Record<string, unknown>) =>
+      job(files.url, { content_uri: `${files.url}/blue.ts`, ad_uri: `${files.url}/red.mp4`, ...over });
     const isRed = ([r, g, b]: number[]) => r! > 200 && g! < 70 && b! < 70;
     const isBlue = ([r, g, b]: number[]) => b! > 200 && r! < 70 && g! < 70;
     const isGreen = ([r, g, b]: number[]) => g! > 200 && r! < 70 && b! < 70;
@@ -214,13 +237,19 @@ if (needFfmpeg(t)) {
     t.teardown(files.stop);
     const bin = await tmpDir(t);
     const count = path.join(bin, 'runs');
-    await writeFile(path.join(bin, 'ffmpeg'), `#!/bin/sh\ncase "$*" in *-filter_complex*) echo run >> ${count};; esac\nexec ${FFMPEG} "$@"\n`);
+    await writeFile(
+      path.join(bin, 'ffmpeg'),
+      `#!/bin/sh\ncase "$*" in *-filter_complex*) echo run >> ${count};; esac\nexec ${FFMPEG} "$@"\n`,
+    );
     await writeFile(path.join(bin, 'ffprobe'), `#!/bin/sh\nexec ${FFMPEG.replace(/ffmpeg$/, 'ffprobe')} "$@"\n`);
     await chmod(path.join(bin, 'ffmpeg'), 0o755);
     await chmod(path.join(bin, 'ffprobe'), 0o755);
     const tx = await start(t, { FFMPEG_PATH: path.join(bin, 'ffmpeg') });
     const body = job(files.url, { output_key: 'dedup/1' });
-    const [a, b] = await Promise.all([call(tx.url, 'POST', '/v3/squeeze', { json: body }), call(tx.url, 'POST', '/v3/squeeze', { json: body })]);
+    const [a, b] = await Promise.all([
+      call(tx.url, 'POST', '/v3/squeeze', { json: body }),
+      call(tx.url, 'POST', '/v3/squeeze', { json: body }),
+    ]);
     t.equal(a.status, 200);
     t.equal(b.status, 200);
     t.equal(a.body.output_uri, b.body.output_uri);
@@ -249,7 +278,10 @@ if (needFfmpeg(t)) {
     t.teardown(files.stop);
     const bin = await tmpDir(t);
     const pidFile = path.join(bin, 'pid');
-    await writeFile(path.join(bin, 'ffmpeg'), `#!/bin/sh\ncase "$*" in *-filter_complex*) echo $$ > ${pidFile}; exec sleep 60;; esac\nexec ${FFMPEG} "$@"\n`);
+    await writeFile(
+      path.join(bin, 'ffmpeg'),
+      `#!/bin/sh\ncase "$*" in *-filter_complex*) echo $$ > ${pidFile}; exec sleep 60;; esac\nexec ${FFMPEG} "$@"\n`,
+    );
     await writeFile(path.join(bin, 'ffprobe'), `#!/bin/sh\nexec ${FFMPEG.replace(/ffmpeg$/, 'ffprobe')} "$@"\n`);
     await chmod(path.join(bin, 'ffmpeg'), 0o755);
     await chmod(path.join(bin, 'ffprobe'), 0o755);
@@ -279,7 +311,9 @@ if (needFfmpeg(t)) {
 
 t.test('bad jobs and paths: problems, never a crash (no ffmpeg needed)', async (t) => {
   const tx = await start(t, { FFMPEG_PATH: '/nonexistent/ffmpeg' });
-  const bad = await call(tx.url, 'POST', '/v3/squeeze', { json: { content_uri: 'file:///etc/passwd', layout: 'pip', output_key: '../x' } });
+  const bad = await call(tx.url, 'POST', '/v3/squeeze', {
+    json: { content_uri: 'file:///etc/passwd', layout: 'pip', output_key: '../x' },
+  });
   t.equal(bad.status, 400);
   t.match(bad.headers['content-type'], /application\/problem\+json/);
   t.match(bad.body, { status: 400, type: 'urn:squeezeback:problem:validation' });
@@ -288,20 +322,44 @@ t.test('bad jobs and paths: problems, never a crash (no ffmpeg needed)', async (
       bad.body.errors.some((e: { path: string }) => e.path === field),
       field,
     );
-  t.equal((await call(tx.url, 'POST', '/v3/squeeze', { body: '{', headers: { 'content-type': 'application/json' } })).status, 400, 'not JSON');
-  t.equal((await call(tx.url, 'POST', '/v3/squeeze', { body: '{}', headers: { 'content-type': 'text/plain' } })).status, 415);
-  t.equal((await call(tx.url, 'POST', '/v3/squeeze', { body: JSON.stringify({ pad: 'x'.repeat(1024 * 1024 + 10) }), headers: { 'content-type': 'application/json' } })).status, 413);
+  t.equal(
+    (await call(tx.url, 'POST', '/v3/squeeze', { body: '{', headers: { 'content-type': 'application/json' } })).status,
+    400,
+    'not JSON',
+  );
+  t.equal(
+    (await call(tx.url, 'POST', '/v3/squeeze', { body: '{}', headers: { 'content-type': 'text/plain' } })).status,
+    415,
+  );
+  t.equal(
+    (
+      await call(tx.url, 'POST', '/v3/squeeze', {
+        body: JSON.stringify({ pad: 'x'.repeat(1024 * 1024 + 10) }),
+        headers: { 'content-type': 'application/json' },
+      })
+    ).status,
+    413,
+  );
   t.equal((await call(tx.url, 'GET', '/v3/squeeze')).status, 405);
   t.equal((await call(tx.url, 'GET', '/objects/none.ts')).status, 404);
   t.equal((await call(tx.url, 'GET', '/objects/%2e%2e/%2e%2e/etc/passwd.ts')).status, 404, 'no way out of the store');
   t.equal((await call(tx.url, 'GET', '/objects/a/%zz.ts')).status, 404, 'bad escapes');
   t.equal((await call(tx.url, 'DELETE', '/objects/a.ts')).status, 405);
-  const pre = await call(tx.url, 'OPTIONS', '/objects/a.ts', { headers: { origin: 'https://player.example', 'access-control-request-method': 'GET' } });
+  const pre = await call(tx.url, 'OPTIONS', '/objects/a.ts', {
+    headers: { origin: 'https://player.example', 'access-control-request-method': 'GET' },
+  });
   t.equal(pre.status, 204);
   t.equal(pre.headers['access-control-allow-origin'], '*');
   t.match(pre.headers['access-control-allow-methods'], /GET/);
   // Missing ffmpeg: a clear 503 naming the package.
-  const r = await call(tx.url, 'POST', '/v3/squeeze', { json: { content_uri: 'http://127.0.0.1:9/c.ts', ad_uri: 'http://127.0.0.1:9/a.mp4', layout: 'dualbox', output_key: 'k' } });
+  const r = await call(tx.url, 'POST', '/v3/squeeze', {
+    json: {
+      content_uri: 'http://127.0.0.1:9/c.ts',
+      ad_uri: 'http://127.0.0.1:9/a.mp4',
+      layout: 'dualbox',
+      output_key: 'k',
+    },
+  });
   t.equal(r.status, 503);
   t.match(r.body, { type: 'urn:squeezeback:problem:unavailable', detail: /apt-get install ffmpeg/ });
   t.equal((await call(tx.url, 'GET', '/health')).status, 503, 'health says so too');

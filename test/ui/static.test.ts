@@ -17,7 +17,10 @@ import type { Logger } from '../../lib/log/index.js';
 const uws = loadUws();
 
 /** A raw request: the path goes out byte for byte (fetch would normalize `..`). */
-function raw(port: number, request: string): Promise<{ status: number; headers: Record<string, string>; body: string }> {
+function raw(
+  port: number,
+  request: string,
+): Promise<{ status: number; headers: Record<string, string>; body: string }> {
   return new Promise((resolve, reject) => {
     const s = net.connect(port, '127.0.0.1');
     const parts: Buffer[] = [];
@@ -39,20 +42,25 @@ function raw(port: number, request: string): Promise<{ status: number; headers: 
   });
 }
 
-const get = (port: number, p: string, extra = '') => raw(port, `GET ${p} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${extra}\r\n`);
+const get = (port: number, p: string, extra = '') =>
+  raw(port, `GET ${p} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${extra}\r\n`);
 
 function listen(pages: UiPages) {
   const app = uws.App();
   pages.mount(app);
   app.any('/*', (res) => void res.writeStatus('404 Not Found').end('fallback'));
   return new Promise<{ port: number; close: () => void }>((resolve) =>
-    app.listen('127.0.0.1', 0, (s) => resolve({ port: uws.us_socket_local_port(s as never), close: () => uws.us_listen_socket_close(s as never) })),
+    app.listen('127.0.0.1', 0, (s) =>
+      resolve({ port: uws.us_socket_local_port(s as never), close: () => uws.us_listen_socket_close(s as never) }),
+    ),
   );
 }
 
 function recordingLog(): { log: Logger; warnings: string[] } {
   const warnings: string[] = [];
-  const log = { warn: (o: unknown, m?: string) => warnings.push(typeof o === 'string' ? o : `${m} ${JSON.stringify(o)}`) } as unknown as Logger;
+  const log = {
+    warn: (o: unknown, m?: string) => warnings.push(typeof o === 'string' ? o : `${m} ${JSON.stringify(o)}`),
+  } as unknown as Logger;
   return { log, warnings };
 }
 

@@ -20,7 +20,17 @@ export interface ConfiguredAd {
 
 export type AdFields = Partial<Omit<ConfiguredAd, 'id' | 'created_at' | 'updated_at'>> & { ad_duration?: number };
 
-const COLUMNS = ['event_id', 'abid', 'ad_uri', 'duration', 'aiid', 'slau', 'geo_lang_loc', 'is_curated', 'layout'] as const;
+const COLUMNS = [
+  'event_id',
+  'abid',
+  'ad_uri',
+  'duration',
+  'aiid',
+  'slau',
+  'geo_lang_loc',
+  'is_curated',
+  'layout',
+] as const;
 
 /** `ad_duration` is an alias of `duration` (the spec's update example uses it). */
 function row(fields: AdFields): Record<string, unknown> {
@@ -30,20 +40,30 @@ function row(fields: AdFields): Record<string, unknown> {
   return out;
 }
 
-const mapErrors = (err: unknown): never => rethrowViolation(err, { unique: 'a configured ad with this (event_id, abid) already exists', foreignKey: 'the event does not exist' });
+const mapErrors = (err: unknown): never =>
+  rethrowViolation(err, {
+    unique: 'a configured ad with this (event_id, abid) already exists',
+    foreignKey: 'the event does not exist',
+  });
 
 export class ConfiguredAdRepo {
   constructor(private readonly sql: Sql) {}
 
   async create(fields: AdFields): Promise<ConfiguredAd> {
-    const [ad] = await this.sql<ConfiguredAd[]>`insert into squeeze_configured_ad ${this.sql(row(fields))} returning *`.catch(mapErrors);
+    const [ad] = await this.sql<
+      ConfiguredAd[]
+    >`insert into squeeze_configured_ad ${this.sql(row(fields))} returning *`.catch(mapErrors);
     return ad!;
   }
 
   async update(id: number, fields: AdFields): Promise<ConfiguredAd> {
     const changes = row(fields);
     const [ad] = Object.keys(changes).length
-      ? await this.sql<ConfiguredAd[]>`update squeeze_configured_ad set ${this.sql({ ...changes, updated_at: new Date() })} where id = ${id} returning *`.catch(mapErrors)
+      ? await this.sql<
+          ConfiguredAd[]
+        >`update squeeze_configured_ad set ${this.sql({ ...changes, updated_at: new Date() })} where id = ${id} returning *`.catch(
+          mapErrors,
+        )
       : await this.sql<ConfiguredAd[]>`select * from squeeze_configured_ad where id = ${id}`;
     if (!ad) throw notFound(`configured ad ${id} does not exist`);
     return ad;
@@ -55,7 +75,14 @@ export class ConfiguredAdRepo {
     return ad;
   }
 
-  async list(f: { event_id?: number; abid?: string; geo_lang_loc?: string; is_curated?: boolean; page: number; page_size: number }): Promise<{ results: ConfiguredAd[]; total_results: number }> {
+  async list(f: {
+    event_id?: number;
+    abid?: string;
+    geo_lang_loc?: string;
+    is_curated?: boolean;
+    page: number;
+    page_size: number;
+  }): Promise<{ results: ConfiguredAd[]; total_results: number }> {
     const conds = [
       f.event_id !== undefined ? this.sql`event_id = ${f.event_id}` : undefined,
       f.abid !== undefined ? this.sql`abid = ${f.abid}` : undefined,
@@ -64,7 +91,9 @@ export class ConfiguredAdRepo {
     ].filter((c) => c !== undefined);
     const where = conds.length ? this.sql`where ${conds.reduce((a, c) => this.sql`${a} and ${c}`)}` : this.sql``;
     const [results, [count]] = await Promise.all([
-      this.sql<ConfiguredAd[]>`select * from squeeze_configured_ad ${where} order by id limit ${f.page_size} offset ${f.page * f.page_size}`,
+      this.sql<
+        ConfiguredAd[]
+      >`select * from squeeze_configured_ad ${where} order by id limit ${f.page_size} offset ${f.page * f.page_size}`,
       this.sql<{ total: number }[]>`select count(*)::int as total from squeeze_configured_ad ${where}`,
     ]);
     return { results, total_results: count?.total ?? 0 };

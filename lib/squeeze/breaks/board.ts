@@ -128,7 +128,13 @@ export function adsForStream(b: LiveBreak, a: LiveAssignment, streamId: string):
  * their own beacons). False when the points were refused (a stream not proven yet): they are
  * handed over again with the stream's next rendering that carries them, not marked as done.
  */
-export type SqueezedHook = (streamId: string, b: LiveBreak, a: LiveAssignment, points: TrackingPoint[], flow: 'dai' | 'squeezeback') => boolean | void;
+export type SqueezedHook = (
+  streamId: string,
+  b: LiveBreak,
+  a: LiveAssignment,
+  points: TrackingPoint[],
+  flow: 'dai' | 'squeezeback',
+) => boolean | void;
 
 /** What the board reads from the durable record: BreakRepo in the service, rows held in memory in tests. */
 export type BoardRows = Pick<BreakRepo, 'board'>;
@@ -160,9 +166,17 @@ export class BreakBoard extends Reloader implements BreakSource {
   ) {
     super(keys.channel('squeeze-breaks'), state, log, 'squeeze breaks');
     this.warnLog = log;
-    this.notReady = metrics.counter('squeeze_segments_not_ready_total', 'Break segments served as content because their squeezeback output was not ready').with();
+    this.notReady = metrics
+      .counter(
+        'squeeze_segments_not_ready_total',
+        'Break segments served as content because their squeezeback output was not ready',
+      )
+      .with();
     this.unmatched = metrics
-      .counter('squeeze_segments_unmatched_total', 'Break segments served as content although outputs were ready for their time: no ready output matched the URI the viewer playlist carries')
+      .counter(
+        'squeeze_segments_unmatched_total',
+        'Break segments served as content although outputs were ready for their time: no ready output matched the URI the viewer playlist carries',
+      )
       .with();
     metrics.gauge('squeeze_breaks_live', 'Breaks held in the live snapshot', () => this.byId.size);
   }
@@ -205,7 +219,13 @@ export class BreakBoard extends Reloader implements BreakSource {
     return key;
   }
 
-  apply(text: string, eventId: number, streamId: string | undefined, isContent: (uri: string) => boolean, flow: 'dai' | 'squeezeback' = 'dai'): string | undefined {
+  apply(
+    text: string,
+    eventId: number,
+    streamId: string | undefined,
+    isContent: (uri: string) => boolean,
+    flow: 'dai' | 'squeezeback' = 'dai',
+  ): string | undefined {
     const list = this.byEvent.get(eventId);
     if (!list) return undefined;
     let out: string | undefined;
@@ -256,7 +276,13 @@ export class BreakBoard extends Reloader implements BreakSource {
     this.renderedChars = 0;
   }
 
-  private handOver(streamId: string, b: LiveBreak, a: LiveAssignment, points: TrackingPoint[], flow: 'dai' | 'squeezeback'): void {
+  private handOver(
+    streamId: string,
+    b: LiveBreak,
+    a: LiveAssignment,
+    points: TrackingPoint[],
+    flow: 'dai' | 'squeezeback',
+  ): void {
     const key = `${streamId}|${b.id}`;
     const done = this.fired.get(key);
     const fresh = done ? points.filter((p) => !done.has(`${p.ad}:${p.event}`)) : points;
@@ -281,13 +307,29 @@ export class BreakBoard extends Reloader implements BreakSource {
     const byEvent = new Map<number, LiveBreak[]>();
     for (const row of breaks) {
       const assignments = new Map<string, LiveAssignment>(
-        row.assignments.map((a) => [a.key, { key: a.key, ads: a.ads, byPath: new Map(), byUri: new Map(), byName: new Map(), readyTimes: new Set(), rendered: new TextMemo<Rendering>() }]),
+        row.assignments.map((a) => [
+          a.key,
+          {
+            key: a.key,
+            ads: a.ads,
+            byPath: new Map(),
+            byUri: new Map(),
+            byName: new Map(),
+            readyTimes: new Set(),
+            rendered: new TextMemo<Rendering>(),
+          },
+        ]),
       );
       const b: LiveBreak = {
         id: row.id,
         eventId: row.event_id,
         status: row.status,
-        window: { startMs: row.start_time.getTime(), endMs: row.end_time.getTime(), durationSec: row.break_duration, startSeq: startSeqOf(row) },
+        window: {
+          startMs: row.start_time.getTime(),
+          endMs: row.end_time.getTime(),
+          durationSec: row.break_duration,
+          startSeq: startSeqOf(row),
+        },
         assignments,
         streamAssignments: new Map(Object.entries(row.stream_assignments)),
         streamTracking: new Map(Object.entries(row.stream_tracking ?? {})),

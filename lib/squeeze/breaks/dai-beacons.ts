@@ -42,8 +42,15 @@ class Labelled {
 }
 
 export function daiBeaconFiring(forwarder: BeaconForwarder, proof: StreamProof, metrics: Registry): SqueezedHook {
-  const fired = new Labelled(metrics.counter('dai_beacons_fired_total', 'Beacons the service fired for DAI streams, by event and brand'));
-  const refused = new Labelled(metrics.counter('dai_beacons_refused_total', 'Beacon firings refused: the stream was not proven by the preroll ad tag (alert when it grows)'));
+  const fired = new Labelled(
+    metrics.counter('dai_beacons_fired_total', 'Beacons the service fired for DAI streams, by event and brand'),
+  );
+  const refused = new Labelled(
+    metrics.counter(
+      'dai_beacons_refused_total',
+      'Beacon firings refused: the stream was not proven by the preroll ad tag (alert when it grows)',
+    ),
+  );
   return (streamId, b, a, points, flow) => {
     if (flow === 'squeezeback') return true;
     const ads = adsForStream(b, a, streamId);
@@ -55,7 +62,9 @@ export function daiBeaconFiring(forwarder: BeaconForwarder, proof: StreamProof, 
       if (urls) refused.get(event, brand).inc(urls);
       return false;
     }
-    for (const p of points) for (const url of ads[p.ad]?.tracking[p.event] ?? []) forwarder.enqueue({ url, streamId, event: p.event, breakId: b.id });
+    for (const p of points)
+      for (const url of ads[p.ad]?.tracking[p.event] ?? [])
+        forwarder.enqueue({ url, streamId, event: p.event, breakId: b.id });
     if (urls) fired.get(event, brand).inc(urls);
     return true;
   };

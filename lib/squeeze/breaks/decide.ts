@@ -41,7 +41,10 @@ export interface Decision {
 }
 
 /** `want.abid`: the squeeze break's abid, which names the VMAP break to fill from when the answer has several. */
-export type ResolveFn = (url: string, want?: { abid?: string | undefined }) => Promise<{ ads: DecidedAd[]; reason?: string | undefined }>;
+export type ResolveFn = (
+  url: string,
+  want?: { abid?: string | undefined },
+) => Promise<{ ads: DecidedAd[]; reason?: string | undefined }>;
 
 export interface DeciderDeps {
   configuredAds: (eventId: number) => Promise<CuratedCandidate[]>;
@@ -77,7 +80,8 @@ export function fitAds(ads: DecidedAd[], durationSec: number): DecidedAd[] {
     if (filled >= durationSec - 1e-6 || out.length >= MAX_ADS) break;
     if (!(ad.durationSec > 0) || filled + ad.durationSec > durationSec + FIT_TOLERANCE_SEC) continue;
     const tracking: DecidedAd['tracking'] = {};
-    for (const [event, urls] of Object.entries(ad.tracking)) tracking[event as keyof DecidedAd['tracking']] = urls.slice(0, MAX_URLS_PER_EVENT);
+    for (const [event, urls] of Object.entries(ad.tracking))
+      tracking[event as keyof DecidedAd['tracking']] = urls.slice(0, MAX_URLS_PER_EVENT);
     out.push({ ...ad, tracking });
     filled += ad.durationSec;
   }
@@ -90,7 +94,11 @@ export class AdDecider {
   /** Curated ads honour the break's abid; the fallback fills from any non-curated ad of the geo. */
   private configured(input: DecideInput, ads: CuratedCandidate[], curated: boolean): DecidedAd[] {
     const all = ads.filter((a) => a.is_curated === curated);
-    return chooseConfiguredAds(all, { abid: curated ? input.abid : undefined, geo: input.geo, durationSec: input.durationSec }).map(configuredToDecided);
+    return chooseConfiguredAds(all, {
+      abid: curated ? input.abid : undefined,
+      geo: input.geo,
+      durationSec: input.durationSec,
+    }).map(configuredToDecided);
   }
 
   /**
@@ -98,12 +106,24 @@ export class AdDecider {
    * geo); without an abid, the first configured ad of the geo that has one.
    */
   private slau(input: DecideInput, ads: CuratedCandidate[]): string | undefined {
-    const geoOk = (a: CuratedCandidate) => input.geo === undefined || a.geo_lang_loc === null || a.geo_lang_loc === input.geo;
-    return ads.find((a) => a.slau && geoOk(a) && (input.abid === undefined || a.abid === input.abid))?.slau ?? undefined;
+    const geoOk = (a: CuratedCandidate) =>
+      input.geo === undefined || a.geo_lang_loc === null || a.geo_lang_loc === input.geo;
+    return (
+      ads.find((a) => a.slau && geoOk(a) && (input.abid === undefined || a.abid === input.abid))?.slau ?? undefined
+    );
   }
 
-  private async ask(input: DecideInput, slau: string | undefined, s?: StreamTargeting): Promise<{ ads: DecidedAd[]; reason?: string | undefined }> {
-    const ctx: AdRequestContext = { ...input.adRequest, breakId: input.breakId, durationSec: input.durationSec, targeting: s?.targeting ?? {} };
+  private async ask(
+    input: DecideInput,
+    slau: string | undefined,
+    s?: StreamTargeting,
+  ): Promise<{ ads: DecidedAd[]; reason?: string | undefined }> {
+    const ctx: AdRequestContext = {
+      ...input.adRequest,
+      breakId: input.breakId,
+      durationSec: input.durationSec,
+      targeting: s?.targeting ?? {},
+    };
     if (slau) ctx.slau = slau;
     if (s?.vprn) ctx.vprn = s.vprn;
     if (s?.pvrn) ctx.pvrn = s.pvrn;
@@ -114,10 +134,17 @@ export class AdDecider {
     try {
       const r = await this.deps.resolve(url, { abid: input.abid });
       const allowed = this.deps.creativeAllowed;
-      const ads = allowed ? (await Promise.all(r.ads.map(async (ad) => ((await allowed(ad.uri)) ? ad : undefined)))).filter((ad): ad is DecidedAd => ad !== undefined) : r.ads;
+      const ads = allowed
+        ? (await Promise.all(r.ads.map(async (ad) => ((await allowed(ad.uri)) ? ad : undefined)))).filter(
+            (ad): ad is DecidedAd => ad !== undefined,
+          )
+        : r.ads;
       const refused = r.ads.length - ads.length;
       const fitted = fitAds(ads, input.durationSec);
-      return { ads: fitted, reason: refused && !fitted.length ? `${refused} creative(s) on private or unusable hosts refused` : r.reason };
+      return {
+        ads: fitted,
+        reason: refused && !fitted.length ? `${refused} creative(s) on private or unusable hosts refused` : r.reason,
+      };
     } catch (err) {
       this.deps.log.warn({ err: (err as Error).message }, 'ad request failed');
       return { ads: [], reason: 'ad request failed' };
@@ -177,12 +204,21 @@ export class AdDecider {
       }
     }
     if (allStreams.length && !streams.length)
-      return { assignments: [...byKey.values()], defaultKey: undefined, streamAssignments: curatedAssignments, streamTracking: {}, source: 'curated', reason: undefined };
+      return {
+        assignments: [...byKey.values()],
+        defaultKey: undefined,
+        streamAssignments: curatedAssignments,
+        streamTracking: {},
+        source: 'curated',
+        reason: undefined,
+      };
     const results = new Map<string, { ads: DecidedAd[]; reason?: string | undefined }>();
     // One timer for the whole batch; requests still running at the deadline are left to finish unseen.
     let expired = false;
     let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<undefined>((resolve) => (timer = setTimeout(() => ((expired = true), resolve(undefined)), this.deps.deadlineMs ?? 10_000)));
+    const deadline = new Promise<undefined>(
+      (resolve) => (timer = setTimeout(() => ((expired = true), resolve(undefined)), this.deps.deadlineMs ?? 10_000)),
+    );
     let next = 0;
     const worker = async () => {
       while (next < streams.length && !expired) {
@@ -213,7 +249,15 @@ export class AdDecider {
     }
     const undecided = allStreams.length - Object.keys(streamAssignments).length;
     const reason = reasons.size ? [...reasons].join('; ') : undefined;
-    if (undecided === 0 && byKey.size) return { assignments: [...byKey.values()], defaultKey: undefined, streamAssignments, streamTracking, source: 'vmap', reason };
+    if (undecided === 0 && byKey.size)
+      return {
+        assignments: [...byKey.values()],
+        defaultKey: undefined,
+        streamAssignments,
+        streamTracking,
+        source: 'vmap',
+        reason,
+      };
     // Streams without a decision in time get the configured fallback (or no squeeze).
     const fallbackAds = this.configured(input, configured, false);
     const fb = fallbackAds.length ? assignment('fallback', fallbackAds) : undefined;
@@ -223,7 +267,14 @@ export class AdDecider {
     }
     const source = byKey.size === 0 ? 'none' : Object.keys(streamTracking).length ? 'vmap' : 'fallback';
     const why = `${undecided} of ${streams.length} streams without an ad decision (${reason ?? 'no streams'})${fb ? '; configured fallback used' : '; no fallback configured'}`;
-    return { assignments: [...byKey.values()], defaultKey: undefined, streamAssignments, streamTracking, source, reason: why };
+    return {
+      assignments: [...byKey.values()],
+      defaultKey: undefined,
+      streamAssignments,
+      streamTracking,
+      source,
+      reason: why,
+    };
   }
 
   private single(source: Assignment['source'], ads: DecidedAd[], reason: string | undefined): Decision {
@@ -233,7 +284,15 @@ export class AdDecider {
 
   private fallback(input: DecideInput, configured: CuratedCandidate[], why: string): Decision {
     const ads = this.configured(input, configured, false);
-    if (!ads.length) return { assignments: [], defaultKey: undefined, streamAssignments: {}, streamTracking: {}, source: 'none', reason: `${why}; no fallback ads configured` };
+    if (!ads.length)
+      return {
+        assignments: [],
+        defaultKey: undefined,
+        streamAssignments: {},
+        streamTracking: {},
+        source: 'none',
+        reason: `${why}; no fallback ads configured`,
+      };
     return { ...this.single('fallback', ads, undefined), reason: `${why}; configured fallback used` };
   }
 }

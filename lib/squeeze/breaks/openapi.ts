@@ -4,9 +4,18 @@ import { answer, problemResponses, type Operations } from '../../http/openapi.js
 const text = { type: 'string' };
 const beacon = (method: string) => ({
   operationId: `${method}Beacon`,
-  summary: 'A tracking beacon the service signed: forwarded to the ad server asynchronously (400 for one it did not sign)',
+  summary:
+    'A tracking beacon the service signed: forwarded to the ad server asynchronously (400 for one it did not sign)',
   security: [],
-  parameters: [{ name: 'u', in: 'query', required: false, description: 'the original tracking URL (with the signature parameters the service added)', schema: text }],
+  parameters: [
+    {
+      name: 'u',
+      in: 'query',
+      required: false,
+      description: 'the original tracking URL (with the signature parameters the service added)',
+      schema: text,
+    },
+  ],
   responses: { 200: answer('accepted', { 'text/plain': text }), ...problemResponses([400, 405, 429]) },
 });
 
@@ -14,11 +23,16 @@ export const playerOperations: Operations = {
   '/vast': {
     get: {
       operationId: 'getVast',
-      summary: "The VAST of a stream's current squeeze break, tracking through /beacon (an empty VAST 4.0 document outside a break)",
+      summary:
+        "The VAST of a stream's current squeeze break, tracking through /beacon (an empty VAST 4.0 document outside a break)",
       security: [],
       parameters: [{ name: 'stream_id', in: 'query', required: true, schema: text }],
       responses: { 200: answer('VAST', { 'application/xml': text }), ...problemResponses([400, 405, 429]) },
     },
   },
-  '/beacon': { get: beacon('get'), head: beacon('head'), post: { ...beacon('post'), requestBody: { required: false, content: { '*/*': { schema: text } } } } },
+  '/beacon': {
+    get: beacon('get'),
+    head: beacon('head'),
+    post: { ...beacon('post'), requestBody: { required: false, content: { '*/*': { schema: text } } } },
+  },
 };

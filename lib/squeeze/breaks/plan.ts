@@ -20,7 +20,11 @@ export function planSegments(startMs: number, durationSec: number, segmentSec: n
   // A break terminated before it began plans nothing.
   if (totalMs <= 0) return [];
   const count = Math.ceil(totalMs / segMs);
-  return Array.from({ length: count }, (_, i) => ({ index: i, startMs: startMs + i * segMs, durationSec: Math.min(segMs, totalMs - i * segMs) / 1000 }));
+  return Array.from({ length: count }, (_, i) => ({
+    index: i,
+    startMs: startMs + i * segMs,
+    durationSec: Math.min(segMs, totalMs - i * segMs) / 1000,
+  }));
 }
 
 /**
@@ -58,21 +62,29 @@ const QUARTILES: Array<[TrackingEvent, number]> = [
  * Places a segment that starts `offsetSec` into the break on the ads played back to back. Past the
  * end of the pod the ads loop, so a break longer than its ads still shows an ad in the box.
  */
-export function placeOnTimeline(ads: Array<Pick<DecidedAd, 'durationSec'>>, offsetSec: number, segmentSec: number): Placement {
+export function placeOnTimeline(
+  ads: Array<Pick<DecidedAd, 'durationSec'>>,
+  offsetSec: number,
+  segmentSec: number,
+): Placement {
   const total = ads.reduce((s, a) => s + a.durationSec, 0);
   if (!ads.length || total <= 0) return { adIndex: 0, adOffsetSec: 0, events: [] };
   const firstPass = offsetSec < total - 1e-6;
   const t = firstPass ? offsetSec : offsetSec % total;
   let start = 0;
   let adIndex = 0;
-  while (adIndex < ads.length - 1 && t >= start + ads[adIndex]!.durationSec - 1e-6) start += ads[adIndex++]!.durationSec;
+  while (adIndex < ads.length - 1 && t >= start + ads[adIndex]!.durationSec - 1e-6)
+    start += ads[adIndex++]!.durationSec;
   const events: TrackingPoint[] = [];
   if (firstPass) {
     // Only the first pass fires: a looped ad is not a second impression.
     const segEnd = offsetSec + segmentSec;
     let s = 0;
     ads.forEach((ad, i) => {
-      const points: Array<[TrackingEvent, number]> = [...QUARTILES.map(([e, f]): [TrackingEvent, number] => [e, s + f * ad.durationSec]), ['complete', s + ad.durationSec - 1e-3]];
+      const points: Array<[TrackingEvent, number]> = [
+        ...QUARTILES.map(([e, f]): [TrackingEvent, number] => [e, s + f * ad.durationSec]),
+        ['complete', s + ad.durationSec - 1e-3],
+      ];
       for (const [event, at] of points) if (at >= offsetSec - 1e-6 && at < segEnd - 1e-6) events.push({ ad: i, event });
       s += ad.durationSec;
     });
@@ -103,13 +115,17 @@ export interface CuratedCandidate {
   slau?: string | null;
 }
 
-const geoMatches = (adGeo: string | null, wanted: string | undefined) => wanted === undefined || adGeo === null || adGeo === wanted;
+const geoMatches = (adGeo: string | null, wanted: string | undefined) =>
+  wanted === undefined || adGeo === null || adGeo === wanted;
 
 /**
  * Spec rule 2: with an `abid` the break uses that ad when its geo matches; without one it fills
  * the break from the matching ads, longest first, until the duration is covered.
  */
-export function chooseConfiguredAds(ads: CuratedCandidate[], want: { abid?: string | undefined; geo?: string | undefined; durationSec: number }): CuratedCandidate[] {
+export function chooseConfiguredAds(
+  ads: CuratedCandidate[],
+  want: { abid?: string | undefined; geo?: string | undefined; durationSec: number },
+): CuratedCandidate[] {
   const matching = ads.filter((a) => geoMatches(a.geo_lang_loc, want.geo));
   if (want.abid !== undefined) return matching.filter((a) => a.abid === want.abid).slice(0, 1);
   const sorted = [...matching].sort((a, b) => b.duration - a.duration || a.id - b.id);

@@ -92,7 +92,8 @@ export class PlayerEndpoints {
     const ex = new Exchange(res, false, corsOf(this.deps.cors, req), requestIdOf(req));
     if (!this.allowed(ex, res, 'vast')) return;
     const streamId = new URLSearchParams(req.getQuery() ?? '').get('stream_id') ?? '';
-    if (!STREAM_ID.test(streamId)) return sendProblem(ex, 'bad-request', 'stream_id is required (1–256 characters of A-Z a-z 0-9 . _ : ~ -)');
+    if (!STREAM_ID.test(streamId))
+      return sendProblem(ex, 'bad-request', 'stream_id is required (1–256 characters of A-Z a-z 0-9 . _ : ~ -)');
     const conditions = conditionsOf(req);
     const eventId = this.deps.board.eventOfStream(streamId);
     if (eventId !== undefined) return this.answerVast(ex, streamId, eventId, conditions);
@@ -123,7 +124,10 @@ export class PlayerEndpoints {
     }
     this.vasts.ads.inc();
     // Signed for this break, valid until an hour after it ends.
-    const scope = { breakId: found.b.id, expires: Math.floor(found.b.window.endMs / 1000) + BEACON_VALID_AFTER_BREAK_SEC };
+    const scope = {
+      breakId: found.b.id,
+      expires: Math.floor(found.b.window.endMs / 1000) + BEACON_VALID_AFTER_BREAK_SEC,
+    };
     // The slate filling a shortfall is no ad: it is not offered to the player's VAST.
     const ads = adsForStream(found.b, found.a, streamId).filter((ad) => !ad.slate);
     const body = Buffer.from(writeVast(ads.map((ad) => this.signed(ad, streamId, scope))));
@@ -135,7 +139,10 @@ export class PlayerEndpoints {
     const tracking: DecidedAd['tracking'] = {};
     for (const event of TRACKING_EVENTS) {
       const urls = ad.tracking[event];
-      if (urls?.length) tracking[event] = urls.map((url) => beaconUrl(this.deps.publicBaseUrl(), this.deps.beaconSecret, { url, streamId, event, ...scope }));
+      if (urls?.length)
+        tracking[event] = urls.map((url) =>
+          beaconUrl(this.deps.publicBaseUrl(), this.deps.beaconSecret, { url, streamId, event, ...scope }),
+        );
     }
     return { ...ad, tracking };
   }

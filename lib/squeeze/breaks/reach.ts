@@ -62,7 +62,10 @@ export class BreakReach implements FlushContributor {
 
 /** The counts every instance's notes add up to (an API read, off the hot path). */
 export async function readReach(state: StateStore, breakId: string): Promise<BreakReachCounts> {
-  const [matched, unmatched] = await Promise.all([state.zcard(keys.squeezeBreak(breakId, 'matched')), state.zcard(keys.squeezeBreak(breakId, 'unmatched'))]);
+  const [matched, unmatched] = await Promise.all([
+    state.zcard(keys.squeezeBreak(breakId, 'matched')),
+    state.zcard(keys.squeezeBreak(breakId, 'unmatched')),
+  ]);
   return { matched_streams: matched, unmatched_streams: unmatched };
 }
 
@@ -76,6 +79,9 @@ export function reachWarnings(reach: BreakReachCounts, status: string): string[]
     return [
       `no viewer playlist matched the break's segments: ${reach.unmatched_streams} stream(s) were served content although squeezed segments were ready (their playlists name the segments differently from source_uri)`,
     ];
-  if (status === 'completed') return ["no viewer playlist carried the break's squeezed segments (no stream's playlist was rendered during the break)"];
+  if (status === 'completed')
+    return [
+      "no viewer playlist carried the break's squeezed segments (no stream's playlist was rendered during the break)",
+    ];
   return [];
 }

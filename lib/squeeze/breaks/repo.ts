@@ -95,7 +95,10 @@ export class BreakRepo {
       const [r] = await this.sql<BreakRow[]>`insert into squeeze_break ${this.sql(row)} returning *`;
       return r!;
     } catch (err) {
-      rethrowViolation(err, { unique: `event ${b.event_id} already has a break in progress`, foreignKey: `event config ${b.event_id} does not exist` });
+      rethrowViolation(err, {
+        unique: `event ${b.event_id} already has a break in progress`,
+        foreignKey: `event config ${b.event_id} does not exist`,
+      });
     }
   }
 
@@ -108,7 +111,9 @@ export class BreakRepo {
   /** A page of an event's breaks, newest first, and how many it has. */
   async listByEvent(eventId: number, page: number, pageSize: number): Promise<{ rows: BreakRow[]; total: number }> {
     const [rows, [count]] = await Promise.all([
-      this.sql<BreakRow[]>`select * from squeeze_break where event_id = ${eventId} order by start_time desc, created_at desc limit ${pageSize} offset ${page * pageSize}`,
+      this.sql<
+        BreakRow[]
+      >`select * from squeeze_break where event_id = ${eventId} order by start_time desc, created_at desc limit ${pageSize} offset ${page * pageSize}`,
       this.sql<{ total: number }[]>`select count(*)::int as total from squeeze_break where event_id = ${eventId}`,
     ]);
     return { rows, total: count?.total ?? 0 };
@@ -116,18 +121,24 @@ export class BreakRepo {
 
   /** The break in progress on an event, if any. */
   async liveOnEvent(eventId: number): Promise<BreakRow | undefined> {
-    const [r] = await this.sql<BreakRow[]>`select * from squeeze_break where event_id = ${eventId} and status in ('scheduled', 'active')`;
+    const [r] = await this.sql<
+      BreakRow[]
+    >`select * from squeeze_break where event_id = ${eventId} and status in ('scheduled', 'active')`;
     return r;
   }
 
   /** Where the event's latest earlier break ends (a terminated break runs to its next segment boundary). */
   async lastEnd(eventId: number): Promise<Date | undefined> {
-    const [r] = await this.sql<{ end_time: Date | null }[]>`select max(end_time) as end_time from squeeze_break where event_id = ${eventId} and status <> 'failed'`;
+    const [r] = await this.sql<
+      { end_time: Date | null }[]
+    >`select max(end_time) as end_time from squeeze_break where event_id = ${eventId} and status <> 'failed'`;
     return r?.end_time ?? undefined;
   }
 
   async segments(breakId: string): Promise<SegmentRow[]> {
-    return this.sql<SegmentRow[]>`select * from squeeze_break_segment where break_id = ${breakId} order by idx, assignment, content_path`;
+    return this.sql<
+      SegmentRow[]
+    >`select * from squeeze_break_segment where break_id = ${breakId} order by idx, assignment, content_path`;
   }
 
   /** Ends a live break at `end` (cancelled); 409 once it has ended. */
@@ -146,7 +157,8 @@ export class BreakRepo {
       where id = ${id} and status in ('scheduled', 'active') and break_duration + ${additionalSec} <= ${maxTotalSec} returning *`;
     if (r) return r;
     const current = await this.get(id);
-    if (current.status === 'scheduled' || current.status === 'active') throw invalid(`a break lasts at most ${maxTotalSec} s in all`);
+    if (current.status === 'scheduled' || current.status === 'active')
+      throw invalid(`a break lasts at most ${maxTotalSec} s in all`);
     throw conflict(`break ${id} is ${current.status}`);
   }
 
@@ -175,7 +187,12 @@ export class BreakRepo {
    * the holder of a lease that has not lapsed, so neither an operator's cancel nor a new owner's
    * work can be overwritten by a worker that lost its lease.
    */
-  async setStatus(id: string, owner: string, status: 'active' | 'completed' | 'failed', reason?: string): Promise<boolean> {
+  async setStatus(
+    id: string,
+    owner: string,
+    status: 'active' | 'completed' | 'failed',
+    reason?: string,
+  ): Promise<boolean> {
     const from = status === 'active' ? ['scheduled'] : ['scheduled', 'active'];
     const rows = await this.sql`
       update squeeze_break set status = ${status}, reason = coalesce(${reason ?? null}, reason), updated_at = now(),
@@ -186,29 +203,38 @@ export class BreakRepo {
 
   /** Renews every lease `owner` holds on a live break; the leases of a busy tick do not lapse. */
   async renew(owner: string, ttlMs: number): Promise<void> {
-    await this.sql`update squeeze_break set lease_until = now() + ${ttlMs} * interval '1 millisecond' where lease_owner = ${owner} and lease_until > now()`;
+    await this
+      .sql`update squeeze_break set lease_until = now() + ${ttlMs} * interval '1 millisecond' where lease_owner = ${owner} and lease_until > now()`;
   }
 
   async addSegments(rows: NewSegment[]): Promise<number> {
     if (!rows.length) return 0;
     const values = rows.map((r) => ({ ...r, events: this.sql.json(r.events as never) }));
-    const inserted = await this.sql`insert into squeeze_break_segment ${this.sql(values)} on conflict do nothing returning content_path`;
+    const inserted = await this
+      .sql`insert into squeeze_break_segment ${this.sql(values)} on conflict do nothing returning content_path`;
     return inserted.length;
   }
 
   async pendingSegments(breakId: string, maxAttempts: number): Promise<SegmentRow[]> {
-    return this.sql<SegmentRow[]>`select * from squeeze_break_segment where break_id = ${breakId} and status = 'pending' and attempts < ${maxAttempts} order by start_time`;
+    return this.sql<
+      SegmentRow[]
+    >`select * from squeeze_break_segment where break_id = ${breakId} and status = 'pending' and attempts < ${maxAttempts} order by start_time`;
   }
 
   /** A segment's outcome; a ready segment (players may have it) never goes back. */
-  async markSegment(s: Pick<SegmentRow, 'break_id' | 'assignment' | 'content_path'>, change: { status: SegmentRow['status']; output_uri?: string; error?: string; attempts: number }): Promise<void> {
+  async markSegment(
+    s: Pick<SegmentRow, 'break_id' | 'assignment' | 'content_path'>,
+    change: { status: SegmentRow['status']; output_uri?: string; error?: string; attempts: number },
+  ): Promise<void> {
     await this.sql`
       update squeeze_break_segment set status = ${change.status}, output_uri = ${change.output_uri ?? null}, error = ${change.error ?? null}, attempts = ${change.attempts}, updated_at = now()
       where break_id = ${s.break_id} and assignment = ${s.assignment} and content_path = ${s.content_path} and status <> 'ready'`;
   }
 
   async segmentCounts(breakId: string): Promise<Record<SegmentRow['status'], number>> {
-    const rows = await this.sql<{ status: SegmentRow['status']; n: number }[]>`select status, count(*)::int as n from squeeze_break_segment where break_id = ${breakId} group by status`;
+    const rows = await this.sql<
+      { status: SegmentRow['status']; n: number }[]
+    >`select status, count(*)::int as n from squeeze_break_segment where break_id = ${breakId} group by status`;
     const out = { pending: 0, ready: 0, failed: 0 };
     for (const r of rows) out[r.status] = r.n;
     return out;
@@ -221,7 +247,9 @@ export class BreakRepo {
       where status in ('scheduled', 'active') or (status in ('completed', 'cancelled', 'failed') and end_time > now() - ${retentionMs} * interval '1 millisecond')
       order by start_time`;
     if (!breaks.length) return { breaks, ready: [] };
-    const ready = await this.sql<SegmentRow[]>`select * from squeeze_break_segment where status = 'ready' and break_id in ${this.sql(breaks.map((b) => b.id))}`;
+    const ready = await this.sql<
+      SegmentRow[]
+    >`select * from squeeze_break_segment where status = 'ready' and break_id in ${this.sql(breaks.map((b) => b.id))}`;
     return { breaks, ready };
   }
 }

@@ -1,13 +1,24 @@
 /** `/api/v1/squeeze-ad-break` (spec "Squeeze configuration and ad-break operations"; docs/design.md §3). */
 import type { Route } from '../../http/router.js';
 import { bodyValidator, queryValidator } from '../../http/validate.js';
-import { breakInput, breakListQuery, breakListView, breakView, daiBreakInput, extendInput, type BreakInput } from './schema.js';
+import {
+  breakInput,
+  breakListQuery,
+  breakListView,
+  breakView,
+  daiBreakInput,
+  extendInput,
+  type BreakInput,
+} from './schema.js';
 import type { BreakService } from './service.js';
 
 const PATH = '/api/v1/squeeze-ad-break';
 
 /** A break as answered (service.ts `view`): `id`, and `break_id` for existing clients. */
-const breakAnswer = { type: 'object', required: ['id', 'break_id', 'status', 'event_id', 'start_time', 'end_time', 'break_duration'] };
+const breakAnswer = {
+  type: 'object',
+  required: ['id', 'break_id', 'status', 'event_id', 'start_time', 'end_time', 'break_duration'],
+};
 
 export function breakRoutes(breaks: BreakService): Route[] {
   const validateEvent = bodyValidator<BreakInput>(breakInput);
@@ -28,7 +39,8 @@ export function breakRoutes(breaks: BreakService): Route[] {
       method: 'PUT',
       pattern: PATH,
       body: 'json',
-      summary: "Start a squeeze break on an event's DAI streams (optionally stream_ids), deciding ads per stream from its targeting; 422 when no live stream matches",
+      summary:
+        "Start a squeeze break on an event's DAI streams (optionally stream_ids), deciding ads per stream from its targeting; 422 when no live stream matches",
       errors: [404, 409, 422, 502, 504],
       schema: { body: daiBreakInput },
       handler: async (_r, body) => ({ json: await breaks.create(validateDai(body), 'streams') }),
@@ -46,7 +58,8 @@ export function breakRoutes(breaks: BreakService): Route[] {
     {
       method: 'GET',
       pattern: `${PATH}/:break_id`,
-      summary: 'Show a break with its planned segments, the streams it reached (matched_streams, unmatched_streams) and warnings',
+      summary:
+        'Show a break with its planned segments, the streams it reached (matched_streams, unmatched_streams) and warnings',
       schema: { response: breakView },
       handler: async (req) => ({ json: await breaks.get(req.params['break_id']!) }),
     },
@@ -57,7 +70,9 @@ export function breakRoutes(breaks: BreakService): Route[] {
       summary: 'Extend a break in progress by additional_sec',
       errors: [409],
       schema: { body: extendInput, response: breakAnswer },
-      handler: async (req, body) => ({ json: await breaks.extend(req.params['break_id']!, validateExtend(body).additional_sec) }),
+      handler: async (req, body) => ({
+        json: await breaks.extend(req.params['break_id']!, validateExtend(body).additional_sec),
+      }),
     },
     {
       method: 'DELETE',

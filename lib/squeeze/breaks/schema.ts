@@ -26,7 +26,10 @@ export const daiBreakInput = {
   additionalProperties: false,
   required: ['break_duration'],
   anyOf: [{ required: ['event_id'] }, { required: ['asset_id'] }],
-  properties: { ...common, stream_ids: { type: 'array', minItems: 1, maxItems: 10000, uniqueItems: true, items: text(256) } },
+  properties: {
+    ...common,
+    stream_ids: { type: 'array', minItems: 1, maxItems: 10000, uniqueItems: true, items: text(256) },
+  },
 } as const;
 
 export const extendInput = {
@@ -65,20 +68,40 @@ export const breakView = {
   properties: {
     break_id: { type: 'string', format: 'uuid' },
     status: { enum: ['scheduled', 'active', 'completed', 'failed'] },
-    segments: { type: 'array', items: { type: 'object', properties: { status: { enum: ['pending', 'ready', 'failed'] }, outputs: { type: 'integer' }, planned_outputs: { type: 'integer' } } } },
+    segments: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          status: { enum: ['pending', 'ready', 'failed'] },
+          outputs: { type: 'integer' },
+          planned_outputs: { type: 'integer' },
+        },
+      },
+    },
     matched_streams: {
       type: 'integer',
       minimum: 0,
-      description: "streams whose playlist carried at least one of the break's squeezed segments, on any instance (written behind the stream registry's flush: up to about a second late)",
+      description:
+        "streams whose playlist carried at least one of the break's squeezed segments, on any instance (written behind the stream registry's flush: up to about a second late)",
     },
-    unmatched_streams: { type: 'integer', minimum: 0, description: 'streams served content for break segments whose squeezed outputs were ready but matched no URI of their playlist' },
+    unmatched_streams: {
+      type: 'integer',
+      minimum: 0,
+      description:
+        'streams served content for break segments whose squeezed outputs were ready but matched no URI of their playlist',
+    },
     warnings: {
       type: 'array',
       items: { type: 'string' },
-      description: "e.g. no viewer playlist matched the break's segments (matched_streams 0 while unmatched_streams > 0, or a completed break no playlist carried)",
+      description:
+        "e.g. no viewer playlist matched the break's segments (matched_streams 0 while unmatched_streams > 0, or a completed break no playlist carried)",
     },
   },
 } as const;
 
 /** An event's breaks as GET answers them. */
-export const breakListView = { type: 'object', properties: { results: { type: 'array', items: breakView }, total_results: { type: 'integer' } } } as const;
+export const breakListView = {
+  type: 'object',
+  properties: { results: { type: 'array', items: breakView }, total_results: { type: 'integer' } },
+} as const;

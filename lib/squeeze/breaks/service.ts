@@ -64,14 +64,34 @@ export class BreakService {
     const arrived = Date.now();
     const event = await this.loadEvent(input);
     const id = randomUUID();
-    const [window, decided] = await Promise.all([this.planWindow(event, opts.at), this.decideAds(id, event, input, target, arrived)]);
+    const [window, decided] = await Promise.all([
+      this.planWindow(event, opts.at),
+      this.decideAds(id, event, input, target, arrived),
+    ]);
     // A shortfall (ads shorter than the break) filled as the brand configures (issue 30.5).
     const filled = fillShortfall(decided, input.break_duration, event.squeeze_fill, event.stitch_slate?.uri);
-    const decision = filled.note ? { ...filled.decision, reason: [decided.reason, filled.note].filter(Boolean).join('; ') } : filled.decision;
-    const row = await this.persist(id, event, { ...input, break_duration: filled.durationSec }, target, window, decision, opts.trigger ?? { source: 'api' });
+    const decision = filled.note
+      ? { ...filled.decision, reason: [decided.reason, filled.note].filter(Boolean).join('; ') }
+      : filled.decision;
+    const row = await this.persist(
+      id,
+      event,
+      { ...input, break_duration: filled.durationSec },
+      target,
+      window,
+      decision,
+      opts.trigger ?? { source: 'api' },
+    );
     await this.deps.board.changed();
     this.deps.log.info(
-      { breakId: id, eventId: event.id, status: row.status, source: decision.source, trigger: row.trigger.source, streams: Object.keys(decision.streamAssignments).length },
+      {
+        breakId: id,
+        eventId: event.id,
+        status: row.status,
+        source: decision.source,
+        trigger: row.trigger.source,
+        streams: Object.keys(decision.streamAssignments).length,
+      },
       'break started',
     );
     return this.view(row, [], decision);
@@ -79,8 +99,12 @@ export class BreakService {
 
   /** The event's effective configuration; an event with a live break is refused before any ad request is spent. */
   private async loadEvent(input: BreakInput): Promise<EventConfig> {
-    const event = input.event_id !== undefined ? await this.deps.config.getEvent(input.event_id) : await this.deps.config.getEventByAsset(input.asset_id!);
-    if (input.event_id !== undefined && input.asset_id !== undefined && event.asset_id !== input.asset_id) throw invalid('event_id and asset_id name different events');
+    const event =
+      input.event_id !== undefined
+        ? await this.deps.config.getEvent(input.event_id)
+        : await this.deps.config.getEventByAsset(input.asset_id!);
+    if (input.event_id !== undefined && input.asset_id !== undefined && event.asset_id !== input.asset_id)
+      throw invalid('event_id and asset_id name different events');
     // The unique index still decides a race at insert time.
     const live = await this.deps.repo.liveOnEvent(event.id);
     if (live) throw conflict(`event ${event.id} already has a break in progress (${live.id})`);
@@ -97,7 +121,8 @@ export class BreakService {
     // A terminated break runs to its next segment boundary: start after it (as many segments later by sequence).
     const previousEnd = (await this.deps.repo.lastEnd(event.id))?.getTime() ?? 0;
     if (previousEnd > window.startMs) {
-      if (window.startSeq !== undefined) window.startSeq += Math.ceil((previousEnd - window.startMs) / (window.segmentSec * 1000) - 1e-6);
+      if (window.startSeq !== undefined)
+        window.startSeq += Math.ceil((previousEnd - window.startMs) / (window.segmentSec * 1000) - 1e-6);
       window.startMs = previousEnd;
     }
     return window;
@@ -121,20 +146,35 @@ export class BreakService {
       }
       return { startMs: Math.round(start), segmentSec: first.targetSec || seg, startSeq: last.seq + 1 + skipped };
     } catch (err) {
-      this.deps.log.warn({ err: (err as Error).message, sourceUri }, 'break: source playlist unreadable; planning from now');
+      this.deps.log.warn(
+        { err: (err as Error).message, sourceUri },
+        'break: source playlist unreadable; planning from now',
+      );
       return { startMs: now, segmentSec: DEFAULT_SEGMENT_SEC };
     }
   }
 
   /** Event-wide ads (POST), or per stream from each stream's targeting (PUT). */
-  private async decideAds(breakId: string, event: EventConfig, input: BreakInput, target: 'event' | 'streams', arrived: number): Promise<Decision> {
+  private async decideAds(
+    breakId: string,
+    event: EventConfig,
+    input: BreakInput,
+    target: 'event' | 'streams',
+    arrived: number,
+  ): Promise<Decision> {
     const decideInput: DecideInput = {
       eventId: event.id,
       breakId,
       durationSec: input.break_duration,
       abid: input.abid,
       geo: input.geo_lang_loc,
-      adRequest: { adServerUrl: this.deps.adServerUrl, adTag: event.ad_tag, override: event.ad_tag_override, caid: event.caid, assetId: event.asset_id },
+      adRequest: {
+        adServerUrl: this.deps.adServerUrl,
+        adTag: event.ad_tag,
+        override: event.ad_tag_override,
+        caid: event.caid,
+        assetId: event.asset_id,
+      },
     };
     if (target === 'event') return this.deps.decider.forEvent(decideInput);
     const streams = await this.streamsOf(event.id, input.stream_ids, event.max_concurrent_streams, arrived);
@@ -149,11 +189,25 @@ export class BreakService {
     }
     return this.deps.decider.forStreams(
       decideInput,
-      streams.map((x) => ({ streamId: x.stream_id, targeting: x.fw_params, vprn: x.vprn ?? undefined, pvrn: x.pvrn ?? undefined, clientIp: x.client_ip ?? undefined })),
+      streams.map((x) => ({
+        streamId: x.stream_id,
+        targeting: x.fw_params,
+        vprn: x.vprn ?? undefined,
+        pvrn: x.pvrn ?? undefined,
+        clientIp: x.client_ip ?? undefined,
+      })),
     );
   }
 
-  private persist(id: string, event: EventConfig, input: BreakInput, target: 'event' | 'streams', window: StartWindow, decision: Decision, trigger: BreakTrigger): Promise<BreakRow> {
+  private persist(
+    id: string,
+    event: EventConfig,
+    input: BreakInput,
+    target: 'event' | 'streams',
+    window: StartWindow,
+    decision: Decision,
+    trigger: BreakTrigger,
+  ): Promise<BreakRow> {
     const decided = decision.assignments.length > 0;
     // The break is as long as what it squeezes: whole segments (the cue-out duration, the planned segments, the jobs agree).
     const span = squeezedSpanSec(input.break_duration, window.segmentSec);
@@ -186,7 +240,9 @@ export class BreakService {
     // Streams registered just before the request are still in the registries' write-behind buffers.
     await this.deps.streams.settled(arrived);
     // A named stream of another event is not this break's to squeeze.
-    const streams = ids ? (await this.deps.streams.load(ids)).filter((s) => s.event_id === eventId) : await this.deps.streams.streamsOf(eventId);
+    const streams = ids
+      ? (await this.deps.streams.load(ids)).filter((s) => s.event_id === eventId)
+      : await this.deps.streams.streamsOf(eventId);
     return max > 0 ? streams.slice(0, max) : streams;
   }
 
@@ -206,7 +262,9 @@ export class BreakService {
   /** An event's breaks, newest first, each shown as `get` shows it: {results, total_results}. */
   async list(eventId: number, page: number, pageSize: number): Promise<Json> {
     const { rows, total } = await this.deps.repo.listByEvent(eventId, page, pageSize);
-    const results = await Promise.all(rows.map(async (b) => this.withReach(b, this.view(b, await this.deps.repo.segments(b.id)))));
+    const results = await Promise.all(
+      rows.map(async (b) => this.withReach(b, this.view(b, await this.deps.repo.segments(b.id)))),
+    );
     return { results, total_results: total };
   }
 
@@ -260,14 +318,36 @@ export class BreakService {
       geo_lang_loc: b.geo_lang_loc,
       decision: { source: b.decision_source, reason: b.reason },
       trigger: b.trigger ?? { source: 'api' },
-      ads: (def?.ads ?? []).map((a) => ({ ad_id: a.adId, uri: a.uri, duration: a.durationSec, ...(a.slate ? { slate: true } : {}) })),
-      assignments: b.assignments.map((a) => ({ key: a.key, source: a.source, ads: a.ads.length, streams: Object.values(b.stream_assignments).filter((k) => k === a.key).length })),
+      ads: (def?.ads ?? []).map((a) => ({
+        ad_id: a.adId,
+        uri: a.uri,
+        duration: a.durationSec,
+        ...(a.slate ? { slate: true } : {}),
+      })),
+      assignments: b.assignments.map((a) => ({
+        key: a.key,
+        source: a.source,
+        ads: a.ads.length,
+        streams: Object.values(b.stream_assignments).filter((k) => k === a.key).length,
+      })),
       streams: decision ? Object.keys(decision.streamAssignments).length : Object.keys(b.stream_assignments).length,
       segments: planned.map((p) => {
         const rows = byIndex.get(p.index) ?? [];
         const ready = rows.filter((r) => r.status === 'ready');
-        const status = rows.length && ready.length === rows.length ? 'ready' : rows.some((r) => r.status === 'failed') ? 'failed' : 'pending';
-        const out: Json = { index: p.index, expected_start: new Date(p.startMs).toISOString(), duration: p.durationSec, status, outputs: ready.length, planned_outputs: rows.length };
+        const status =
+          rows.length && ready.length === rows.length
+            ? 'ready'
+            : rows.some((r) => r.status === 'failed')
+              ? 'failed'
+              : 'pending';
+        const out: Json = {
+          index: p.index,
+          expected_start: new Date(p.startMs).toISOString(),
+          duration: p.durationSec,
+          status,
+          outputs: ready.length,
+          planned_outputs: rows.length,
+        };
         if (ready[0]?.output_uri) out['uri'] = ready[0].output_uri;
         return out;
       }),

@@ -34,20 +34,39 @@ export interface Filled {
 function slateFor(uri: string, gap: number, pieceSec: number | undefined): DecidedAd[] {
   const out: DecidedAd[] = [];
   const piece = pieceSec && pieceSec > 0 ? pieceSec : gap;
-  for (let left = gap; left > 1e-3; left -= piece) out.push({ adId: SLATE_AD_ID, creativeId: SLATE_AD_ID, uri, durationSec: +Math.min(piece, left).toFixed(3), tracking: {}, slate: true });
+  for (let left = gap; left > 1e-3; left -= piece)
+    out.push({
+      adId: SLATE_AD_ID,
+      creativeId: SLATE_AD_ID,
+      uri,
+      durationSec: +Math.min(piece, left).toFixed(3),
+      tracking: {},
+      slate: true,
+    });
   return out;
 }
 
-export function fillShortfall(decision: Decision, durationSec: number, fill: SqueezeFill | undefined, fallbackSlateUri?: string): Filled {
+export function fillShortfall(
+  decision: Decision,
+  durationSec: number,
+  fill: SqueezeFill | undefined,
+  fallbackSlateUri?: string,
+): Filled {
   const gaps = decision.assignments.map((a) => durationSec - total(a.ads));
-  if (!fill || fill.mode === 'loop' || !decision.assignments.length || gaps.every((g) => g < MIN_GAP_SEC)) return { decision, durationSec };
+  if (!fill || fill.mode === 'loop' || !decision.assignments.length || gaps.every((g) => g < MIN_GAP_SEC))
+    return { decision, durationSec };
   if (fill.mode === 'content') {
     const longest = Math.max(...decision.assignments.map((a) => total(a.ads)));
     if (!(longest > 0)) return { decision, durationSec };
-    return { decision, durationSec: longest, note: `break shortened from ${durationSec} s to its ads (${longest} s): squeeze_fill content` };
+    return {
+      decision,
+      durationSec: longest,
+      note: `break shortened from ${durationSec} s to its ads (${longest} s): squeeze_fill content`,
+    };
   }
   const uri = fill.slate_uri ?? fallbackSlateUri;
-  if (!uri) return { decision, durationSec, note: 'squeeze_fill slate without a slate_uri (nor stitch_slate): the ads loop' };
+  if (!uri)
+    return { decision, durationSec, note: 'squeeze_fill slate without a slate_uri (nor stitch_slate): the ads loop' };
   const rekey = new Map<string, string>();
   const assignments = decision.assignments.map((a, i) => {
     if (gaps[i]! < MIN_GAP_SEC) return a;
@@ -63,5 +82,9 @@ export function fillShortfall(decision: Decision, durationSec: number, fill: Squ
     defaultKey: decision.defaultKey === undefined ? undefined : to(decision.defaultKey),
     streamAssignments: Object.fromEntries(Object.entries(decision.streamAssignments).map(([s, k]) => [s, to(k)])),
   };
-  return { decision: filled, durationSec, note: `${Math.max(...gaps).toFixed(1)} s of shortfall filled with the slate` };
+  return {
+    decision: filled,
+    durationSec,
+    note: `${Math.max(...gaps).toFixed(1)} s of shortfall filled with the slate`,
+  };
 }

@@ -4,7 +4,15 @@
  * keyed by their path, the same path the DAI variant carries after the root-relative → origin
  * rewrite, so a squeezed output found here replaces the right line in every stream's manifest.
  */
-import { parseMedia, segmentTimes, splitLines, normalizeLineEnds, attribute, tagName, type SequenceAnchor } from '../../hls/index.js';
+import {
+  parseMedia,
+  segmentTimes,
+  splitLines,
+  normalizeLineEnds,
+  attribute,
+  tagName,
+  type SequenceAnchor,
+} from '../../hls/index.js';
 
 export interface SourceSegment {
   uri: string;
@@ -83,18 +91,31 @@ export function mediaSegments(text: string, base: string, anchor?: SequenceAncho
   p.segments.forEach((s, i) => {
     const uri = new URL(s.uri, base).toString();
     // Keyed by the path as written when it is absolute or root-relative (what the DAI variant carries), not a normalised form.
-    const path = s.uri.startsWith('/') && !s.uri.startsWith('//') ? segmentPath(s.uri) : /^https?:\/\//i.test(s.uri) ? segmentPath(s.uri) : segmentPath(uri);
+    const path =
+      s.uri.startsWith('/') && !s.uri.startsWith('//')
+        ? segmentPath(s.uri)
+        : /^https?:\/\//i.test(s.uri)
+          ? segmentPath(s.uri)
+          : segmentPath(uri);
     segments.push({ uri, path, seq: p.mediaSequence + i, pdtMs: times[i], durationSec: s.duration });
   });
   return { uri: base, targetSec: p.targetDuration || 6, segments };
 }
 
 /** Reads the source (master → its variants, at most `maxVariants`) into media playlists; a variant that fails is skipped. */
-export async function readSource(sourceUri: string, fetchText: FetchText, signal: AbortSignal, maxVariants = MAX_VARIANTS, anchor?: SequenceAnchor): Promise<SourcePlaylist[]> {
+export async function readSource(
+  sourceUri: string,
+  fetchText: FetchText,
+  signal: AbortSignal,
+  maxVariants = MAX_VARIANTS,
+  anchor?: SequenceAnchor,
+): Promise<SourcePlaylist[]> {
   const text = await fetchText(sourceUri, signal);
   if (!text.trimStart().startsWith('#EXTM3U')) throw new Error('the source is not an HLS playlist');
   if (!/#EXT-X-STREAM-INF/.test(text)) return [mediaSegments(text, sourceUri, anchor)];
   const variants = masterVariants(text, sourceUri).slice(0, maxVariants);
-  const results = await Promise.allSettled(variants.map(async (v) => mediaSegments(await fetchText(v, signal), v, anchor)));
+  const results = await Promise.allSettled(
+    variants.map(async (v) => mediaSegments(await fetchText(v, signal), v, anchor)),
+  );
   return results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
 }

@@ -61,8 +61,16 @@ export class TranscoderClient {
     const attempts = this.opts.attempts ?? 3;
     for (let i = 1; ; i++) {
       try {
-        const res = await this.http.postJson<{ output_uri?: unknown }>(`${this.baseUrl}/v3/squeeze`, job, AbortSignal.timeout(this.opts.timeoutMs ?? 30_000));
-        if (typeof res.output_uri !== 'string' || !/^https?:\/\/\S+$/.test(res.output_uri) || /[\r\n]/.test(res.output_uri))
+        const res = await this.http.postJson<{ output_uri?: unknown }>(
+          `${this.baseUrl}/v3/squeeze`,
+          job,
+          AbortSignal.timeout(this.opts.timeoutMs ?? 30_000),
+        );
+        if (
+          typeof res.output_uri !== 'string' ||
+          !/^https?:\/\/\S+$/.test(res.output_uri) ||
+          /[\r\n]/.test(res.output_uri)
+        )
           throw new OutboundError('failed', 'the transcoder answered without a usable output_uri');
         return res.output_uri;
       } catch (err) {

@@ -45,15 +45,29 @@ export class BreakWorker {
     private readonly opts: BreakWorkerOptions,
   ) {
     const c = deps.metrics.counter('squeeze_transcoder_jobs_total', 'Squeezeback segment jobs by result');
-    this.results = { ready: c.with({ result: 'ready' }), retry: c.with({ result: 'retry' }), failed: c.with({ result: 'failed' }) };
-    deps.metrics.gauge('squeeze_transcoder_jobs_in_flight', 'Squeezeback segment jobs running here', () => this.jobs.size);
+    this.results = {
+      ready: c.with({ result: 'ready' }),
+      retry: c.with({ result: 'retry' }),
+      failed: c.with({ result: 'failed' }),
+    };
+    deps.metrics.gauge(
+      'squeeze_transcoder_jobs_in_flight',
+      'Squeezeback segment jobs running here',
+      () => this.jobs.size,
+    );
     const { owner, leaseMs } = opts;
     this.lease = new LeaseLoop(
       { name: 'break worker', ttlMs: leaseMs, tickMs: opts.tickMs },
       {
         tick: async () => {
           const owned = await deps.repo.lease(owner, leaseMs);
-          await Promise.all(owned.map((b) => this.step(b).catch((err: Error) => deps.log.warn({ err: err.message, breakId: b.id }, 'break step failed'))));
+          await Promise.all(
+            owned.map((b) =>
+              this.step(b).catch((err: Error) =>
+                deps.log.warn({ err: err.message, breakId: b.id }, 'break step failed'),
+              ),
+            ),
+          );
         },
         renew: () => deps.repo.renew(owner, leaseMs),
         release: () => deps.repo.release(owner),
@@ -98,7 +112,8 @@ export class BreakWorker {
     }
     const pending = await this.deps.repo.pendingSegments(b.id, this.opts.maxAttempts ?? 2);
     for (const s of pending) this.submit(b, s);
-    if (now >= end + tailMs && pending.length === 0 && ![...this.jobs.keys()].some((k) => k.startsWith(b.id))) await this.finish(b);
+    if (now >= end + tailMs && pending.length === 0 && ![...this.jobs.keys()].some((k) => k.startsWith(b.id)))
+      await this.finish(b);
   }
 
   /**
@@ -110,7 +125,9 @@ export class BreakWorker {
     const end = b.end_time.getTime();
     const startSeq = startSeqOf(b);
     const anchor = startSeq === undefined ? undefined : { startSeq, startMs: start };
-    const signal = AbortSignal.timeout(Math.floor(Math.min(Math.max(2000, b.segment_sec * 1000), this.opts.leaseMs / 3)));
+    const signal = AbortSignal.timeout(
+      Math.floor(Math.min(Math.max(2000, b.segment_sec * 1000), this.opts.leaseMs / 3)),
+    );
     const playlists = await readSource(b.settings.source_uri, this.deps.fetchText, signal, undefined, anchor);
     const rows: NewSegment[] = [];
     for (const p of playlists) {
@@ -154,7 +171,11 @@ export class BreakWorker {
       layout: b.layout === 'lbar' ? 'lbar' : 'dualbox',
       sqz_ratios: settings.sqz_ratios,
       positions: settings.positions,
-      animation: { phase: animationPhase((s.start_time.getTime() - b.start_time.getTime()) / 1000, s.duration, b.break_duration), in_sec: animations.in_sec ?? 2, out_sec: animations.out_sec ?? 2 },
+      animation: {
+        phase: animationPhase((s.start_time.getTime() - b.start_time.getTime()) / 1000, s.duration, b.break_duration),
+        in_sec: animations.in_sec ?? 2,
+        out_sec: animations.out_sec ?? 2,
+      },
       frames: settings.frames,
       ad_offset_sec: s.ad_offset,
       duration_sec: s.duration,
@@ -171,16 +192,27 @@ export class BreakWorker {
       async (err: Error) => {
         const attempts = s.attempts + 1;
         // The client already retried 5xx and network errors; one more round later, none for a refusal (4xx).
-        const refused = (err as { code?: string; status?: number }).code === 'status' && ((err as { status?: number }).status ?? 500) < 500;
+        const refused =
+          (err as { code?: string; status?: number }).code === 'status' &&
+          ((err as { status?: number }).status ?? 500) < 500;
         const failed = attempts >= (this.opts.maxAttempts ?? 2) || refused || !this.deps.transcoder.configured;
         (failed ? this.results.failed : this.results.retry).inc();
-        this.deps.log.warn({ err: err.message, breakId: b.id, segment: s.content_path, attempts }, 'squeeze job failed');
-        await this.deps.repo.markSegment(s, { status: failed ? 'failed' : 'pending', error: err.message.slice(0, 500), attempts });
+        this.deps.log.warn(
+          { err: err.message, breakId: b.id, segment: s.content_path, attempts },
+          'squeeze job failed',
+        );
+        await this.deps.repo.markSegment(s, {
+          status: failed ? 'failed' : 'pending',
+          error: err.message.slice(0, 500),
+          attempts,
+        });
       },
     );
     this.jobs.set(
       jobKey,
-      run.catch((err: Error) => this.deps.log.warn({ err: err.message }, 'squeeze job bookkeeping failed')).finally(() => this.jobs.delete(jobKey)),
+      run
+        .catch((err: Error) => this.deps.log.warn({ err: err.message }, 'squeeze job bookkeeping failed'))
+        .finally(() => this.jobs.delete(jobKey)),
     );
   }
 
@@ -210,7 +242,14 @@ export class BreakWorker {
 }
 
 /** Same inputs, same key: the transcoder composes them once whichever stream or instance asks. */
-function outputKey(b: BreakRow, contentUri: string, adUri: string, adOffset: number, duration: number, breakOffset: number): string {
+function outputKey(
+  b: BreakRow,
+  contentUri: string,
+  adUri: string,
+  adOffset: number,
+  duration: number,
+  breakOffset: number,
+): string {
   const s = b.settings;
   const h = createHash('sha256').update(
     JSON.stringify([

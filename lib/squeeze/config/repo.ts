@@ -67,7 +67,9 @@ export class SqueezeConfigRepo {
   }
 
   async getBrand(brandId: string): Promise<Json> {
-    const [row] = await this.sql<{ config: Json }[]>`select config from squeeze_brand_config where brand_id = ${brandId}`;
+    const [row] = await this.sql<
+      { config: Json }[]
+    >`select config from squeeze_brand_config where brand_id = ${brandId}`;
     if (!row) throw notFound(`brand config ${brandId} does not exist`);
     return this.brandView(row.config);
   }
@@ -89,7 +91,10 @@ export class SqueezeConfigRepo {
         returning id`;
       return this.getEvent(row!.id);
     } catch (err) {
-      rethrowViolation(err, { foreignKey: `brand config ${brandId} does not exist`, unique: `another event already uses caid ${caid}` });
+      rethrowViolation(err, {
+        foreignKey: `brand config ${brandId} does not exist`,
+        unique: `another event already uses caid ${caid}`,
+      });
     }
   }
 
@@ -110,7 +115,10 @@ export class SqueezeConfigRepo {
    * The configured source playlist of an event named by id, else by asset id; undefined when there
    * is no such event (ID3 inspection of a stream known only from its ad tag or /squeezeback).
    */
-  async sourceOf(eventId: number | null, assetId: string | null): Promise<{ eventId: number; sourceUri: string } | undefined> {
+  async sourceOf(
+    eventId: number | null,
+    assetId: string | null,
+  ): Promise<{ eventId: number; sourceUri: string } | undefined> {
     // By id first; an event re-created under the stream's asset id (a new id) is found by the asset.
     const [row] = await this.sql<{ id: number; source_uri: string }[]>`
       select id, config->>'source_uri' as source_uri from squeeze_event_config

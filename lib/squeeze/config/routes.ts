@@ -16,13 +16,17 @@ const EVENT = '/api/v1/squeeze-event-config';
  */
 /** As answered: the brand config with its defaults, `id` = `brand_id`; the event config effective (brand-merged), snake_case. */
 const brandConfigAnswer = { type: 'object', required: ['id', 'brand_id'] };
-const eventConfigAnswer = { type: 'object', required: ['id', 'asset_id', 'source_uri', 'windows_segs', 'live_edge_delay_segments'] };
+const eventConfigAnswer = {
+  type: 'object',
+  required: ['id', 'asset_id', 'source_uri', 'windows_segs', 'live_edge_delay_segments'],
+};
 
 export function withSnakeCaseSpellings(input: EventConfigInput): EventConfigInput {
   const out: EventConfigInput = { ...input };
   for (const [spec, canonical] of Object.entries(SPEC_SPELLINGS)) {
     if (!(spec in out)) continue;
-    if (canonical in out && out[canonical] !== out[spec]) throw validationFailed([{ path: `/${spec}`, message: `must equal ${canonical} when both are given` }]);
+    if (canonical in out && out[canonical] !== out[spec])
+      throw validationFailed([{ path: `/${spec}`, message: `must equal ${canonical} when both are given` }]);
     out[canonical] = out[spec];
     delete out[spec];
   }
@@ -43,7 +47,8 @@ export function squeezeConfigRoutes(repo: SqueezeConfigRepo, events: EventConfig
       schema: { body: brandConfigInput, response: brandConfigAnswer },
       handler: async (_req, body) => {
         const input = validateBrand(body);
-        if (input['id'] !== undefined && String(input['id']) !== String(input.brand_id)) throw badRequest('id, when given, must equal brand_id');
+        if (input['id'] !== undefined && String(input['id']) !== String(input.brand_id))
+          throw badRequest('id, when given, must equal brand_id');
         const stored = await repo.upsertBrand(input);
         await events.changed();
         return { json: stored };

@@ -69,10 +69,23 @@ export class CueMonitor {
     private readonly deps: CueMonitorDeps,
     private readonly opts: CueMonitorOptions,
   ) {
-    this.cuesTotal = deps.metrics.counter('scte35_cues_total', 'Cues read by the cue monitor, once each, by kind and dialect');
-    this.cueErrors = deps.metrics.counter('scte35_cue_errors_total', 'Cues whose SCTE-35 binary did not decode, by error code');
-    this.actionsTotal = deps.metrics.counter('scte35_cue_actions_total', 'What the cue monitor did with an ad cue (started, ended, duplicate, conflict, dai, …)');
-    deps.metrics.gauge('scte35_monitored_events', 'Events whose source this instance monitors', () => this.watches.size);
+    this.cuesTotal = deps.metrics.counter(
+      'scte35_cues_total',
+      'Cues read by the cue monitor, once each, by kind and dialect',
+    );
+    this.cueErrors = deps.metrics.counter(
+      'scte35_cue_errors_total',
+      'Cues whose SCTE-35 binary did not decode, by error code',
+    );
+    this.actionsTotal = deps.metrics.counter(
+      'scte35_cue_actions_total',
+      'What the cue monitor did with an ad cue (started, ended, duplicate, conflict, dai, …)',
+    );
+    deps.metrics.gauge(
+      'scte35_monitored_events',
+      'Events whose source this instance monitors',
+      () => this.watches.size,
+    );
     const { owner, leaseMs } = opts;
     this.lease = new LeaseLoop(
       { name: 'cue monitor', ttlMs: leaseMs, tickMs: opts.tickMs },
@@ -136,7 +149,8 @@ export class CueMonitor {
 
   private async poll(eventId: number, w: Watch): Promise<void> {
     const event = await this.deps.config.getEvent(eventId);
-    const pollMs = (sec: number | undefined) => Math.max(500, (event.manifest_polling ?? sec ?? DEFAULT_POLL_SEC) * 1000);
+    const pollMs = (sec: number | undefined) =>
+      Math.max(500, (event.manifest_polling ?? sec ?? DEFAULT_POLL_SEC) * 1000);
     let text: string;
     try {
       text = await this.mediaPlaylist(event.source_uri);
@@ -145,7 +159,10 @@ export class CueMonitor {
       // Retried next poll; said at most once a minute.
       if (Date.now() - w.lastFetchLog >= FETCH_LOG_EVERY_MS) {
         w.lastFetchLog = Date.now();
-        this.deps.log.warn({ err: (err as Error).message, eventId, sourceUri: event.source_uri }, 'cue monitor: source unreadable; retrying');
+        this.deps.log.warn(
+          { err: (err as Error).message, eventId, sourceUri: event.source_uri },
+          'cue monitor: source unreadable; retrying',
+        );
       }
       return;
     }
@@ -153,7 +170,11 @@ export class CueMonitor {
     const targetSec = targetDuration(text);
     w.nextPollAt = nowMs + pollMs(targetSec);
     const reading = readHlsCues(text);
-    const { actions, seen } = cueActions(reading, w.seen, { nowMs, defaultDurationSec: DEFAULT_CUE_BREAK_SEC, maxDurationSec: MAX_BREAK_SEC });
+    const { actions, seen } = cueActions(reading, w.seen, {
+      nowMs,
+      defaultDurationSec: DEFAULT_CUE_BREAK_SEC,
+      maxDurationSec: MAX_BREAK_SEC,
+    });
     w.seen = seen;
     for (const a of actions) {
       if (this.stopped) return;
@@ -166,20 +187,34 @@ export class CueMonitor {
   private ignored(event: EventConfig, a: Extract<CueAction, { type: 'ignore' }>): void {
     if (a.reason === 'error') {
       this.cueErrors.with({ code: a.cue.error!.code }).inc();
-      this.deps.log.warn({ eventId: event.id, key: a.cue.key, tag: a.cue.tag.slice(0, 200), error: a.cue.error }, 'cue monitor: undecodable SCTE-35 cue ignored');
+      this.deps.log.warn(
+        { eventId: event.id, key: a.cue.key, tag: a.cue.tag.slice(0, 200), error: a.cue.error },
+        'cue monitor: undecodable SCTE-35 cue ignored',
+      );
     } else if (a.reason === 'stale') {
       this.actionsTotal.with({ action: 'stale' }).inc();
-      this.deps.log.info({ eventId: event.id, key: a.cue.key, atMs: a.atMs }, 'cue monitor: cue-out whose break is already over ignored');
+      this.deps.log.info(
+        { eventId: event.id, key: a.cue.key, atMs: a.atMs },
+        'cue monitor: cue-out whose break is already over ignored',
+      );
     }
   }
 
   /** A start or an end, claimed first; false when it should be tried again (the claim was given back). */
-  private async act(event: EventConfig, a: Extract<CueAction, { type: 'start' | 'end' }>, targetSec: number | undefined, segments: readonly SegmentCues[]): Promise<boolean> {
+  private async act(
+    event: EventConfig,
+    a: Extract<CueAction, { type: 'start' | 'end' }>,
+    targetSec: number | undefined,
+    segments: readonly SegmentCues[],
+  ): Promise<boolean> {
     const { key, kind } = a.cue;
     const log = { eventId: event.id, key, kind, dialect: a.cue.dialect, atMs: a.atMs, estimated: a.estimated };
     if (a.type === 'start' && (await this.hasDaiStreams(event.id))) {
       this.actionsTotal.with({ action: 'dai' }).inc();
-      this.deps.log.warn(log, 'cue monitor: the event has DAI streams, whose breaks are triggered by the API only (spec Limits 4); cue ignored');
+      this.deps.log.warn(
+        log,
+        'cue monitor: the event has DAI streams, whose breaks are triggered by the API only (spec Limits 4); cue ignored',
+      );
       return true;
     }
     if (!(await this.deps.repo.claim(event.id, key, kind))) {
@@ -187,7 +222,8 @@ export class CueMonitor {
       return true;
     }
     try {
-      const outcome = a.type === 'start' ? await this.startBreak(event, a, targetSec) : await this.endBreak(event, a, segments);
+      const outcome =
+        a.type === 'start' ? await this.startBreak(event, a, targetSec) : await this.endBreak(event, a, segments);
       await this.deps.repo.settle(event.id, key, kind, outcome.outcome, outcome.breakId);
       this.actionsTotal.with({ action: outcome.outcome }).inc();
       this.deps.log.info({ ...log, ...outcome }, `cue monitor: ${a.type} cue → ${outcome.outcome}`);
@@ -202,34 +238,59 @@ export class CueMonitor {
         return true;
       }
       await this.deps.repo.unclaim(event.id, key, kind).catch(() => undefined);
-      this.deps.log.warn({ ...log, err: (err as Error).message }, 'cue monitor: acting on a cue failed; retrying next poll');
+      this.deps.log.warn(
+        { ...log, err: (err as Error).message },
+        'cue monitor: acting on a cue failed; retrying next poll',
+      );
       return false;
     }
   }
 
-  private async startBreak(event: EventConfig, a: Extract<CueAction, { type: 'start' }>, targetSec: number | undefined): Promise<{ outcome: string; breakId?: string }> {
+  private async startBreak(
+    event: EventConfig,
+    a: Extract<CueAction, { type: 'start' }>,
+    targetSec: number | undefined,
+  ): Promise<{ outcome: string; breakId?: string }> {
     // Without program date-time a segment's duration is what places the break's later segments (and where an early cue-in ends it).
-    const segmentSec = (a.estimated ? a.segment.duration : undefined) || targetSec || a.segment.duration || DEFAULT_POLL_SEC;
+    const segmentSec =
+      (a.estimated ? a.segment.duration : undefined) || targetSec || a.segment.duration || DEFAULT_POLL_SEC;
     const view = await this.deps.breaks.create({ event_id: event.id, break_duration: a.durationSec }, 'event', {
       // The cue's segment starts the break in playlists without program date-time too (by its media sequence).
       at: { startMs: a.atMs, segmentSec, startSeq: a.segment.media_sequence },
-      trigger: { source: 'scte35', key: a.cue.key, cue: { ...a.cue, media_sequence: a.segment.media_sequence, segment_start: new Date(a.atMs).toISOString(), estimated_start: a.estimated } },
+      trigger: {
+        source: 'scte35',
+        key: a.cue.key,
+        cue: {
+          ...a.cue,
+          media_sequence: a.segment.media_sequence,
+          segment_start: new Date(a.atMs).toISOString(),
+          estimated_start: a.estimated,
+        },
+      },
     });
     return { outcome: 'started', breakId: view['break_id'] as string };
   }
 
   /** An early cue-in or a cancel ends the event's cue-started break at the cue's segment; a cue-in at or after the planned end changes nothing. */
-  private async endBreak(event: EventConfig, a: Extract<CueAction, { type: 'end' }>, segments: readonly SegmentCues[]): Promise<{ outcome: string; breakId?: string }> {
+  private async endBreak(
+    event: EventConfig,
+    a: Extract<CueAction, { type: 'end' }>,
+    segments: readonly SegmentCues[],
+  ): Promise<{ outcome: string; breakId?: string }> {
     const live = await this.deps.breakRepo.liveOnEvent(event.id);
     // An operator's (API) break is the operator's to end.
     if (!live || live.trigger.source !== 'scte35') return { outcome: 'no-break' };
     const start = live.start_time.getTime();
     // Without program date-time, the cue's place is counted in EXTINF durations from the break's first segment (as players are shown it), not estimated from the clock.
     const startSeq = startSeqOf(live);
-    const offset = a.estimated && startSeq !== undefined ? sequenceOffsetMs(segments, startSeq, a.segment.media_sequence) : undefined;
+    const offset =
+      a.estimated && startSeq !== undefined
+        ? sequenceOffsetMs(segments, startSeq, a.segment.media_sequence)
+        : undefined;
     if (offset !== undefined) a = { ...a, atMs: start + offset };
     // A cancel may come before the break's first segment (ends it empty); a cue-in before the start belongs to an earlier break.
-    if ((a.cue.kind === 'in' && a.atMs <= start) || a.atMs >= live.end_time.getTime()) return { outcome: 'no-change', breakId: live.id };
+    if ((a.cue.kind === 'in' && a.atMs <= start) || a.atMs >= live.end_time.getTime())
+      return { outcome: 'no-change', breakId: live.id };
     await this.deps.breaks.endAt(live.id, a.atMs);
     return { outcome: 'ended', breakId: live.id };
   }

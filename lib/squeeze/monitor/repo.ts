@@ -34,13 +34,15 @@ export class CueMonitorRepo {
 
   /** Claims a cue for `eventId`; false when it was claimed before (by any instance, before any restart). */
   async claim(eventId: number, key: string, kind: string): Promise<boolean> {
-    const rows = await this.sql`insert into squeeze_cue_claim (event_id, cue_key, kind) values (${eventId}, ${key}, ${kind}) on conflict do nothing returning cue_key`;
+    const rows = await this
+      .sql`insert into squeeze_cue_claim (event_id, cue_key, kind) values (${eventId}, ${key}, ${kind}) on conflict do nothing returning cue_key`;
     return rows.length > 0;
   }
 
   /** Records what the claimed cue did (a started or ended break, or why nothing). */
   async settle(eventId: number, key: string, kind: string, outcome: string, breakId?: string): Promise<void> {
-    await this.sql`update squeeze_cue_claim set outcome = ${outcome}, break_id = ${breakId ?? null} where event_id = ${eventId} and cue_key = ${key} and kind = ${kind}`;
+    await this
+      .sql`update squeeze_cue_claim set outcome = ${outcome}, break_id = ${breakId ?? null} where event_id = ${eventId} and cue_key = ${key} and kind = ${kind}`;
   }
 
   /** Gives a claim back after a failure that may pass (the store was down), so the next poll retries the cue. */

@@ -15,8 +15,16 @@ export const decodeInput = {
   additionalProperties: false,
   required: ['payload'],
   properties: {
-    payload: { type: 'string', minLength: 1, maxLength: MAX_PAYLOAD_CHARS, description: 'a splice_info_section: base64 (standard or URL-safe) or hex (0x… or bare)' },
-    check_crc: { type: 'boolean', description: 'refuse a section whose CRC_32 does not check (default true); false decodes it and reports crc_ok' },
+    payload: {
+      type: 'string',
+      minLength: 1,
+      maxLength: MAX_PAYLOAD_CHARS,
+      description: 'a splice_info_section: base64 (standard or URL-safe) or hex (0x… or bare)',
+    },
+    check_crc: {
+      type: 'boolean',
+      description: 'refuse a section whose CRC_32 does not check (default true); false decodes it and reports crc_ok',
+    },
   },
 } as const;
 
@@ -27,7 +35,8 @@ export function scte35Routes(): Route[] {
       method: 'POST',
       pattern: '/api/v1/scte35/decode',
       body: 'json',
-      summary: 'Decode an SCTE-35 splice_info_section (base64 or 0x hex) to JSON; 400 bad-cue with the error code and byte offset when it does not decode',
+      summary:
+        'Decode an SCTE-35 splice_info_section (base64 or 0x hex) to JSON; 400 bad-cue with the error code and byte offset when it does not decode',
       schema: { body: decodeInput },
       handler: async (_req, body) => {
         const input = validate(body);
@@ -35,7 +44,9 @@ export function scte35Routes(): Route[] {
           return { json: decodeSplice(input.payload, { checkCrc: input.check_crc !== false }) };
         } catch (err) {
           if (!(err instanceof Scte35Error)) throw err;
-          throw new HttpError('bad-cue', err.message, [{ path: '/payload', message: `${err.code} at byte ${err.offset}` }]);
+          throw new HttpError('bad-cue', err.message, [
+            { path: '/payload', message: `${err.code} at byte ${err.offset}` },
+          ]);
         }
       },
     },

@@ -19,7 +19,10 @@ interface Base {
   estimated: boolean;
 }
 
-export type CueAction = (Base & { type: 'start'; durationSec: number }) | (Base & { type: 'end' }) | (Base & { type: 'ignore'; reason: IgnoreReason });
+export type CueAction =
+  | (Base & { type: 'start'; durationSec: number })
+  | (Base & { type: 'end' })
+  | (Base & { type: 'ignore'; reason: IgnoreReason });
 
 export interface CueRules {
   /** When the playlist was read: the live edge (the end of its last segment) is taken to be now. */
@@ -36,7 +39,11 @@ export const claimOf = (cue: HlsCue): string => `${cue.key}|${cue.kind}`;
  * A segment's start: its program date-time, else counted back from the live edge by the EXTINF
  * durations of it and the segments after it (a live playlist's last segment ends about now).
  */
-export function segmentStart(segments: readonly SegmentCues[], i: number, nowMs: number): { atMs: number; estimated: boolean } {
+export function segmentStart(
+  segments: readonly SegmentCues[],
+  i: number,
+  nowMs: number,
+): { atMs: number; estimated: boolean } {
   const seg = segments[i]!;
   if (seg.program_date_time_ms !== undefined) return { atMs: seg.program_date_time_ms, estimated: false };
   let after = 0;
@@ -53,7 +60,11 @@ export function sequenceOffsetMs(segments: readonly SegmentCues[], startSeq: num
   if (!segments.some((s) => s.media_sequence === startSeq)) return undefined;
   let ms = 0;
   for (const s of segments) if (s.media_sequence >= startSeq && s.media_sequence < seq) ms += s.duration * 1000;
-  return seq >= startSeq ? ms : -segments.filter((s) => s.media_sequence >= seq && s.media_sequence < startSeq).reduce((m, s) => m + s.duration * 1000, 0);
+  return seq >= startSeq
+    ? ms
+    : -segments
+        .filter((s) => s.media_sequence >= seq && s.media_sequence < startSeq)
+        .reduce((m, s) => m + s.duration * 1000, 0);
 }
 
 /**
@@ -61,7 +72,11 @@ export function sequenceOffsetMs(segments: readonly SegmentCues[], startSeq: num
  * this reading (the next call's `seen`: cues that left the window are forgotten). Cues after the
  * last segment wait until their segment is published.
  */
-export function cueActions(reading: HlsCueReading, seen: ReadonlySet<string>, rules: CueRules): { actions: CueAction[]; seen: Set<string> } {
+export function cueActions(
+  reading: HlsCueReading,
+  seen: ReadonlySet<string>,
+  rules: CueRules,
+): { actions: CueAction[]; seen: Set<string> } {
   const actions: CueAction[] = [];
   const nextSeen = new Set<string>();
   reading.segments.forEach((segment, i) => {
@@ -82,7 +97,8 @@ function decide(base: Base, rules: CueRules): CueAction {
   if (cue.error) return { ...base, type: 'ignore', reason: 'error' };
   switch (cue.kind) {
     case 'out': {
-      const wanted = cue.duration_sec !== undefined && cue.duration_sec > 0 ? cue.duration_sec : rules.defaultDurationSec;
+      const wanted =
+        cue.duration_sec !== undefined && cue.duration_sec > 0 ? cue.duration_sec : rules.defaultDurationSec;
       const durationSec = Math.min(wanted, rules.maxDurationSec);
       // A break that would already be over (a cue read late, after a long outage) starts nothing.
       if (base.atMs + durationSec * 1000 <= rules.nowMs) return { ...base, type: 'ignore', reason: 'stale' };

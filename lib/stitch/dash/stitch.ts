@@ -14,7 +14,16 @@
  * split: only pre- and post-rolls go around it.
  */
 import { XMLSerializer, type Document, type Element } from '@xmldom/xmldom';
-import { AdXmlError, attrOf, childElement, childElements, localNameOf, parseXml, rootOf, textOf } from '../../ads/xml.js';
+import {
+  AdXmlError,
+  attrOf,
+  childElement,
+  childElements,
+  localNameOf,
+  parseXml,
+  rootOf,
+  textOf,
+} from '../../ads/xml.js';
 import { StitchError } from '../errors.js';
 import type { StitchedPod } from '../hls/stitch.js';
 
@@ -36,7 +45,8 @@ const EPS = 1e-3;
 
 /** ISO 8601 duration (`PT1H2M3.5S`, `P1DT…`) in seconds; undefined when unreadable. */
 export function parseIsoDuration(v: string | undefined): number | undefined {
-  const m = v && /^P(?:(\d+(?:\.\d+)?)D)?(?:T(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?)?$/.exec(v.trim());
+  const m =
+    v && /^P(?:(\d+(?:\.\d+)?)D)?(?:T(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?)?$/.exec(v.trim());
   if (!m || v!.trim() === 'P' || v!.trim() === 'PT') return undefined;
   return Number(m[1] ?? 0) * 86400 + Number(m[2] ?? 0) * 3600 + Number(m[3] ?? 0) * 60 + Number(m[4] ?? 0);
 }
@@ -50,12 +60,14 @@ function parseMpd(text: string, url: string): Document {
   try {
     doc = parseXml(text, { maxBytes: MAX_BYTES });
   } catch (err) {
-    if (err instanceof AdXmlError) throw new StitchError(err.code === 'too-large' ? 'too-large' : 'unparseable', `${url}: ${err.message}`);
+    if (err instanceof AdXmlError)
+      throw new StitchError(err.code === 'too-large' ? 'too-large' : 'unparseable', `${url}: ${err.message}`);
     throw err;
   }
   const root = rootOf(doc);
   if (!root || localNameOf(root) !== 'MPD') throw new StitchError('unparseable', `not an MPD: ${url}`);
-  if ((attrOf(root, 'type') ?? 'static') !== 'static') throw new StitchError('not-vod', `not a static (VOD) MPD: ${url}`);
+  if ((attrOf(root, 'type') ?? 'static') !== 'static')
+    throw new StitchError('not-vod', `not a static (VOD) MPD: ${url}`);
   return doc;
 }
 
@@ -117,7 +129,12 @@ function writeTimeline(doc: Document, tl: Element, segs: Seg[]): void {
   let i = 0;
   while (i < segs.length) {
     let r = 0;
-    while (i + r + 1 < segs.length && segs[i + r + 1]!.d === segs[i]!.d && segs[i + r + 1]!.t === segs[i + r]!.t + segs[i]!.d) r++;
+    while (
+      i + r + 1 < segs.length &&
+      segs[i + r + 1]!.d === segs[i]!.d &&
+      segs[i + r + 1]!.t === segs[i + r]!.t + segs[i]!.d
+    )
+      r++;
     const s = doc.createElementNS(tl.namespaceURI, 'S');
     if (i === 0 || segs[i]!.t !== segs[i - 1]!.t + segs[i - 1]!.d) s.setAttribute('t', String(segs[i]!.t));
     s.setAttribute('d', String(segs[i]!.d));
@@ -182,7 +199,11 @@ function cutAddressing(doc: Document, el: Element, cutSec: number, periodSec: nu
 }
 
 function contentType(as: Element): string {
-  const mime = attrOf(as, 'contentType') ?? attrOf(as, 'mimeType') ?? (childElement(as, 'Representation') && attrOf(childElement(as, 'Representation')!, 'mimeType')) ?? '';
+  const mime =
+    attrOf(as, 'contentType') ??
+    attrOf(as, 'mimeType') ??
+    (childElement(as, 'Representation') && attrOf(childElement(as, 'Representation')!, 'mimeType')) ??
+    '';
   const t = mime.split('/')[0]!.toLowerCase();
   return t === 'application' ? 'text' : t;
 }
@@ -196,7 +217,8 @@ function periodDuration(period: Element, root: Element, startSec: number, next: 
   const nextStart = next ? parseIsoDuration(attrOf(next, 'start')) : undefined;
   if (nextStart !== undefined) return nextStart - startSec;
   const total = parseIsoDuration(attrOf(root, 'mediaPresentationDuration'));
-  if (total === undefined) throw new StitchError('unparseable', 'a Period without a duration and no mediaPresentationDuration');
+  if (total === undefined)
+    throw new StitchError('unparseable', 'a Period without a duration and no mediaPresentationDuration');
   return total - startSec;
 }
 
@@ -234,7 +256,12 @@ function boundaries(period: PeriodSpan): number[] {
 }
 
 /** The ad's Periods, ready to insert: absolute bases, fixed ids, the content's tracks. */
-function adPeriods(doc: Document, ad: { id: string; url: string; mpd: string }, prefix: string, tracks: Map<string, Element>): Array<{ el: Element; duration: number }> {
+function adPeriods(
+  doc: Document,
+  ad: { id: string; url: string; mpd: string },
+  prefix: string,
+  tracks: Map<string, Element>,
+): Array<{ el: Element; duration: number }> {
   const adDoc = parseMpd(ad.mpd, ad.url);
   const root = rootOf(adDoc)!;
   return spans(root).map((span, k) => {
@@ -275,11 +302,15 @@ export function stitchDash(content: { url: string; mpd: string }, pods: DashPodI
   root.removeAttribute('availabilityStartTime');
   const tracks = new Map<string, Element>();
   // Thumbnail (image) sets need not be in every Period; video, audio and text must.
-  for (const as of childElements(original[0]!.el, 'AdaptationSet')) if (TRACK_TYPES.has(contentType(as)) && !tracks.has(trackKey(as))) tracks.set(trackKey(as), as);
+  for (const as of childElements(original[0]!.el, 'AdaptationSet'))
+    if (TRACK_TYPES.has(contentType(as)) && !tracks.has(trackKey(as))) tracks.set(trackKey(as), as);
 
   // Splice points: the first video boundary at or after each cue point.
   const skipped: StitchedDash['skipped'] = [];
-  const cuts = new Map<number, { ids: string[]; ads: Array<{ id: string; periods: Array<{ el: Element; duration: number }> }> }>();
+  const cuts = new Map<
+    number,
+    { ids: string[]; ads: Array<{ id: string; periods: Array<{ el: Element; duration: number }> }> }
+  >();
   for (const pod of [...pods].sort((a, b) => a.offsetSec - b.offsetSec)) {
     let at = contentDuration;
     try {

@@ -27,7 +27,18 @@ import { mapUriAttribute, tagName } from '../../hls/lines.js';
 import { StitchError } from '../errors.js';
 import { playlistLines, uriResolver } from './master.js';
 import type { SourceMedia } from './splice.js';
-import { AdReader, boundaries, boundaryFor, durationOf, readContent, writeMaster, type HlsPodInput, type HlsSource, type StitchedAd, type StitchedPod } from './stitch.js';
+import {
+  AdReader,
+  boundaries,
+  boundaryFor,
+  durationOf,
+  readContent,
+  writeMaster,
+  type HlsPodInput,
+  type HlsSource,
+  type StitchedAd,
+  type StitchedPod,
+} from './stitch.js';
 
 export const INTERSTITIAL_CLASS = 'com.apple.hls.interstitial';
 
@@ -63,7 +74,12 @@ const iso = (ms: number) => new Date(Math.round(ms)).toISOString();
  * segment keeps it readable by parsers that keep one per segment (hls-parser), so a DATERANGE that
  * would share a segment moves to the nearest free one before it.
  */
-function annotate(media: SourceMedia, text: string, epochMs: number, dateranges: Array<{ startSec: number; line: string }>): string {
+function annotate(
+  media: SourceMedia,
+  text: string,
+  epochMs: number,
+  dateranges: Array<{ startSec: number; line: string }>,
+): string {
   const resolve = uriResolver(media.url);
   const lines = playlistLines(text);
   const bounds = boundaries(media);
@@ -81,7 +97,8 @@ function annotate(media: SourceMedia, text: string, epochMs: number, dateranges:
     const isUri = line.charCodeAt(0) !== 35;
     if (!opened && (isUri || !HEADER_TAGS.has(tagName(line)))) {
       // The first line of a segment.
-      if (segment === 0 && !lines.some((l) => l.startsWith('#EXT-X-PROGRAM-DATE-TIME:'))) out.push(`#EXT-X-PROGRAM-DATE-TIME:${iso(epochMs)}`);
+      if (segment === 0 && !lines.some((l) => l.startsWith('#EXT-X-PROGRAM-DATE-TIME:')))
+        out.push(`#EXT-X-PROGRAM-DATE-TIME:${iso(epochMs)}`);
       out.push(...(before.get(segment) ?? []));
       opened = true;
     }
@@ -146,7 +163,10 @@ export function interstitialHls(content: HlsSource, pods: HlsPodInput[], opts: I
       return out;
     });
     const duration = t - offset;
-    assetLists.set(opts.assetListFile(n), JSON.stringify({ ASSETS: e.ads.map((ad) => ({ URI: ad.uri, DURATION: round3(ad.duration) })) }));
+    assetLists.set(
+      opts.assetListFile(n),
+      JSON.stringify({ ASSETS: e.ads.map((ad) => ({ URI: ad.uri, DURATION: round3(ad.duration) })) }),
+    );
     // The ID is a quoted string shared by every playlist: the break's id when it is plain, else its number.
     const id = e.ids.join('+');
     const attrs = [
@@ -169,5 +189,12 @@ export function interstitialHls(content: HlsSource, pods: HlsPodInput[], opts: I
     const text = content.playlists.get(o.content.url) ?? content.master;
     playlists.set(o.name, annotate(o.content, text, epochMs, dateranges));
   }
-  return { master: writeMaster(master, outputs, new Map()), playlists, assetLists, pods: stitchedPods, contentDuration, skipped };
+  return {
+    master: writeMaster(master, outputs, new Map()),
+    playlists,
+    assetLists,
+    pods: stitchedPods,
+    contentDuration,
+    skipped,
+  };
 }

@@ -108,7 +108,12 @@ export function parseMaster(url: string, text: string): MasterPlaylist {
       const attrs = tagValue(line);
       const type = mediaType(attribute(attrs, 'TYPE'));
       if (!type) continue;
-      const r: Rendition = { type, line, groupId: attribute(attrs, 'GROUP-ID') ?? '', name: attribute(attrs, 'NAME') ?? '' };
+      const r: Rendition = {
+        type,
+        line,
+        groupId: attribute(attrs, 'GROUP-ID') ?? '',
+        name: attribute(attrs, 'NAME') ?? '',
+      };
       const language = attribute(attrs, 'LANGUAGE');
       const channels = attribute(attrs, 'CHANNELS');
       const uri = attribute(attrs, 'URI');
@@ -118,7 +123,13 @@ export function parseMaster(url: string, text: string): MasterPlaylist {
       m.renditions.push(r);
     } else if (name === '#EXT-X-VERSION') m.version = Number(tagValue(line)) || 0;
     else if (name === '#EXT-X-INDEPENDENT-SEGMENTS') m.independentSegments = true;
-    else if (name === '#EXT-X-SESSION-DATA' || name === '#EXT-X-SESSION-KEY' || name === '#EXT-X-CONTENT-STEERING' || name === '#EXT-X-DEFINE') m.other.push(line);
+    else if (
+      name === '#EXT-X-SESSION-DATA' ||
+      name === '#EXT-X-SESSION-KEY' ||
+      name === '#EXT-X-CONTENT-STEERING' ||
+      name === '#EXT-X-DEFINE'
+    )
+      m.other.push(line);
     // EXT-X-I-FRAME-STREAM-INF is left out: ads come without I-frame playlists, so a stitched one would skip them.
   }
   if (!m.variants.length) throw new StitchError('unparseable', `no variant stream in ${url}`);

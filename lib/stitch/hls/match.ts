@@ -26,7 +26,10 @@ function nearest<T>(items: T[], distance: (x: T) => number): T[] {
   return items.filter((x) => distance(x) === best);
 }
 
-export function matchVariant(content: Pick<Variant, 'codecs' | 'width' | 'height' | 'bandwidth'>, ad: Variant[]): Variant {
+export function matchVariant(
+  content: Pick<Variant, 'codecs' | 'width' | 'height' | 'bandwidth'>,
+  ad: Variant[],
+): Variant {
   const family = videoFamily(content.codecs);
   let pool = family ? ad.filter((v) => videoFamily(v.codecs) === family) : ad;
   if (!pool.length) pool = ad;

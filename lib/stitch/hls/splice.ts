@@ -44,7 +44,15 @@ export interface SpliceOptions {
   fillerUri: string;
 }
 
-const DROPPED = new Set(['#EXT-X-CUE-OUT', '#EXT-X-CUE-OUT-CONT', '#EXT-X-CUE-IN', '#EXT-OATCLS-SCTE35', '#EXT-X-ENDLIST', '#EXT-X-KEY', '#EXT-X-MAP']);
+const DROPPED = new Set([
+  '#EXT-X-CUE-OUT',
+  '#EXT-X-CUE-OUT-CONT',
+  '#EXT-X-CUE-IN',
+  '#EXT-OATCLS-SCTE35',
+  '#EXT-X-ENDLIST',
+  '#EXT-X-KEY',
+  '#EXT-X-MAP',
+]);
 const IV_METHODS = new Set(['AES-128', 'SAMPLE-AES']);
 
 /** Per source: the MAP and KEY in force after the segments read so far, and where its last byte range ended. */
@@ -143,7 +151,9 @@ class Writer {
     if (lines.length && srcSeq !== this.seq) {
       lines = lines.map((l) => {
         const attrs = tagValue(l);
-        return IV_METHODS.has(attribute(attrs, 'METHOD') ?? '') && attribute(attrs, 'IV') === undefined ? `${l},IV=${hex32(srcSeq)}` : l;
+        return IV_METHODS.has(attribute(attrs, 'METHOD') ?? '') && attribute(attrs, 'IV') === undefined
+          ? `${l},IV=${hex32(srcSeq)}`
+          : l;
       });
     }
     const text = lines.join('\n');
@@ -174,7 +184,12 @@ function formatSec(sec: number): string {
 /** The stitched media playlist text. `splices` sorted by `at`, each `at` distinct. */
 export function splicePlaylist(content: SourceMedia, splices: Splice[], opts: SpliceOptions): string {
   const p = content.playlist;
-  const header = ['#EXTM3U', `#EXT-X-VERSION:${opts.version}`, `#EXT-X-TARGETDURATION:${opts.targetDuration}`, `#EXT-X-MEDIA-SEQUENCE:${p.mediaSequence}`];
+  const header = [
+    '#EXTM3U',
+    `#EXT-X-VERSION:${opts.version}`,
+    `#EXT-X-TARGETDURATION:${opts.targetDuration}`,
+    `#EXT-X-MEDIA-SEQUENCE:${p.mediaSequence}`,
+  ];
   if (p.discontinuitySequence) header.push(`#EXT-X-DISCONTINUITY-SEQUENCE:${p.discontinuitySequence}`);
   header.push('#EXT-X-PLAYLIST-TYPE:VOD');
   if (p.header.includes('#EXT-X-INDEPENDENT-SEGMENTS')) header.push('#EXT-X-INDEPENDENT-SEGMENTS');
@@ -193,7 +208,9 @@ export function splicePlaylist(content: SourceMedia, splices: Splice[], opts: Sp
     writeContent(s.at);
     let first = true;
     for (const ad of s.ads) {
-      const prefix = first ? [`#EXT-X-DISCONTINUITY`, `#EXT-X-CUE-OUT:DURATION=${formatSec(s.durationSec)}`] : ['#EXT-X-DISCONTINUITY'];
+      const prefix = first
+        ? [`#EXT-X-DISCONTINUITY`, `#EXT-X-CUE-OUT:DURATION=${formatSec(s.durationSec)}`]
+        : ['#EXT-X-DISCONTINUITY'];
       first = false;
       if ('fillerSec' in ad) {
         w.filler(ad.fillerSec, prefix);

@@ -11,7 +11,15 @@
 import { parseMedia } from '../../hls/media.js';
 import { mapUriAttribute, tagValue } from '../../hls/lines.js';
 import { StitchError } from '../errors.js';
-import { absoluteUri, mediaPlaylistUris, parseMaster, playlistLines, type MasterPlaylist, type Rendition, type Variant } from './master.js';
+import {
+  absoluteUri,
+  mediaPlaylistUris,
+  parseMaster,
+  playlistLines,
+  type MasterPlaylist,
+  type Rendition,
+  type Variant,
+} from './master.js';
 import { matchAudio, matchSubtitles, matchVariant } from './match.js';
 import { splicePlaylist, type AdPiece, type SourceMedia, type Splice } from './splice.js';
 
@@ -80,10 +88,13 @@ export function readMedia(url: string, text: string | undefined, maxSegments: nu
   const lines = playlistLines(text);
   if (lines[0] !== '#EXTM3U') throw new StitchError('unparseable', `not an HLS playlist: ${url}`);
   const playlist = parseMedia(lines);
-  if (!playlist.endList || (playlist.playlistType && playlist.playlistType !== 'VOD')) throw new StitchError('not-vod', `not a VOD playlist (no EXT-X-ENDLIST): ${url}`);
+  if (!playlist.endList || (playlist.playlistType && playlist.playlistType !== 'VOD'))
+    throw new StitchError('not-vod', `not a VOD playlist (no EXT-X-ENDLIST): ${url}`);
   if (!playlist.segments.length) throw new StitchError('unparseable', `a playlist without segments: ${url}`);
-  if (playlist.segments.length > maxSegments) throw new StitchError('too-large', `more than ${maxSegments} segments: ${url}`);
-  if (playlist.segments.some((s) => !(s.duration > 0) || !Number.isFinite(s.duration))) throw new StitchError('unparseable', `a segment without a valid EXTINF: ${url}`);
+  if (playlist.segments.length > maxSegments)
+    throw new StitchError('too-large', `more than ${maxSegments} segments: ${url}`);
+  if (playlist.segments.some((s) => !(s.duration > 0) || !Number.isFinite(s.duration)))
+    throw new StitchError('unparseable', `a segment without a valid EXTINF: ${url}`);
   const version = Number(tagValue(playlist.header.find((l) => l.startsWith('#EXT-X-VERSION:')) ?? '')) || 0;
   return { url, playlist, version };
 }
@@ -132,7 +143,12 @@ function outputsOf(master: MasterPlaylist, media: Map<string, SourceMedia>): Out
   const out: Output[] = [];
   const add = (uri: string, kind: Kind, prefix: string, extra: Partial<Output>) => {
     if (names.has(uri)) return;
-    const o: Output = { name: `${prefix}${out.filter((x) => x.kind === kind).length}.m3u8`, kind, content: media.get(uri)!, ...extra };
+    const o: Output = {
+      name: `${prefix}${out.filter((x) => x.kind === kind).length}.m3u8`,
+      kind,
+      content: media.get(uri)!,
+      ...extra,
+    };
     names.set(uri, o);
     out.push(o);
   };
@@ -141,7 +157,8 @@ function outputsOf(master: MasterPlaylist, media: Map<string, SourceMedia>): Out
     if (!r.uri) continue;
     if (r.type === 'AUDIO') add(r.uri, 'audio', 'a', { rendition: r });
     else if (r.type === 'SUBTITLES') add(r.uri, 'subtitles', 's', { rendition: r });
-    else if (r.type === 'VIDEO') add(r.uri, 'variant', 'v', { variant: { attrs: '', uri: r.uri, bandwidth: 0, codecs: [], width: 0, height: 0 } });
+    else if (r.type === 'VIDEO')
+      add(r.uri, 'variant', 'v', { variant: { attrs: '', uri: r.uri, bandwidth: 0, codecs: [], width: 0, height: 0 } });
   }
   return out;
 }
@@ -159,7 +176,15 @@ export class AdReader {
 
   playlist(src: HlsSource, uri: string): SourceMedia {
     let m = this.media.get(uri);
-    if (!m) this.media.set(uri, (m = readMedia(uri, uri === src.url && !src.playlists.has(uri) ? src.master : src.playlists.get(uri), this.maxSegments)));
+    if (!m)
+      this.media.set(
+        uri,
+        (m = readMedia(
+          uri,
+          uri === src.url && !src.playlists.has(uri) ? src.master : src.playlists.get(uri),
+          this.maxSegments,
+        )),
+      );
     return m;
   }
 }
@@ -198,13 +223,19 @@ function planAd(id: string, outputs: Output[], content: MasterPlaylist, src: Hls
     plan.pieces.set(o, { media: reader.playlist(src, audio.uri!) });
   }
   for (const [o, p] of plan.pieces) {
-    if ('media' in p && hasMap(p.media) !== hasMap(o.content)) throw new StitchError('unsupported', `the ad's container (${hasMap(p.media) ? 'fMP4' : 'TS'}) differs from the content's`);
+    if ('media' in p && hasMap(p.media) !== hasMap(o.content))
+      throw new StitchError(
+        'unsupported',
+        `the ad's container (${hasMap(p.media) ? 'fMP4' : 'TS'}) differs from the content's`,
+      );
   }
   return plan;
 }
 
 function replaceBandwidth(attrs: string, bandwidth: number): string {
-  return /(^|,)BANDWIDTH=\d+/.test(attrs) ? attrs.replace(/(^|,)BANDWIDTH=\d+/, `$1BANDWIDTH=${bandwidth}`) : `BANDWIDTH=${bandwidth},${attrs}`;
+  return /(^|,)BANDWIDTH=\d+/.test(attrs)
+    ? attrs.replace(/(^|,)BANDWIDTH=\d+/, `$1BANDWIDTH=${bandwidth}`)
+    : `BANDWIDTH=${bandwidth},${attrs}`;
 }
 
 export function writeMaster(master: MasterPlaylist, outputs: Output[], bandwidths: Map<Output, number>): string {
@@ -217,7 +248,10 @@ export function writeMaster(master: MasterPlaylist, outputs: Output[], bandwidth
   for (const o of outputs) {
     if (o.kind !== 'variant' || !o.variant?.attrs) continue;
     for (const variant of master.variants.filter((x) => x.uri === o.content.url)) {
-      lines.push(`#EXT-X-STREAM-INF:${replaceBandwidth(variant.attrs, Math.max(variant.bandwidth, bandwidths.get(o) ?? 0, 1))}`, o.name);
+      lines.push(
+        `#EXT-X-STREAM-INF:${replaceBandwidth(variant.attrs, Math.max(variant.bandwidth, bandwidths.get(o) ?? 0, 1))}`,
+        o.name,
+      );
     }
   }
   return lines.join('\n') + '\n';
@@ -227,10 +261,21 @@ export function writeMaster(master: MasterPlaylist, outputs: Output[], bandwidth
  * The content's master and its output playlists, every media playlist read and checked (StitchError
  * when unusable), and the video playlist (the first variant) whose boundaries place the pods.
  */
-export function readContent(content: HlsSource, maxSegments: number): { master: MasterPlaylist; outputs: Output[]; video: SourceMedia; bounds: number[]; contentDuration: number } {
+export function readContent(
+  content: HlsSource,
+  maxSegments: number,
+): { master: MasterPlaylist; outputs: Output[]; video: SourceMedia; bounds: number[]; contentDuration: number } {
   const master = parseMaster(content.url, content.master);
   const media = new Map<string, SourceMedia>();
-  for (const uri of mediaPlaylistUris(master)) media.set(uri, readMedia(uri, uri === content.url && !content.playlists.has(uri) ? content.master : content.playlists.get(uri), maxSegments));
+  for (const uri of mediaPlaylistUris(master))
+    media.set(
+      uri,
+      readMedia(
+        uri,
+        uri === content.url && !content.playlists.has(uri) ? content.master : content.playlists.get(uri),
+        maxSegments,
+      ),
+    );
   const outputs = outputsOf(master, media);
   const video = outputs[0]!.content;
   const bounds = boundaries(video);
@@ -309,7 +354,10 @@ export function stitchHls(content: HlsSource, pods: HlsPodInput[], opts: HlsStit
       });
       return { at: landing(o, e.at), durationSec: pod.duration, ads };
     });
-    playlists.set(o.name, splicePlaylist(o.content, splices, { targetDuration: target, version, fillerUri: opts.fillerUri }));
+    playlists.set(
+      o.name,
+      splicePlaylist(o.content, splices, { targetDuration: target, version, fillerUri: opts.fillerUri }),
+    );
   }
   return { master: writeMaster(master, outputs, bandwidths), playlists, pods: stitchedPods, contentDuration, skipped };
 }

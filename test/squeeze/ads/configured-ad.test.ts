@@ -7,19 +7,41 @@ t.test('squeeze-configured-ad', async (t) => {
   if (!(await needServices(t))) return;
   const service = await startTestService(t, { databaseUrl: await freshSchemaUrl(t), redisUrl: REDIS_URL });
   const tok = await token(service);
-  const api = (method: string, json?: unknown, query = '') => call(service.url, method, `/api/v1/squeeze-configured-ad${query}`, { token: tok, json });
+  const api = (method: string, json?: unknown, query = '') =>
+    call(service.url, method, `/api/v1/squeeze-configured-ad${query}`, { token: tok, json });
   await call(service.url, 'PUT', '/api/v1/squeeze-brand-config', { token: tok, json: { brand_id: 'b' } });
-  const ev = (await call(service.url, 'PUT', '/api/v1/squeeze-event-config', { token: tok, json: { asset_id: 'A1', source_uri: 'https://o.example/m.m3u8', brand_config_id: 'b' } })).body.id;
+  const ev = (
+    await call(service.url, 'PUT', '/api/v1/squeeze-event-config', {
+      token: tok,
+      json: { asset_id: 'A1', source_uri: 'https://o.example/m.m3u8', brand_config_id: 'b' },
+    })
+  ).body.id;
 
-  const a = await api('PUT', { event_id: ev, ad_uri: 'https://ads.example/a.mp4', duration: 15, abid: 'ab1', slau: 'slot', geo_lang_loc: 'us-en', is_curated: true });
+  const a = await api('PUT', {
+    event_id: ev,
+    ad_uri: 'https://ads.example/a.mp4',
+    duration: 15,
+    abid: 'ab1',
+    slau: 'slot',
+    geo_lang_loc: 'us-en',
+    is_curated: true,
+  });
   t.equal(a.status, 200);
   t.match(a.body, { id: Number, event_id: ev, abid: 'ab1', duration: 15, is_curated: true, geo_lang_loc: 'us-en' });
   const b = await api('PUT', { event_id: ev, ad_uri: 'https://ads.example/b.mp4', ad_duration: 30, abid: 'ab2' });
   t.equal(b.body.duration, 30, 'ad_duration accepted as duration');
   t.equal(b.body.is_curated, false, 'is_curated defaults to false');
 
-  t.equal((await api('PUT', { event_id: ev, ad_uri: 'https://ads.example/c.mp4', duration: 10, abid: 'ab1' })).status, 409, 'duplicate (event_id, abid)');
-  t.equal((await api('PUT', { event_id: 99999, ad_uri: 'https://ads.example/c.mp4', duration: 10, abid: 'x' })).status, 404, 'unknown event');
+  t.equal(
+    (await api('PUT', { event_id: ev, ad_uri: 'https://ads.example/c.mp4', duration: 10, abid: 'ab1' })).status,
+    409,
+    'duplicate (event_id, abid)',
+  );
+  t.equal(
+    (await api('PUT', { event_id: 99999, ad_uri: 'https://ads.example/c.mp4', duration: 10, abid: 'x' })).status,
+    404,
+    'unknown event',
+  );
   for (const bad of [
     { event_id: ev, ad_uri: 'https://ads.example/c.mp4', abid: 'x' },
     { event_id: ev, ad_uri: 'javascript:alert(1)', duration: 5, abid: 'x' },

@@ -24,13 +24,20 @@ const shape = { ...defaultShape, adEvery: 0 };
 const SEG_MS = shape.segmentSec * 1000;
 const now = shape.epochMs + 1000 * SEG_MS + 500; // live edge: seq 1000, window 971..1000
 const at = (seq: number) => shape.epochMs + seq * SEG_MS;
-const rules = { daiHost: 'https://dai.example.com', proxyBase: 'https://edge/dai/manifest', contentOrigin: ORIGIN, playlistUrl: 'https://dai.example.com/x/720p.m3u8' };
+const rules = {
+  daiHost: 'https://dai.example.com',
+  proxyBase: 'https://edge/dai/manifest',
+  contentOrigin: ORIGIN,
+  playlistUrl: 'https://dai.example.com/x/720p.m3u8',
+};
 /** The viewer's variant: root-relative `/content/ev/seg_N.ts` made absolute on the origin. */
 const viewer = rewritePlaylist(livePlaylist('ev', now, shape), rules).text;
 /** The source playlist the worker reads: the same segments, named relative to it (`seg_N.ts`) or root-relative. */
 const source = (naming: 'relative' | 'root-relative', dir = 'live/ev') => {
   const text = livePlaylist('ev', now, shape);
-  return naming === 'relative' ? text.replace(/^\/content\/ev\//gm, '') : text.replace(/^\/content\/ev\//gm, `/${dir}/`);
+  return naming === 'relative'
+    ? text.replace(/^\/content\/ev\//gm, '')
+    : text.replace(/^\/content\/ev\//gm, `/${dir}/`);
 };
 
 /** Ready outputs for the break's segments as the worker records them: keyed by the source's path. */
@@ -61,7 +68,13 @@ function readyRows(sourceText: string, sourceUri: string, fromSeq: number, toSeq
 async function boardWith(ready: SegmentRow[]) {
   const metrics = new Registry();
   const rows: { breaks: BreakRow[]; ready: SegmentRow[] } = { breaks: [breakRow('b1', 7, at(990), 30)], ready };
-  const board = new BreakBoard({ board: async () => rows }, new MemoryStateStore(), createLogger('silent'), metrics, 3_600_000);
+  const board = new BreakBoard(
+    { board: async () => rows },
+    new MemoryStateStore(),
+    createLogger('silent'),
+    metrics,
+    3_600_000,
+  );
   await board.reload();
   const counter = (name: string) => Number(new RegExp(`^${name} (\\d+)`, 'm').exec(metrics.render())?.[1] ?? 0);
   const apply = () => board.apply(viewer, 7, 'S1', (u) => u.startsWith(ORIGIN), 'dai') ?? '';
@@ -74,7 +87,11 @@ t.test('both naming styles of the source: every break segment of the viewer’s 
   for (const [name, text, uri] of [
     ['relative names (seg_N.ts next to the source playlist)', source('relative'), `${ORIGIN}/live/ev/720p.m3u8`],
     ['root-relative names under another directory', source('root-relative', 'live/ev'), `${ORIGIN}/other/720p.m3u8`],
-    ['root-relative names as the DAI variant has them', source('root-relative', 'content/ev'), `${ORIGIN}/content/720p.m3u8`],
+    [
+      'root-relative names as the DAI variant has them',
+      source('root-relative', 'content/ev'),
+      `${ORIGIN}/content/720p.m3u8`,
+    ],
   ] as const) {
     const { apply, counter } = await boardWith(readyRows(text, uri, 990, 995));
     const out = apply();
@@ -114,55 +131,78 @@ t.test('not ready counts only segments with no ready output; unmatched counts re
   );
 });
 
-t.test('what a break reached, summed over two instances on one Redis: matched streams, or a warning when none matched', async (t) => {
-  if (!(await needServices(t, ['redis']))) return;
-  const log = createLogger('silent');
-  const prefix = `${REDIS_KEY_PREFIX}reach${Date.now()}:`;
-  const relative = readyRows(source('relative'), `${ORIGIN}/live/ev/720p.m3u8`, 990, 995);
-  // Two variants the viewer's path cannot tell apart: ready, but matched nowhere.
-  const ambiguous = [...readyRows(source('root-relative', 'live/a/ev'), `${ORIGIN}/x.m3u8`, 990, 995, 'a'), ...readyRows(source('root-relative', 'live/b/ev'), `${ORIGIN}/x.m3u8`, 990, 995, 'b')];
-  const asBreak = (id: string, rows: SegmentRow[]) => rows.map((r) => ({ ...r, break_id: id }));
-  // Each break on its own event (one board renders every break of an event into one playlist).
-  const rows = {
-    breaks: [breakRow('hit', 7, at(990), 30), breakRow('miss', 8, at(990), 30)],
-    ready: [...asBreak('hit', relative), ...asBreak('miss', ambiguous)],
-  };
-  const instance = async () => {
-    const state = await RedisStateStore.connect(REDIS_URL, log, 5000, prefix);
-    // A flush interval far beyond the test: only the explicit flush writes, so nothing is written by a timer.
-    const streams = new StreamRegistry(state, log, 60_000, 3_600_000);
-    const board = new BreakBoard({ board: async () => rows }, state, log, new Registry(), 3_600_000);
-    board.reach = new BreakReach(60_000);
-    streams.alsoFlush(board.reach);
-    await board.reload();
-    t.teardown(async () => {
-      await streams.close();
-      await board.stop();
-      await state.close();
-    });
-    return { state, streams, board };
-  };
-  const [one, two] = [await instance(), await instance()];
-  const render = (i: typeof one, eventId: number, stream: string) => i.board.apply(viewer, eventId, stream, (u) => u.startsWith(ORIGIN), 'dai') ?? '';
+t.test(
+  'what a break reached, summed over two instances on one Redis: matched streams, or a warning when none matched',
+  async (t) => {
+    if (!(await needServices(t, ['redis']))) return;
+    const log = createLogger('silent');
+    const prefix = `${REDIS_KEY_PREFIX}reach${Date.now()}:`;
+    const relative = readyRows(source('relative'), `${ORIGIN}/live/ev/720p.m3u8`, 990, 995);
+    // Two variants the viewer's path cannot tell apart: ready, but matched nowhere.
+    const ambiguous = [
+      ...readyRows(source('root-relative', 'live/a/ev'), `${ORIGIN}/x.m3u8`, 990, 995, 'a'),
+      ...readyRows(source('root-relative', 'live/b/ev'), `${ORIGIN}/x.m3u8`, 990, 995, 'b'),
+    ];
+    const asBreak = (id: string, rows: SegmentRow[]) => rows.map((r) => ({ ...r, break_id: id }));
+    // Each break on its own event (one board renders every break of an event into one playlist).
+    const rows = {
+      breaks: [breakRow('hit', 7, at(990), 30), breakRow('miss', 8, at(990), 30)],
+      ready: [...asBreak('hit', relative), ...asBreak('miss', ambiguous)],
+    };
+    const instance = async () => {
+      const state = await RedisStateStore.connect(REDIS_URL, log, 5000, prefix);
+      // A flush interval far beyond the test: only the explicit flush writes, so nothing is written by a timer.
+      const streams = new StreamRegistry(state, log, 60_000, 3_600_000);
+      const board = new BreakBoard({ board: async () => rows }, state, log, new Registry(), 3_600_000);
+      board.reach = new BreakReach(60_000);
+      streams.alsoFlush(board.reach);
+      await board.reload();
+      t.teardown(async () => {
+        await streams.close();
+        await board.stop();
+        await state.close();
+      });
+      return { state, streams, board };
+    };
+    const [one, two] = [await instance(), await instance()];
+    const render = (i: typeof one, eventId: number, stream: string) =>
+      i.board.apply(viewer, eventId, stream, (u) => u.startsWith(ORIGIN), 'dai') ?? '';
 
-  t.equal(squeezedIn(render(one, 7, 'S1')).length, 5, 'instance one squeezes S1');
-  t.equal(squeezedIn(render(one, 7, 'S1')).length, 5, 'S1 again (counted once)');
-  t.equal(squeezedIn(render(two, 7, 'S2')).length, 5, 'instance two squeezes S2');
-  t.equal(squeezedIn(render(two, 7, 'S3')).length, 5, 'and S3');
-  t.same(squeezedIn(render(one, 8, 'S4')), [], 'the other break matches no segment of S4 (instance one)');
-  t.same(squeezedIn(render(two, 8, 'S5')), [], 'nor of S5 (instance two)');
+    t.equal(squeezedIn(render(one, 7, 'S1')).length, 5, 'instance one squeezes S1');
+    t.equal(squeezedIn(render(one, 7, 'S1')).length, 5, 'S1 again (counted once)');
+    t.equal(squeezedIn(render(two, 7, 'S2')).length, 5, 'instance two squeezes S2');
+    t.equal(squeezedIn(render(two, 7, 'S3')).length, 5, 'and S3');
+    t.same(squeezedIn(render(one, 8, 'S4')), [], 'the other break matches no segment of S4 (instance one)');
+    t.same(squeezedIn(render(two, 8, 'S5')), [], 'nor of S5 (instance two)');
 
-  t.same(await readReach(one.state, 'hit'), { matched_streams: 0, unmatched_streams: 0 }, 'nothing written before a flush: the renderings waited on no store');
-  await Promise.all([one.streams.flush(), two.streams.flush()]);
-  const hit = await readReach(one.state, 'hit');
-  t.same(hit, { matched_streams: 3, unmatched_streams: 0 }, 'three streams over two instances matched');
-  t.same(await readReach(two.state, 'hit'), hit, 'both instances read the same');
-  t.same(reachWarnings(hit, 'completed'), [], 'no warning for a break that reached its viewers');
-  const miss = await readReach(two.state, 'miss');
-  t.same(miss, { matched_streams: 0, unmatched_streams: 2 }, 'no stream matched; two were served content with outputs ready');
-  const [warning] = reachWarnings(miss, 'active');
-  t.match(warning, /^no viewer playlist matched the break's segments: 2 stream/, 'a warning says so');
-  t.match(reachWarnings({ matched_streams: 0, unmatched_streams: 0 }, 'completed'), [/no viewer playlist carried/], 'a completed break no playlist carried is reported too');
-  t.same(reachWarnings({ matched_streams: 0, unmatched_streams: 0 }, 'active'), [], 'a break in progress nobody watched yet is not');
-  t.ok((await one.state.ttl('sqz:{br:hit}:matched')) > 0, 'the records expire with the break retention');
-});
+    t.same(
+      await readReach(one.state, 'hit'),
+      { matched_streams: 0, unmatched_streams: 0 },
+      'nothing written before a flush: the renderings waited on no store',
+    );
+    await Promise.all([one.streams.flush(), two.streams.flush()]);
+    const hit = await readReach(one.state, 'hit');
+    t.same(hit, { matched_streams: 3, unmatched_streams: 0 }, 'three streams over two instances matched');
+    t.same(await readReach(two.state, 'hit'), hit, 'both instances read the same');
+    t.same(reachWarnings(hit, 'completed'), [], 'no warning for a break that reached its viewers');
+    const miss = await readReach(two.state, 'miss');
+    t.same(
+      miss,
+      { matched_streams: 0, unmatched_streams: 2 },
+      'no stream matched; two were served content with outputs ready',
+    );
+    const [warning] = reachWarnings(miss, 'active');
+    t.match(warning, /^no viewer playlist matched the break's segments: 2 stream/, 'a warning says so');
+    t.match(
+      reachWarnings({ matched_streams: 0, unmatched_streams: 0 }, 'completed'),
+      [/no viewer playlist carried/],
+      'a completed break no playlist carried is reported too',
+    );
+    t.same(
+      reachWarnings({ matched_streams: 0, unmatched_streams: 0 }, 'active'),
+      [],
+      'a break in progress nobody watched yet is not',
+    );
+    t.ok((await one.state.ttl('sqz:{br:hit}:matched')) > 0, 'the records expire with the break retention');
+  },
+);

@@ -2,12 +2,24 @@ import t from 'tap';
 import { buildAdRequestUrl } from '../../../lib/ads/ad-request.js';
 import type { DecidedAd } from '../../../lib/ads/types.js';
 import type { Logger } from '../../../lib/log/index.js';
-import { AdDecider, type DecideInput, type DeciderDeps, type ResolveFn, type StreamTargeting } from '../../../lib/squeeze/breaks/decide.js';
+import {
+  AdDecider,
+  type DecideInput,
+  type DeciderDeps,
+  type ResolveFn,
+  type StreamTargeting,
+} from '../../../lib/squeeze/breaks/decide.js';
 import { assignmentKey, type CuratedCandidate } from '../../../lib/squeeze/breaks/plan.js';
 
 const AD_SERVER = 'https://ads.example.com/ad/g/1';
 
-const cand = (id: number, abid: string, duration: number, is_curated: boolean, geo: string | null = null): CuratedCandidate => ({
+const cand = (
+  id: number,
+  abid: string,
+  duration: number,
+  is_curated: boolean,
+  geo: string | null = null,
+): CuratedCandidate => ({
   id,
   abid,
   ad_uri: `https://cdn.example.com/${abid}.mp4`,
@@ -85,7 +97,11 @@ t.test('forEvent: curated ads first', async (t) => {
     { adId: '2', creativeId: 'cur-b', uri: 'https://cdn.example.com/cur-b.mp4', durationSec: 20, tracking: {} },
     { adId: '1', creativeId: 'cur-a', uri: 'https://cdn.example.com/cur-a.mp4', durationSec: 15, tracking: {} },
   ];
-  t.same(d.assignments[0], { key: assignmentKey(want), source: 'curated', ads: want }, 'longest curated first until 30 s are covered; the non-curated ad is not used');
+  t.same(
+    d.assignments[0],
+    { key: assignmentKey(want), source: 'curated', ads: want },
+    'longest curated first until 30 s are covered; the non-curated ad is not used',
+  );
   t.equal(d.defaultKey, d.assignments[0]!.key);
   t.same(d.streamAssignments, {});
   t.same(d.streamTracking, {});
@@ -107,16 +123,27 @@ t.test('forEvent: curated ads first', async (t) => {
 });
 
 t.test('forEvent: no curated match → the ad server', async (t) => {
-  const tracked = vastAd('v1', 15, { impression: ['https://t.example.com/imp'], complete: ['https://t.example.com/done'] });
+  const tracked = vastAd('v1', 15, {
+    impression: ['https://t.example.com/imp'],
+    complete: ['https://t.example.com/done'],
+  });
   const ads = [cand(1, 'cur-a', 15, true, 'us-en'), cand(3, 'plain', 30, false)];
   const { decider, urls } = deps(ads, async () => ({ ads: [tracked, vastAd('v2', 15)], reason: 'one wrapper failed' }));
   const inp = input({ abid: 'cur-a', geo: 'fr-fr' });
   const d = await decider.forEvent(inp);
   t.equal(d.source, 'vmap');
   t.equal(d.reason, 'one wrapper failed', 'the resolver’s reason is kept');
-  t.same(d.assignments, [{ key: assignmentKey([tracked, vastAd('v2', 15)]), source: 'vmap', ads: [tracked, vastAd('v2', 15)] }], 'the event decision keeps the tracking');
+  t.same(
+    d.assignments,
+    [{ key: assignmentKey([tracked, vastAd('v2', 15)]), source: 'vmap', ads: [tracked, vastAd('v2', 15)] }],
+    'the event decision keeps the tracking',
+  );
   t.equal(d.defaultKey, d.assignments[0]!.key);
-  t.same(urls, [buildAdRequestUrl({ ...inp.adRequest, breakId: 'brk-1', durationSec: 30, targeting: {}, abid: 'cur-a' })], 'one request, built from the event context and the break’s abid');
+  t.same(
+    urls,
+    [buildAdRequestUrl({ ...inp.adRequest, breakId: 'brk-1', durationSec: 30, targeting: {}, abid: 'cur-a' })],
+    'one request, built from the event context and the break’s abid',
+  );
   t.ok(urls[0]!.endsWith(';abid=cur-a'), 'the abid as a key-value');
   t.match(globals(urls[0]!), { nw: '42', caid: 'caid-1', csid: 'asset-1', resp: 'vmap1' });
 
@@ -127,7 +154,12 @@ t.test('forEvent: no curated match → the ad server', async (t) => {
 });
 
 t.test('forEvent: the ad server yields nothing → non-curated fallback, with the reason', async (t) => {
-  const ads = [cand(1, 'cur-a', 15, true, 'us-en'), cand(3, 'fb-long', 20, false), cand(4, 'fb-short', 10, false, 'fr-fr'), cand(5, 'fb-de', 30, false, 'de-de')];
+  const ads = [
+    cand(1, 'cur-a', 15, true, 'us-en'),
+    cand(3, 'fb-long', 20, false),
+    cand(4, 'fb-short', 10, false, 'fr-fr'),
+    cand(5, 'fb-de', 30, false, 'de-de'),
+  ];
   const fbAds = ['3', '4'];
 
   const empty = deps(ads, async () => ({ ads: [], reason: 'VMAP had no linear break' }));
@@ -142,7 +174,10 @@ t.test('forEvent: the ad server yields nothing → non-curated fallback, with th
   t.equal(d1.reason, 'VMAP had no linear break; configured fallback used');
 
   const silent = deps(ads, async () => ({ ads: [] }));
-  t.equal((await silent.decider.forEvent(input({ geo: 'fr-fr' }))).reason, 'the ad server returned no ads; configured fallback used');
+  t.equal(
+    (await silent.decider.forEvent(input({ geo: 'fr-fr' }))).reason,
+    'the ad server returned no ads; configured fallback used',
+  );
 
   const throwing = deps(ads, async () => {
     throw new Error('ECONNRESET');
@@ -155,7 +190,9 @@ t.test('forEvent: the ad server yields nothing → non-curated fallback, with th
   t.match(throwing.warnings[0], [{ err: 'ECONNRESET' }, 'ad request failed']);
 
   const noServer = deps(ads, never);
-  const d4 = await noServer.decider.forEvent(input({ geo: 'fr-fr', adRequest: { adServerUrl: '', adTag: {}, assetId: 'asset-1' } }));
+  const d4 = await noServer.decider.forEvent(
+    input({ geo: 'fr-fr', adRequest: { adServerUrl: '', adTag: {}, assetId: 'asset-1' } }),
+  );
   t.equal(d4.source, 'fallback');
   t.equal(d4.reason, 'no ad server configured; configured fallback used');
   t.same(noServer.urls, [], 'no request without an ad server');
@@ -172,7 +209,14 @@ t.test('forEvent: the ad server yields nothing → non-curated fallback, with th
 t.test('forEvent: nothing at all → none', async (t) => {
   const { decider } = deps([cand(1, 'cur-a', 15, true, 'us-en')], async () => ({ ads: [], reason: 'empty VAST' }));
   const d = await decider.forEvent(input({ geo: 'fr-fr' }));
-  t.same(d, { assignments: [], defaultKey: undefined, streamAssignments: {}, streamTracking: {}, source: 'none', reason: 'empty VAST; no fallback ads configured' });
+  t.same(d, {
+    assignments: [],
+    defaultKey: undefined,
+    streamAssignments: {},
+    streamTracking: {},
+    source: 'none',
+    reason: 'empty VAST; no fallback ads configured',
+  });
   const d2 = await deps([], async () => {
     throw new Error('x');
   }).decider.forEvent(input());
@@ -183,13 +227,21 @@ t.test('forEvent: nothing at all → none', async (t) => {
 /** A resolver answering by the stream's `seg` key-value, with tracking naming the stream. */
 const bySegment: ResolveFn = async (url) => {
   const { seg, sid } = kv(url);
-  const track = (ad: string) => ({ impression: [`https://t.example.com/imp?ad=${ad}&s=${sid}`], complete: [`https://t.example.com/done?ad=${ad}&s=${sid}`] });
+  const track = (ad: string) => ({
+    impression: [`https://t.example.com/imp?ad=${ad}&s=${sid}`],
+    complete: [`https://t.example.com/done?ad=${ad}&s=${sid}`],
+  });
   if (seg === 'a') return { ads: [vastAd('A1', 15, track('A1')), vastAd('A2', 15, track('A2'))] };
   if (seg === 'b') return { ads: [vastAd('B1', 30, track('B1'))] };
   return { ads: [], reason: `no ads for ${seg}` };
 };
 
-const stream = (sid: string, seg: string, n: number): StreamTargeting => ({ streamId: sid, targeting: { seg, sid }, vprn: `v${n}`, pvrn: `p${n}` });
+const stream = (sid: string, seg: string, n: number): StreamTargeting => ({
+  streamId: sid,
+  targeting: { seg, sid },
+  vprn: `v${n}`,
+  pvrn: `p${n}`,
+});
 
 t.test('forStreams: curated first, no per-stream requests', async (t) => {
   const { decider, urls } = deps([cand(1, 'cur', 30, true)], never);
@@ -213,7 +265,11 @@ t.test('forStreams: identical creatives share one assignment; tracking stays per
   t.same(d.streamAssignments, { s1: keyA, s2: keyA, s3: keyB, s4: keyA });
   t.equal(d.assignments.length, 2, 'two distinct creative sets, the fallback not added');
   const a = d.assignments.find((x) => x.key === keyA)!;
-  t.same(a, { key: keyA, source: 'vmap', ads: [vastAd('A1', 15), vastAd('A2', 15)] }, 'shared creatives carry no tracking');
+  t.same(
+    a,
+    { key: keyA, source: 'vmap', ads: [vastAd('A1', 15), vastAd('A2', 15)] },
+    'shared creatives carry no tracking',
+  );
   t.ok(d.assignments.every((x) => x.ads.every((ad) => Object.keys(ad.tracking).length === 0)));
   t.same(Object.keys(d.streamTracking).sort(), ['s1', 's2', 's3', 's4']);
   t.same(
@@ -224,8 +280,14 @@ t.test('forStreams: identical creatives share one assignment; tracking stays per
     ],
     'index-aligned with the assignment’s ads, the stream’s own URLs',
   );
-  t.same(d.streamTracking['s3'], [{ impression: ['https://t.example.com/imp?ad=B1&s=s3'], complete: ['https://t.example.com/done?ad=B1&s=s3'] }]);
-  t.not(d.streamTracking['s1']![0]!.impression![0], d.streamTracking['s4']![0]!.impression![0], 'streams sharing creatives keep different tracking');
+  t.same(d.streamTracking['s3'], [
+    { impression: ['https://t.example.com/imp?ad=B1&s=s3'], complete: ['https://t.example.com/done?ad=B1&s=s3'] },
+  ]);
+  t.not(
+    d.streamTracking['s1']![0]!.impression![0],
+    d.streamTracking['s4']![0]!.impression![0],
+    'streams sharing creatives keep different tracking',
+  );
   t.equal(urls.length, 4, 'one ad request per stream');
   const sorted = [...urls].sort((x, y) => kv(x)['sid']!.localeCompare(kv(y)['sid']!));
   t.same(
@@ -247,7 +309,12 @@ t.test('forStreams: streams without ads get the fallback default, the reason cou
     return bySegment(url);
   };
   const { decider, warnings } = deps([cand(9, 'fb', 30, false)], resolve);
-  const d = await decider.forStreams(input(), [stream('s1', 'a', 1), stream('s2', 'zz', 2), stream('s3', 'a', 3), stream('s4', 'b', 4)]);
+  const d = await decider.forStreams(input(), [
+    stream('s1', 'a', 1),
+    stream('s2', 'zz', 2),
+    stream('s3', 'a', 3),
+    stream('s4', 'b', 4),
+  ]);
   t.equal(d.source, 'vmap', 'some streams decided by the ad server');
   const fbKey = assignmentKey([{ uri: 'https://cdn.example.com/fb.mp4', durationSec: 30 }]);
   t.equal(d.defaultKey, undefined, 'no default');
@@ -256,7 +323,10 @@ t.test('forStreams: streams without ads get the fallback default, the reason cou
   t.equal(d.streamAssignments['s2'], fbKey, 'undecided streams get the fallback');
   t.equal(d.streamAssignments['s3'], fbKey);
   t.same(Object.keys(d.streamTracking).sort(), ['s1', 's4']);
-  t.equal(d.reason, '2 of 4 streams without an ad decision (no ads for zz; ad request failed); configured fallback used');
+  t.equal(
+    d.reason,
+    '2 of 4 streams without an ad decision (no ads for zz; ad request failed); configured fallback used',
+  );
   t.equal(warnings.length, 1);
 
   const noFb = deps([], bySegment);
@@ -269,7 +339,11 @@ t.test('forStreams: streams without ads get the fallback default, the reason cou
 
 t.test('forStreams: nothing decided', async (t) => {
   const withFb = deps([cand(9, 'fb', 30, false)], async () => ({ ads: [] }));
-  const d = await withFb.decider.forStreams(input(), [stream('s1', 'a', 1), stream('s2', 'b', 2), stream('s3', 'c', 3)]);
+  const d = await withFb.decider.forStreams(input(), [
+    stream('s1', 'a', 1),
+    stream('s2', 'b', 2),
+    stream('s3', 'c', 3),
+  ]);
   t.equal(d.source, 'fallback');
   t.same(
     d.assignments.map((a) => a.source),
@@ -277,7 +351,11 @@ t.test('forStreams: nothing decided', async (t) => {
   );
   t.equal(d.defaultKey, undefined);
   t.same(d.streamAssignments, { s1: d.assignments[0]!.key, s2: d.assignments[0]!.key, s3: d.assignments[0]!.key });
-  t.equal(d.reason, '3 of 3 streams without an ad decision (the ad server returned no ads); configured fallback used', 'one reason however many streams share it');
+  t.equal(
+    d.reason,
+    '3 of 3 streams without an ad decision (the ad server returned no ads); configured fallback used',
+    'one reason however many streams share it',
+  );
 
   const bare = deps([cand(1, 'cur', 30, true, 'de-de')], async () => ({ ads: [] }));
   const d2 = await bare.decider.forStreams(input({ geo: 'us-en' }), [stream('s1', 'a', 1)]);
@@ -291,7 +369,10 @@ t.test('forStreams: nothing decided', async (t) => {
   });
 
   const noServer = deps([], never);
-  const d3 = await noServer.decider.forStreams(input({ adRequest: { adServerUrl: '', adTag: {}, assetId: 'a' } }), [stream('s1', 'a', 1), stream('s2', 'a', 2)]);
+  const d3 = await noServer.decider.forStreams(input({ adRequest: { adServerUrl: '', adTag: {}, assetId: 'a' } }), [
+    stream('s1', 'a', 1),
+    stream('s2', 'a', 2),
+  ]);
   t.equal(d3.source, 'none');
   t.equal(d3.reason, '2 of 2 streams without an ad decision (no ad server configured); no fallback configured');
   t.same(noServer.urls, []);
@@ -313,7 +394,11 @@ t.test('forStreams: a stream’s own geo_lang_loc picks its curated ads; client 
   const usAds = d.assignments.find((a) => a.key === d.streamAssignments['s-us']);
   t.equal(usAds?.source, 'curated');
   t.equal(usAds?.ads[0]?.uri, ads[0]!.ad_uri, 'the US stream gets the US curated ad');
-  t.equal(d.assignments.find((a) => a.key === d.streamAssignments['s-de'])?.source, 'vmap', 'no curated ad for de-de: the ad server decides');
+  t.equal(
+    d.assignments.find((a) => a.key === d.streamAssignments['s-de'])?.source,
+    'vmap',
+    'no curated ad for de-de: the ad server decides',
+  );
   t.equal(urls.length, 1, 'one ad request: only the stream without curated ads');
   t.equal(globals(urls[0]!)['vip'], '203.0.113.9', 'the stream’s client IP as vip');
 });
@@ -336,7 +421,13 @@ t.test('forStreams: streams slower than the deadline are left undecided', async 
   };
   const { decider } = deps([cand(9, 'fb', 30, false)], resolve, { deadlineMs: 120 });
   const started = Date.now();
-  const d = await decider.forStreams(input(), [stream('s1', 'a', 1), stream('s2', 'a', 2), stream('s3', 'b', 3), stream('s4', 'b', 4), stream('s5', 'a', 5)]);
+  const d = await decider.forStreams(input(), [
+    stream('s1', 'a', 1),
+    stream('s2', 'a', 2),
+    stream('s3', 'b', 3),
+    stream('s4', 'b', 4),
+    stream('s5', 'a', 5),
+  ]);
   const took = Date.now() - started;
   t.ok(took >= 100 && took < 1000, `answered at the deadline (${took} ms)`);
   t.same(Object.keys(d.streamTracking).sort(), ['s1', 's3', 's5'], 'the fast streams are decided');
@@ -345,7 +436,10 @@ t.test('forStreams: streams slower than the deadline are left undecided', async 
   t.equal(d.defaultKey, undefined);
   t.same([d.streamAssignments['s2'], d.streamAssignments['s4']], [fbKey, fbKey], 'the slow ones get the fallback');
   t.ok(d.assignments.some((a) => a.key === fbKey && a.source === 'fallback'));
-  t.equal(d.reason, '2 of 5 streams without an ad decision (some ad requests missed the deadline); configured fallback used');
+  t.equal(
+    d.reason,
+    '2 of 5 streams without an ad decision (some ad requests missed the deadline); configured fallback used',
+  );
 });
 
 t.test('forStreams: streams not started before the deadline are undecided too', async (t) => {
@@ -362,7 +456,10 @@ t.test('forStreams: streams not started before the deadline are undecided too', 
   const decided = Object.keys(d.streamAssignments).length;
   t.ok(decided >= 1 && decided <= 3, `one at a time within 100 ms (${decided} decided)`);
   t.ok(urls.length <= 4, `no request started after the deadline (${urls.length})`);
-  t.equal(d.reason, `${10 - decided} of 10 streams without an ad decision (some ad requests missed the deadline); no fallback configured`);
+  t.equal(
+    d.reason,
+    `${10 - decided} of 10 streams without an ad decision (some ad requests missed the deadline); no fallback configured`,
+  );
 });
 
 t.test('forStreams: the concurrency bound is respected', async (t) => {
@@ -397,7 +494,10 @@ t.test('forStreams: the concurrency bound is respected', async (t) => {
   t.equal(Object.keys(d16.streamAssignments).length, 40);
 
   const p1 = probe();
-  await deps([], p1.resolve, { concurrency: 50 }).decider.forStreams(input(), [stream('s1', 'a', 1), stream('s2', 'a', 2)]);
+  await deps([], p1.resolve, { concurrency: 50 }).decider.forStreams(input(), [
+    stream('s1', 'a', 1),
+    stream('s2', 'a', 2),
+  ]);
   t.equal(p1.max(), 2, 'never more workers than streams');
 });
 
@@ -422,7 +522,11 @@ t.test('forStreams: finished requests leave no abort listener behind', async (t)
 
 t.test("a configured ad's slau reaches the ad request (by the break's abid, then geo)", async (t) => {
   const withSlau = (c: CuratedCandidate, slau: string | null) => ({ ...c, slau });
-  const ads = [withSlau(cand(1, 'mid-a', 30, false, 'us-en'), 'slot-us'), withSlau(cand(2, 'mid-b', 30, false, 'de-de'), 'slot-de'), withSlau(cand(3, 'mid-c', 30, false), null)];
+  const ads = [
+    withSlau(cand(1, 'mid-a', 30, false, 'us-en'), 'slot-us'),
+    withSlau(cand(2, 'mid-b', 30, false, 'de-de'), 'slot-de'),
+    withSlau(cand(3, 'mid-c', 30, false), null),
+  ];
   const empty: ResolveFn = async () => ({ ads: [] });
   const slotOf = (url: string) => /[;&]slau=([^&;]*)/.exec(url)?.[1];
   const byAbid = deps(ads, empty);

@@ -26,7 +26,9 @@ t.test('squeezedSpanSec: whole segments, never less than asked', async (t) => {
 
 t.test('a 30 s break on 4 s segments: CUE-OUT, planned segments and jobs all say 32 s', async (t) => {
   if (!(await needServices(t))) return;
-  const sim = await new DaiHostSim({ shape: { segmentSec: SEG, windowSegments: 10, adEvery: 0, adSegments: 0 } }).start();
+  const sim = await new DaiHostSim({
+    shape: { segmentSec: SEG, windowSegments: 10, adEvery: 0, adSegments: 0 },
+  }).start();
   const transcoder = await new TranscoderSim().start();
   t.teardown(async () => {
     sim.stop();
@@ -43,10 +45,21 @@ t.test('a 30 s break on 4 s segments: CUE-OUT, planned segments and jobs all say
     breakTickMs: 200,
   });
   const tok = await token(service);
-  const api = (method: string, path: string, json?: unknown) => call(service.url, method, `/api/v1/${path}`, { token: tok, ...(json === undefined ? {} : { json }) });
+  const api = (method: string, path: string, json?: unknown) =>
+    call(service.url, method, `/api/v1/${path}`, { token: tok, ...(json === undefined ? {} : { json }) });
   await api('PUT', 'squeeze-brand-config', { brand_id: 'acme' });
-  const ev = await api('PUT', 'squeeze-event-config', { asset_id: 'EVD', source_uri: `${sim.url}/source/master.m3u8`, brand_config_id: 'acme' });
-  await api('PUT', 'squeeze-configured-ad', { event_id: ev.body.id, abid: 'c1', ad_uri: 'https://cdn.example.com/c1.mp4', duration: 30, is_curated: true });
+  const ev = await api('PUT', 'squeeze-event-config', {
+    asset_id: 'EVD',
+    source_uri: `${sim.url}/source/master.m3u8`,
+    brand_config_id: 'acme',
+  });
+  await api('PUT', 'squeeze-configured-ad', {
+    event_id: ev.body.id,
+    abid: 'c1',
+    ad_uri: 'https://cdn.example.com/c1.mp4',
+    duration: 30,
+    is_curated: true,
+  });
 
   const started = await api('POST', 'squeeze-ad-break', { event_id: ev.body.id, break_duration: 30 });
   t.equal(started.status, 200, JSON.stringify(started.body));

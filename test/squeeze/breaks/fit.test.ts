@@ -26,7 +26,11 @@ t.test('a break fills from one VMAP break and its ads never sum to more than the
   }).start();
   t.teardown(() => ads.stop());
   const warnings: unknown[] = [];
-  const log = { warn: (obj: unknown) => warnings.push(obj), info: () => undefined, error: () => undefined } as unknown as Logger;
+  const log = {
+    warn: (obj: unknown) => warnings.push(obj),
+    info: () => undefined,
+    error: () => undefined,
+  } as unknown as Logger;
   const decider = new AdDecider({
     configuredAds: async () => [],
     resolve: (url, want) => resolveAds({ url }, fetchText, { log, selectBreaks: liveBreakSelector(want?.abid) }),
@@ -78,7 +82,13 @@ t.test('a break fills from one VMAP break and its ads never sum to more than the
 });
 
 t.test('fitAds: never more than the break, in order, skipping what overruns; 50 ms of rounding allowed', async (t) => {
-  const ad = (durationSec: number, n = 0): DecidedAd => ({ adId: `a${n}`, creativeId: `c${n}`, uri: `https://m.example.com/${n}.mp4`, durationSec, tracking: {} });
+  const ad = (durationSec: number, n = 0): DecidedAd => ({
+    adId: `a${n}`,
+    creativeId: `c${n}`,
+    uri: `https://m.example.com/${n}.mp4`,
+    durationSec,
+    tracking: {},
+  });
   t.same(
     fitAds([ad(15, 1), ad(15.03, 2), ad(10, 3)], 30).map((a) => a.adId),
     ['a1', 'a2'],

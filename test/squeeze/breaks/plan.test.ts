@@ -1,6 +1,15 @@
 import t from 'tap';
 import type { TrackingEvent } from '../../../lib/ads/types.js';
-import { animationPhase, assignmentKey, chooseConfiguredAds, configuredToDecided, placeOnTimeline, planSegments, type CuratedCandidate, type TrackingPoint } from '../../../lib/squeeze/breaks/plan.js';
+import {
+  animationPhase,
+  assignmentKey,
+  chooseConfiguredAds,
+  configuredToDecided,
+  placeOnTimeline,
+  planSegments,
+  type CuratedCandidate,
+  type TrackingPoint,
+} from '../../../lib/squeeze/breaks/plan.js';
 
 const pod = (...durations: number[]) => durations.map((durationSec) => ({ durationSec }));
 
@@ -56,14 +65,21 @@ t.test('planSegments: a remainder segment', async (t) => {
     const sum = p.reduce((a, x) => a + x.durationSec, 0);
     t.ok(Math.abs(sum - dur) < 1e-3 * p.length, `${dur}/${seg}: durations add up (${sum})`);
     t.ok(
-      p.every((x, i) => x.index === i && x.durationSec > 0 && x.durationSec <= seg && x.startMs === Math.round(i * seg * 1000)),
+      p.every(
+        (x, i) =>
+          x.index === i && x.durationSec > 0 && x.durationSec <= seg && x.startMs === Math.round(i * seg * 1000),
+      ),
       `${dur}/${seg}: indexes, starts and durations`,
     );
   }
 });
 
 t.test('planSegments: tiny durations', async (t) => {
-  t.same(planSegments(5000, 0.001, 6), [{ index: 0, startMs: 5000, durationSec: 0.001 }], 'a 1 ms break is one short segment');
+  t.same(
+    planSegments(5000, 0.001, 6),
+    [{ index: 0, startMs: 5000, durationSec: 0.001 }],
+    'a 1 ms break is one short segment',
+  );
   t.same(planSegments(5000, 0.5, 6), [{ index: 0, startMs: 5000, durationSec: 0.5 }]);
   t.same(planSegments(5000, 0, 6), [], 'a break terminated before it began plans nothing (no zero-length segment)');
   t.same(planSegments(0, 6.001, 6), [
@@ -129,7 +145,11 @@ t.test('placeOnTimeline: ad index and offset across ad boundaries', async (t) =>
       { ad: 1, event: 'start' },
     ],
   });
-  t.match(placeOnTimeline(ads, 14.9999999, 2), { adIndex: 1, adOffsetSec: 0 }, 'within a µs of the boundary is the next ad');
+  t.match(
+    placeOnTimeline(ads, 14.9999999, 2),
+    { adIndex: 1, adOffsetSec: 0 },
+    'within a µs of the boundary is the next ad',
+  );
   t.match(placeOnTimeline(ads, 18, 6), { adIndex: 1, adOffsetSec: 3 });
   t.same(placeOnTimeline(ads, 24, 2), { adIndex: 1, adOffsetSec: 9, events: [{ ad: 1, event: 'complete' }] });
   t.match(placeOnTimeline(pod(6, 6, 6), 12, 6), { adIndex: 2, adOffsetSec: 0 });
@@ -169,7 +189,8 @@ t.test('placeOnTimeline: walking a pod fires every point of every ad exactly onc
       const segs = walk(durations, segSec, total);
       const fired = new Map<string, number[]>();
       segs.forEach((s, i) => {
-        for (const e of s.place.events) fired.set(`${e.ad}/${e.event}`, [...(fired.get(`${e.ad}/${e.event}`) ?? []), i]);
+        for (const e of s.place.events)
+          fired.set(`${e.ad}/${e.event}`, [...(fired.get(`${e.ad}/${e.event}`) ?? []), i]);
       });
       const expected = expectedPoints(durations);
       t.equal(fired.size, expected.length, `${name}: ${durations.length * 6} distinct points`);
@@ -177,7 +198,11 @@ t.test('placeOnTimeline: walking a pod fires every point of every ad exactly onc
       for (const p of expected) {
         const where = fired.get(`${p.ad}/${p.event}`) ?? [];
         // The segment containing the point: [start, start + dur); complete at the ad's end is the segment ending there.
-        const want = segs.findIndex((s) => (p.end ? p.at > s.offset + 1e-9 && p.at <= s.offset + s.durationSec + 1e-9 : p.at >= s.offset - 1e-9 && p.at < s.offset + s.durationSec - 1e-9));
+        const want = segs.findIndex((s) =>
+          p.end
+            ? p.at > s.offset + 1e-9 && p.at <= s.offset + s.durationSec + 1e-9
+            : p.at >= s.offset - 1e-9 && p.at < s.offset + s.durationSec - 1e-9,
+        );
         if (where.length !== 1 || where[0] !== want) {
           wrong++;
           t.fail(`${name}: ad ${p.ad} ${p.event} at ${p.at} fired in ${JSON.stringify(where)}, expected [${want}]`);
@@ -247,7 +272,11 @@ t.test('assignmentKey', async (t) => {
   const k = assignmentKey([a, b]);
   t.match(k, /^[A-Za-z0-9_-]{16}$/, '16 base64url characters');
   t.equal(assignmentKey([a, b]), k, 'stable');
-  t.equal(assignmentKey([{ ...a, adId: 'x', tracking: { impression: ['https://t/1'] } } as typeof a, { ...b }]), k, 'only uri and duration count');
+  t.equal(
+    assignmentKey([{ ...a, adId: 'x', tracking: { impression: ['https://t/1'] } } as typeof a, { ...b }]),
+    k,
+    'only uri and duration count',
+  );
   t.not(assignmentKey([b, a]), k, 'order-sensitive');
   t.not(assignmentKey([{ ...a, uri: 'https://ads.example.com/a2.mp4' }, b]), k, 'differs with the uri');
   t.not(assignmentKey([{ ...a, durationSec: 15.5 }, b]), k, 'differs with the duration');
@@ -255,8 +284,16 @@ t.test('assignmentKey', async (t) => {
   t.not(assignmentKey([a, b, b]), k);
   t.equal(assignmentKey([]), assignmentKey([]));
   t.not(assignmentKey([]), assignmentKey([a]));
-  t.not(assignmentKey([{ uri: 'x1', durationSec: 5 }]), assignmentKey([{ uri: 'x', durationSec: 15 }]), 'uri/duration boundary is not ambiguous');
-  const keys = new Set(Array.from({ length: 200 }, (_, i) => assignmentKey([{ uri: `https://ads.example.com/${i}.mp4`, durationSec: 15 }])));
+  t.not(
+    assignmentKey([{ uri: 'x1', durationSec: 5 }]),
+    assignmentKey([{ uri: 'x', durationSec: 15 }]),
+    'uri/duration boundary is not ambiguous',
+  );
+  const keys = new Set(
+    Array.from({ length: 200 }, (_, i) =>
+      assignmentKey([{ uri: `https://ads.example.com/${i}.mp4`, durationSec: 15 }]),
+    ),
+  );
   t.equal(keys.size, 200, 'no collisions across 200 creatives');
 });
 
@@ -270,20 +307,36 @@ const cand = (id: number, abid: string, duration: number, geo: string | null, is
 });
 
 t.test('chooseConfiguredAds: with an abid', async (t) => {
-  const ads = [cand(1, 'a1', 15, 'us-en'), cand(2, 'a2', 30, 'fr-fr'), cand(3, 'a3', 10, null), cand(4, 'a4', 30, 'us-en')];
+  const ads = [
+    cand(1, 'a1', 15, 'us-en'),
+    cand(2, 'a2', 30, 'fr-fr'),
+    cand(3, 'a3', 10, null),
+    cand(4, 'a4', 30, 'us-en'),
+  ];
   const ids = (want: Parameters<typeof chooseConfiguredAds>[1]) => chooseConfiguredAds(ads, want).map((a) => a.id);
   t.same(ids({ abid: 'a1', geo: 'us-en', durationSec: 30 }), [1], 'abid and geo match');
   t.same(ids({ abid: 'a1', geo: 'fr-fr', durationSec: 30 }), [], 'abid with a mismatching geo: none');
   t.same(ids({ abid: 'a3', geo: 'de-de', durationSec: 30 }), [3], 'an ad without geo matches any geo');
   t.same(ids({ abid: 'a2', durationSec: 30 }), [2], 'no geo wanted: any ad geo');
   t.same(ids({ abid: 'nope', geo: 'us-en', durationSec: 30 }), [], 'unknown abid: none (no fill from others)');
-  t.same(ids({ abid: 'a1', geo: 'us-en', durationSec: 120 }), [1], 'one ad only, even when it does not cover the break');
+  t.same(
+    ids({ abid: 'a1', geo: 'us-en', durationSec: 120 }),
+    [1],
+    'one ad only, even when it does not cover the break',
+  );
   t.same(ids({ abid: 'A1', geo: 'us-en', durationSec: 30 }), [], 'abid is exact');
   t.same(ids({ abid: 'a1', geo: 'US-EN', durationSec: 30 }), [], 'geo is exact');
 });
 
 t.test('chooseConfiguredAds: without an abid, longest first until covered', async (t) => {
-  const ads = [cand(5, 'a5', 10, 'us-en'), cand(1, 'a1', 15, 'us-en'), cand(2, 'a2', 30, 'fr-fr'), cand(3, 'a3', 10, null), cand(4, 'a4', 30, 'us-en'), cand(6, 'a6', 20, 'de-de')];
+  const ads = [
+    cand(5, 'a5', 10, 'us-en'),
+    cand(1, 'a1', 15, 'us-en'),
+    cand(2, 'a2', 30, 'fr-fr'),
+    cand(3, 'a3', 10, null),
+    cand(4, 'a4', 30, 'us-en'),
+    cand(6, 'a6', 20, 'de-de'),
+  ];
   const before = JSON.stringify(ads);
   const ids = (durationSec: number, geo?: string) => chooseConfiguredAds(ads, { geo, durationSec }).map((a) => a.id);
   t.same(ids(30, 'us-en'), [4], 'one 30 s ad covers 30 s');
@@ -308,7 +361,13 @@ t.test('chooseConfiguredAds: without an abid, longest first until covered', asyn
 
 t.test('configuredToDecided', async (t) => {
   const c = cand(42, 'brand-7', 12.5, 'us-en');
-  t.same(configuredToDecided(c), { adId: '42', creativeId: 'brand-7', uri: 'https://ads.example.com/brand-7.mp4', durationSec: 12.5, tracking: {} });
+  t.same(configuredToDecided(c), {
+    adId: '42',
+    creativeId: 'brand-7',
+    uri: 'https://ads.example.com/brand-7.mp4',
+    durationSec: 12.5,
+    tracking: {},
+  });
   const d = configuredToDecided(cand(7, 'x', 6, null, false));
   t.equal(typeof d.adId, 'string');
   t.same(d.tracking, {}, 'configured ads carry no tracking');

@@ -18,7 +18,9 @@ const AD = 'https://cdn.example.com/curated.mp4';
 
 t.test('a squeeze break shorter in ads than its duration, filled as the brand configures', async (t) => {
   if (!(await needServices(t))) return;
-  const sim = await new DaiHostSim({ shape: { segmentSec: SEG, windowSegments: 15, adEvery: 0, adSegments: 0 } }).start();
+  const sim = await new DaiHostSim({
+    shape: { segmentSec: SEG, windowSegments: 15, adEvery: 0, adSegments: 0 },
+  }).start();
   const transcoder = await new TranscoderSim().start();
   t.teardown(async () => {
     sim.stop();
@@ -35,19 +37,39 @@ t.test('a squeeze break shorter in ads than its duration, filled as the brand co
     breakTickMs: 200,
   });
   const tok = await token(a);
-  const api = (method: string, path: string, json?: unknown) => call(a.url, method, `/api/v1/${path}`, { token: tok, ...(json === undefined ? {} : { json }) });
+  const api = (method: string, path: string, json?: unknown) =>
+    call(a.url, method, `/api/v1/${path}`, { token: tok, ...(json === undefined ? {} : { json }) });
   const brand = (fill: unknown) => api('PUT', 'squeeze-brand-config', { brand_id: 'acme', squeeze_fill: fill });
   t.equal((await brand({ mode: 'slate', slate_uri: SLATE })).status, 200, 'the brand asks for slate');
-  const ev = await api('PUT', 'squeeze-event-config', { asset_id: 'EV1', source_uri: `${sim.url}/source/master.m3u8`, brand_config_id: 'acme' });
+  const ev = await api('PUT', 'squeeze-event-config', {
+    asset_id: 'EV1',
+    source_uri: `${sim.url}/source/master.m3u8`,
+    brand_config_id: 'acme',
+  });
   t.equal(ev.status, 200);
   const eventId = ev.body.id as number;
-  t.equal((await api('PUT', 'squeeze-configured-ad', { event_id: eventId, abid: 'cur-1', ad_uri: AD, duration: AD_SEC, is_curated: true })).status, 200);
+  t.equal(
+    (
+      await api('PUT', 'squeeze-configured-ad', {
+        event_id: eventId,
+        abid: 'cur-1',
+        ad_uri: AD,
+        duration: AD_SEC,
+        is_curated: true,
+      })
+    ).status,
+    200,
+  );
 
   const slate = await api('POST', 'squeeze-ad-break', { event_id: eventId, break_duration: BREAK_SEC });
   t.equal(slate.status, 200, JSON.stringify(slate.body));
   t.equal(slate.body.break_duration, BREAK_SEC, 'the break keeps its length');
   t.same(
-    slate.body.ads.map((x: { ad_id: string; duration: number; slate?: boolean }) => [x.ad_id, x.duration, x.slate === true]),
+    slate.body.ads.map((x: { ad_id: string; duration: number; slate?: boolean }) => [
+      x.ad_id,
+      x.duration,
+      x.slate === true,
+    ]),
     [
       ['1', AD_SEC, false],
       ['slate', BREAK_SEC - AD_SEC, true],

@@ -11,7 +11,12 @@ import type { DecidedAd } from '../../../lib/ads/types.js';
 import { bodyValidator } from '../../../lib/http/validate.js';
 import { brandConfigInput } from '../../../lib/squeeze/config/schema.js';
 
-const ad = (id: string, durationSec: number): DecidedAd => ({ adId: id, uri: `https://ads.example/${id}.mp4`, durationSec, tracking: { impression: [`https://t.example/${id}`] } });
+const ad = (id: string, durationSec: number): DecidedAd => ({
+  adId: id,
+  uri: `https://ads.example/${id}.mp4`,
+  durationSec,
+  tracking: { impression: [`https://t.example/${id}`] },
+});
 
 function decision(pods: DecidedAd[][], perStream = false): Decision {
   const assignments = pods.map((ads) => ({ key: assignmentKey(ads), source: 'vmap' as const, ads }));
@@ -64,7 +69,11 @@ t.test('slate: the rest of the break after the ads, untracked, keys and stream a
     'no tracking URL for the slate',
   );
 
-  const pieces = fillShortfall(decision([[ad('a', 12)]]), 30, { mode: 'slate', slate_uri: 'https://cdn.example/slate.mp4', slate_duration_sec: 8 });
+  const pieces = fillShortfall(decision([[ad('a', 12)]]), 30, {
+    mode: 'slate',
+    slate_uri: 'https://cdn.example/slate.mp4',
+    slate_duration_sec: 8,
+  });
   t.same(
     pieces.decision.assignments[0]!.ads.slice(1).map((a) => a.durationSec),
     [8, 8, 2],
@@ -72,12 +81,26 @@ t.test('slate: the rest of the break after the ads, untracked, keys and stream a
   );
   t.equal(pieces.decision.defaultKey, pieces.decision.assignments[0]!.key, 'the default assignment follows');
 
-  const fallback = fillShortfall(decision([[ad('a', 12)]]), 30, { mode: 'slate' }, 'https://cdn.example/stitch-slate.mp4');
-  t.equal(fallback.decision.assignments[0]!.ads.at(-1)!.uri, 'https://cdn.example/stitch-slate.mp4', 'without slate_uri: the brand’s stitch_slate');
+  const fallback = fillShortfall(
+    decision([[ad('a', 12)]]),
+    30,
+    { mode: 'slate' },
+    'https://cdn.example/stitch-slate.mp4',
+  );
+  t.equal(
+    fallback.decision.assignments[0]!.ads.at(-1)!.uri,
+    'https://cdn.example/stitch-slate.mp4',
+    'without slate_uri: the brand’s stitch_slate',
+  );
   const none = fillShortfall(decision([[ad('a', 12)]]), 30, { mode: 'slate' });
   t.equal(none.decision.assignments[0]!.ads.length, 1, 'no slate configured at all: the ads loop');
   t.match(none.note, /without a slate_uri/, 'and the break says why');
-  t.equal(fillShortfall(decision([[ad('a', 29.8)]]), 30, { mode: 'slate', slate_uri: 'https://cdn.example/s.mp4' }).decision.assignments[0]!.ads.length, 1, 'under 0.5 s is no shortfall');
+  t.equal(
+    fillShortfall(decision([[ad('a', 29.8)]]), 30, { mode: 'slate', slate_uri: 'https://cdn.example/s.mp4' }).decision
+      .assignments[0]!.ads.length,
+    1,
+    'under 0.5 s is no shortfall',
+  );
 });
 
 t.test('content: the break ends with its longest pod, in whole segments', async (t) => {
@@ -86,13 +109,28 @@ t.test('content: the break ends with its longest pod, in whole segments', async 
   t.equal(squeezedSpanSec(r.durationSec, 6), 24, 'squeezed as whole 6 s segments, as every break is');
   t.equal(r.decision.assignments[0]!.ads.length, 1, 'no ad is added');
   t.match(r.note, /shortened from 30 s to its ads \(20 s\)/);
-  t.equal(fillShortfall(decision([[ad('a', 30)]]), 30, { mode: 'content' }).durationSec, 30, 'a full pod keeps the break');
+  t.equal(
+    fillShortfall(decision([[ad('a', 30)]]), 30, { mode: 'content' }).durationSec,
+    30,
+    'a full pod keeps the break',
+  );
 });
 
 t.test('the brand config accepts squeeze_fill and refuses what is not one', async (t) => {
   const validate = bodyValidator(brandConfigInput);
-  t.doesNotThrow(() => validate({ brand_id: 'acme', squeeze_fill: { mode: 'slate', slate_uri: 'https://cdn.example/s.mp4', slate_duration_sec: 10 } }));
+  t.doesNotThrow(() =>
+    validate({
+      brand_id: 'acme',
+      squeeze_fill: { mode: 'slate', slate_uri: 'https://cdn.example/s.mp4', slate_duration_sec: 10 },
+    }),
+  );
   t.doesNotThrow(() => validate({ brand_id: 'acme', squeeze_fill: { mode: 'content' } }));
-  for (const bad of [{ mode: 'black' }, {}, { mode: 'slate', slate_uri: 'file:///etc/passwd' }, { mode: 'slate', slate_duration_sec: 0 }, { mode: 'loop', extra: 1 }])
+  for (const bad of [
+    { mode: 'black' },
+    {},
+    { mode: 'slate', slate_uri: 'file:///etc/passwd' },
+    { mode: 'slate', slate_duration_sec: 0 },
+    { mode: 'loop', extra: 1 },
+  ])
     t.throws(() => validate({ brand_id: 'acme', squeeze_fill: bad }), `refused: ${JSON.stringify(bad)}`);
 });

@@ -1,25 +1,50 @@
 import t from 'tap';
-import { masterVariants, mediaSegments, readSource, segmentPath, type FetchText } from '../../../lib/squeeze/breaks/source.js';
+import {
+  masterVariants,
+  mediaSegments,
+  readSource,
+  segmentPath,
+  type FetchText,
+} from '../../../lib/squeeze/breaks/source.js';
 import { defaultShape, livePlaylist, masterPlaylist, type LiveShape } from '../../../lib/sim/live-playlist.js';
 import { fixture } from '../../helpers/fixtures.js';
 
 t.test('segmentPath: absolute or root-relative URIs, without query or fragment', async (t) => {
   t.equal(segmentPath('https://origin.example.org/content/ev/seg_990.ts'), '/content/ev/seg_990.ts');
-  t.equal(segmentPath('https://dai.example.com/content/ev/seg_990.ts?token=abc&x=1#frag'), '/content/ev/seg_990.ts', 'query and fragment dropped');
+  t.equal(
+    segmentPath('https://dai.example.com/content/ev/seg_990.ts?token=abc&x=1#frag'),
+    '/content/ev/seg_990.ts',
+    'query and fragment dropped',
+  );
   t.equal(segmentPath('http://h:8080/content/seg.ts#t=1'), '/content/seg.ts', 'port, fragment');
   t.equal(segmentPath('HTTPS://H.EXAMPLE/Content/Seg.ts'), '/Content/Seg.ts', 'path case kept');
   t.equal(segmentPath('https://user@h.example/a/b.ts'), '/a/b.ts', 'userinfo');
   t.equal(segmentPath('/content/ev/seg_990.ts'), '/content/ev/seg_990.ts', 'root-relative');
-  t.equal(segmentPath('/content/ev/seg_990.ts?x=https://other/y.ts'), '/content/ev/seg_990.ts', 'a URL in the query does not count');
+  t.equal(
+    segmentPath('/content/ev/seg_990.ts?x=https://other/y.ts'),
+    '/content/ev/seg_990.ts',
+    'a URL in the query does not count',
+  );
   t.equal(segmentPath('https://h.example/a.ts?next=https://x/b.ts'), '/a.ts');
   t.equal(segmentPath('https://h.example/a%20b.ts'), '/a%20b.ts', 'percent-encoding kept as is');
   t.equal(segmentPath('https://h.example'), '/', 'no path');
   t.equal(segmentPath('https://h.example/'), '/');
   t.equal(segmentPath('https://h.example?x=1'), '/', 'no path, a query');
-  t.equal(segmentPath('https://h.example?next=/a/b.ts'), '/', 'a slash inside the query of a path-less URI is not the path');
+  t.equal(
+    segmentPath('https://h.example?next=/a/b.ts'),
+    '/',
+    'a slash inside the query of a path-less URI is not the path',
+  );
   // Two hosts serving the same path map to the same key: the point of keying by path.
-  t.equal(segmentPath('https://dai.example.com/content/ev/seg_5.ts'), segmentPath('https://origin.example.org/content/ev/seg_5.ts'));
-  t.equal(segmentPath('https://origin.example.org/content/ev/seg_5.ts'), segmentPath('/content/ev/seg_5.ts'), 'absolute and root-relative agree');
+  t.equal(
+    segmentPath('https://dai.example.com/content/ev/seg_5.ts'),
+    segmentPath('https://origin.example.org/content/ev/seg_5.ts'),
+  );
+  t.equal(
+    segmentPath('https://origin.example.org/content/ev/seg_5.ts'),
+    segmentPath('/content/ev/seg_5.ts'),
+    'absolute and root-relative agree',
+  );
 });
 
 t.test('masterVariants: stream and rendition URIs, resolved', async (t) => {
@@ -68,10 +93,25 @@ t.test('masterVariants: the simulator master and a real master with I-frame stre
     `${dai}/linear/ev/variant/720p.m3u8?sid=1`,
     `${dai}/linear/ev/variant/360p.m3u8?sid=1`,
   ]);
-  const m = masterVariants(fixture('hls/kuu-hls-parser/8.5-Master-Playlist-with-I-Frames.m3u8'), 'http://example.com/master.m3u8');
-  t.same(m, ['http://example.com/low/audio-video.m3u8', 'http://example.com/mid/audio-video.m3u8', 'http://example.com/hi/audio-video.m3u8', 'http://example.com/audio-only.m3u8']);
-  const bipbop = masterVariants(fixture('hls/kuu-hls-parser/Streaming-Examples_img_bipbop_adv_example_ts_master.m3u8'), 'https://h/x/master.m3u8');
-  t.equal(bipbop.length, 11, '8 distinct variants + 3 audio renditions; the subtitle rendition is not media to squeeze');
+  const m = masterVariants(
+    fixture('hls/kuu-hls-parser/8.5-Master-Playlist-with-I-Frames.m3u8'),
+    'http://example.com/master.m3u8',
+  );
+  t.same(m, [
+    'http://example.com/low/audio-video.m3u8',
+    'http://example.com/mid/audio-video.m3u8',
+    'http://example.com/hi/audio-video.m3u8',
+    'http://example.com/audio-only.m3u8',
+  ]);
+  const bipbop = masterVariants(
+    fixture('hls/kuu-hls-parser/Streaming-Examples_img_bipbop_adv_example_ts_master.m3u8'),
+    'https://h/x/master.m3u8',
+  );
+  t.equal(
+    bipbop.length,
+    11,
+    '8 distinct variants + 3 audio renditions; the subtitle rendition is not media to squeeze',
+  );
   t.notOk(
     bipbop.some((u) => u.includes('/s1/')),
     'no subtitles',
@@ -89,7 +129,11 @@ t.test('masterVariants: at most 16', async (t) => {
   for (let i = 0; i < 25; i++) lines.push(`#EXT-X-STREAM-INF:BANDWIDTH=${(i + 1) * 100000}`, `v${i}.m3u8`);
   const v = masterVariants(lines.join('\n'), 'https://h/m.m3u8');
   t.equal(v.length, 16);
-  t.same(v, ['https://h/audio.m3u8', ...Array.from({ length: 15 }, (_, i) => `https://h/v${i}.m3u8`)], 'the first 16 in playlist order');
+  t.same(
+    v,
+    ['https://h/audio.m3u8', ...Array.from({ length: 15 }, (_, i) => `https://h/v${i}.m3u8`)],
+    'the first 16 in playlist order',
+  );
   t.same(masterVariants('#EXTM3U\n', 'https://h/m.m3u8'), []);
 });
 
@@ -105,7 +149,9 @@ t.test('mediaSegments: the live simulator playlist', async (t) => {
   t.same(
     p.segments,
     seqs.map((seq) => {
-      const uri = isAd(seq) ? `https://dai.example.com/linear/pod/ad_${seq % 20}_${seq}.ts` : `https://dai.example.com/content/ev/seg_${seq}.ts`;
+      const uri = isAd(seq)
+        ? `https://dai.example.com/linear/pod/ad_${seq % 20}_${seq}.ts`
+        : `https://dai.example.com/content/ev/seg_${seq}.ts`;
       return { uri, path: new URL(uri).pathname, seq, pdtMs: defaultShape.epochMs + seq * 6000, durationSec: 6 };
     }),
     'every segment: absolute URI, path, media sequence, PDT, duration',
@@ -136,14 +182,33 @@ t.test('mediaSegments: fixtures with EXT-X-PROGRAM-DATE-TIME', async (t) => {
   const dt = mediaSegments(fixture('hls/videojs-m3u8-parser/dateTime.m3u8'), 'https://h/vod/index.m3u8');
   t.equal(dt.targetSec, 10);
   t.same(dt.segments, [
-    { uri: 'https://h/vod/hls_450k_video.ts', path: '/vod/hls_450k_video.ts', seq: 0, pdtMs: Date.UTC(2016, 5, 22, 13, 20, 16, 166), durationSec: 10 },
-    { uri: 'https://h/vod/hls_450k_video.ts', path: '/vod/hls_450k_video.ts', seq: 1, pdtMs: Date.UTC(2016, 5, 22, 13, 20, 26, 166), durationSec: 10 },
+    {
+      uri: 'https://h/vod/hls_450k_video.ts',
+      path: '/vod/hls_450k_video.ts',
+      seq: 0,
+      pdtMs: Date.UTC(2016, 5, 22, 13, 20, 16, 166),
+      durationSec: 10,
+    },
+    {
+      uri: 'https://h/vod/hls_450k_video.ts',
+      path: '/vod/hls_450k_video.ts',
+      seq: 1,
+      pdtMs: Date.UTC(2016, 5, 22, 13, 20, 26, 166),
+      durationSec: 10,
+    },
   ]);
 
   // PDT from the fourth line on: the segment before it has no time; later ones carry it forward.
-  const all = mediaSegments(fixture('hls/carlanton-m3u8-parser/media/media-playlist-with-date-range-and-cue-out-cue-in.m3u8'), 'https://h/live/media.m3u8');
+  const all = mediaSegments(
+    fixture('hls/carlanton-m3u8-parser/media/media-playlist-with-date-range-and-cue-out-cue-in.m3u8'),
+    'https://h/live/media.m3u8',
+  );
   t.equal(all.targetSec, 6);
-  t.same(all.segments[0], { uri: 'https://h/live/1.ts', path: '/live/1.ts', seq: 0, pdtMs: undefined, durationSec: 6 }, 'the segment before the first PDT has no time');
+  t.same(
+    all.segments[0],
+    { uri: 'https://h/live/1.ts', path: '/live/1.ts', seq: 0, pdtMs: undefined, durationSec: 6 },
+    'the segment before the first PDT has no time',
+  );
   const cue = { segments: all.segments.filter((s) => s.pdtMs !== undefined) };
   t.same(
     cue.segments.map((s) => s.path),
@@ -156,7 +221,10 @@ t.test('mediaSegments: fixtures with EXT-X-PROGRAM-DATE-TIME', async (t) => {
   );
 
   // One PDT in the header area, then fractional durations carried forward.
-  const gr = mediaSegments(fixture('hls/grafov-m3u8/media-playlist-with-program-date-time.m3u8'), 'https://h/a/index.m3u8');
+  const gr = mediaSegments(
+    fixture('hls/grafov-m3u8/media-playlist-with-program-date-time.m3u8'),
+    'https://h/a/index.m3u8',
+  );
   t.equal(gr.targetSec, 15);
   const real = gr.segments.filter((s) => s.path.endsWith('.ts'));
   const start = Date.UTC(2018, 11, 31, 1, 47, 22);
@@ -187,7 +255,13 @@ t.test('mediaSegments: a source path is the key segmentPath gives the same line 
     'ASCII paths agree',
   );
   const odd = ['/content/évé/seg 1.ts', '/content/ev/./x/../seg_2.ts'];
-  const text = ['#EXTM3U', '#EXT-X-TARGETDURATION:6', '#EXT-X-PROGRAM-DATE-TIME:2026-01-01T00:00:00Z', ...odd.flatMap((l) => ['#EXTINF:6,', l]), ''].join('\n');
+  const text = [
+    '#EXTM3U',
+    '#EXT-X-TARGETDURATION:6',
+    '#EXT-X-PROGRAM-DATE-TIME:2026-01-01T00:00:00Z',
+    ...odd.flatMap((l) => ['#EXTINF:6,', l]),
+    '',
+  ].join('\n');
   const paths = mediaSegments(text, 'https://dai.example.com/v.m3u8').segments.map((s) => s.path);
   t.same(
     paths,
@@ -235,16 +309,34 @@ t.test('mediaSegments: segments without a PDT carry no time', async (t) => {
     'segments before the first PDT are kept, untimed',
   );
   t.same(
-    mediaSegments(['#EXTM3U', '#EXTINF:6,', 'a.ts', '#EXTINF:6,', 'b.ts'].join('\n'), 'https://h/x.m3u8').segments.map((s) => s.pdtMs),
+    mediaSegments(['#EXTM3U', '#EXTINF:6,', 'a.ts', '#EXTINF:6,', 'b.ts'].join('\n'), 'https://h/x.m3u8').segments.map(
+      (s) => s.pdtMs,
+    ),
     [undefined, undefined],
     'no PDT at all: no times',
   );
-  t.same(mediaSegments(['#EXTM3U', '#EXT-X-PROGRAM-DATE-TIME:not a date', '#EXTINF:6,', 'a.ts'].join('\n'), 'https://h/x.m3u8').segments[0]?.pdtMs, undefined, 'an unparsable PDT is no PDT');
+  t.same(
+    mediaSegments(
+      ['#EXTM3U', '#EXT-X-PROGRAM-DATE-TIME:not a date', '#EXTINF:6,', 'a.ts'].join('\n'),
+      'https://h/x.m3u8',
+    ).segments[0]?.pdtMs,
+    undefined,
+    'an unparsable PDT is no PDT',
+  );
   t.equal(mediaSegments('#EXTM3U\n', 'https://h/x.m3u8').targetSec, 6, 'target duration defaults to 6');
 });
 
 t.test('mediaSegments: CRLF line endings', async (t) => {
-  const text = ['#EXTM3U', '#EXT-X-TARGETDURATION:6', '#EXT-X-PROGRAM-DATE-TIME:2020-06-03T14:56:00Z', '#EXTINF:6.000,', 'seg1.ts', '#EXTINF:6.000,', 'seg2.ts', ''].join('\r\n');
+  const text = [
+    '#EXTM3U',
+    '#EXT-X-TARGETDURATION:6',
+    '#EXT-X-PROGRAM-DATE-TIME:2020-06-03T14:56:00Z',
+    '#EXTINF:6.000,',
+    'seg1.ts',
+    '#EXTINF:6.000,',
+    'seg2.ts',
+    '',
+  ].join('\r\n');
   const p = mediaSegments(text, 'https://h/a/b.m3u8');
   t.equal(p.targetSec, 6);
   t.same(
@@ -325,7 +417,9 @@ t.test('readSource: a media playlist source is read once', async (t) => {
   t.same(net.calls, ['https://o.example.org/ev/index.m3u8']);
   const ws = await readSource(
     'https://h/x.m3u8',
-    fakeFetch({ 'https://h/x.m3u8': '  \n#EXTM3U\n#EXT-X-PROGRAM-DATE-TIME:2026-01-01T00:00:00Z\n#EXTINF:6,\nhttps://h/a.ts\n' }).fetchText,
+    fakeFetch({
+      'https://h/x.m3u8': '  \n#EXTM3U\n#EXT-X-PROGRAM-DATE-TIME:2026-01-01T00:00:00Z\n#EXTINF:6,\nhttps://h/a.ts\n',
+    }).fetchText,
     AbortSignal.timeout(5000),
   );
   t.equal(ws[0]!.segments.length, 1, 'leading whitespace before #EXTM3U tolerated');
@@ -358,35 +452,60 @@ t.test('readSource: a failing variant is skipped', async (t) => {
   );
   t.equal(net.calls.length, 5, 'every variant was tried');
   const none = fakeFetch({ 'https://h/m.m3u8': master });
-  t.same(await readSource('https://h/m.m3u8', none.fetchText, AbortSignal.timeout(5000)), [], 'all variants failing: empty, not a rejection');
+  t.same(
+    await readSource('https://h/m.m3u8', none.fetchText, AbortSignal.timeout(5000)),
+    [],
+    'all variants failing: empty, not a rejection',
+  );
 });
 
 t.test('readSource: a non-playlist source is rejected', async (t) => {
-  for (const body of ['<!doctype html><html>Service Unavailable</html>', '', '{"error":"nope"}', 'EXTM3U\n', '#EXT-X-VERSION:3\n#EXTM3U\n']) {
+  for (const body of [
+    '<!doctype html><html>Service Unavailable</html>',
+    '',
+    '{"error":"nope"}',
+    'EXTM3U\n',
+    '#EXT-X-VERSION:3\n#EXTM3U\n',
+  ]) {
     const net = fakeFetch({ 'https://h/m.m3u8': body });
-    await t.rejects(readSource('https://h/m.m3u8', net.fetchText, AbortSignal.timeout(5000)), /not an HLS playlist/, JSON.stringify(body.slice(0, 20)));
+    await t.rejects(
+      readSource('https://h/m.m3u8', net.fetchText, AbortSignal.timeout(5000)),
+      /not an HLS playlist/,
+      JSON.stringify(body.slice(0, 20)),
+    );
     t.equal(net.calls.length, 1, 'nothing else fetched');
   }
   const failing = fakeFetch({ 'https://h/m.m3u8': new Error('upstream 503') });
-  await t.rejects(readSource('https://h/m.m3u8', failing.fetchText, AbortSignal.timeout(5000)), /upstream 503/, 'a failing source fetch rejects');
+  await t.rejects(
+    readSource('https://h/m.m3u8', failing.fetchText, AbortSignal.timeout(5000)),
+    /upstream 503/,
+    'a failing source fetch rejects',
+  );
 });
 
-t.test('mediaSegments: a break anchor places segments without PDT by media sequence (the hot path’s rule)', async (t) => {
-  const shape: LiveShape = { ...defaultShape, segmentSec: 6, adEvery: 0, windowSegments: 10, pdt: false };
-  const now = shape.epochMs + 100 * 6000 + 1; // live edge 100, window 91..100
-  const text = livePlaylist('np', now, shape);
-  t.same(
-    mediaSegments(text, 'https://o.example.org/np/index.m3u8').segments.map((s) => s.pdtMs),
-    Array(10).fill(undefined),
-    'no anchor: no times',
-  );
-  const startMs = Date.UTC(2030, 0, 1);
-  const p = mediaSegments(text, 'https://o.example.org/np/index.m3u8', { startSeq: 95, startMs });
-  t.same(
-    p.segments.map((s) => [s.seq, s.pdtMs]),
-    Array.from({ length: 10 }, (_, i) => [91 + i, 91 + i < 95 ? undefined : startMs + (91 + i - 95) * 6000]),
-    'from the anchor on: its time plus the accumulated EXTINF durations',
-  );
-  const slid = mediaSegments(text, 'https://o.example.org/np/index.m3u8', { startSeq: 80, startMs });
-  t.equal(slid.segments[0]!.pdtMs, startMs + 11 * 6000, 'an anchor before the window: the missing segments at the mean EXTINF');
-});
+t.test(
+  'mediaSegments: a break anchor places segments without PDT by media sequence (the hot path’s rule)',
+  async (t) => {
+    const shape: LiveShape = { ...defaultShape, segmentSec: 6, adEvery: 0, windowSegments: 10, pdt: false };
+    const now = shape.epochMs + 100 * 6000 + 1; // live edge 100, window 91..100
+    const text = livePlaylist('np', now, shape);
+    t.same(
+      mediaSegments(text, 'https://o.example.org/np/index.m3u8').segments.map((s) => s.pdtMs),
+      Array(10).fill(undefined),
+      'no anchor: no times',
+    );
+    const startMs = Date.UTC(2030, 0, 1);
+    const p = mediaSegments(text, 'https://o.example.org/np/index.m3u8', { startSeq: 95, startMs });
+    t.same(
+      p.segments.map((s) => [s.seq, s.pdtMs]),
+      Array.from({ length: 10 }, (_, i) => [91 + i, 91 + i < 95 ? undefined : startMs + (91 + i - 95) * 6000]),
+      'from the anchor on: its time plus the accumulated EXTINF durations',
+    );
+    const slid = mediaSegments(text, 'https://o.example.org/np/index.m3u8', { startSeq: 80, startMs });
+    t.equal(
+      slid.segments[0]!.pdtMs,
+      startMs + 11 * 6000,
+      'an anchor before the window: the missing segments at the mean EXTINF',
+    );
+  },
+);

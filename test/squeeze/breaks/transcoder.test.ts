@@ -28,7 +28,10 @@ const job = (key: string, over: Partial<SqueezeJob> = {}): SqueezeJob => ({
   sqz_ratios: { content_box: 0.6, ad_box: 0.5 },
   positions: { content_box: { x: 0.02, y: 0.05 }, ad_box: { x: 0.5, y: 0.25 } },
   animation: { phase: 'hold', in_sec: 2, out_sec: 2 },
-  frames: { content_box: { enabled: false, thickness_px: 4, color: 'white@0.8' }, ad_box: { enabled: false, thickness_px: 4, color: 'white@0.8' } },
+  frames: {
+    content_box: { enabled: false, thickness_px: 4, color: 'white@0.8' },
+    ad_box: { enabled: false, thickness_px: 4, color: 'white@0.8' },
+  },
   ad_offset_sec: 6,
   duration_sec: 6,
   id3: { owner: 'com.example.sqz', value: 'brk-1' },
@@ -57,7 +60,11 @@ t.test('answers the simulator’s output_uri for a valid job', async (t) => {
   t.equal(sim.jobs.length, 1);
   t.same(sim.jobs[0], j, 'the job is sent as is');
   t.equal(http.calls, 1);
-  t.equal(await client.compose(job('with space/ü')), `${sim.url}/out/with%20space/%C3%BC.ts`, 'keys with special characters');
+  t.equal(
+    await client.compose(job('with space/ü')),
+    `${sim.url}/out/with%20space/%C3%BC.ts`,
+    'keys with special characters',
+  );
 });
 
 t.test('concurrent compose() calls with one output_key make one transcoder call', async (t) => {
@@ -119,7 +126,11 @@ t.test("'error' mode: rejects after `attempts` calls, with backoff", async (t) =
 t.test('a 4xx answer is not retried', async (t) => {
   const { sim, http } = await setup(t);
   const client = new TranscoderClient(sim.url, http, { attempts: 5, backoffMs: 1 });
-  await t.rejects(client.compose(job('bad1', { content_uri: 'file:///etc/passwd' })), { name: 'OutboundError', code: 'status', status: 400 });
+  await t.rejects(client.compose(job('bad1', { content_uri: 'file:///etc/passwd' })), {
+    name: 'OutboundError',
+    code: 'status',
+    status: 400,
+  });
   t.equal(http.calls, 1, 'one request');
   await t.rejects(client.compose(job('bad2', { layout: 'pip' as 'dualbox' })), { code: 'status', status: 400 });
   await t.rejects(client.compose(job('', {})), { code: 'status', status: 400 }, 'an empty output key');
@@ -142,7 +153,11 @@ t.test('timeouts and unusable answers are retried', async (t) => {
   let hits = 0;
   const bogus = http_server((_req, res) => {
     hits++;
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ output_uri: hits === 1 ? 'javascript:alert(1)' : 'https://cdn.example.com/out/x.ts\r\nX-Evil: 1' }));
+    res.writeHead(200, { 'content-type': 'application/json' }).end(
+      JSON.stringify({
+        output_uri: hits === 1 ? 'javascript:alert(1)' : 'https://cdn.example.com/out/x.ts\r\nX-Evil: 1',
+      }),
+    );
   });
   const url = await bogus.listen();
   t.teardown(() => bogus.close());
@@ -156,7 +171,10 @@ t.test('timeouts and unusable answers are retried', async (t) => {
 function http_server(handler: http.RequestListener) {
   const server = http.createServer(handler);
   return {
-    listen: () => new Promise<string>((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`))),
+    listen: () =>
+      new Promise<string>((resolve) =>
+        server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)),
+      ),
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
@@ -208,7 +226,11 @@ t.test('the concurrency bound is respected', async (t) => {
 t.test('slots are released after failures', async (t) => {
   const { sim, http } = await setup(t, { mode: 'error' });
   const client = new TranscoderClient(sim.url, http, { concurrency: 1, attempts: 1 });
-  const results = await Promise.allSettled([client.compose(job('s1')), client.compose(job('s2')), client.compose(job('s3', { ad_uri: 'nope' }))]);
+  const results = await Promise.allSettled([
+    client.compose(job('s1')),
+    client.compose(job('s2')),
+    client.compose(job('s3', { ad_uri: 'nope' })),
+  ]);
   t.same(
     results.map((r) => r.status),
     ['rejected', 'rejected', 'rejected'],

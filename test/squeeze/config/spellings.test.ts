@@ -11,8 +11,16 @@ const base = { asset_id: 'EV', source_uri: 'https://o.example/x.m3u8', brand_con
 const read = (body: object) => withSnakeCaseSpellings(validate({ ...base, ...body }));
 
 t.test('spec spellings are folded into the snake_case fields', async (t) => {
-  t.same(read({ WindowsSegs: 10, LiveEdgeDelaySegments: 2 }), { ...base, windows_segs: 10, live_edge_delay_segments: 2 });
-  t.same(read({ windows_segs: 10, live_edge_delay_segments: 2 }), { ...base, windows_segs: 10, live_edge_delay_segments: 2 }, 'snake_case as before');
+  t.same(read({ WindowsSegs: 10, LiveEdgeDelaySegments: 2 }), {
+    ...base,
+    windows_segs: 10,
+    live_edge_delay_segments: 2,
+  });
+  t.same(
+    read({ windows_segs: 10, live_edge_delay_segments: 2 }),
+    { ...base, windows_segs: 10, live_edge_delay_segments: 2 },
+    'snake_case as before',
+  );
   t.same(read({ WindowsSegs: 4, windows_segs: 4 }), { ...base, windows_segs: 4 }, 'both spellings, one value');
   t.same(read({ WindowsSegs: 0 }), { ...base, windows_segs: 0 }, '0 (no trimming) is kept');
 });

@@ -22,29 +22,46 @@ function playlist(first: number, last: number, cues: Record<number, string[]>, p
   return out.join('\n') + '\n';
 }
 
-const brief = (a: CueAction) => `${a.type}${a.type === 'ignore' ? `:${a.reason}` : ''}@${a.segment.media_sequence}${a.type === 'start' ? `/${a.durationSec}s` : ''}`;
+const brief = (a: CueAction) =>
+  `${a.type}${a.type === 'ignore' ? `:${a.reason}` : ''}@${a.segment.media_sequence}${a.type === 'start' ? `/${a.durationSec}s` : ''}`;
 
 t.test('refreshes of a live window: each cue acts once, in playlist order', async (t) => {
   const cues: Record<number, string[]> = {
     12: [`#EXT-OATCLS-SCTE35:${INSERT_OUT}`, '#EXT-X-CUE-OUT:30'],
     13: ['#EXT-X-CUE-OUT-CONT:ElapsedTime=1,Duration=30'],
     15: ['#EXT-X-CUE-IN'],
-    18: [`#EXT-X-DATERANGE:ID="p1",START-DATE="2026-01-01T00:00:18Z",SCTE35-OUT=0x${Buffer.from(PROGRAM, 'base64').toString('hex')}`],
+    18: [
+      `#EXT-X-DATERANGE:ID="p1",START-DATE="2026-01-01T00:00:18Z",SCTE35-OUT=0x${Buffer.from(PROGRAM, 'base64').toString('hex')}`,
+    ],
     20: ['#EXT-X-CUE-OUT:DURATION=8'],
     22: [`#EXT-X-SCTE35:CUE="${INSERT_CANCEL}"`],
   };
   let seen = new Set<string>();
   const log: string[][] = [];
   for (let last = 10; last <= 25; last++) {
-    const r = cueActions(readHlsCues(playlist(Math.max(0, last - 8), last, cues)), seen, rules(EPOCH + (last + 1) * 1000));
+    const r = cueActions(
+      readHlsCues(playlist(Math.max(0, last - 8), last, cues)),
+      seen,
+      rules(EPOCH + (last + 1) * 1000),
+    );
     seen = r.seen;
     log.push(r.actions.map(brief));
   }
-  t.same(log.flat(), ['start@12/30s', 'ignore:cont@13', 'end@15', 'ignore:other@18', 'start@20/8s', 'end@22'], 'every cue once, whatever the number of refreshes');
+  t.same(
+    log.flat(),
+    ['start@12/30s', 'ignore:cont@13', 'end@15', 'ignore:other@18', 'start@20/8s', 'end@22'],
+    'every cue once, whatever the number of refreshes',
+  );
   const start = cueActions(readHlsCues(playlist(10, 12, cues)), new Set(), rules(EPOCH + 13_000)).actions[0]!;
   t.match(
     start,
-    { type: 'start', atMs: EPOCH + 12_000, estimated: false, durationSec: 30, cue: { dialect: 'cue-out', key: 'splice_insert:7:900000' } },
+    {
+      type: 'start',
+      atMs: EPOCH + 12_000,
+      estimated: false,
+      durationSec: 30,
+      cue: { dialect: 'cue-out', key: 'splice_insert:7:900000' },
+    },
     'the binary’s duration and key; the segment’s PDT',
   );
   t.ok(seen.size <= 9 * 2, 'claims that left the window are forgotten');
@@ -67,7 +84,9 @@ t.test('an out/in pair sharing a DATERANGE ID: two claims', async (t) => {
   const hex = (b64: string) => `0x${Buffer.from(b64, 'base64').toString('hex')}`;
   const text = playlist(0, 6, {
     2: [`#EXT-X-DATERANGE:ID="b1",START-DATE="2026-01-01T00:00:02Z",PLANNED-DURATION=30,SCTE35-OUT=${hex(INSERT_OUT)}`],
-    4: [`#EXT-X-DATERANGE:ID="b1",START-DATE="2026-01-01T00:00:02Z",SCTE35-IN=${hex(spliceInsert(7, 14, 'in').toString('base64'))}`],
+    4: [
+      `#EXT-X-DATERANGE:ID="b1",START-DATE="2026-01-01T00:00:02Z",SCTE35-IN=${hex(spliceInsert(7, 14, 'in').toString('base64'))}`,
+    ],
   });
   const { actions } = cueActions(readHlsCues(text), new Set(), rules(EPOCH + 7000));
   t.same(
@@ -91,7 +110,11 @@ t.test('bad and unknown cues are ignored, never thrown', async (t) => {
     3: ['#EXT-X-SPLICEPOINT-SCTE35:/DARAAAAAAAAAP/wAAAAAHpPv/8='],
   });
   const { actions } = cueActions(readHlsCues(text), new Set(), rules(EPOCH + 5000));
-  t.same(actions.map(brief), ['ignore:error@1', 'ignore:error@2', 'ignore:other@3'], 'a bad CRC under a CUE-OUT starts nothing; a splice_null means nothing');
+  t.same(
+    actions.map(brief),
+    ['ignore:error@1', 'ignore:error@2', 'ignore:other@3'],
+    'a bad CRC under a CUE-OUT starts nothing; a splice_null means nothing',
+  );
   t.equal(actions[0]!.cue.error?.code, 'crc');
 });
 
@@ -99,7 +122,11 @@ t.test('no program date-time: the segment start is counted back from the live ed
   const text = playlist(50, 59, { 55: ['#EXT-X-CUE-OUT:10'] }, false);
   const reading = readHlsCues(text);
   const now = 1_000_000;
-  t.same(segmentStart(reading.segments, 5, now), { atMs: now - 5000, estimated: true }, 'five 1 s segments from it to the edge');
+  t.same(
+    segmentStart(reading.segments, 5, now),
+    { atMs: now - 5000, estimated: true },
+    'five 1 s segments from it to the edge',
+  );
   const { actions } = cueActions(reading, new Set(), rules(now));
   t.match(actions, [{ type: 'start', atMs: now - 5000, estimated: true, durationSec: 10 }]);
 });
@@ -112,7 +139,13 @@ t.test('cues after the last segment wait for their segment', async (t) => {
 });
 
 t.test('sequenceOffsetMs: a cue-in placed by EXTINF durations from the break’s first segment (no PDT)', async (t) => {
-  const text = ['#EXTM3U', '#EXT-X-TARGETDURATION:6', '#EXT-X-MEDIA-SEQUENCE:50', ...[6, 4, 5, 6, 3].flatMap((d, i) => [`#EXTINF:${d},`, `s${50 + i}.ts`]), ''].join('\n');
+  const text = [
+    '#EXTM3U',
+    '#EXT-X-TARGETDURATION:6',
+    '#EXT-X-MEDIA-SEQUENCE:50',
+    ...[6, 4, 5, 6, 3].flatMap((d, i) => [`#EXTINF:${d},`, `s${50 + i}.ts`]),
+    '',
+  ].join('\n');
   const segments = readHlsCues(text).segments;
   t.equal(sequenceOffsetMs(segments, 51, 54), 15_000, '4 + 5 + 6 s after the break’s first segment');
   t.equal(sequenceOffsetMs(segments, 51, 51), 0);
