@@ -10,7 +10,7 @@
  */
 import type { Logger } from '../log/index.js';
 import type { Registry } from '../http/metrics.js';
-import { LeaseLoop } from '../store/lease.js';
+import { LeaseLoop, LeasedJobs } from '../store/lease.js';
 import type { CreativeRepo, CreativeRow, Finish } from './repo.js';
 
 export interface ConditioningWorkerOptions {
@@ -33,7 +33,7 @@ export interface ConditioningWorkerDeps {
 export class ConditioningWorker {
   private readonly lease: LeaseLoop;
   /** Jobs running here, by job id (a new id per queuing, so a re-queued creative is another job). */
-  private readonly running = new Map<string, { abort: AbortController; done: Promise<void>; lost: boolean }>();
+  private readonly running: LeasedJobs<CreativeRow, Finish>;
   private readonly results;
   private readonly toReady;
   /** Jobs this instance ran to an outcome (tests: two instances never condition one creative twice). */
@@ -65,23 +65,36 @@ export class ConditioningWorker {
       () => this.running.size,
     );
     const { owner, leaseMs } = opts;
+    this.running = new LeasedJobs<CreativeRow, Finish>({
+      execute: (job, signal) => this.execute(job, signal),
+      finish: (job, outcome) => deps.repo.finish(job, owner, outcome),
+      finished: (job, outcome) => {
+        this.ran++;
+        this.results[outcome.state].inc();
+        if (outcome.state === 'ready') this.toReady.observe(outcome.renditions.seconds_to_ready);
+        deps.log.info(
+          {
+            key: job.key,
+            job: job.job_id,
+            state: outcome.state,
+            error: outcome.state === 'failed' ? outcome.error : undefined,
+          },
+          'ad conditioning finished',
+        );
+      },
+      discarded: () => this.results.lost.inc(),
+      failed: (job, err) => deps.log.warn({ err: err.message, key: job.key }, 'ad conditioning bookkeeping failed'),
+      // A slot is free: take the next due job now rather than at the next tick.
+      freed: () => void this.tick(),
+      stopped: () => this.stopped,
+    });
     this.lease = new LeaseLoop(
       { name: 'ad conditioning', ttlMs: leaseMs, tickMs: opts.tickMs },
       {
         tick: () => this.claim(),
         renew: () => deps.repo.renew(owner, leaseMs),
         release: () => deps.repo.release(owner),
-        drain: async () => {
-          for (const r of this.running.values()) r.abort.abort(new Error('the worker stopped'));
-          await Promise.all([...this.running.values()].map((r) => r.done));
-        },
-        inFlight: () => this.running.keys(),
-        lost: (jobId) => {
-          const r = this.running.get(jobId);
-          if (!r) return;
-          r.lost = true;
-          r.abort.abort(new Error('the lease was lost'));
-        },
+        ...this.running.steps(),
       },
       deps.log,
     );
@@ -105,44 +118,8 @@ export class ConditioningWorker {
     return this.lease.tick();
   }
 
-  private async claim(): Promise<void> {
-    while (!this.stopped && this.running.size < this.opts.maxJobs) {
-      const job = await this.deps.repo.claim(this.opts.owner, this.opts.leaseMs);
-      if (!job) break;
-      this.run(job);
-    }
-  }
-
-  private run(job: CreativeRow): void {
-    const abort = new AbortController();
-    const entry = { abort, done: Promise.resolve(), lost: false };
-    entry.done = this.execute(job, abort.signal)
-      .then(async (outcome) => {
-        if (entry.lost || this.stopped) return void this.results.lost.inc();
-        const written = await this.deps.repo.finish(job, this.opts.owner, outcome);
-        if (!written) return void this.results.lost.inc();
-        this.ran++;
-        this.results[outcome.state].inc();
-        if (outcome.state === 'ready') this.toReady.observe(outcome.renditions.seconds_to_ready);
-        this.deps.log.info(
-          {
-            key: job.key,
-            job: job.job_id,
-            state: outcome.state,
-            error: outcome.state === 'failed' ? outcome.error : undefined,
-          },
-          'ad conditioning finished',
-        );
-      })
-      .catch((err: Error) =>
-        this.deps.log.warn({ err: err.message, key: job.key }, 'ad conditioning bookkeeping failed'),
-      )
-      .finally(() => {
-        this.running.delete(job.job_id);
-        // A slot is free: take the next due job now rather than at the next tick.
-        if (!this.stopped) void this.tick();
-      });
-    this.running.set(job.job_id, entry);
+  private claim(): Promise<void> {
+    return this.running.fill(this.opts.maxJobs, () => this.deps.repo.claim(this.opts.owner, this.opts.leaseMs));
   }
 
   private async execute(job: CreativeRow, lease: AbortSignal): Promise<Finish> {

@@ -10,7 +10,7 @@ import type { Logger } from '../log/index.js';
 import type { Registry } from '../http/metrics.js';
 import type { InspectionRepo, InspectionRow, Outcome } from './repo.js';
 import type { InspectOutcome, InspectSource } from './inspect.js';
-import { LeaseLoop } from '../store/lease.js';
+import { LeaseLoop, LeasedJobs } from '../store/lease.js';
 
 export interface InspectionWorkerOptions {
   owner: string;
@@ -33,7 +33,7 @@ export interface InspectionWorkerDeps {
 
 export class InspectionWorker {
   private readonly lease: LeaseLoop;
-  private readonly running = new Map<string, { abort: AbortController; done: Promise<void>; lost: boolean }>();
+  private readonly running: LeasedJobs<InspectionRow, Outcome>;
   private lastPurge = 0;
   private readonly results;
 
@@ -49,23 +49,28 @@ export class InspectionWorker {
     };
     deps.metrics.gauge('id3_inspection_jobs_running', 'ID3 inspection jobs running here', () => this.running.size);
     const { owner, leaseMs } = opts;
+    this.running = new LeasedJobs<InspectionRow, Outcome>({
+      execute: (job, signal) => this.execute(job, signal),
+      finish: (job, outcome) => deps.repo.finish(job, owner, outcome),
+      finished: (job, outcome) => {
+        this.results[outcome.status].inc();
+        deps.log.info(
+          { streamId: job.stream_id, status: outcome.status, pods: outcome.ad_pods?.length ?? 0, error: outcome.error },
+          'id3 inspection finished',
+        );
+      },
+      discarded: () => this.results.lost.inc(),
+      failed: (job, err) =>
+        deps.log.warn({ err: err.message, streamId: job.stream_id }, 'id3 inspection bookkeeping failed'),
+      stopped: () => this.stopped,
+    });
     this.lease = new LeaseLoop(
       { name: 'id3 inspection', ttlMs: leaseMs, tickMs: opts.tickMs },
       {
         tick: () => this.claimAndPurge(),
         renew: () => deps.repo.renew(owner, leaseMs),
         release: () => deps.repo.release(owner),
-        drain: async () => {
-          for (const r of this.running.values()) r.abort.abort(new Error('the worker stopped'));
-          await Promise.all([...this.running.values()].map((r) => r.done));
-        },
-        inFlight: () => this.running.keys(),
-        lost: (jobId) => {
-          const r = this.running.get(jobId);
-          if (!r) return;
-          r.lost = true;
-          r.abort.abort(new Error('the lease was lost'));
-        },
+        ...this.running.steps(),
       },
       deps.log,
     );
@@ -93,36 +98,11 @@ export class InspectionWorker {
   }
 
   private async claimAndPurge(): Promise<void> {
-    while (!this.stopped && this.running.size < this.opts.maxJobs) {
-      const job = await this.deps.repo.claim(this.opts.owner, this.opts.leaseMs);
-      if (!job) break;
-      this.run(job);
-    }
+    await this.running.fill(this.opts.maxJobs, () => this.deps.repo.claim(this.opts.owner, this.opts.leaseMs));
     if (Date.now() - this.lastPurge >= (this.opts.purgeEveryMs ?? 60_000)) {
       this.lastPurge = Date.now();
       await this.deps.repo.purge();
     }
-  }
-
-  private run(job: InspectionRow): void {
-    const abort = new AbortController();
-    const entry = { abort, done: Promise.resolve(), lost: false };
-    entry.done = this.execute(job, abort.signal)
-      .then(async (outcome) => {
-        if (entry.lost || this.stopped) return void this.results.lost.inc();
-        const written = await this.deps.repo.finish(job, this.opts.owner, outcome);
-        if (!written) return void this.results.lost.inc();
-        this.results[outcome.status].inc();
-        this.deps.log.info(
-          { streamId: job.stream_id, status: outcome.status, pods: outcome.ad_pods?.length ?? 0, error: outcome.error },
-          'id3 inspection finished',
-        );
-      })
-      .catch((err: Error) =>
-        this.deps.log.warn({ err: err.message, streamId: job.stream_id }, 'id3 inspection bookkeeping failed'),
-      )
-      .finally(() => this.running.delete(job.job_id));
-    this.running.set(job.job_id, entry);
   }
 
   /** The job's outcome; limits and errors become a failed or a cut-short result, never a throw. */

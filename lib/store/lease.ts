@@ -101,3 +101,86 @@ export class LeaseLoop {
         .catch((err: Error) => this.log.warn({ err: err.message }, `${this.opts.name} lease release failed`));
   }
 }
+
+interface Running {
+  abort: AbortController;
+  done: Promise<void>;
+  lost: boolean;
+}
+
+export interface LeasedJobsSteps<J, O> {
+  /** The job's work; the signal trips when its lease is lost or the worker stops. */
+  execute(job: J, signal: AbortSignal): Promise<O>;
+  /** Writes the outcome fenced on the lease; false when the lease was no longer ours. */
+  finish(job: J, outcome: O): Promise<boolean>;
+  /** The outcome was written (metrics, a log line). */
+  finished(job: J, outcome: O): void;
+  /** The outcome was thrown away: the lease was lost, or the worker stopped. */
+  discarded(job: J): void;
+  /** The bookkeeping itself failed (the store was down). */
+  failed(job: J, err: Error): void;
+  /** A slot is free again. */
+  freed?(): void;
+  /** The worker is stopping: outcomes are thrown away from then on. */
+  stopped?(): boolean;
+}
+
+/**
+ * Jobs that each run under a lease of their own (ID3 inspection, ad conditioning), keyed by job
+ * id: a job is aborted when a renewal no longer finds its lease or the worker stops, and its
+ * outcome is written only while the lease is still ours. `steps()` hands the loop its drain,
+ * inFlight and lost steps.
+ */
+export class LeasedJobs<J extends { job_id: string }, O> {
+  private readonly running = new Map<string, Running>();
+  private stopping = false;
+
+  constructor(private readonly steps_: LeasedJobsSteps<J, O>) {}
+
+  get size(): number {
+    return this.running.size;
+  }
+
+  /** Claims and starts jobs while fewer than `max` run (and the worker is not stopping). */
+  async fill(max: number, claim: () => Promise<J | undefined>): Promise<void> {
+    while (!this.stopping && !this.steps_.stopped?.() && this.running.size < max) {
+      const job = await claim();
+      if (!job) return;
+      this.run(job);
+    }
+  }
+
+  run(job: J): void {
+    const entry: Running = { abort: new AbortController(), done: Promise.resolve(), lost: false };
+    entry.done = this.steps_
+      .execute(job, entry.abort.signal)
+      .then(async (outcome) => {
+        const discard = entry.lost || this.stopping || this.steps_.stopped?.();
+        if (discard || !(await this.steps_.finish(job, outcome))) return this.steps_.discarded(job);
+        this.steps_.finished(job, outcome);
+      })
+      .catch((err: Error) => this.steps_.failed(job, err))
+      .finally(() => {
+        this.running.delete(job.job_id);
+        if (!this.stopping) this.steps_.freed?.();
+      });
+    this.running.set(job.job_id, entry);
+  }
+
+  steps(): Required<Pick<LeaseSteps, 'drain' | 'inFlight' | 'lost'>> {
+    return {
+      drain: async () => {
+        this.stopping = true;
+        for (const r of this.running.values()) r.abort.abort(new Error('the worker stopped'));
+        await Promise.all([...this.running.values()].map((r) => r.done));
+      },
+      inFlight: () => this.running.keys(),
+      lost: (jobId) => {
+        const r = this.running.get(jobId);
+        if (!r) return;
+        r.lost = true;
+        r.abort.abort(new Error('the lease was lost'));
+      },
+    };
+  }
+}
