@@ -105,9 +105,6 @@ export interface RouterOptions {
   limiter?: RateLimiter;
 }
 
-/** A refused request's body up to this size is read and dropped rather than cut off (see dispatch). */
-const MAX_DRAIN_BYTES = 64 * 1024;
-
 interface CompiledRoute {
   route: Route;
   segments: string[];
@@ -250,11 +247,11 @@ export class Router {
         try {
           info.principal = await this.authenticate(check, info);
         } catch (err) {
-          // A small declared body is read and dropped, so the 401 reaches the client (closing on
-          // unread bytes sends a reset that can destroy it) and the connection stays usable. A
-          // large or chunked one is not worth reading: the answer closes the connection at once.
-          const drain =
-            headers['transfer-encoding'] === undefined && Number(headers['content-length'] ?? 0) <= MAX_DRAIN_BYTES;
+          // A declared body (within the route's limit, checked before) is read and dropped as it
+          // comes, never held: closing on unread bytes sends a reset that can destroy the 401 in
+          // the client's receive buffer, and the connection stays usable. A chunked one has no
+          // bound to drain to: the answer closes the connection at once.
+          const drain = headers['transfer-encoding'] === undefined;
           reader?.refuse(drain);
           if (reader && (drain || reader.complete)) ex.unreadBody = false;
           throw err;
