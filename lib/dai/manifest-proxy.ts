@@ -13,7 +13,6 @@
 import { BlockList } from 'node:net';
 import { addressText, type HttpRequest, type HttpResponse, type TemplatedApp } from '../http/uws.js';
 import { clientIp } from '../http/client-ip.js';
-import { requestId } from '../http/request-id.js';
 import { Exchange, statusLine } from '../http/exchange.js';
 import { corsOf, type Cors } from '../http/cors.js';
 import { conditionsOf, extraFor, negotiate, sendNegotiated, type Conditions } from '../http/representation.js';
@@ -261,7 +260,7 @@ export class ManifestProxy {
         this.deps.inFlight.count--;
         try {
           if (newStream && hit?.value.status === 200) this.register(streamId!, settings, target, masterPath);
-          this.answer(ex, hit ? hit.value : this.failure(err), hit?.ageSec, started, conditions);
+          this.answer(ex, hit ? hit.value : this.failure(err, ex.id), hit?.ageSec, started, conditions);
         } catch (e) {
           this.deps.log.error({ err: e }, 'manifest answer failed');
         }
@@ -284,8 +283,7 @@ export class ManifestProxy {
   }
 
   /** The public answer names no address or URL (issue 24); the log has the reason under the answer's request id. */
-  private failure(err: unknown): Rendered {
-    const id = requestId(undefined);
+  private failure(err: unknown, id: string): Rendered {
     if (err instanceof UpstreamError) {
       if (err.internal !== undefined)
         this.deps.log.warn({ req_id: id, reason: err.internal }, 'manifest upstream failed');
