@@ -71,6 +71,12 @@ export async function localCluster(t: Test): Promise<LocalCluster | undefined> {
       `nodes-${port}.conf`,
       '--cluster-node-timeout',
       '1000',
+      // A replica that has not synced yet, or lost its primary a while ago on a busy machine, would
+      // refuse to take over; tests kill primaries seconds after the cluster forms.
+      '--cluster-replica-validity-factor',
+      '0',
+      '--repl-diskless-sync-delay',
+      '0',
     ];
     args.push('--dir', dir, '--save', '', '--appendonly', 'no', '--protected-mode', 'no');
     procs.set(port, spawn('redis-server', args, { stdio: 'ignore' }));
@@ -107,6 +113,16 @@ export async function localCluster(t: Test): Promise<LocalCluster | undefined> {
       deadlineMs,
     );
   await settled(30_000);
+  // cluster_state:ok says nothing of replication: wait until every replica holds its primary's data.
+  await until(
+    'every replica to finish its first sync',
+    async () => {
+      const roles = await Promise.all(ports.map((p) => cli(p, 'info', 'replication')));
+      const replicas = roles.filter((r) => r.includes('role:slave'));
+      return replicas.length === 3 && replicas.every((r) => r.includes('master_link_status:up'));
+    },
+    30_000,
+  );
   return {
     ports,
     url: `redis+cluster://${ports.map((p) => `127.0.0.1:${p}`).join(',')}`,
@@ -156,7 +172,21 @@ export async function localSentinel(t: Test): Promise<LocalSentinel | undefined>
       port,
       spawn(
         'redis-server',
-        ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', ...extra],
+        [
+          '--port',
+          String(port),
+          '--bind',
+          '127.0.0.1',
+          '--dir',
+          dir,
+          '--save',
+          '',
+          '--appendonly',
+          'no',
+          '--repl-diskless-sync-delay',
+          '0',
+          ...extra,
+        ],
         { stdio: 'ignore' },
       ),
     );

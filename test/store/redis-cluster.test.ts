@@ -102,7 +102,7 @@ t.test('the state store on a real Redis Cluster', async (t) => {
     const key = keys.stream('failover');
     await store.set(key, 'before', 120_000);
     const primary = await cluster.primaryOf(`tc:${key}`);
-    await cluster.cli(primary, 'wait', '1', '2000'); // the replica has the write
+    t.equal(await cluster.cli(primary, 'wait', '1', '5000'), '1', 'the replica has the write');
     cluster.kill(primary);
     const killedAt = Date.now();
     let failures = 0;
