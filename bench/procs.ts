@@ -125,9 +125,18 @@ export function rssMiB(pid: number): number {
 
 /** CPU seconds (user + system) used by a process and its children so far. */
 export function cpuSeconds(pid: number): number {
-  return overTree(pid, (p) => {
+  const { user, kernel } = cpuSplit(pid);
+  return user + kernel;
+}
+
+/** CPU seconds of a process tree in user space and in the kernel (utime, stime in clock ticks, USER_HZ = 100). */
+export function cpuSplit(pid: number): { user: number; kernel: number } {
+  const fields = (p: number) => {
     const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
-  });
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  };
+  return {
+    user: overTree(pid, (p) => Number(fields(p)[11]) / 100),
+    kernel: overTree(pid, (p) => Number(fields(p)[12]) / 100),
+  };
 }
