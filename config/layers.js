@@ -37,17 +37,21 @@ export const LAYERS = {
   beacons: { role: 'the de-duplicating beacon forwarder', mayImport: [...BASE, 'ads', 'outbound', 'store'] },
   brand: { role: 'brand-recognition rules and the matcher', mayImport: [...BASE, 'store'] },
   catalog: { role: 'MRSS push and pull, feed configurations, the catalog', mayImport: [...BASE, 'outbound', 'store'] },
+  delivery: {
+    role: 'manifest delivery shared by the DAI proxy and the squeezeback flow: the lean upstream client, fetch and render, collapsing micro-cache, body slabs',
+    mayImport: [...BASE, 'hls', 'dash'],
+  },
   dai: {
-    role: 'the DAI hot path: /dai/manifest/*, /dai/adproxy, the lean upstream client and micro-cache',
-    mayImport: [...BASE, ...PURE, 'streams', 'brand', 'outbound'],
+    role: 'the DAI hot path: /dai/manifest/* and /dai/adproxy over the shared manifest delivery',
+    mayImport: [...BASE, ...PURE, 'delivery', 'streams', 'brand', 'outbound'],
   },
   squeeze: {
     role: 'squeeze brand/event configuration, configured ads, the ad-break lifecycle (service, decisions, worker, board, transcoder client, player endpoints), the SCTE-35 cue monitor',
-    mayImport: [...BASE, ...PURE, 'store', 'outbound', 'streams', 'beacons', 'dai'],
+    mayImport: [...BASE, ...PURE, 'store', 'outbound', 'streams', 'beacons', 'delivery'],
   },
   squeezeback: {
     role: 'the squeezeback player flow: /squeezeback/{asset}/… through the shared manifest fetch',
-    mayImport: [...BASE, 'hls', 'dai', 'streams', 'brand', 'store', 'outbound'],
+    mayImport: [...BASE, 'hls', 'delivery', 'dai', 'streams', 'brand', 'store', 'outbound'],
   },
   stitch: {
     role: 'server-side stitching: HLS and DASH stitchers, the flow, the stitched-manifest cache and endpoints',

@@ -13,7 +13,7 @@ import { loadConfig } from '../../lib/config/index.js';
 import { createLogger } from '../../lib/log/index.js';
 import { startService, type Service } from '../../lib/app.js';
 import { mintToken } from '../../lib/http/auth.js';
-import type { EventSettingsSource } from '../../lib/dai/event-settings.js';
+import type { EventSettingsSource } from '../../lib/delivery/event-settings.js';
 import { SqueezeConfigRepo } from '../../lib/squeeze/config/repo.js';
 import { BreakRepo, type NewSegment } from '../../lib/squeeze/breaks/repo.js';
 import { assignmentKey, placeOnTimeline } from '../../lib/squeeze/breaks/plan.js';

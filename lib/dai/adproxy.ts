@@ -15,7 +15,7 @@ import { requestIdOf } from '../http/request-id.js';
 import type { RateLimiter } from '../http/rate-limit.js';
 import { clientIp } from '../http/client-ip.js';
 import type { Logger } from '../log/index.js';
-import type { EventSettingsSource } from './event-settings.js';
+import type { EventSettingsSource } from '../delivery/event-settings.js';
 import type { StreamRegistry, StreamTouch } from '../streams/registry.js';
 import type { BrandCache } from '../brand/cache.js';
 

@@ -21,15 +21,15 @@ import type { Registry } from '../http/metrics.js';
 import type { Logger } from '../log/index.js';
 import { textPathStats, type UriRules } from '../hls/index.js';
 import { checkQuery, parsePath, type PathTarget } from './path.js';
-import { Upstream, UpstreamError } from './upstream.js';
-import { ManifestCache, type LoadDone, type Rendered } from './manifest-cache.js';
-import { BodySlab } from './body-slab.js';
-import { ManifestFetch, bodyFor, problemRendered } from './manifest-fetch.js';
+import { Upstream, UpstreamError } from '../delivery/upstream.js';
+import { ManifestCache, type LoadDone, type Rendered } from '../delivery/manifest-cache.js';
+import { BodySlab } from '../delivery/body-slab.js';
+import { ManifestFetch, bodyFor, problemRendered } from '../delivery/manifest-fetch.js';
 import { guardMethods } from '../http/methods.js';
 import { requestIdOf } from '../http/request-id.js';
-import type { EventSettings, EventSettingsSource } from './event-settings.js';
+import type { EventSettings, EventSettingsSource } from '../delivery/event-settings.js';
 import { STREAM_LIMITS, type StreamRegistry } from '../streams/registry.js';
-import type { BreakSource } from './break-source.js';
+import type { BreakSource } from '../delivery/break-source.js';
 import { rateLimited, type RateLimiter } from '../http/rate-limit.js';
 
 export interface ManifestProxyOptions {

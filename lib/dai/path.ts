@@ -10,7 +10,9 @@ export const MANIFEST_PREFIX = '/dai/manifest';
 const MAX_PATH = 2048;
 const MAX_QUERY = 8192;
 
-export type ManifestKind = 'master' | 'media' | 'mpd';
+import type { ManifestKind } from '../delivery/manifest-fetch.js';
+
+export type { ManifestKind };
 
 export interface ManifestTarget {
   /** Upstream path and query, starting with '/'. */

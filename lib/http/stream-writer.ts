@@ -90,7 +90,7 @@ export function sendSized(ex: Exchange, status: number, headers: Headers, body: 
     [, done] = ex.res.tryEnd(body, total);
   });
   if (done) return true;
-  // A view into a shared slab (lib/dai/body-slab.ts) is copied: a slow reader must not pin the slab.
+  // A view into a shared slab (lib/delivery/body-slab.ts) is copied: a slow reader must not pin the slab.
   const held = body.byteOffset === 0 && body.buffer.byteLength === body.byteLength ? body : new Uint8Array(body);
   ex.res.onWritable((offset) => {
     if (ex.aborted) return true;

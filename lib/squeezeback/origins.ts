@@ -3,7 +3,7 @@
  * configurations (trusted operators' data), never by a request; every connection still passes the
  * outbound policy's connector, like the break worker's reads of the same source.
  */
-import { Upstream } from '../dai/upstream.js';
+import { Upstream } from '../delivery/upstream.js';
 import type { OutboundPolicy } from '../outbound/index.js';
 
 const MAX_ORIGINS = 256;
@@ -21,7 +21,7 @@ export class OriginPools {
     let u = this.pools.get(origin);
     if (!u) {
       if (this.pools.size >= MAX_ORIGINS) throw new Error(`more than ${MAX_ORIGINS} origins configured`);
-      // As many connections as the DAI upstream's pool (lib/dai/upstream.ts): an event's origin carries what the DAI host does in the other flow, and a smaller pool queues distinct refreshes behind it.
+      // As many connections as the DAI upstream's pool (lib/delivery/upstream.ts): an event's origin carries what the DAI host does in the other flow, and a smaller pool queues distinct refreshes behind it.
       u = new Upstream(origin, {
         deadlineMs: this.deadlineMs,
         connect: this.policy.connector(Math.min(2000, this.deadlineMs), Upstream.socketOptions),

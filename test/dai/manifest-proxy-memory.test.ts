@@ -11,10 +11,14 @@ import { Registry } from '../../lib/http/metrics.js';
 import { HttpServer } from '../../lib/http/server.js';
 import { keys, MemoryStateStore } from '../../lib/store/index.js';
 import { StreamRegistry } from '../../lib/streams/registry.js';
-import { ManifestCache } from '../../lib/dai/manifest-cache.js';
-import { Upstream } from '../../lib/dai/upstream.js';
+import { ManifestCache } from '../../lib/delivery/manifest-cache.js';
+import { Upstream } from '../../lib/delivery/upstream.js';
 import { ManifestProxy } from '../../lib/dai/manifest-proxy.js';
-import { DEFAULT_EVENT_SETTINGS, type EventSettings, type EventSettingsSource } from '../../lib/dai/event-settings.js';
+import {
+  DEFAULT_EVENT_SETTINGS,
+  type EventSettings,
+  type EventSettingsSource,
+} from '../../lib/delivery/event-settings.js';
 import { BreakBoard } from '../../lib/squeeze/breaks/board.js';
 import type { BreakRow, SegmentRow } from '../../lib/squeeze/breaks/repo.js';
 import { breakRow } from '../helpers/break-rows.js';

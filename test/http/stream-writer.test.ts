@@ -77,7 +77,7 @@ t.test('StreamWriter and sendSized under backpressure', async (t) => {
     const backing = Buffer.concat([Buffer.alloc(16), ...Array.from({ length: CHUNKS }, (_, i) => block(i))]);
     const waiting = !sendSized(ex, 200, { 'Content-Type': 'application/octet-stream' }, backing.subarray(16));
     t.ok(waiting, 'the view had to wait for the socket');
-    backing.fill(0); // the shared buffer is reused at once (lib/dai/body-slab.ts)
+    backing.fill(0); // the shared buffer is reused at once (lib/delivery/body-slab.ts)
   });
   const socket = await new Promise<NonNullable<Parameters<Parameters<typeof app.listen>[2]>[0]>>((resolve) =>
     app.listen('127.0.0.1', 0, (s) => resolve(s as never)),

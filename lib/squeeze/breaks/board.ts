@@ -9,7 +9,7 @@ import { Reloader } from '../../store/reloader.js';
 import type { Logger } from '../../log/index.js';
 import type { Registry } from '../../http/metrics.js';
 import { applyBreakText, type BreakWindow } from '../../hls/index.js';
-import type { BreakSource } from '../../dai/break-source.js';
+import type { BreakSource } from '../../delivery/break-source.js';
 import type { DecidedAd } from '../../ads/types.js';
 import type { TrackingPoint } from './plan.js';
 import { segmentPath } from './source.js';

@@ -6,7 +6,7 @@
 import { keys, type StateStore } from '../../store/index.js';
 import { Reloader } from '../../store/reloader.js';
 import type { Logger } from '../../log/index.js';
-import { DEFAULT_EVENT_SETTINGS, type EventSettings, type EventSettingsSource } from '../../dai/event-settings.js';
+import { DEFAULT_EVENT_SETTINGS, type EventSettings, type EventSettingsSource } from '../../delivery/event-settings.js';
 import type { EventSettingsRow } from './repo.js';
 
 export class EventConfigCache extends Reloader implements EventSettingsSource {

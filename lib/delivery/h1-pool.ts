@@ -10,7 +10,7 @@
  * else `Content-Length`, else the body runs to the connection's close. A response with both, or
  * with two lengths, is refused (§6.3: request smuggling). The syntax is llhttp's strict mode (what
  * Node's http client and undici accept): CRLF line ends only, token header names, no obs-fold, no
- * control bytes in values; test/dai/h1-pool-differential.test.ts holds the two to the same
+ * control bytes in values; test/delivery/h1-pool-differential.test.ts holds the two to the same
  * decisions. Sockets come from the outbound policy's connector, so every connection is checked
  * where it is made.
  *

@@ -25,7 +25,7 @@ import { once } from 'node:events';
 import { createRequire } from 'node:module';
 import { Duplex } from 'node:stream';
 import type { Socket } from 'node:net';
-import { H1Pool, H1Request, type H1Error } from '../../lib/dai/h1-pool.js';
+import { H1Pool, H1Request, type H1Error } from '../../lib/delivery/h1-pool.js';
 
 // Node's binding of llhttp, as node:http's client uses it (lib/_http_common.js).
 interface LlhttpParser {

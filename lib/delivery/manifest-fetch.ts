@@ -12,7 +12,6 @@ import type { LoadDone, Rendered } from './manifest-cache.js';
 import type { BodySlab } from './body-slab.js';
 import type { EventSettings } from './event-settings.js';
 import type { BreakSource } from './break-source.js';
-import type { ManifestKind } from './path.js';
 
 export const HLS_TYPE = 'application/vnd.apple.mpegurl';
 const DASH_TYPE = 'application/dash+xml';
@@ -70,6 +69,9 @@ export function targetDurationOf(text: string): number {
   const at = text.indexOf('#EXT-X-TARGETDURATION:');
   return at === -1 ? DEFAULT_TARGET_SEC : Number(text.slice(at + 22, text.indexOf('\n', at))) || DEFAULT_TARGET_SEC;
 }
+
+/** Which manifest a path names. */
+export type ManifestKind = 'master' | 'media' | 'mpd';
 
 /** What a fetch needs to know of its target: the kind by name, and the stream whose break assignment applies. */
 export interface FetchTarget {

@@ -10,7 +10,7 @@ import t from 'tap';
 import net from 'node:net';
 import { EventEmitter, once } from 'node:events';
 import { buildConnector } from 'undici';
-import { H1_SOCKET_OPTIONS, H1Pool, H1Request, type H1Error } from '../../lib/dai/h1-pool.js';
+import { H1_SOCKET_OPTIONS, H1Pool, H1Request, type H1Error } from '../../lib/delivery/h1-pool.js';
 
 /**
  * How a stray goes out with an answer: `tail` after it in the same write (the answer's own

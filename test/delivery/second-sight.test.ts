@@ -1,5 +1,5 @@
 import t from 'tap';
-import { SecondSight } from '../../lib/dai/second-sight.js';
+import { SecondSight } from '../../lib/delivery/second-sight.js';
 
 t.test('a key is seen again within the window, then forgotten', async (t) => {
   const s = new SecondSight(10, 10);

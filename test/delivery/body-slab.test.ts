@@ -1,5 +1,5 @@
 import t from 'tap';
-import { BodySlab, ownBytes } from '../../lib/dai/body-slab.js';
+import { BodySlab, ownBytes } from '../../lib/delivery/body-slab.js';
 
 t.test('bodies are the UTF-8 bytes of their text, packed without overlap', async (t) => {
   const slab = new BodySlab(1024, 200);

@@ -4,7 +4,7 @@ import https from 'node:https';
 import { readFileSync } from 'node:fs';
 import { buildConnector } from 'undici';
 import type { AddressInfo } from 'node:net';
-import { Upstream, UpstreamError, type UpstreamSink } from '../../lib/dai/upstream.js';
+import { Upstream, UpstreamError, type UpstreamSink } from '../../lib/delivery/upstream.js';
 
 interface Outcome {
   status: number;

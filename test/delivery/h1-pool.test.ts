@@ -1,7 +1,7 @@
 import t from 'tap';
 import net from 'node:net';
 import { buildConnector } from 'undici';
-import { H1_SOCKET_OPTIONS, H1Pool, H1Request, type H1Error } from '../../lib/dai/h1-pool.js';
+import { H1_SOCKET_OPTIONS, H1Pool, H1Request, type H1Error } from '../../lib/delivery/h1-pool.js';
 
 /** Scripted answers by request path: a list of raw writes (strings), sent with a short pause between. */
 type Script = Array<string | { close: true } | { pause: number }>;

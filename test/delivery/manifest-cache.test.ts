@@ -1,5 +1,5 @@
 import t from 'tap';
-import { ManifestCache, type CacheHit, type Rendered } from '../../lib/dai/manifest-cache.js';
+import { ManifestCache, type CacheHit, type Rendered } from '../../lib/delivery/manifest-cache.js';
 
 const ok = (body: string, freshMs = 1000, staleMs = 10_000): Rendered => ({
   status: 200,
