@@ -129,7 +129,8 @@ async function service(upstreamPort: number, workers?: number): Promise<Target> 
   const serverJs = path.join(root, 'dist', 'bin', 'server.js');
   const t = launch(
     process.execPath,
-    [...SERVICE_FLAGS, serverJs],
+    // RIG_NODE_FLAGS: extra flags for the service alone, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` or `--perf-basic-prof`.
+    [...SERVICE_FLAGS, ...(process.env['RIG_NODE_FLAGS']?.split(' ').filter(Boolean) ?? []), serverJs],
     workers && workers > 1 ? undefined : SERVER_CPU,
     env,
     { silent: !process.env['RIG_VERBOSE'] },

@@ -7,13 +7,12 @@
  * The per-viewer rate limit (`adproxy`) therefore never changes the answer: a caller over it still
  * gets the empty VAST, and only the registration is skipped (counted, logged once a second).
  */
-import { BlockList } from 'node:net';
 import { addressText, type HttpRequest, type HttpResponse, type TemplatedApp } from '../http/uws.js';
 import type { Registry } from '../http/metrics.js';
 import { guardMethods } from '../http/methods.js';
 import { requestIdOf } from '../http/request-id.js';
 import type { RateLimiter } from '../http/rate-limit.js';
-import { clientIp } from '../http/client-ip.js';
+import { clientIp, trustedProxies, type TrustedHops } from '../http/client-ip.js';
 import type { Logger } from '../log/index.js';
 import type { EventSettingsSource } from '../delivery/event-settings.js';
 import type { StreamRegistry, StreamTouch } from '../streams/registry.js';
@@ -78,7 +77,7 @@ export function targetingFrom(rawQuery: string): Map<string, string> {
 }
 
 /** The viewer's address: X-Device-Ip (spec) from a trusted caller (the ad manager), else the socket's. Read synchronously (uWS). */
-function clientIpOf(req: HttpRequest, res: HttpResponse, trusted: BlockList): string {
+function clientIpOf(req: HttpRequest, res: HttpResponse, trusted: TrustedHops): string {
   return clientIp(
     req.getHeader('x-device-ip'),
     req.getHeader('x-forwarded-for'),
@@ -107,7 +106,7 @@ export class AdProxy {
     private readonly brands?: BrandCache,
     private readonly limiter?: RateLimiter,
     /** TRUSTED_PROXIES: the only callers whose X-Device-Ip names the viewer (the ad manager's ranges). */
-    private readonly trusted: BlockList = new BlockList(),
+    private readonly trusted: TrustedHops = trustedProxies(''),
   ) {
     const family = metrics.counter('dai_adproxy_requests_total', 'Preroll ad-tag requests by outcome');
     this.requests = family.with({ outcome: 'registered' });

@@ -10,9 +10,8 @@
  * limit (429 beyond it), and recorded only once the DAI host answered its manifest 2xx, so an
  * invented id the upstream refuses leaves nothing behind.
  */
-import { BlockList } from 'node:net';
 import { addressText, type HttpRequest, type HttpResponse, type TemplatedApp } from '../http/uws.js';
-import { clientIp } from '../http/client-ip.js';
+import { clientIp, trustedProxies, type TrustedHops } from '../http/client-ip.js';
 import { Exchange, statusLine } from '../http/exchange.js';
 import { corsOf, type Cors } from '../http/cors.js';
 import { conditionsOf, extraFor, negotiate, sendNegotiated, type Conditions } from '../http/representation.js';
@@ -38,7 +37,7 @@ export interface ManifestProxyOptions {
   contentOrigin: string;
   accessLogSampleRate: number;
   /** TRUSTED_PROXIES: the CDN hops whose X-Forwarded-For names the viewer to the DAI host (geo); none: the peer. */
-  trustedProxies?: BlockList;
+  trustedProxies?: TrustedHops;
 }
 
 export interface ManifestProxyDeps {
@@ -77,7 +76,7 @@ interface KnownPath {
 
 export class ManifestProxy {
   private readonly proxyBase: string;
-  private readonly trusted: BlockList;
+  private readonly trusted: TrustedHops;
   private readonly byStatus;
   private readonly durations;
   private readonly paths = new Map<string, KnownPath>();
@@ -88,7 +87,7 @@ export class ManifestProxy {
     private readonly deps: ManifestProxyDeps,
   ) {
     this.proxyBase = `${opts.publicBaseUrl}/dai/manifest`;
-    this.trusted = opts.trustedProxies ?? new BlockList();
+    this.trusted = opts.trustedProxies ?? trustedProxies('');
     const family = deps.metrics.counter('dai_manifest_requests_total', 'Manifest proxy requests by status');
     this.byStatus = new Map([200, 304, 400, 404, 502, 504].map((s) => [s, family.with({ code: String(s) })]));
     const other = family.with({ code: 'other' });

@@ -17,6 +17,8 @@ export interface Rendered {
   staleMs: number;
   /** The body as text, kept only for renderings that are rendered further per request. */
   text?: string;
+  /** The answer's negotiated forms (ETag, gzip), made on first use by lib/http/representation.ts. */
+  forms?: unknown;
 }
 
 interface Entry {

@@ -169,6 +169,7 @@ export class ManifestFetch implements UpstreamSink {
         body: this.bodies.store(mpd.text),
         freshMs: MASTER_FRESH_MS,
         staleMs: 2 * DEFAULT_TARGET_SEC * 1000,
+        forms: undefined,
       };
     }
     let text = this.trim ? trimThenRewrite(this.body().toString('utf8'), hls, this.trim) : this.text + hls.end();
@@ -192,6 +193,7 @@ export class ManifestFetch implements UpstreamSink {
             body: this.bodies.store(text),
             freshMs: MASTER_FRESH_MS,
             staleMs: 2 * td * 1000,
+            forms: undefined,
           }
         : {
             status: 200,
@@ -199,6 +201,7 @@ export class ManifestFetch implements UpstreamSink {
             body: this.bodies.store(text),
             freshMs: Math.min(1000, (td * 1000) / 2),
             staleMs: 2 * td * 1000,
+            forms: undefined,
           };
     if (this.opts.keepText) out.text = text;
     return out;

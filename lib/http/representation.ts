@@ -4,9 +4,9 @@
  * and a gzip body when the client's `Accept-Encoding` takes it, with `Vary: Accept-Encoding`.
  *
  * Everything is built once per body version, never per request: the ETag, the gzip bytes and the
- * three header sets (identity, gzip, 304) of a rendering are kept in a WeakMap keyed on its body
- * buffer, so a micro-cached manifest is hashed and compressed once however many clients pull it,
- * and forgotten with it. A request costs the header reads and one WeakMap lookup. This module is
+ * header sets (identity, gzip, 304, each made when first needed) of a rendering are kept with it
+ * (on the rendering, or in a WeakMap keyed on its body buffer), so a micro-cached manifest is
+ * hashed and compressed once however many clients pull it, and forgotten with it. This module is
  * the one place that builds those header sets (an `X-Request-Id` or any other per-answer header
  * is added by the caller, like `Age`).
  */
@@ -21,6 +21,12 @@ export interface Body {
   readonly status: number;
   readonly headers: Readonly<Headers>;
   readonly body: Uint8Array;
+  /**
+   * Where negotiate() keeps this answer's forms, on an object made with the slot (`forms:
+   * undefined`: the micro-cached renderings). Others are looked up in a WeakMap by body: a WeakMap
+   * entry per distinct rendering cost ~2 µs of the rig's ~40 (issue 31).
+   */
+  forms?: unknown;
 }
 
 /** One form of an answer, ready to write. `vary`: the answer varies by Accept-Encoding. */
@@ -40,10 +46,10 @@ export interface FormOptions {
   validators?: false;
 }
 
-/** One encoding of a body: its 200 and its 304 (which carries that encoding's ETag). */
+/** One encoding of a body: its 200 and, once a revalidation asked for it, its 304 (which carries that encoding's ETag). */
 interface Form {
   ok: Variant;
-  notModified: Variant;
+  notModified: Variant | undefined;
 }
 
 interface Forms {
@@ -79,8 +85,7 @@ export function negotiate(
   opts?: FormOptions,
 ): Variant {
   if (r.status !== 200) return r;
-  let f = forms.get(r.body);
-  if (!f) forms.set(r.body, (f = build(r, opts)));
+  const f = formsOf(r, opts);
   let form = f.identity;
   if (acceptEncoding !== '' && acceptsGzip(acceptEncoding)) {
     if (f.gzip === undefined) f.gzip = gzipForm(r, f);
@@ -93,15 +98,22 @@ export function negotiate(
       ? etagMatches(ifNoneMatch, f.etag)
       : ifModifiedSince !== '' && notModifiedSince(ifModifiedSince, f.lastModifiedSec)
   )
-    return form.notModified;
+    return (form.notModified ??= notModified(form.ok));
   return form.ok;
 }
 
 /** The strong ETag of a 200 answer (what negotiate() sends). */
 export function etagOf(r: Body, opts?: FormOptions): string {
-  let f = forms.get(r.body);
-  if (!f) forms.set(r.body, (f = build(r, opts)));
-  return f.etag;
+  return formsOf(r, opts).etag;
+}
+
+function formsOf(r: Body, opts: FormOptions | undefined): Forms {
+  const held = (r.forms as Forms | undefined) ?? forms.get(r.body);
+  if (held) return held;
+  const f = build(r, opts);
+  if ('forms' in r && Object.isExtensible(r)) (r as { forms?: unknown }).forms = f;
+  else forms.set(r.body, f);
+  return f;
 }
 
 function build(r: Body, opts: FormOptions | undefined): Forms {
@@ -109,28 +121,32 @@ function build(r: Body, opts: FormOptions | undefined): Forms {
   // has a new tag, whatever shaped it. SHA-1 through OpenSSL costs ~4 µs for a 3.7 KB playlist and
   // ~170 µs for a 1,200-segment DVR window, once per rendering (docs/decisions.md "Issue 27").
   const etag =
-    opts?.validators === false ? '' : `"${crypto.createHash('sha1').update(r.body).digest('base64url').slice(0, 22)}"`;
+    opts?.validators === false ? '' : `"${crypto.hash('sha1', r.body, 'base64url').slice(0, 22)}"`;
   const lastModifiedSec = opts?.lastModified === undefined ? undefined : Math.floor(opts.lastModified / 1000);
-  const validators: Headers = etag ? { ETag: etag } : {};
-  if (lastModifiedSec !== undefined) validators['Last-Modified'] = new Date(lastModifiedSec * 1000).toUTCString();
+  // One copy of the rendering's headers, not frozen: built per distinct rendering, and freezing
+  // (and a second object for the 304 nobody may ask for) doubled the cost (issue 31).
+  const headers: Headers = { ...r.headers };
+  if (etag) headers['ETag'] = etag;
+  if (lastModifiedSec !== undefined) headers['Last-Modified'] = new Date(lastModifiedSec * 1000).toUTCString();
   return {
     etag,
     lastModifiedSec,
-    identity: form({ ...r.headers, ...validators }, r.body),
+    identity: form(headers, r.body),
     gzip: undefined,
     shared: opts?.shared ?? false,
   };
 }
 
-/** A 200 and its 304; RFC 9110 §15.4.5: the 304 carries the validators and Cache-Control (Vary comes with the caller's extra headers). */
 function form(headers: Headers, body: Uint8Array): Form {
+  return { ok: { status: 200, headers, body, vary: true }, notModified: undefined };
+}
+
+/** RFC 9110 §15.4.5: the 304 carries the validators and Cache-Control (Vary comes with the caller's extra headers). */
+function notModified(ok: Variant): Variant {
   const nm: Headers = {};
   for (const name of ['ETag', 'Last-Modified', 'Cache-Control'])
-    if (headers[name] !== undefined) nm[name] = headers[name];
-  return {
-    ok: Object.freeze({ status: 200, headers: Object.freeze(headers), body, vary: true }),
-    notModified: Object.freeze({ status: 304, headers: Object.freeze(nm), body: EMPTY, vary: true }),
-  };
+    if (ok.headers[name] !== undefined) nm[name] = ok.headers[name];
+  return { status: 304, headers: nm, body: EMPTY, vary: true };
 }
 
 /**

@@ -36,8 +36,7 @@ import { targetingFrom } from '../dai/adproxy.js';
 import type { StreamRegistry } from '../streams/registry.js';
 import type { BrandCache } from '../brand/cache.js';
 import type { BrandKeyCache } from './brand-keys.js';
-import { clientIp } from '../http/client-ip.js';
-import type { BlockList } from 'node:net';
+import { clientIp, type TrustedHops } from '../http/client-ip.js';
 import { verifyPlayerToken } from './player-token.js';
 import { masterDir, originPath, parsePlayerPath, variantPath } from './path.js';
 import type { OriginPools } from './origins.js';
@@ -47,7 +46,7 @@ import { rateLimited, type RateLimiter } from '../http/rate-limit.js';
 export interface PlayerFlowOptions {
   /** CONTENT_ORIGIN: root-relative segments go there when the event names no content_origin. */
   contentOrigin: string;
-  trustedProxies: BlockList;
+  trustedProxies: TrustedHops;
   idleSec: number;
 }
 

@@ -7,7 +7,8 @@
  */
 import t from 'tap';
 import { request } from 'undici';
-import { clientIp, trustedProxies } from '../../lib/http/client-ip.js';
+import { BlockList, isIPv4 } from 'node:net';
+import { clientIp, dottedQuad, trustedProxies } from '../../lib/http/client-ip.js';
 import { DaiHostSim } from '../../lib/sim/dai-host.js';
 import { call } from '../helpers/http.js';
 import { freshSchemaUrl, needServices, startTestService, token, UNLIMITED } from '../helpers/services.js';
@@ -54,6 +55,62 @@ t.test('the rule: headers count only from trusted peers', async (t) => {
     'the default trusts nobody, loopback included',
   );
   t.throws(() => trustedProxies('10.0.0.0/33'), /TRUSTED_PROXIES/);
+  t.throws(() => trustedProxies('10.0.0.0/'), /TRUSTED_PROXIES/);
+  t.throws(() => trustedProxies('10.0.0.256'), /TRUSTED_PROXIES/);
+  t.throws(() => trustedProxies('example.org'), /TRUSTED_PROXIES/);
+});
+
+t.test('the hand-written IPv4 check agrees with node:net on every form', async (t) => {
+  const forms = [
+    '1.2.3.4',
+    '0.0.0.0',
+    '255.255.255.255',
+    '256.1.1.1',
+    '01.2.3.4',
+    '1.2.3',
+    '1.2.3.4.5',
+    '1..3.4',
+    '.1.2.3',
+    '1.2.3.',
+    '1.2.3.4 ',
+    ' 1.2.3.4',
+    '1.2.3.04',
+    '1.2.3.0',
+    '1.2.3.a',
+    '',
+    '::ffff:1.2.3.4',
+    '1.2.3.1000',
+    '10.0.0.1',
+  ];
+  for (const f of forms) t.equal(dottedQuad(f) >= 0, isIPv4(f), `"${f}"`);
+  t.equal(dottedQuad('10.1.2.3'), ((10 << 24) | (1 << 16) | (2 << 8) | 3) >>> 0);
+  // Ranges of every prefix length against a BlockList, on addresses in, at the edges of and outside them.
+  const spec = ['10.0.0.0/8', '192.0.2.1', '172.16.0.0/12', '198.51.100.128/25', '0.0.0.0/0'];
+  for (const entry of spec) {
+    const hops = trustedProxies(entry);
+    const list = new BlockList();
+    const [addr, bits] = entry.split('/');
+    list.addSubnet(addr!, bits === undefined ? 32 : Number(bits), 'ipv4');
+    const probes = [
+      '10.0.0.0',
+      '10.255.255.255',
+      '11.0.0.0',
+      '9.255.255.255',
+      '192.0.2.1',
+      '192.0.2.2',
+      '172.31.255.255',
+      '172.32.0.0',
+      '198.51.100.127',
+      '198.51.100.128',
+      '198.51.100.255',
+      '198.51.101.0',
+      '0.0.0.0',
+      '255.255.255.255',
+    ];
+    for (let i = 0; i < 200; i++) probes.push([0, 0, 0, 0].map(() => Math.floor(Math.random() * 256)).join('.'));
+    const wrong = probes.filter((p) => hops.has(p) !== list.check(p, 'ipv4'));
+    t.same(wrong, [], `${entry}: the same verdict as a BlockList on ${probes.length} addresses`);
+  }
 });
 
 t.test('rotating X-Device-Ip from an untrusted peer changes no limit', async (t) => {
