@@ -120,8 +120,7 @@ function build(r: Body, opts: FormOptions | undefined): Forms {
   // A hash of the bytes sent: a changed body (a break starting, a trim, an upstream update) always
   // has a new tag, whatever shaped it. SHA-1 through OpenSSL costs ~4 µs for a 3.7 KB playlist and
   // ~170 µs for a 1,200-segment DVR window, once per rendering (docs/decisions.md "Issue 27").
-  const etag =
-    opts?.validators === false ? '' : `"${crypto.hash('sha1', r.body, 'base64url').slice(0, 22)}"`;
+  const etag = opts?.validators === false ? '' : `"${crypto.hash('sha1', r.body, 'base64url').slice(0, 22)}"`;
   const lastModifiedSec = opts?.lastModified === undefined ? undefined : Math.floor(opts.lastModified / 1000);
   // One copy of the rendering's headers, not frozen: built per distinct rendering, and freezing
   // (and a second object for the 304 nobody may ask for) doubled the cost (issue 31).
