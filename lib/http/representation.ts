@@ -1,10 +1,11 @@
 /**
  * What a CDN pulling from us expects of an answer (issue 27; docs/design.md §16; docs/decisions.md
  * "Issue 27"): a strong ETag, `If-None-Match` / `If-Modified-Since` answered 304 without a body,
- * and a gzip body when the client's `Accept-Encoding` takes it, with `Vary: Accept-Encoding`.
+ * and a gzip (or, for shared bodies, brotli) body when the client's `Accept-Encoding` takes it,
+ * with `Vary: Accept-Encoding`.
  *
- * Everything is built once per body version, never per request: the ETag, the gzip bytes and the
- * three header sets (identity, gzip, 304) of a rendering are kept in a WeakMap keyed on its body
+ * Everything is built once per body version, never per request: the ETag, the compressed bytes and
+ * the header sets (identity, gzip, br, a 304 for each) of a rendering are kept in a WeakMap keyed on its body
  * buffer, so a micro-cached manifest is hashed and compressed once however many clients pull it,
  * and forgotten with it. A request costs the header reads and one WeakMap lookup. This module is
  * the one place that builds those header sets (an `X-Request-Id` or any other per-answer header
@@ -33,7 +34,8 @@ export interface FormOptions {
   lastModified?: number;
   /**
    * A body many requests share (micro-cached renderings, stitched sessions, static pages):
-   * compressed at level 6, since it is done once. Others (one stream's, one request's) at level 1.
+   * compressed at level 6, since it is done once, and offered as brotli too. Others (one stream's,
+   * one request's) gzip only, at level 1.
    */
   shared?: boolean;
   /** false: no ETag and no 304 (answers that are never revalidated: a per-request VAST, `no-store`). */
@@ -52,11 +54,19 @@ interface Forms {
   identity: Form;
   /** undefined: not compressed yet; null: not worth it (small, or gzip did not shrink it). */
   gzip: Form | null | undefined;
+  /** The same for brotli; only shared bodies ever get one. */
+  br: Form | null | undefined;
   shared: boolean;
 }
 
 const EMPTY = new Uint8Array(0);
 const forms = new WeakMap<Uint8Array, Forms>();
+
+/** What an Accept-Encoding takes, as bits: gzip acceptable, br acceptable, and which one it prefers by q (none: a tie). */
+const GZIP = 1;
+const BR = 2;
+const GZIP_FIRST = 4;
+const BR_FIRST = 8;
 
 /** Below this many bytes a body goes out as it is (COMPRESS_MIN_BYTES; gzip's 18-byte frame and the CPU do not pay). */
 export const compression = { minBytes: 1024 };
@@ -67,9 +77,9 @@ export function configureCompression(minBytes: number): void {
 }
 
 /**
- * The form of `r` this request gets: 304 when a validator matches, gzip when accepted and worth
- * it, else identity. Answers other than 200 (errors) are returned as they are: they carry no
- * validators and are never compressed (small problem+json bodies).
+ * The form of `r` this request gets: 304 when a validator matches, br or gzip when accepted and
+ * worth it (chooseCoding), else identity. Answers other than 200 (errors) are returned as they
+ * are: they carry no validators and are never compressed (small problem+json bodies).
  */
 export function negotiate(
   r: Body,
@@ -81,11 +91,7 @@ export function negotiate(
   if (r.status !== 200) return r;
   let f = forms.get(r.body);
   if (!f) forms.set(r.body, (f = build(r, opts)));
-  let form = f.identity;
-  if (acceptEncoding !== '' && acceptsGzip(acceptEncoding)) {
-    if (f.gzip === undefined) f.gzip = gzipForm(r, f);
-    if (f.gzip) form = f.gzip;
-  }
+  const form = acceptEncoding === '' ? f.identity : chooseCoding(r, f, acceptsOf(acceptEncoding));
   if (f.etag === '') return form.ok; // no validators: only the encoding is negotiated
   // RFC 9110 §13.1.3: If-Modified-Since is ignored when If-None-Match is present.
   if (
@@ -118,6 +124,7 @@ function build(r: Body, opts: FormOptions | undefined): Forms {
     lastModifiedSec,
     identity: form({ ...r.headers, ...validators }, r.body),
     gzip: undefined,
+    br: undefined,
     shared: opts?.shared ?? false,
   };
 }
@@ -134,6 +141,33 @@ function form(headers: Headers, body: Uint8Array): Form {
 }
 
 /**
+ * Which form a request that names codings gets. The coding with the higher q wins; on a tie (the
+ * usual `gzip, deflate, br`) the smaller form, so brotli goes out only where it beats gzip (on some
+ * playlists of random-looking URIs it does not). A coding whose form is not worth it (small, or not
+ * smaller than the body) falls back to the other, then to identity. Only shared bodies have a br form.
+ */
+function chooseCoding(r: Body, f: Forms, acc: number): Form {
+  if (acc === 0) return f.identity;
+  if (acc & GZIP_FIRST) return gzipOf(r, f) ?? (acc & BR ? brOf(r, f) : null) ?? f.identity;
+  if (acc & BR_FIRST) return brOf(r, f) ?? (acc & GZIP ? gzipOf(r, f) : null) ?? f.identity;
+  const br = acc & BR ? brOf(r, f) : null;
+  const gz = acc & GZIP ? gzipOf(r, f) : null;
+  if (br && gz) return br.ok.body.byteLength < gz.ok.body.byteLength ? br : gz;
+  return br ?? gz ?? f.identity;
+}
+
+function gzipOf(r: Body, f: Forms): Form | null {
+  if (f.gzip === undefined) f.gzip = gzipForm(r, f);
+  return f.gzip;
+}
+
+function brOf(r: Body, f: Forms): Form | null {
+  if (!f.shared) return null; // per-stream bodies: gzip only, at a fast level
+  if (f.br === undefined) f.br = brForm(r, f);
+  return f.br;
+}
+
+/**
  * gzip, synchronously: measured cheaper than zlib's async API for these sizes (its thread-pool
  * round trip alone is ~0.5 ms), and done once per body version (docs/decisions.md "Issue 27").
  * A strong tag names one representation (RFC 9110 §8.8.3), so the gzip form's is the identity's
@@ -147,9 +181,35 @@ function gzipForm(r: Body, f: Forms): Form | null {
   );
   if (gz.byteLength >= r.body.byteLength) return null;
   const headers: Headers = { ...f.identity.ok.headers, 'Content-Encoding': 'gzip' };
-  if (f.etag) headers['ETag'] = gzTag(f.etag);
+  if (f.etag) headers['ETag'] = codingTag(f.etag, 'gz');
   return form(headers, gz);
 }
+
+/**
+ * Brotli for shared bodies, once per body version, at quality 4 in text mode. Measured on the
+ * fixtures (docs/decisions.md "Issue 27, brotli"): quality 4 costs about what gzip level 6 does
+ * (25 µs for a 3.4 KB live variant, 240 µs for a 127 KB DVR window) and comes out 5–55 % smaller;
+ * quality 5–6 costs 1.5–2.5× that for a few % more; 9 and up cost milliseconds. The window is cut
+ * to the body (at least 64 KB): brotli's default 4 MB ring buffer alone costs ~15 µs a call.
+ */
+function brForm(r: Body, f: Forms): Form | null {
+  const len = r.body.byteLength;
+  if (len < compression.minBytes) return null;
+  const br = zlib.brotliCompressSync(r.body, {
+    params: {
+      [zlib.constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY,
+      [zlib.constants.BROTLI_PARAM_MODE]: zlib.constants.BROTLI_MODE_TEXT,
+      [zlib.constants.BROTLI_PARAM_SIZE_HINT]: len,
+      [zlib.constants.BROTLI_PARAM_LGWIN]: Math.min(24, Math.max(16, Math.ceil(Math.log2(len)))),
+    },
+  });
+  if (br.byteLength >= len) return null;
+  const headers: Headers = { ...f.identity.ok.headers, 'Content-Encoding': 'br' };
+  if (f.etag) headers['ETag'] = codingTag(f.etag, 'br');
+  return form(headers, br);
+}
+
+const BROTLI_QUALITY = 4;
 
 /**
  * A live variant (a few KB) costs zlib more to set up than to compress: its default 32 KB window
@@ -161,18 +221,25 @@ const SMALL_OPTIONS = Object.freeze({ level: 6, windowBits: 13, memLevel: 5 });
 const SHARED_OPTIONS = Object.freeze({ level: 6 });
 const FAST_OPTIONS = Object.freeze({ level: 1 });
 
-function gzTag(etag: string): string {
-  return `${etag.slice(0, -1)}-gz"`;
+/** A compressed form's tag: the identity's with `-gz` or `-br` (as Apache httpd does). */
+function codingTag(etag: string, suffix: 'gz' | 'br'): string {
+  return `${etag.slice(0, -1)}-${suffix}"`;
 }
 
-/** If-None-Match: `*`, or a list of entity tags compared weakly (RFC 9110 §13.1.2); the gzip form's tag matches too. */
+/**
+ * If-None-Match: `*`, or a list of entity tags compared weakly (RFC 9110 §13.1.2); every form's
+ * tag matches (the forms of one body version decode to the same bytes).
+ */
 export function etagMatches(header: string, etag: string): boolean {
   if (header.trim() === '*') return true;
-  const gz = gzTag(etag);
+  const stem = etag.slice(0, -1);
   for (let part of header.split(',')) {
     part = part.trim();
     if (part.startsWith('W/')) part = part.slice(2);
-    if (part === etag || part === gz) return true;
+    if (part === etag) return true;
+    // `"<stem>-gz"` or `"<stem>-br"`
+    if (part.length === etag.length + 3 && part.startsWith(stem) && /^-(?:gz|br)"$/.test(part.slice(stem.length)))
+      return true;
   }
   return false;
 }
@@ -185,23 +252,33 @@ export function notModifiedSince(header: string, lastModifiedSec: number | undef
 }
 
 /** Accept-Encoding values repeat (a CDN sends one or two spellings): parsed once each, a bounded memo. */
-const acceptMemo = new Map<string, boolean>();
+const acceptMemo = new Map<string, number>();
 
-/** Whether gzip is acceptable (RFC 9110 §12.5.3): `gzip` or `x-gzip` or `*` with q > 0, the most specific entry deciding. */
-export function acceptsGzip(header: string): boolean {
+function acceptsOf(header: string): number {
   let v = acceptMemo.get(header);
   if (v === undefined) {
-    v = parseAcceptsGzip(header);
+    v = parseAccepts(header);
     if (acceptMemo.size >= 256) acceptMemo.clear();
     acceptMemo.set(header, v);
   }
   return v;
 }
 
-function parseAcceptsGzip(header: string): boolean {
+/** Whether gzip is acceptable (RFC 9110 §12.5.3): `gzip` or `x-gzip` or `*` with q > 0, the most specific entry deciding. */
+export function acceptsGzip(header: string): boolean {
+  return (acceptsOf(header) & GZIP) !== 0;
+}
+
+/** Whether br is acceptable: `br` or `*` with q > 0, the most specific entry deciding. */
+export function acceptsBr(header: string): boolean {
+  return (acceptsOf(header) & BR) !== 0;
+}
+
+function parseAccepts(header: string): number {
   let gzip: number | undefined;
+  let br: number | undefined;
   let star: number | undefined;
-  if (header.length > 1024) return false;
+  if (header.length > 1024) return 0; // hostile: identity
   for (const item of header.split(',')) {
     const [name, ...params] = item.split(';');
     const coding = name!.trim().toLowerCase();
@@ -214,10 +291,12 @@ function parseAcceptsGzip(header: string): boolean {
       }
     }
     if (coding === 'gzip' || coding === 'x-gzip') gzip = Math.max(gzip ?? 0, q);
+    else if (coding === 'br') br = Math.max(br ?? 0, q);
     else if (coding === '*') star = q;
   }
-  if (gzip !== undefined) return gzip > 0;
-  return star !== undefined && star > 0;
+  const gq = gzip ?? star ?? 0;
+  const bq = br ?? star ?? 0;
+  return (gq > 0 ? GZIP : 0) | (bq > 0 ? BR : 0) | (gq > bq ? GZIP_FIRST : 0) | (bq > gq ? BR_FIRST : 0);
 }
 
 /** `Vary: Accept-Encoding` merged into a precomputed CORS set (one `Vary: Origin, Accept-Encoding` header), memoized per set. */
