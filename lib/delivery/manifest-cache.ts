@@ -17,6 +17,10 @@ export interface Rendered {
   staleMs: number;
   /** The body as text, kept only for renderings that are rendered further per request. */
   text?: string;
+  /** A VOD rendering (an EXT-X-ENDLIST playlist, a static MPD): answered with a Last-Modified (issue 27). */
+  vod?: boolean;
+  /** The upstream's Last-Modified (ms since the epoch) of a VOD rendering, when it sent a valid one. */
+  upstreamLastModified?: number;
 }
 
 interface Entry {
