@@ -187,8 +187,9 @@ function gzipForm(r: Body, f: Forms): Form | null {
 
 /**
  * Brotli for shared bodies, once per body version, at quality 4 in text mode. Measured on the
- * fixtures (docs/decisions.md "Issue 27, brotli"): quality 4 costs about what gzip level 6 does
- * (25 µs for a 3.4 KB live variant, 240 µs for a 127 KB DVR window) and comes out 5–55 % smaller;
+ * fixtures (docs/decisions.md "Issue 27 (rest)"): quality 4 costs about what gzip level 6 does
+ * (25 µs for a 3.4 KB live variant, 240 µs for a 127 KB DVR window) and comes out up to 55 %
+ * smaller (2 % larger on playlists of random-looking URIs: gzip goes out there);
  * quality 5–6 costs 1.5–2.5× that for a few % more; 9 and up cost milliseconds. The window is cut
  * to the body (at least 64 KB): brotli's default 4 MB ring buffer alone costs ~15 µs a call.
  */
