@@ -6,7 +6,8 @@
  *     serving the same precompressed bytes (target ≥ 0.9×)
  *   distinct + gzip: 1,000 streams, every request upstream, against nginx proxy_pass + sub_filter
  *     with `gzip on` (target ≥ 1.0×)
- *   DVR bytes on the wire per pull (1,200 segments), identity and gzip, from wrk's transfer rate
+ *   DVR bytes on the wire per pull (1,200 segments), identity, gzip and `gzip, deflate, br` (br: the
+ *     smaller form), from wrk's transfer rate
  *   304 share under a CDN-like revalidation mix: 90 % of requests revalidate one hot URL with the
  *     last ETag seen, 10 % come without
  */
@@ -19,6 +20,8 @@ import { nginxProxy } from './nginx.js';
 
 const PREFIX = '/dai/manifest/linear/hls/pa/event/BENCH';
 const GZIP = { 'Accept-Encoding': 'gzip' };
+/** What a CDN with brotli enabled forwards: the service answers the smaller of br and gzip (a shared body). */
+const BR = { 'Accept-Encoding': 'gzip, deflate, br' };
 /** The target's event without a live window (bench/targets/service.ts): the whole 1,200-segment DVR playlist goes out. */
 const UNTRIMMED = '/dai/manifest/linear/hls/pa/event/ADS';
 
@@ -95,6 +98,7 @@ export async function runCdn(quick: boolean): Promise<void> {
         { label: 'variant/distinct identity', spec: { kind: 'variant', scenario: 'distinct' } },
         { label: 'dvr/hot identity', spec: { kind: 'dvr', scenario: 'hot', prefix: UNTRIMMED } },
         { label: 'dvr/hot gzip', spec: { kind: 'dvr', scenario: 'hot', headers: GZIP, prefix: UNTRIMMED } },
+        { label: 'dvr/hot br', spec: { kind: 'dvr', scenario: 'hot', headers: BR, prefix: UNTRIMMED } },
         {
           label: 'variant/hot revalidating 90 %',
           spec: { kind: 'variant', scenario: 'hot', headers: GZIP, revalidate: 0.9 },
@@ -118,7 +122,7 @@ export async function runCdn(quick: boolean): Promise<void> {
       `distinct gzip: service / nginx gzip on = ${ratio(find(service, 'variant/distinct gzip')?.rps, find(nginx, 'variant/distinct gzip')?.rps)} (target ≥ 1.0)\n`,
     );
     process.stdout.write(
-      `DVR bytes per pull: identity ${find(service, 'dvr/hot identity')?.bytesPerReq ?? 'n/a'} B, gzip ${find(service, 'dvr/hot gzip')?.bytesPerReq ?? 'n/a'} B\n`,
+      `DVR bytes per pull: identity ${find(service, 'dvr/hot identity')?.bytesPerReq ?? 'n/a'} B, gzip ${find(service, 'dvr/hot gzip')?.bytesPerReq ?? 'n/a'} B, br ${find(service, 'dvr/hot br')?.bytesPerReq ?? 'n/a'} B\n`,
     );
   } finally {
     sim.child.kill('SIGKILL');

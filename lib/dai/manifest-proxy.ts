@@ -14,7 +14,14 @@ import { addressText, type HttpRequest, type HttpResponse, type TemplatedApp } f
 import { clientIp, trustedProxies, type TrustedHops } from '../http/client-ip.js';
 import { Exchange, statusLine } from '../http/exchange.js';
 import { corsOf, type Cors } from '../http/cors.js';
-import { conditionsOf, extraFor, negotiate, sendNegotiated, type Conditions } from '../http/representation.js';
+import {
+  conditionsOf,
+  extraFor,
+  negotiate,
+  sendNegotiated,
+  type Conditions,
+  type FormOptions,
+} from '../http/representation.js';
 import { HttpError, problemResponse } from '../http/problem.js';
 import type { Registry } from '../http/metrics.js';
 import type { Logger } from '../log/index.js';
@@ -30,6 +37,7 @@ import type { EventSettings, EventSettingsSource } from '../delivery/event-setti
 import { STREAM_LIMITS, type StreamRegistry } from '../streams/registry.js';
 import type { BreakSource } from '../delivery/break-source.js';
 import { rateLimited, type RateLimiter } from '../http/rate-limit.js';
+import { VodDates } from './vod-dates.js';
 
 export interface ManifestProxyOptions {
   daiHost: string;
@@ -81,12 +89,16 @@ export class ManifestProxy {
   private readonly durations;
   private readonly paths = new Map<string, KnownPath>();
   private readonly bodies = new BodySlab();
+  private readonly vodDates: VodDates;
+  /** The form options of VOD renderings (their Last-Modified), decided once per rendering. */
+  private readonly vodOptions = new WeakMap<Rendered, FormOptions>();
 
   constructor(
     private readonly opts: ManifestProxyOptions,
     private readonly deps: ManifestProxyDeps,
   ) {
     this.proxyBase = `${opts.publicBaseUrl}/dai/manifest`;
+    this.vodDates = new VodDates(deps.events.generation, deps.breaks?.generation ?? 0);
     this.trusted = opts.trustedProxies ?? trustedProxies('');
     const family = deps.metrics.counter('dai_manifest_requests_total', 'Manifest proxy requests by status');
     this.byStatus = new Map([200, 304, 400, 404, 502, 504].map((s) => [s, family.with({ code: String(s) })]));
@@ -229,7 +241,7 @@ export class ManifestProxy {
         req.getHeader('if-none-match'),
         req.getHeader('if-modified-since'),
         req.getHeader('accept-encoding'),
-        SHARED,
+        hit.value.vod === true ? this.optionsOf(hit.value, upstreamPath) : SHARED,
       );
       this.count(v.status, started);
       if (v.status !== 200) res.writeStatus(statusLine(v.status));
@@ -248,7 +260,7 @@ export class ManifestProxy {
     }
     const ex = new Exchange(res, isHead, cors, id);
     const conditions = conditionsOf(req);
-    if (hit) return this.answer(ex, hit.value, hit.ageSec, started, conditions);
+    if (hit) return this.answer(ex, hit.value, hit.ageSec, started, conditions, upstreamPath);
     // The viewer as trusted hops name it (issue 24): a client cannot choose its geo at the DAI host.
     const xff = clientIp('', req.getHeader('x-forwarded-for'), addressText(res.getRemoteAddressAsText()), this.trusted);
     this.deps.inFlight.count++;
@@ -259,7 +271,7 @@ export class ManifestProxy {
         this.deps.inFlight.count--;
         try {
           if (newStream && hit?.value.status === 200) this.register(streamId!, settings, target, masterPath);
-          this.answer(ex, hit ? hit.value : this.failure(err, ex.id), hit?.ageSec, started, conditions);
+          this.answer(ex, hit ? hit.value : this.failure(err, ex.id), hit?.ageSec, started, conditions, upstreamPath);
         } catch (e) {
           this.deps.log.error({ err: e }, 'manifest answer failed');
         }
@@ -310,6 +322,7 @@ export class ManifestProxy {
     ageSec: number | undefined,
     started: number,
     conditions = NO_CONDITIONS,
+    upstreamPath = '',
   ): void {
     this.count(r.status, started);
     // A problem gets this answer's request_id in the shared rendering; errors are neither compressed nor validated.
@@ -318,7 +331,27 @@ export class ManifestProxy {
       ex.send(r.status, ageSec === undefined ? r.headers : { ...r.headers, Age: String(ageSec) }, bodyFor(r, ex.id));
       return;
     }
-    sendNegotiated(ex, r, conditions, ageSec, SHARED);
+    sendNegotiated(ex, r, conditions, ageSec, r.vod === true ? this.optionsOf(r, upstreamPath) : SHARED);
+  }
+
+  /**
+   * A VOD rendering's form options: shared, with its Last-Modified (lib/dai/vod-dates.ts). Decided
+   * at its first answer, which builds its forms (lib/http/representation.ts reads the options then).
+   */
+  private optionsOf(r: Rendered, upstreamPath: string): FormOptions {
+    let o = this.vodOptions.get(r);
+    if (!o) {
+      const lastModified = this.vodDates.dateOf(
+        upstreamPath,
+        r.body,
+        r.upstreamLastModified,
+        this.deps.events.generation,
+        this.deps.breaks?.generation ?? 0,
+      );
+      o = lastModified === undefined ? SHARED : Object.freeze({ shared: true, lastModified });
+      this.vodOptions.set(r, o);
+    }
+    return o;
   }
 
   /** Fetches and rewrites one manifest: done gets the rendering, or the error (5xx, garbage, timeout). */

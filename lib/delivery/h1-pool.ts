@@ -27,8 +27,11 @@ import type { buildConnector } from 'undici';
 
 /** What one request hears. Exactly one of end and error is called, once, unless the caller aborted. */
 export interface H1Handler {
-  /** The final status (1xx are skipped); return false to drop the body (it is still read). */
-  status(code: number): boolean;
+  /**
+   * The final status (1xx are skipped); return false to drop the body (it is still read).
+   * lastModified: the response's Last-Modified value as sent (VOD answers are dated by it, issue 27).
+   */
+  status(code: number, lastModified?: string): boolean;
   /** Body bytes; a chunk stays valid until end() or error() returns (copy it to keep it longer). */
   data(chunk: Buffer): void;
   end(): void;
@@ -357,6 +360,7 @@ class Connection {
     let length = -1;
     let chunked = false;
     let connection = '';
+    let lastModified: string | undefined;
     // Each line ends CRLF (checked above); the blank line ends the text.
     let line = text.indexOf('\n') + 1;
     const last = text.length - 2;
@@ -382,6 +386,10 @@ class Connection {
           }
           chunked = true;
         } else if (name === 'connection') connection = value.toLowerCase();
+      } else if (len === 13 && (text.charCodeAt(line) | 0x20) === 0x6c) {
+        // 13 letters starting with l: Last-Modified is the one header read beside the framing ones.
+        if (text.slice(line, colon).toLowerCase() === 'last-modified')
+          lastModified = text.slice(colon + 1, stop).trim();
       }
       line = stop + 2;
     }
@@ -402,7 +410,7 @@ class Connection {
       return end; // informational: the real head follows
     }
     const req = this.req!;
-    this.keep = req.handler.status(status);
+    this.keep = req.handler.status(status, lastModified);
     if (req.done) return -1; // the handler gave up (its deadline)
     if (status === 204 || status === 304 || length === 0) {
       this.complete(buf, end);

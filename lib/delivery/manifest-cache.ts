@@ -19,6 +19,10 @@ export interface Rendered {
   text?: string;
   /** The answer's negotiated forms (ETag, gzip), made on first use by lib/http/representation.ts. */
   forms?: unknown;
+  /** A VOD rendering (an EXT-X-ENDLIST playlist, a static MPD): answered with a Last-Modified (issue 27). */
+  vod?: boolean;
+  /** The upstream's Last-Modified (ms since the epoch) of a VOD rendering, when it sent a valid one. */
+  upstreamLastModified?: number;
 }
 
 interface Entry {

@@ -97,6 +97,8 @@ export class ManifestFetch implements UpstreamSink {
   private readonly hls: PlaylistRewriter | undefined;
   private readonly chunks: Buffer[] = [];
   private text = '';
+  /** The upstream's Last-Modified as sent (VOD renderings are dated by it). */
+  private lastModified: string | undefined;
 
   constructor(
     private readonly target: FetchTarget,
@@ -114,7 +116,8 @@ export class ManifestFetch implements UpstreamSink {
     this.hls = target.kind === 'mpd' ? undefined : new PlaylistRewriter(rules);
   }
 
-  start(status: number): boolean {
+  start(status: number, lastModified?: string): boolean {
+    this.lastModified = lastModified;
     return status >= 200 && status < 300;
   }
 
@@ -163,7 +166,7 @@ export class ManifestFetch implements UpstreamSink {
           'failed',
           `${this.opts.upstreamName ?? 'the DAI host'} answered something that is not an MPD`,
         );
-      return {
+      const out: Rendered = {
         status: 200,
         headers: DASH_HEADERS,
         body: this.bodies.store(mpd.text),
@@ -171,6 +174,8 @@ export class ManifestFetch implements UpstreamSink {
         staleMs: 2 * DEFAULT_TARGET_SEC * 1000,
         forms: undefined,
       };
+      if (isStaticMpd(mpd.text)) this.markVod(out);
+      return out;
     }
     let text = this.trim ? trimThenRewrite(this.body().toString('utf8'), hls, this.trim) : this.text + hls.end();
     if (!hls.valid)
@@ -185,6 +190,7 @@ export class ManifestFetch implements UpstreamSink {
         this.breaks.apply(text, settings.eventId, this.target.streamId, (uri) => uri.startsWith(contentPrefix)) ?? text;
     }
     const td = targetDurationOf(text);
+    const vod = text.endsWith('#EXT-X-ENDLIST\n');
     const out: Rendered =
       hls.kind !== 'media'
         ? {
@@ -197,13 +203,30 @@ export class ManifestFetch implements UpstreamSink {
           }
         : {
             status: 200,
-            headers: text.endsWith('#EXT-X-ENDLIST\n') ? VOD_HEADERS : mediaHeaders(td),
+            headers: vod ? VOD_HEADERS : mediaHeaders(td),
             body: this.bodies.store(text),
             freshMs: Math.min(1000, (td * 1000) / 2),
             staleMs: 2 * td * 1000,
             forms: undefined,
           };
     if (this.opts.keepText) out.text = text;
+    if (vod && hls.kind === 'media') this.markVod(out);
     return out;
   }
+
+  /** A VOD rendering, with the upstream's date when it sent a valid one that is not in the future. */
+  private markVod(out: Rendered): void {
+    out.vod = true;
+    const at = this.lastModified === undefined ? NaN : Date.parse(this.lastModified);
+    if (Number.isFinite(at) && at <= Date.now()) out.upstreamLastModified = at;
+  }
+}
+
+/** MPD@type is static when it says so or says nothing (ISO/IEC 23009-1 §5.3.1.2: the default). */
+export function isStaticMpd(text: string): boolean {
+  const at = text.indexOf('<MPD');
+  if (at === -1) return false;
+  const end = text.indexOf('>', at);
+  const type = /\stype\s*=\s*["']([^"']*)["']/.exec(text.slice(at, end === -1 ? undefined : end));
+  return !type || type[1] === 'static';
 }

@@ -31,8 +31,8 @@ export class UpstreamError extends Error {
 
 /** Receives one upstream response. Exactly one of end and error is called, once. */
 export interface UpstreamSink {
-  /** Called once with the final status; return false to discard the body (still consumed). */
-  start(status: number): boolean;
+  /** Called once with the final status (and the upstream's Last-Modified, as sent); return false to discard the body (still consumed). */
+  start(status: number, lastModified?: string): boolean;
   /** Body bytes; a chunk stays valid until end() or error() returns (copy it to keep it longer). */
   data(chunk: Buffer): void;
   /** The response is complete (its body consumed). */
@@ -103,9 +103,9 @@ class UpstreamExchange implements H1Handler {
     private readonly deadlineMs: number,
   ) {}
 
-  status(code: number): boolean {
+  status(code: number, lastModified?: string): boolean {
     this.code = code;
-    return this.sink.start(code);
+    return this.sink.start(code, lastModified);
   }
 
   data(chunk: Buffer): void {

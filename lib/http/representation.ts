@@ -1,12 +1,13 @@
 /**
  * What a CDN pulling from us expects of an answer (issue 27; docs/design.md §16; docs/decisions.md
  * "Issue 27"): a strong ETag, `If-None-Match` / `If-Modified-Since` answered 304 without a body,
- * and a gzip body when the client's `Accept-Encoding` takes it, with `Vary: Accept-Encoding`.
+ * and a gzip (or, for shared bodies, brotli) body when the client's `Accept-Encoding` takes it,
+ * with `Vary: Accept-Encoding`.
  *
- * Everything is built once per body version, never per request: the ETag, the gzip bytes and the
- * header sets (identity, gzip, 304, each made when first needed) of a rendering are kept with it
- * (on the rendering, or in a WeakMap keyed on its body buffer), so a micro-cached manifest is
- * hashed and compressed once however many clients pull it, and forgotten with it. This module is
+ * Everything is built once per body version, never per request: the ETag, the compressed bytes and
+ * the header sets (identity, gzip, br, and a 304 for each once asked for) of a rendering are kept
+ * with it (on the rendering, or in a WeakMap keyed on its body buffer), so a micro-cached manifest
+ * is hashed and compressed once however many clients pull it, and forgotten with it. This module is
  * the one place that builds those header sets (an `X-Request-Id` or any other per-answer header
  * is added by the caller, like `Age`).
  */
@@ -39,7 +40,8 @@ export interface FormOptions {
   lastModified?: number;
   /**
    * A body many requests share (micro-cached renderings, stitched sessions, static pages):
-   * compressed at level 6, since it is done once. Others (one stream's, one request's) at level 1.
+   * compressed at level 6, since it is done once, and offered as brotli too. Others (one stream's,
+   * one request's) gzip only, at level 1.
    */
   shared?: boolean;
   /** false: no ETag and no 304 (answers that are never revalidated: a per-request VAST, `no-store`). */
@@ -58,11 +60,19 @@ interface Forms {
   identity: Form;
   /** undefined: not compressed yet; null: not worth it (small, or gzip did not shrink it). */
   gzip: Form | null | undefined;
+  /** The same for brotli; only shared bodies ever get one. */
+  br: Form | null | undefined;
   shared: boolean;
 }
 
 const EMPTY = new Uint8Array(0);
 const forms = new WeakMap<Uint8Array, Forms>();
+
+/** What an Accept-Encoding takes, as bits: gzip acceptable, br acceptable, and which one it prefers by q (none: a tie). */
+const GZIP = 1;
+const BR = 2;
+const GZIP_FIRST = 4;
+const BR_FIRST = 8;
 
 /** Below this many bytes a body goes out as it is (COMPRESS_MIN_BYTES; gzip's 18-byte frame and the CPU do not pay). */
 export const compression = { minBytes: 1024 };
@@ -73,9 +83,9 @@ export function configureCompression(minBytes: number): void {
 }
 
 /**
- * The form of `r` this request gets: 304 when a validator matches, gzip when accepted and worth
- * it, else identity. Answers other than 200 (errors) are returned as they are: they carry no
- * validators and are never compressed (small problem+json bodies).
+ * The form of `r` this request gets: 304 when a validator matches, br or gzip when accepted and
+ * worth it (chooseCoding), else identity. Answers other than 200 (errors) are returned as they
+ * are: they carry no validators and are never compressed (small problem+json bodies).
  */
 export function negotiate(
   r: Body,
@@ -86,11 +96,7 @@ export function negotiate(
 ): Variant {
   if (r.status !== 200) return r;
   const f = formsOf(r, opts);
-  let form = f.identity;
-  if (acceptEncoding !== '' && acceptsGzip(acceptEncoding)) {
-    if (f.gzip === undefined) f.gzip = gzipForm(r, f);
-    if (f.gzip) form = f.gzip;
-  }
+  const form = acceptEncoding === '' ? f.identity : chooseCoding(r, f, acceptsOf(acceptEncoding));
   if (f.etag === '') return form.ok; // no validators: only the encoding is negotiated
   // RFC 9110 §13.1.3: If-Modified-Since is ignored when If-None-Match is present.
   if (
@@ -132,6 +138,7 @@ function build(r: Body, opts: FormOptions | undefined): Forms {
     lastModifiedSec,
     identity: form(headers, r.body),
     gzip: undefined,
+    br: undefined,
     shared: opts?.shared ?? false,
   };
 }
@@ -149,6 +156,33 @@ function notModified(ok: Variant): Variant {
 }
 
 /**
+ * Which form a request that names codings gets. The coding with the higher q wins; on a tie (the
+ * usual `gzip, deflate, br`) the smaller form, so brotli goes out only where it beats gzip (on some
+ * playlists of random-looking URIs it does not). A coding whose form is not worth it (small, or not
+ * smaller than the body) falls back to the other, then to identity. Only shared bodies have a br form.
+ */
+function chooseCoding(r: Body, f: Forms, acc: number): Form {
+  if (acc === 0) return f.identity;
+  if (acc & GZIP_FIRST) return gzipOf(r, f) ?? (acc & BR ? brOf(r, f) : null) ?? f.identity;
+  if (acc & BR_FIRST) return brOf(r, f) ?? (acc & GZIP ? gzipOf(r, f) : null) ?? f.identity;
+  const br = acc & BR ? brOf(r, f) : null;
+  const gz = acc & GZIP ? gzipOf(r, f) : null;
+  if (br && gz) return br.ok.body.byteLength < gz.ok.body.byteLength ? br : gz;
+  return br ?? gz ?? f.identity;
+}
+
+function gzipOf(r: Body, f: Forms): Form | null {
+  if (f.gzip === undefined) f.gzip = gzipForm(r, f);
+  return f.gzip;
+}
+
+function brOf(r: Body, f: Forms): Form | null {
+  if (!f.shared) return null; // per-stream bodies: gzip only, at a fast level
+  if (f.br === undefined) f.br = brForm(r, f);
+  return f.br;
+}
+
+/**
  * gzip, synchronously: measured cheaper than zlib's async API for these sizes (its thread-pool
  * round trip alone is ~0.5 ms), and done once per body version (docs/decisions.md "Issue 27").
  * A strong tag names one representation (RFC 9110 §8.8.3), so the gzip form's is the identity's
@@ -156,14 +190,71 @@ function notModified(ok: Variant): Variant {
  */
 function gzipForm(r: Body, f: Forms): Form | null {
   if (r.body.byteLength < compression.minBytes) return null;
-  const gz = zlib.gzipSync(
-    r.body,
-    r.body.byteLength <= SMALL ? SMALL_OPTIONS : f.shared ? SHARED_OPTIONS : FAST_OPTIONS,
+  const gz = compressOnce(f.etag, 'gz', () =>
+    zlib.gzipSync(r.body, r.body.byteLength <= SMALL ? SMALL_OPTIONS : f.shared ? SHARED_OPTIONS : FAST_OPTIONS),
   );
   if (gz.byteLength >= r.body.byteLength) return null;
   const headers: Headers = { ...f.identity.ok.headers, 'Content-Encoding': 'gzip' };
-  if (f.etag) headers['ETag'] = gzTag(f.etag);
+  if (f.etag) headers['ETag'] = codingTag(f.etag, 'gz');
   return form(headers, gz);
+}
+
+/**
+ * Brotli for shared bodies, once per body version, at quality 4 in text mode. Measured on the
+ * fixtures (docs/decisions.md "Issue 27 (rest)"): quality 4 costs about what gzip level 6 does
+ * (25 µs for a 3.4 KB live variant, 240 µs for a 127 KB DVR window) and comes out up to 55 %
+ * smaller (2 % larger on playlists of random-looking URIs: gzip goes out there);
+ * quality 5–6 costs 1.5–2.5× that for a few % more; 9 and up cost milliseconds. The window is cut
+ * to the body (at least 64 KB): brotli's default 4 MB ring buffer alone costs ~15 µs a call.
+ */
+function brForm(r: Body, f: Forms): Form | null {
+  const len = r.body.byteLength;
+  if (len < compression.minBytes) return null;
+  const br = compressOnce(f.etag, 'br', () =>
+    zlib.brotliCompressSync(r.body, {
+      params: {
+        [zlib.constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY,
+        [zlib.constants.BROTLI_PARAM_MODE]: zlib.constants.BROTLI_MODE_TEXT,
+        [zlib.constants.BROTLI_PARAM_SIZE_HINT]: len,
+        [zlib.constants.BROTLI_PARAM_LGWIN]: Math.min(24, Math.max(16, Math.ceil(Math.log2(len)))),
+      },
+    }),
+  );
+  if (br.byteLength >= len) return null;
+  const headers: Headers = { ...f.identity.ok.headers, 'Content-Encoding': 'br' };
+  if (f.etag) headers['ETag'] = codingTag(f.etag, 'br');
+  return form(headers, br);
+}
+
+const BROTLI_QUALITY = 4;
+
+/**
+ * Compressed bytes by the identity's strong tag (a hash of its bytes): renderings that are distinct
+ * objects but the same bytes share one compression. Every viewer's copy of a live variant outside
+ * an ad break is the same upstream playlist rewritten by the same rules, so with distinct stream
+ * ids (each its own cache key) a compression per request paid zlib's set-up (~60 µs for a 3 KB
+ * playlist) each time; nginx's gzip level 1 costs a fraction of that (issue 27, issue 31). Bounded
+ * by count and bytes, oldest first out. An answer without validators is compressed for itself.
+ */
+const compressedByTag = new Map<string, Uint8Array>();
+let compressedBytes = 0;
+const COMPRESSED_MAX_ENTRIES = 2048;
+const COMPRESSED_MAX_BYTES = 16 * 1024 * 1024;
+
+function compressOnce(etag: string, coding: string, compress: () => Uint8Array): Uint8Array {
+  if (etag === '') return compress();
+  const key = etag + coding;
+  let bytes = compressedByTag.get(key);
+  if (bytes) return bytes;
+  bytes = compress();
+  compressedByTag.set(key, bytes);
+  compressedBytes += bytes.byteLength;
+  while (compressedByTag.size > COMPRESSED_MAX_ENTRIES || compressedBytes > COMPRESSED_MAX_BYTES) {
+    const [oldest, held] = compressedByTag.entries().next().value!;
+    compressedByTag.delete(oldest);
+    compressedBytes -= held.byteLength;
+  }
+  return bytes;
 }
 
 /**
@@ -176,18 +267,25 @@ const SMALL_OPTIONS = Object.freeze({ level: 6, windowBits: 13, memLevel: 5 });
 const SHARED_OPTIONS = Object.freeze({ level: 6 });
 const FAST_OPTIONS = Object.freeze({ level: 1 });
 
-function gzTag(etag: string): string {
-  return `${etag.slice(0, -1)}-gz"`;
+/** A compressed form's tag: the identity's with `-gz` or `-br` (as Apache httpd does). */
+function codingTag(etag: string, suffix: 'gz' | 'br'): string {
+  return `${etag.slice(0, -1)}-${suffix}"`;
 }
 
-/** If-None-Match: `*`, or a list of entity tags compared weakly (RFC 9110 §13.1.2); the gzip form's tag matches too. */
+/**
+ * If-None-Match: `*`, or a list of entity tags compared weakly (RFC 9110 §13.1.2); every form's
+ * tag matches (the forms of one body version decode to the same bytes).
+ */
 export function etagMatches(header: string, etag: string): boolean {
   if (header.trim() === '*') return true;
-  const gz = gzTag(etag);
+  const stem = etag.slice(0, -1);
   for (let part of header.split(',')) {
     part = part.trim();
     if (part.startsWith('W/')) part = part.slice(2);
-    if (part === etag || part === gz) return true;
+    if (part === etag) return true;
+    // `"<stem>-gz"` or `"<stem>-br"`
+    if (part.length === etag.length + 3 && part.startsWith(stem) && /^-(?:gz|br)"$/.test(part.slice(stem.length)))
+      return true;
   }
   return false;
 }
@@ -200,23 +298,33 @@ export function notModifiedSince(header: string, lastModifiedSec: number | undef
 }
 
 /** Accept-Encoding values repeat (a CDN sends one or two spellings): parsed once each, a bounded memo. */
-const acceptMemo = new Map<string, boolean>();
+const acceptMemo = new Map<string, number>();
 
-/** Whether gzip is acceptable (RFC 9110 §12.5.3): `gzip` or `x-gzip` or `*` with q > 0, the most specific entry deciding. */
-export function acceptsGzip(header: string): boolean {
+function acceptsOf(header: string): number {
   let v = acceptMemo.get(header);
   if (v === undefined) {
-    v = parseAcceptsGzip(header);
+    v = parseAccepts(header);
     if (acceptMemo.size >= 256) acceptMemo.clear();
     acceptMemo.set(header, v);
   }
   return v;
 }
 
-function parseAcceptsGzip(header: string): boolean {
+/** Whether gzip is acceptable (RFC 9110 §12.5.3): `gzip` or `x-gzip` or `*` with q > 0, the most specific entry deciding. */
+export function acceptsGzip(header: string): boolean {
+  return (acceptsOf(header) & GZIP) !== 0;
+}
+
+/** Whether br is acceptable: `br` or `*` with q > 0, the most specific entry deciding. */
+export function acceptsBr(header: string): boolean {
+  return (acceptsOf(header) & BR) !== 0;
+}
+
+function parseAccepts(header: string): number {
   let gzip: number | undefined;
+  let br: number | undefined;
   let star: number | undefined;
-  if (header.length > 1024) return false;
+  if (header.length > 1024) return 0; // hostile: identity
   for (const item of header.split(',')) {
     const [name, ...params] = item.split(';');
     const coding = name!.trim().toLowerCase();
@@ -229,10 +337,12 @@ function parseAcceptsGzip(header: string): boolean {
       }
     }
     if (coding === 'gzip' || coding === 'x-gzip') gzip = Math.max(gzip ?? 0, q);
+    else if (coding === 'br') br = Math.max(br ?? 0, q);
     else if (coding === '*') star = q;
   }
-  if (gzip !== undefined) return gzip > 0;
-  return star !== undefined && star > 0;
+  const gq = gzip ?? star ?? 0;
+  const bq = br ?? star ?? 0;
+  return (gq > 0 ? GZIP : 0) | (bq > 0 ? BR : 0) | (gq > bq ? GZIP_FIRST : 0) | (bq > gq ? BR_FIRST : 0);
 }
 
 /** `Vary: Accept-Encoding` merged into a precomputed CORS set (one `Vary: Origin, Accept-Encoding` header), memoized per set. */

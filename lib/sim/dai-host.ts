@@ -25,6 +25,11 @@ export class DaiHostSim {
   /** Upstream requests served, by path (without query). */
   readonly requests = new Map<string, number>();
   requestCount = 0;
+  /**
+   * Fixed answers by path (VOD playlists, static MPDs), served as set, with a `Last-Modified` when
+   * one is given; a test changes an entry to play an upstream update.
+   */
+  readonly fixed = new Map<string, { body: string; lastModified?: string }>();
   /** The X-Forwarded-For of the latest request ('' without one): whom the DAI host would geolocate. */
   lastForwardedFor = '';
   port = 0;
@@ -56,6 +61,16 @@ export class DaiHostSim {
       if (this.mode === 'notfound') return reply('404 Not Found', 'text/plain', 'no such stream');
       if (this.mode === 'error') return reply('503 Service Unavailable', 'text/plain', 'upstream broken');
       if (this.mode === 'garbage') return reply('200 OK', 'text/html', '<html><body>Gateway says hello</body></html>');
+      const fixed = this.fixed.get(path);
+      if (fixed) {
+        const type = path.endsWith('.mpd') ? 'application/dash+xml' : 'application/vnd.apple.mpegurl';
+        res.cork(() => {
+          res.writeStatus('200 OK').writeHeader('Content-Type', type);
+          if (fixed.lastModified) res.writeHeader('Last-Modified', fixed.lastModified);
+          res.end(fixed.body);
+        });
+        return;
+      }
       const body = this.payload(path, query);
       if (body === undefined) return reply('404 Not Found', 'text/plain', 'not found');
       const type = path.endsWith('.mpd') ? 'application/dash+xml' : 'application/vnd.apple.mpegurl';

@@ -4,12 +4,16 @@
  * joined from the URL, so no traversal), each answer has its Content-Type, an ETag and caching
  * headers, and the pages carry a Content-Security-Policy. Only `/ui/*` routes are added: the hot
  * path's routes and their cost are untouched.
+ *
+ * Negotiation is lib/http/representation.ts's, as on every other path (issue 27): each file's gzip
+ * and brotli forms are made at start-up (hls.js is 0.5 MB: ~150 KB gzip), kept with it, and
+ * answered with `Vary: Accept-Encoding`, a strong ETag per form and 304s.
  */
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Exchange, NO_HEADERS } from '../http/exchange.js';
+import { conditionsOf, negotiate, sendNegotiated, type Body } from '../http/representation.js';
 import { guardMethods } from '../http/methods.js';
 import { requestIdOf } from '../http/request-id.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from '../http/uws.js';
@@ -45,23 +49,22 @@ const CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-interface Asset {
-  body: Buffer;
-  headers: Record<string, string>;
-  etag: string;
-}
+/** One file for every request: its forms are built once (lib/http/representation.ts keys them on the body). */
+const SHARED = Object.freeze({ shared: true });
 
-function asset(name: string, body: Buffer, cacheControl: string): Asset {
-  const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
+function asset(name: string, body: Buffer, cacheControl: string): Body {
   const headers: Record<string, string> = {
     'Content-Type': TYPES[name.slice(name.lastIndexOf('.') + 1)] ?? 'application/octet-stream',
     'Cache-Control': cacheControl,
-    ETag: etag,
     'X-Content-Type-Options': 'nosniff',
     'Referrer-Policy': 'no-referrer',
   };
   if (name.endsWith('.html')) headers['Content-Security-Policy'] = CSP;
-  return { body, headers, etag };
+  const a: Body = { status: 200, headers: Object.freeze(headers), body };
+  // Compressed now, not on the first request that asks (the forms are kept with the body).
+  negotiate(a, '', '', 'gzip', SHARED);
+  negotiate(a, '', '', 'br', SHARED);
+  return a;
 }
 
 export interface UiPagesOptions {
@@ -112,7 +115,7 @@ export const uiOperations: Operations = {
 };
 
 export class UiPages {
-  private readonly assets = new Map<string, Asset>();
+  private readonly assets = new Map<string, Body>();
 
   constructor(opts: UiPagesOptions) {
     const load = (name: string, file: string, cacheControl: string) => {
@@ -166,7 +169,6 @@ export class UiPages {
       ex.problem(notFound(`no page ${req.getUrl().slice(0, 200)}`));
       return;
     }
-    if (req.getHeader('if-none-match') === found.etag) ex.send(304, found.headers);
-    else ex.send(200, found.headers, found.body);
+    sendNegotiated(ex, found, conditionsOf(req), undefined, SHARED);
   }
 }

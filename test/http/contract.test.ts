@@ -523,6 +523,7 @@ t.test('OpenAPI contract', async (t) => {
       },
       { op: 'GET /vast', url: '/vast?stream_id=c1:LOC', token: false, expect: 200 },
       { op: 'GET /vast', url: '/vast', token: false, expect: 400 },
+      { op: 'HEAD /vast', url: '/vast?stream_id=c1:LOC', token: false, expect: 200 },
       // the stream the ad tag registered, as the management API answers it
       { op: 'GET /api/v1/streams/{stream_id}', url: '/api/v1/streams/c1:LOC', expect: 200 },
       { op: 'GET /api/v1/streams', url: `/api/v1/streams?event_id=${eventId}`, expect: 200 },

@@ -141,7 +141,7 @@ t.test('player-facing routes over HTTP', async (t) => {
     for (const [path, methods] of [
       ['/squeezeback/CORS1/master.m3u8', 'GET, HEAD, OPTIONS'],
       [manifest, 'GET, HEAD, OPTIONS'],
-      ['/vast', 'GET, OPTIONS'],
+      ['/vast', 'GET, HEAD, OPTIONS'],
       ['/beacon', 'GET, HEAD, POST, OPTIONS'],
       ['/stitch/cache/AAAAAAAAAAAAAAAAAAAA/master.m3u8', 'GET, HEAD, OPTIONS'],
       ['/stitch/hls/stream/s1/asset/a1', 'POST, OPTIONS'],

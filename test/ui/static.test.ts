@@ -6,6 +6,7 @@
  */
 import t from 'tap';
 import net from 'node:net';
+import zlib from 'node:zlib';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -97,6 +98,35 @@ t.test("the repository's pages", async (t) => {
   const head = await raw(port, 'HEAD /ui/player.js HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
   t.equal(head.status, 200);
   t.equal(head.body, '', 'HEAD has no body');
+
+  // Compressed as every other answer is (issue 27): gzip and brotli forms made at start-up, Vary, a tag per form.
+  t.equal(js.headers['vary'], 'Accept-Encoding', 'identity: Vary too');
+  t.equal(js.headers['content-encoding'], undefined);
+  for (const [ae, coding, decode] of [
+    ['gzip', 'gzip', zlib.gunzipSync],
+    ['gzip, deflate, br', 'br', zlib.brotliDecompressSync],
+    ['br', 'br', zlib.brotliDecompressSync],
+  ] as const) {
+    const c = await get(port, '/ui/vendor/hls.min.js', `Accept-Encoding: ${ae}\r\n`);
+    t.equal(c.headers['content-encoding'], coding, `${ae}: ${coding}`);
+    t.equal(c.headers['vary'], 'Accept-Encoding');
+    t.equal(c.headers['cache-control'], 'public, max-age=86400');
+    t.ok(decode(Buffer.from(c.body, 'latin1')).equals(Buffer.from(hls.body, 'latin1')), `${ae}: decodes to the file`);
+    t.equal(c.headers['etag'], `${hls.headers['etag']!.slice(0, -1)}-${coding === 'gzip' ? 'gz' : 'br'}"`);
+    const nm = await get(
+      port,
+      '/ui/vendor/hls.min.js',
+      `Accept-Encoding: ${ae}\r\nIf-None-Match: ${c.headers['etag']}\r\n`,
+    );
+    t.equal(nm.status, 304, `${ae}: its tag revalidates`);
+    t.equal(nm.headers['vary'], 'Accept-Encoding');
+    const h = await raw(
+      port,
+      `HEAD /ui/vendor/hls.min.js HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAccept-Encoding: ${ae}\r\n\r\n`,
+    );
+    t.equal(h.headers['content-encoding'], coding, 'HEAD: the same headers');
+    t.equal(h.headers['content-length'], String(Buffer.byteLength(c.body, 'latin1')));
+  }
 
   const redirect = await get(port, '/ui');
   t.equal(redirect.status, 308);

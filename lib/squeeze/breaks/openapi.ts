@@ -19,17 +19,19 @@ const beacon = (method: string) => ({
   responses: { 200: answer('accepted', { 'text/plain': text }), ...problemResponses([400, 405, 429]) },
 });
 
+const vast = (method: 'get' | 'head') => ({
+  operationId: `${method}Vast`,
+  summary:
+    method === 'get'
+      ? "The VAST of a stream's current squeeze break, tracking through /beacon (an empty VAST 4.0 document outside a break)"
+      : 'The headers GET /vast would answer',
+  security: [],
+  parameters: [{ name: 'stream_id', in: 'query', required: true, schema: text }],
+  responses: { 200: answer('VAST', { 'application/xml': text }), ...problemResponses([400, 405, 429]) },
+});
+
 export const playerOperations: Operations = {
-  '/vast': {
-    get: {
-      operationId: 'getVast',
-      summary:
-        "The VAST of a stream's current squeeze break, tracking through /beacon (an empty VAST 4.0 document outside a break)",
-      security: [],
-      parameters: [{ name: 'stream_id', in: 'query', required: true, schema: text }],
-      responses: { 200: answer('VAST', { 'application/xml': text }), ...problemResponses([400, 405, 429]) },
-    },
-  },
+  '/vast': { get: vast('get'), head: vast('head') },
   '/beacon': {
     get: beacon('get'),
     head: beacon('head'),

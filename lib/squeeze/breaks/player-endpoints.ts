@@ -62,14 +62,16 @@ export class PlayerEndpoints {
   }
 
   mount(app: TemplatedApp): void {
-    app.get('/vast', (res, req) => this.vast(res, req));
+    app.get('/vast', (res, req) => this.vast(res, req, false));
+    // HEAD: the headers a GET would get (issue 27), e.g. a CDN checking the encoding and length.
+    app.head('/vast', (res, req) => this.vast(res, req, true));
     const beacon = (res: HttpResponse, req: HttpRequest) => this.beacon(res, req);
     app.get('/beacon', beacon);
     app.head('/beacon', beacon);
     app.post('/beacon', beacon);
-    this.deps.cors?.mountPreflight(app, '/vast', 'GET, OPTIONS');
+    this.deps.cors?.mountPreflight(app, '/vast', 'GET, HEAD, OPTIONS');
     this.deps.cors?.mountPreflight(app, '/beacon', 'GET, HEAD, POST, OPTIONS');
-    guardMethods(app, '/vast', this.deps.cors ? 'GET, OPTIONS' : 'GET', this.deps.cors);
+    guardMethods(app, '/vast', this.deps.cors ? 'GET, HEAD, OPTIONS' : 'GET, HEAD', this.deps.cors);
     guardMethods(app, '/beacon', this.deps.cors ? 'GET, HEAD, POST, OPTIONS' : 'GET, HEAD, POST', this.deps.cors);
   }
 
@@ -88,8 +90,8 @@ export class PlayerEndpoints {
     ex.send(200, { 'Cache-Control': 'no-store', 'Content-Type': 'text/plain' }, '');
   }
 
-  private vast(res: HttpResponse, req: HttpRequest): void {
-    const ex = new Exchange(res, false, corsOf(this.deps.cors, req), requestIdOf(req));
+  private vast(res: HttpResponse, req: HttpRequest, isHead: boolean): void {
+    const ex = new Exchange(res, isHead, corsOf(this.deps.cors, req), requestIdOf(req));
     if (!this.allowed(ex, res, 'vast')) return;
     const streamId = new URLSearchParams(req.getQuery() ?? '').get('stream_id') ?? '';
     if (!STREAM_ID.test(streamId))
