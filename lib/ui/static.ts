@@ -6,7 +6,7 @@
  * path's routes and their cost are untouched.
  *
  * Negotiation is lib/http/representation.ts's, as on every other path (issue 27): each file's gzip
- * and brotli forms are made at start-up (hls.js is 0.5 MB: ~150 KB gzip), kept with it, and
+ * and brotli forms are made at start-up (hls.js: 624 KB → 190 KB either way, ~90 ms once), kept with it, and
  * answered with `Vary: Accept-Encoding`, a strong ETag per form and 304s.
  */
 import { readFileSync } from 'node:fs';
