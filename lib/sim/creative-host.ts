@@ -34,7 +34,7 @@ export interface CreativeHostRequest {
 
 export class CreativeHostSim extends HttpSim {
   readonly requests: CreativeHostRequest[] = [];
-  /** `closed` (request): a request's connection closed, whole body sent or not. */
+  /** `request` (request): one arrived; `closed` (request): its connection closed, whole body sent or not. */
   readonly events = new EventEmitter();
 
   constructor(private readonly opts: CreativeHostOptions) {
@@ -48,6 +48,7 @@ export class CreativeHostSim extends HttpSim {
     if (mode !== 'declared' && mode !== 'chunked' && mode !== 'trickle') return void res.writeHead(404).end();
     const rec: CreativeHostRequest = { path, mode, startedAt: Date.now(), bytesSent: 0, finished: false };
     this.requests.push(rec);
+    this.events.emit('request', rec);
     res.on('close', () => {
       rec.closedAt = Date.now();
       this.events.emit('closed', rec);
