@@ -272,20 +272,37 @@ t.test('conditioned MP4-only ads stitched and played: HLS TS 3 rungs in hls.js, 
     );
     const s = await playToEnd<PlayerState & { frags: Array<{ url: string; start: number }> }>(page, total);
     checkPlayed(t, s, 'hls.js', total);
-    // FRAG_CHANGED: the fragments playback went through, with their start on the stitched timeline.
-    const adFrags = s.frags.filter((f) => f.url.startsWith(creatives));
-    const pre = adFrags.filter((f) => f.start < AD_SEC - 0.01);
-    const mid = adFrags.filter((f) => f.start >= AD_SEC + MID_SEC - 0.01 && f.start < 2 * AD_SEC + MID_SEC - 0.01);
-    const perAd = Math.ceil(AD_SEC / SEG);
-    t.equal(
-      pre.length,
-      perAd,
-      `pre-roll: played its ${perAd} conditioned segments (${pre.map((f) => f.start).join(', ')})`,
+    // FRAG_CHANGED: the fragments playback went through, in order. They must run pre-roll, content,
+    // mid-roll, content, each break every segment of the conditioned creative (by its number, so a
+    // level switch replaying a position is not counted twice).
+    const runs: Array<{ ad: boolean; frags: typeof s.frags }> = [];
+    for (const f of s.frags) {
+      const ad = f.url.startsWith(creatives);
+      if (runs.at(-1)?.ad !== ad) runs.push({ ad, frags: [] });
+      runs.at(-1)!.frags.push(f);
+    }
+    t.same(
+      runs.map((r) => r.ad),
+      [true, false, true, false],
+      'played: pre-roll, content, mid-roll, content',
     );
-    t.equal(
-      mid.length,
-      perAd,
-      `mid-roll: played its ${perAd} conditioned segments (${mid.map((f) => f.start).join(', ')})`,
+    const perAd = Math.ceil(AD_SEC / SEG);
+    const numbers = (frags: typeof s.frags) => new Set(frags.map((f) => /_(\d+)\.ts$/.exec(f.url)?.[1])).size;
+    for (const [i, name] of [
+      [0, 'pre-roll'],
+      [2, 'mid-roll'],
+    ] as const) {
+      const run = runs[i]?.frags ?? [];
+      t.equal(
+        numbers(run),
+        perAd,
+        `${name}: played its ${perAd} conditioned segments (from ${run.map((f) => f.start.toFixed(2)).join(', ')} s)`,
+      );
+    }
+    const midStart = runs[2]?.frags[0]?.start ?? -1;
+    t.ok(
+      Math.abs(midStart - (AD_SEC + MID_SEC)) < 0.5,
+      `the mid-roll began at ${midStart.toFixed(2)} s of the stitched timeline (${AD_SEC + MID_SEC} s planned)`,
     );
     t.ok(
       s.frags.filter((f) => f.url.startsWith(`${origin.url}/`)).length >= CONTENT_SEC / SEG,
