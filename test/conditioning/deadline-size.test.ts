@@ -5,20 +5,26 @@
  *   its headers; one without a length is cut at the cap; both jobs fail, reported with the cap;
  * - duration cap: a creative announced over `AD_CONDITIONING_MAX_SEC` gets no job and is never fetched;
  * - job deadline (`AD_CONDITIONING_JOB_TIMEOUT_SEC`): a creative trickling in forever fails the job at
- *   its deadline and its connection is closed;
+ *   its deadline and its connection is closed (deterministic); a creative whose transcode takes
+ *   several times the deadline (90 s of video to 3 rungs; its smallest rung alone took 3 s here) fails at the deadline with ffmpeg killed
+ *   and its scratch folder removed;
  * - each failure is remembered: a later stitch within the back-off queues nothing, fetches nothing
  *   and its warnings name the failed jobs and why.
  */
 import t from 'tap';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { needServices, tempDir } from '../helpers/services.js';
 import { needFfmpeg } from '../helpers/ffmpeg.js';
 import { call } from '../helpers/http.js';
-import { rig, type CreativeView } from '../helpers/conditioning.js';
+import { makeCreative, rig, type CreativeView } from '../helpers/conditioning.js';
+import { until } from '../helpers/player-page.js';
 import { CreativeHostSim, type CreativeHostRequest } from '../../lib/sim/creative-host.js';
 
-const CAP_BYTES = 1024 * 1024;
+/** The size cap: the heavy creative (12.8 MB with Debian's ffmpeg) fits under it, the hostile host's body does not. */
+const CAP_BYTES = 32 * 1024 * 1024;
 /** What the host would send whole: far past the cap, so an uncapped fetch would show. */
 const TOTAL_BYTES = 256 * 1024 * 1024;
 /**
@@ -27,7 +33,9 @@ const TOTAL_BYTES = 256 * 1024 * 1024;
  */
 const SOCKET_SLACK = 8 * 1024 * 1024;
 const DEADLINE_SEC = 2;
-const MAX_SEC = 5;
+const MAX_SEC = 100;
+/** A creative whose transcode (3 rungs, veryfast) takes several times DEADLINE_SEC on any machine. */
+const HEAVY_SEC = 90;
 const BACKOFF_SEC = 3600;
 
 interface Row extends CreativeView {
@@ -46,6 +54,15 @@ function collectGarbage(): void {
   (runInNewContext('gc') as () => void)();
 }
 
+/** This process's child processes (ffmpeg, ffprobe), from /proc. */
+async function children(): Promise<number[]> {
+  const tasks = await readdir(`/proc/${process.pid}/task`).catch(() => [] as string[]);
+  const lists = await Promise.all(
+    tasks.map((id) => readFile(`/proc/${process.pid}/task/${id}/children`, 'utf8').catch(() => '')),
+  );
+  return lists.flatMap((l) => l.split(/\s+/).filter(Boolean).map(Number));
+}
+
 /** The first request of `mode` the host sees (the event, not a poll). */
 const requestOf = (host: CreativeHostSim, mode: CreativeHostRequest['mode']) =>
   new Promise<CreativeHostRequest>((resolve) => {
@@ -60,7 +77,9 @@ const requestOf = (host: CreativeHostSim, mode: CreativeHostRequest['mode']) =>
 t.test('size cap, duration cap and job deadline: refused, failed, reported, remembered', async (t) => {
   if (!needFfmpeg(t)) return;
   if (!(await needServices(t, ['postgres', 'redis']))) return;
-  tempDir(t);
+  const work = tempDir(t);
+  const dataDir = tempDir(t);
+  const heavy = await makeCreative(work, 'ad-heavy', HEAVY_SEC);
   const host = await new CreativeHostSim({ totalBytes: TOTAL_BYTES, trickleBytes: 1024, trickleMs: 100 }).start();
   t.teardown(() => host.stop());
   const r = await rig(t, {
@@ -71,9 +90,11 @@ t.test('size cap, duration cap and job deadline: refused, failed, reported, reme
       { id: 'ad-chunked', durationSec: 2, mp4: `${host.url}/chunked/b.mp4` },
       { id: 'ad-slow', durationSec: 2, mp4: `${host.url}/trickle/c.mp4` },
       { id: 'ad-long', durationSec: MAX_SEC + 5, mp4: `${host.url}/declared/long.mp4` },
+      { id: 'ad-heavy', durationSec: HEAVY_SEC },
     ],
-    creatives: new Map(),
+    creatives: new Map([['ad-heavy', heavy]]),
     config: {
+      dataDir,
       adConditioningMaxBytes: CAP_BYTES,
       adConditioningMaxSec: MAX_SEC,
       adConditioningJobTimeoutSec: DEADLINE_SEC,
@@ -93,6 +114,8 @@ t.test('size cap, duration cap and job deadline: refused, failed, reported, reme
   });
 
   const trickleStarted = requestOf(host, 'trickle');
+  // No job can start before this POST queues it: the deadline cannot fire before this + the deadline.
+  const postedAt = Date.now();
   const first = await r.stitch(a.url, 'hls', 'hls-1', 'vod-hls');
   t.equal(first.status, 200);
   const warnings1 = first.body.warnings as string[];
@@ -108,11 +131,12 @@ t.test('size cap, duration cap and job deadline: refused, failed, reported, reme
 
   // The jobs end at the cap (milliseconds) or the deadline (DEADLINE_SEC): settle well within a minute.
   const rows = (await r.settle(60_000 + DEADLINE_SEC * 1000)) as Row[];
-  t.equal(rows.length, 3, 'three jobs; none for the ad over the duration cap');
+  t.equal(rows.length, 4, 'four jobs; none for the ad over the duration cap');
   const byPath = (p: string) => rows.find((c) => c.media_url.includes(p))!;
   const declared = byPath('/declared/a.mp4');
   const chunked = byPath('/chunked/b.mp4');
   const slow = byPath('/trickle/c.mp4');
+  const heavyRow = byPath('/creatives/ad-heavy.mp4');
   t.match(
     declared,
     {
@@ -132,7 +156,18 @@ t.test('size cap, duration cap and job deadline: refused, failed, reported, reme
     { state: 'failed', failures: 1, error: `the job reached its time limit (${DEADLINE_SEC} s)` },
     'a creative still arriving at the deadline fails the job',
   );
-  for (const row of [declared, chunked, slow])
+  t.match(
+    heavyRow,
+    { state: 'failed', failures: 1, error: `the job reached its time limit (${DEADLINE_SEC} s)` },
+    'a transcode outlasting the deadline fails the job',
+  );
+  // ffmpeg killed at the deadline: no child process left (SIGKILL, then reaped), no scratch folder left.
+  await until('no ffmpeg left running', async () => (await children()).length === 0, 10_000).catch(async (err: Error) =>
+    t.fail(`${err.message}: children ${(await children()).join(', ')}`),
+  );
+  const store = await readdir(path.join(dataDir, 'ad-creatives')).catch(() => [] as string[]);
+  t.same(store, [], 'no scratch folder and no renditions left in the store');
+  for (const row of [declared, chunked, slow, heavyRow])
     t.ok(
       Math.abs(Date.parse(row.retry_at!) - Date.parse(row.updated) - BACKOFF_SEC * 1000) < 50,
       `${row.media_url}: back-off set`,
@@ -163,9 +198,13 @@ t.test('size cap, duration cap and job deadline: refused, failed, reported, reme
 
   // The deadline closed the trickling fetch (the event, not a sleep): at the deadline, not long after.
   const tr = await trickleClosed;
-  const tookMs = tr.closedAt! - tr.startedAt;
-  t.ok(tookMs >= DEADLINE_SEC * 1000 - 100, `trickle closed after ${tookMs} ms: not before the deadline`);
-  t.ok(tookMs < DEADLINE_SEC * 1000 + 10_000, 'and soon after it');
+  const sincePost = tr.closedAt! - postedAt;
+  const sinceRequest = tr.closedAt! - tr.startedAt;
+  t.ok(
+    sincePost >= DEADLINE_SEC * 1000 - 20,
+    `trickle closed ${sincePost} ms after the POST that queued it: not before the deadline`,
+  );
+  t.ok(sinceRequest < DEADLINE_SEC * 1000 + 10_000, `and ${sinceRequest} ms after its request: soon after it`);
   t.notOk(tr.finished);
 
   // Remembered: another stream within the back-off queues nothing, fetches nothing, names the jobs.
@@ -178,22 +217,22 @@ t.test('size cap, duration cap and job deadline: refused, failed, reported, reme
     'no ad in the second stitch',
   );
   const warnings2 = second.body.warnings as string[];
-  for (const row of [declared, chunked, slow])
+  for (const row of [declared, chunked, slow, heavyRow])
     t.ok(
       warnings2.some((w) => w.includes(`conditioning job ${row.job_id} failed (${row.error}); not retried before`)),
       `the warning names job ${row.job_id} and why it failed`,
     );
   const after = (await r.creatives()) as Row[];
-  for (const row of [declared, chunked, slow])
+  for (const row of [declared, chunked, slow, heavyRow])
     t.match(
       after.find((x) => x.key === row.key),
       { state: 'failed', job_id: row.job_id, failures: 1, attempts: 1 },
       'the failed row is untouched within the back-off',
     );
   t.equal(host.requests.length, fetchedBefore, 'nothing fetched again');
-  t.equal(a.conditioning.ran, 3, 'three jobs ran, once each');
+  t.equal(a.conditioning.ran, 4, 'four jobs ran, once each');
 
   // Reported: the failures are counted.
   const metrics = await call(a.url, 'GET', '/metrics');
-  t.match(metrics.text, /ad_conditioning_jobs_total\{result="failed"\} 3/);
+  t.match(metrics.text, /ad_conditioning_jobs_total\{result="failed"\} 4/);
 });
