@@ -118,9 +118,7 @@ const INSPECTION = { leaseMs: 15_000, tickMs: 1000, maxJobs: 2, jobTimeoutMs: 12
 const CONDITIONING = {
   leaseMs: 15_000,
   tickMs: 2000,
-  jobTimeoutMs: 180_000,
   maxAttempts: 3,
-  maxBytes: 200 * 1024 * 1024,
   backoffMaxSec: 86_400,
 };
 
@@ -292,7 +290,8 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
   const stitchStore = new StitchStore(stores.sql);
   // Ad conditioning: MP4 creatives transcoded to the content's ladder, jobs leased through Postgres.
   const creativeFiles = new CreativeFiles(config.dataDir);
-  const creatives = new OutboundClient(policy, { timeoutMs: 60_000, maxResponseSize: CONDITIONING.maxBytes });
+  const creatives = new OutboundClient(policy, { timeoutMs: 60_000, maxResponseSize: config.adConditioningMaxBytes });
+  const jobTimeoutMs = config.adConditioningJobTimeoutSec * 1000;
   life.add('ad creative client', creatives, (c) => c.close());
   const creativeRepo = new CreativeRepo(stores.sql, config.adConditioningBackoffSec, CONDITIONING.backoffMaxSec);
   const conditioning = new ConditioningService(
@@ -308,9 +307,9 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
       metrics,
     },
     {
-      maxBytes: CONDITIONING.maxBytes,
+      maxBytes: config.adConditioningMaxBytes,
       maxDurationSec: config.adConditioningMaxSec,
-      jobTimeoutMs: CONDITIONING.jobTimeoutMs,
+      jobTimeoutMs,
     },
   );
   const conditioningWorker = new ConditioningWorker(
@@ -320,7 +319,7 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
       leaseMs: CONDITIONING.leaseMs,
       tickMs: CONDITIONING.tickMs,
       maxJobs: config.adConditioningJobs,
-      jobTimeoutMs: CONDITIONING.jobTimeoutMs,
+      jobTimeoutMs,
       maxAttempts: CONDITIONING.maxAttempts,
     },
   );

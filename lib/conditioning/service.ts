@@ -208,7 +208,18 @@ export class ConditioningService {
   async condition(job: CreativeRow, signal: AbortSignal): Promise<Renditions> {
     const scratch = await this.deps.files.scratch();
     try {
-      const bytes = await this.deps.fetchBytes(job.media_url, signal);
+      const bytes = await this.deps
+        .fetchBytes(job.media_url, signal)
+        .catch((err: Error & { code?: string; declaredBytes?: number }) => {
+          // The outbound client's cap: a declared length refused at the headers, else the body cut at the cap.
+          if (err.code !== 'too-large' || signal.aborted) throw err;
+          const cap = this.limits.maxBytes;
+          throw new Error(
+            err.declaredBytes
+              ? `the creative declares ${err.declaredBytes} bytes, over the cap of ${cap} bytes`
+              : `the creative is larger than the cap of ${cap} bytes`,
+          );
+        });
       const src = path.join(scratch, SOURCE);
       await writeFile(src, bytes);
       const info = await probe(ffprobeBeside(this.deps.ffmpeg), src, PROBE_MS).catch((err: Error) => {

@@ -128,15 +128,25 @@ export class ConditioningWorker {
         state: 'failed',
         error: `given up after ${job.attempts - 1} attempts: the instances running it stopped before it finished`,
       };
-    const signal = AbortSignal.any([lease, AbortSignal.timeout(this.opts.jobTimeoutMs)]);
+    // The deadline is a timer held here, not AbortSignal.timeout inside AbortSignal.any: on Node 20
+    // a GC can collect that timeout signal before it fires (nodejs/node#57736), and the job then
+    // never meets its deadline (test/conditioning/deadline-size.test.ts saw a 2 s deadline not fire).
+    const deadline = new AbortController();
+    const timer = setTimeout(
+      () => deadline.abort(new DOMException('the job deadline passed', 'TimeoutError')),
+      this.opts.jobTimeoutMs,
+    );
+    const signal = AbortSignal.any([lease, deadline.signal]);
     try {
       return { state: 'ready', renditions: await this.deps.condition(job, signal) };
     } catch (err) {
       const reason =
-        signal.aborted && !lease.aborted
+        deadline.signal.aborted && !lease.aborted
           ? `the job reached its time limit (${this.opts.jobTimeoutMs / 1000} s)`
           : (err as Error).message;
       return { state: 'failed', error: reason.slice(0, 500) };
+    } finally {
+      clearTimeout(timer);
     }
   }
 }

@@ -61,6 +61,9 @@ export const configSchema = {
     adConditioningJobs: { type: 'integer', minimum: 0, maximum: 64 },
     adConditioningBackoffSec: { type: 'integer', minimum: 1, maximum: 86400 },
     adConditioningMaxSec: { type: 'integer', minimum: 1, maximum: 600 },
+    // The creative is held in memory while it is written to scratch: 1 GiB at most.
+    adConditioningMaxBytes: { type: 'integer', minimum: 65536, maximum: 1073741824 },
+    adConditioningJobTimeoutSec: { type: 'integer', minimum: 1, maximum: 3600 },
     stitchMaxWaitMs: { type: 'integer', minimum: 0, maximum: 120000 },
     // `*`, or a comma-separated list of origins (scheme://host[:port]).
     corsAllowedOrigins: {
@@ -137,6 +140,10 @@ export interface Config {
   adConditioningBackoffSec: number;
   /** Longest creative conditioned, in seconds. */
   adConditioningMaxSec: number;
+  /** Largest creative fetched for conditioning, in bytes (a declared larger one is refused at its headers). */
+  adConditioningMaxBytes: number;
+  /** A conditioning job's deadline (fetch, probe and ffmpeg), in seconds. */
+  adConditioningJobTimeoutSec: number;
   /** The most a brand's `stitch_wait_for_ads_ms` may hold a stitch POST for its ads' conditioning (0: never waits). */
   stitchMaxWaitMs: number;
   /** Origins whose web players may read the player-facing answers: `*` or a comma-separated list. */
@@ -186,6 +193,8 @@ export const envNames: Record<string, keyof Config> = {
   AD_CONDITIONING_JOBS: 'adConditioningJobs',
   AD_CONDITIONING_BACKOFF_SEC: 'adConditioningBackoffSec',
   AD_CONDITIONING_MAX_SEC: 'adConditioningMaxSec',
+  AD_CONDITIONING_MAX_BYTES: 'adConditioningMaxBytes',
+  AD_CONDITIONING_JOB_TIMEOUT_SEC: 'adConditioningJobTimeoutSec',
   STITCH_MAX_WAIT_MS: 'stitchMaxWaitMs',
   CORS_ALLOWED_ORIGINS: 'corsAllowedOrigins',
 };

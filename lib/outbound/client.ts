@@ -24,14 +24,16 @@ export class OutboundError extends Error {
 
 export class OutboundClient {
   private readonly agent: Agent;
+  private readonly maxResponseSize: number;
 
   constructor(
     private readonly policy: OutboundPolicy,
     opts: OutboundOptions = {},
   ) {
+    this.maxResponseSize = opts.maxResponseSize ?? 2 * 1024 * 1024;
     this.agent = policy.agent({
       timeoutMs: opts.timeoutMs ?? 10_000,
-      maxResponseSize: opts.maxResponseSize ?? 2 * 1024 * 1024,
+      maxResponseSize: this.maxResponseSize,
       connections: 32,
     });
   }
@@ -46,12 +48,23 @@ export class OutboundClient {
     return res.body.text().catch((err: unknown) => Promise.reject(classify(err)));
   }
 
-  /** GET a binary body (media segments); non-2xx answers throw (the body is dumped). */
+  /**
+   * GET a binary body (media segments, ad creatives); non-2xx answers throw (the body is dumped).
+   * A body whose Content-Length is over the cap is refused at its headers (the connection is
+   * closed, nothing of it read); undici's own cap stops one without a length at the cap.
+   */
   async bytes(url: string, signal: AbortSignal, headers: Record<string, string> = {}): Promise<Buffer> {
     const res = await this.send(url, { method: 'GET', headers: { accept: '*/*', ...headers }, signal });
     if (res.statusCode < 200 || res.statusCode >= 300) {
       await res.body.dump();
       throw new OutboundError('status', `${new URL(url).host} answered ${res.statusCode}`, res.statusCode);
+    }
+    const declared = Number(res.headers['content-length']);
+    if (declared > this.maxResponseSize) {
+      res.body.destroy();
+      throw Object.assign(new OutboundError('too-large', `the answer is too large (${declared} bytes declared)`), {
+        declaredBytes: declared,
+      });
     }
     const body = await res.body.arrayBuffer().catch((err: unknown) => Promise.reject(classify(err)));
     return Buffer.from(body);

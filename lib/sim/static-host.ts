@@ -1,7 +1,8 @@
 /**
- * A content origin for tests and the demo: serves the files it is given (path → body), with a
- * content type from the extension; switchable to fail (500) or answer slowly. The caller passes the
- * text (e.g. fixtures), so the simulator reads no files itself.
+ * A content origin for tests and the demo: serves the files it is given (path → body: text, or
+ * media bytes), with a content type from the extension and CORS `*` (web players in the browser
+ * tests read it, as they read a CDN); switchable to fail (500) or answer slowly. The caller passes
+ * the bodies (e.g. fixtures, or media made with ffmpeg), so the simulator reads no files itself.
  */
 import type http from 'node:http';
 import { HttpSim } from './http-sim.js';
@@ -11,6 +12,9 @@ const TYPES: Record<string, string> = {
   mpd: 'application/dash+xml',
   vtt: 'text/vtt',
   xml: 'application/xml',
+  ts: 'video/mp2t',
+  m4s: 'video/iso.segment',
+  mp4: 'video/mp4',
 };
 
 export class StaticHostSim extends HttpSim {
@@ -19,7 +23,7 @@ export class StaticHostSim extends HttpSim {
   readonly hits: string[] = [];
 
   constructor(
-    readonly files: Map<string, string> = new Map(),
+    readonly files: Map<string, string | Buffer> = new Map(),
     port = 0,
   ) {
     super(port);
@@ -29,9 +33,11 @@ export class StaticHostSim extends HttpSim {
     req.resume();
     const path = (req.url ?? '/').split('?')[0]!;
     this.hits.push(path);
-    const send = (status: number, type: string, body: string) => {
+    const send = (status: number, type: string, body: string | Buffer) => {
       if (!res.headersSent && !res.destroyed)
-        res.writeHead(status, { 'content-type': type }).end(req.method === 'HEAD' ? undefined : body);
+        res
+          .writeHead(status, { 'content-type': type, 'access-control-allow-origin': '*' })
+          .end(req.method === 'HEAD' ? undefined : body);
     };
     if (this.mode === 'error') return send(500, 'text/plain', 'origin broken');
     const body = this.files.get(path);
