@@ -61,6 +61,24 @@ export async function redisToolsPresent(): Promise<boolean> {
 const cliOn = async (port: number, ...args: string[]) =>
   (await run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args])).stdout.trim();
 
+/**
+ * Resolves once every replica of the primary on `port` has acknowledged the primary's replication
+ * offset as of the call: the writes made before it are on the replicas. (A WAIT sent from
+ * redis-cli counts only that connection's own writes, none, so it proves nothing.)
+ */
+export async function replicasCaughtUp(port: number, deadlineMs = 10_000): Promise<void> {
+  const offset = Number(/master_repl_offset:(\d+)/.exec(await cliOn(port, 'info', 'replication'))?.[1] ?? NaN);
+  await until(
+    `the replicas of :${port} to reach offset ${offset}`,
+    async () => {
+      const info = await cliOn(port, 'info', 'replication');
+      const acked = [...info.matchAll(/^slave\d+:.*offset=(\d+)/gm)].map((m) => Number(m[1]));
+      return acked.length > 0 && acked.every((o) => o >= offset);
+    },
+    deadlineMs,
+  );
+}
+
 async function until(what: string, check: () => Promise<boolean>, deadlineMs: number): Promise<void> {
   const end = Date.now() + deadlineMs;
   for (;;) {
@@ -217,6 +235,13 @@ export async function startRedisSentinel(): Promise<LocalSentinel> {
       'the sentinel to see the replica',
       async () => (await cliOn(sentinel!, 'sentinel', 'replicas', 'sqz')).includes(String(replica)),
       20_000,
+    );
+    // The sentinel lists the replica as soon as it connects, before its first full sync ends; a
+    // primary killed then leaves a replica with an empty dataset to promote (seen under load).
+    await until(
+      'the replica to finish its first sync',
+      async () => (await cliOn(replica!, 'info', 'replication')).includes('master_link_status:up'),
+      30_000,
     );
     return {
       url: `redis+sentinel://127.0.0.1:${sentinel}/sqz`,
