@@ -15,7 +15,7 @@
  * request goes upstream) and hot (one URL; the service collapses and micro-caches).
  * Then the outsider's distinct-stream rig (bench/rig.ts: nginx upstream, the service as `npm start`
  * runs it, 3 s warm-up for every target), whose figures are the distinct ratios reported.
- * `-- --scale`: three instances behind nginx, rolling restart and kill -9 under viewer load (bench/scale.ts).
+ * `-- --scale [--retry-5xx] [--drain-ms N]`: three instances behind nginx on a Redis Cluster under viewer load: rolling restart, kill -9, a Redis primary killed, PostgreSQL restarted, beacons counted once (bench/scale.ts).
  * `-- --capacity [--streams N]`: what a stream costs the state store and a break Postgres (bench/capacity.ts).
  * `-- --cdn`: the compressed and conditional cases of issue 27 alone (bench/cdn.ts).
  * `-- --rig [--runs N]`: the rig alone, N runs (3 by default); `-- --rig --workers N`: the service

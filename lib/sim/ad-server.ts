@@ -87,6 +87,22 @@ export class AdServerSim extends HttpSim {
     ];
   }
 
+  /**
+   * Tracking hits per (ad, event, stream), keyed `ad|event|stream`: what an exactly-once check
+   * compares with the beacons it expects (the scale bench, across restarts and kills).
+   */
+  beaconCounts(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const h of this.hits) {
+      const key = `${h.ad}|${h.ev}|${h.s}`;
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+    return counts;
+  }
+
+  /** The events the sim's documents track for each ad (impression and the five linear events). */
+  static readonly TRACKED_EVENTS: readonly string[] = ['impression', ...TRACKED];
+
   hitCount(ev: string, ad?: string): number {
     return this.hits.filter((h) => h.ev === ev && (ad === undefined || h.ad === ad)).length;
   }

@@ -8,6 +8,21 @@ import type { Logger } from '../log/index.js';
 export type Sql = postgres.Sql;
 
 const MIGRATION_LOCK = 0x5a5a_0001;
+/** The longest wait before a closed connection connects again, in seconds (postgres.js's own cap is 20). */
+const RECONNECT_CAP_SEC = 0.5;
+
+/**
+ * postgres.js waits `backoff(n)` seconds before a closed connection connects again, n counting the
+ * pool's failed connections; a query given to that connection waits in its queue all that time.
+ * Its default grows as 3^n/100 up to 20 s, so a few seconds of outage (a Postgres restart: every
+ * worker tick and API call adds failures) made management calls hang for up to 20 s, during the
+ * outage and for seconds after it ended, instead of answering 503 at once and recovering with the
+ * server (issue 29 (d), measured: 8 s hangs, 200 again 6 s after the restart). The same curve
+ * capped at RECONNECT_CAP_SEC: at worst a refused connection is retried twice a second per connection.
+ */
+export function reconnectBackoff(failures: number): number {
+  return (0.5 + Math.random() / 2) * Math.min(3 ** failures / 100, RECONNECT_CAP_SEC);
+}
 
 export interface DbOptions {
   max?: number;
@@ -22,6 +37,7 @@ export function connectDb(
   const options: postgres.Options<Record<string, never>> = {
     max: opts.max ?? 10,
     connect_timeout: 5,
+    backoff: reconnectBackoff,
     idle_timeout: 30,
     max_lifetime: 60 * 30,
     onnotice: (n) => log.debug({ notice: n.message }, 'postgres notice'),

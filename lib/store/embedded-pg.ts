@@ -90,7 +90,19 @@ function socketDirFor(pgDir: string, owner: Owner): string {
   return dir;
 }
 
-export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promise<EmbeddedServer> {
+export interface EmbeddedOptions {
+  /**
+   * Also listen on 127.0.0.1 at this port (the scale bench's throwaway server, which other
+   * processes reach over TCP); the service itself never sets it and stays on the Unix socket only.
+   */
+  tcpPort?: number;
+}
+
+export async function startEmbeddedPostgres(
+  dataDir: string,
+  log: Logger,
+  opts: EmbeddedOptions = {},
+): Promise<EmbeddedServer> {
   const bin = await binaries();
   const owner = await serverOwner();
   mkdirSync(dataDir, { recursive: true, mode: 0o755 });
@@ -112,15 +124,16 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promi
     await stopStaleServer(bin, pgDir, owner, log);
   }
   const socketDir = socketDirFor(pgDir, owner);
+  const port = opts.tcpPort ?? SOCKET_PORT;
   const child = spawn(
     bin.postgres,
     [
       '-D',
       pgDir,
       '-p',
-      String(SOCKET_PORT),
+      String(port),
       '-c',
-      'listen_addresses=',
+      `listen_addresses=${opts.tcpPort ? '127.0.0.1' : ''}`,
       '-c',
       `unix_socket_directories=${socketDir}`,
       '-c',
@@ -135,7 +148,7 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promi
   await waitReady(child, log);
   log.info({ pid: child.pid, socketDir }, 'embedded PostgreSQL ready');
   return {
-    connection: { host: socketDir, port: SOCKET_PORT, user: 'postgres', database: 'postgres' },
+    connection: { host: socketDir, port, user: 'postgres', database: 'postgres' },
     stop: () => {
       process.off('exit', killOnExit);
       return stopChild(child);

@@ -1,227 +1,39 @@
 /**
- * A real local Redis Cluster for tests (docs/design.md §17): three primaries and three replicas
- * from Debian's redis-server on free ports, joined by `redis-cli --cluster create`, with a short
- * node timeout so a killed primary's replica takes over in a second or two. Skipped without
- * redis-server (a failure with CI=true, where .ci/run installs it).
+ * A real local Redis Cluster (and Sentinel set) for tests: the launchers live in
+ * lib/sim/redis-cluster.ts, shared with the scale bench; this adds tap's teardown and the skip
+ * without redis-server (a failure with CI=true, where .ci/run installs it).
  */
-import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import net from 'node:net';
-import { promisify } from 'node:util';
 import type { Test } from 'tap';
+import {
+  redisToolsPresent,
+  startRedisCluster,
+  startRedisSentinel,
+  type LocalCluster,
+  type LocalSentinel,
+} from '../../lib/sim/redis-cluster.js';
 import { inCI } from './services.js';
 
-const run = promisify(execFile);
+export type { LocalCluster, LocalSentinel } from '../../lib/sim/redis-cluster.js';
 
-export interface LocalCluster {
-  ports: number[];
-  /** A `redis+cluster://` URL naming every node as a seed. */
-  url: string;
-  cli(port: number, ...args: string[]): Promise<string>;
-  /** The port of the primary that serves `key`'s slot. */
-  primaryOf(key: string): Promise<number>;
-  kill(port: number): void;
-  /** Waits until every live node reports cluster_state:ok. */
-  settled(deadlineMs: number): Promise<void>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
-
-async function commandExists(cmd: string): Promise<boolean> {
-  return run('sh', ['-c', `command -v ${cmd}`]).then(
-    () => true,
-    () => false,
-  );
+async function present(t: Test, what: string): Promise<boolean> {
+  if (await redisToolsPresent()) return true;
+  const why = `redis-server and redis-cli are needed for the ${what} (apt-get install redis-server)`;
+  if (inCI) t.fail(why);
+  else t.test(why, { skip: why }, () => undefined);
+  return false;
 }
 
 export async function localCluster(t: Test): Promise<LocalCluster | undefined> {
-  if (!(await commandExists('redis-server')) || !(await commandExists('redis-cli'))) {
-    const why = 'redis-server and redis-cli are needed for the cluster tests (apt-get install redis-server)';
-    if (inCI) t.fail(why);
-    else t.test(why, { skip: why }, () => undefined);
-    return undefined;
-  }
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'sqz-cluster-'));
-  const ports: number[] = [];
-  for (let i = 0; i < 6; i++) ports.push(await freePort());
-  const procs = new Map<number, ChildProcess>();
-  t.teardown(() => {
-    for (const p of procs.values()) p.kill('SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
-  });
-  for (const port of ports) {
-    const args = [
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      '--cluster-enabled',
-      'yes',
-      '--cluster-config-file',
-      `nodes-${port}.conf`,
-      '--cluster-node-timeout',
-      '1000',
-      // A replica that has not synced yet, or lost its primary a while ago on a busy machine, would
-      // refuse to take over; tests kill primaries seconds after the cluster forms.
-      '--cluster-replica-validity-factor',
-      '0',
-      '--repl-diskless-sync-delay',
-      '0',
-    ];
-    args.push('--dir', dir, '--save', '', '--appendonly', 'no', '--protected-mode', 'no');
-    procs.set(port, spawn('redis-server', args, { stdio: 'ignore' }));
-  }
-  const cli = async (port: number, ...args: string[]) =>
-    (await run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args])).stdout.trim();
-  const until = async (what: string, check: () => Promise<boolean>, deadlineMs: number) => {
-    const end = Date.now() + deadlineMs;
-    for (;;) {
-      if (await check().catch(() => false)) return;
-      if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  };
-  await until(
-    'the six nodes to answer',
-    async () => (await Promise.all(ports.map((p) => cli(p, 'ping')))).every((r) => r === 'PONG'),
-    20_000,
-  );
-  await run('redis-cli', [
-    '--cluster',
-    'create',
-    ...ports.map((p) => `127.0.0.1:${p}`),
-    '--cluster-replicas',
-    '1',
-    '--cluster-yes',
-  ]);
-  const live = () => ports.filter((p) => procs.get(p)?.exitCode === null && !procs.get(p)?.killed);
-  const settled = (deadlineMs: number) =>
-    until(
-      'cluster_state:ok on every node',
-      async () =>
-        (await Promise.all(live().map((p) => cli(p, 'cluster', 'info')))).every((r) => r.includes('cluster_state:ok')),
-      deadlineMs,
-    );
-  await settled(30_000);
-  // cluster_state:ok says nothing of replication: wait until every replica holds its primary's data.
-  await until(
-    'every replica to finish its first sync',
-    async () => {
-      const roles = await Promise.all(ports.map((p) => cli(p, 'info', 'replication')));
-      const replicas = roles.filter((r) => r.includes('role:slave'));
-      return replicas.length === 3 && replicas.every((r) => r.includes('master_link_status:up'));
-    },
-    30_000,
-  );
-  return {
-    ports,
-    url: `redis+cluster://${ports.map((p) => `127.0.0.1:${p}`).join(',')}`,
-    cli,
-    settled,
-    kill: (port) => procs.get(port)?.kill('SIGKILL'),
-    async primaryOf(key) {
-      const slot = Number(await cli(live()[0]!, 'cluster', 'keyslot', key));
-      const nodes = (await cli(live()[0]!, 'cluster', 'nodes')).split('\n');
-      for (const line of nodes) {
-        const f = line.split(' ');
-        if (!f[2]?.includes('master') || f[2].includes('fail')) continue;
-        for (const range of f.slice(8)) {
-          const [a, b] = range.split('-').map(Number);
-          if (slot >= a! && slot <= (b ?? a!)) return Number(/:(\d+)@/.exec(f[1]!)![1]);
-        }
-      }
-      throw new Error(`no primary serves slot ${slot}`);
-    },
-  };
-}
-
-export interface LocalSentinel {
-  url: string;
-  primaryPort: number;
-  cli(port: number, ...args: string[]): Promise<string>;
-  kill(port: number): void;
+  if (!(await present(t, 'cluster tests'))) return undefined;
+  const cluster = await startRedisCluster();
+  t.teardown(() => cluster.stop());
+  return cluster;
 }
 
 /** A primary, one replica and one sentinel (quorum 1) that fails over a second after the primary stops answering. */
 export async function localSentinel(t: Test): Promise<LocalSentinel | undefined> {
-  if (!(await commandExists('redis-server')) || !(await commandExists('redis-cli'))) {
-    const why = 'redis-server and redis-cli are needed for the sentinel test (apt-get install redis-server)';
-    if (inCI) t.fail(why);
-    else t.test(why, { skip: why }, () => undefined);
-    return undefined;
-  }
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'sqz-sentinel-'));
-  const [primary, replica, sentinel] = [await freePort(), await freePort(), await freePort()];
-  const procs = new Map<number, ChildProcess>();
-  t.teardown(() => {
-    for (const p of procs.values()) p.kill('SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
-  });
-  const server = (port: number, ...extra: string[]) =>
-    procs.set(
-      port,
-      spawn(
-        'redis-server',
-        [
-          '--port',
-          String(port),
-          '--bind',
-          '127.0.0.1',
-          '--dir',
-          dir,
-          '--save',
-          '',
-          '--appendonly',
-          'no',
-          '--repl-diskless-sync-delay',
-          '0',
-          ...extra,
-        ],
-        { stdio: 'ignore' },
-      ),
-    );
-  server(primary!);
-  server(replica!, '--replicaof', '127.0.0.1', String(primary));
-  const conf = path.join(dir, 'sentinel.conf');
-  writeFileSync(
-    conf,
-    [
-      `port ${sentinel}`,
-      'bind 127.0.0.1',
-      `dir ${dir}`,
-      `sentinel monitor sqz 127.0.0.1 ${primary} 1`,
-      'sentinel down-after-milliseconds sqz 1000',
-      'sentinel failover-timeout sqz 3000',
-      '',
-    ].join('\n'),
-  );
-  procs.set(sentinel!, spawn('redis-server', [conf, '--sentinel'], { stdio: 'ignore' }));
-  const cli = async (port: number, ...args: string[]) =>
-    (await run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args])).stdout.trim();
-  const end = Date.now() + 20_000;
-  for (;;) {
-    const ok = await cli(sentinel!, 'sentinel', 'replicas', 'sqz').then(
-      (r) => r.includes(String(replica)),
-      () => false,
-    );
-    if (ok) break;
-    if (Date.now() > end) throw new Error('timed out waiting for the sentinel to see the replica');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return {
-    url: `redis+sentinel://127.0.0.1:${sentinel}/sqz`,
-    primaryPort: primary!,
-    cli,
-    kill: (port) => procs.get(port)?.kill('SIGKILL'),
-  };
+  if (!(await present(t, 'sentinel test'))) return undefined;
+  const sentinel = await startRedisSentinel();
+  t.teardown(() => sentinel.stop());
+  return sentinel;
 }

@@ -98,6 +98,13 @@ t.test('tracking hits, creatives, unknown paths', async (t) => {
   t.equal(sim.hitCount('start', 'ad-2'), 1);
   t.equal(sim.hitCount('midpoint'), 0);
   t.equal(sim.requests.length, 0, 'tracking is not an ad request');
+  await get(`${sim.url}/track?ad=ad-1&ev=start&s=st-9&cb=2`);
+  t.same(
+    Object.fromEntries(sim.beaconCounts()),
+    { 'ad-1|start|st-9': 2, 'ad-2|start|st-9': 1, 'ad-1|complete|st-9': 1 },
+    'counted per (ad, event, stream), whatever else the query carries',
+  );
+  t.same(AdServerSim.TRACKED_EVENTS, ['impression', 'start', 'firstQuartile', 'midpoint', 'thirdQuartile', 'complete']);
   sim.failTracks = 1;
   t.equal((await get(`${sim.url}/track?ad=a&ev=start`)).status, 500);
   t.equal((await get(`${sim.url}/track?ad=a&ev=start`)).status, 200);
