@@ -171,6 +171,18 @@ t.test('the POST answer and the GET answers are those of before; only the plan i
     const stored = Object.entries(row!)
       .filter(([k, v]) => v !== null && !['id', 'key', 'protocol', 'created_at', 'expires_at'].includes(k))
       .map(([k]) => k);
-    t.comment(`${c.name}: stored columns besides the row's identity: ${stored.join(', ')}`);
+    t.same(stored, ['plan'], `${c.name}: the row stores the plan and nothing else of the session`);
+
+    // Asked again on an instance that does not hold the answer: stitched anew (a new decision and
+    // cache_url); the first session keeps playing under its own id until it expires.
+    const again = await b.stitch(req);
+    t.not(again.cache_url, answer.cache_url, `${c.name}: another instance stitches anew`);
+    t.same(await b.stitch(req), again, `${c.name}: and then answers its own answer`);
+    const old = await new StitchStore(sql).get(id);
+    t.ok(old?.plan, `${c.name}: the first session is still there`);
+    t.equal((await b.files(old!))['master.m3u8'], rendered['master.m3u8'], `${c.name}: and still renders`);
+    const c2 = new StitchService(deps(new StitchStore(sql), vmapPath));
+    const third = await c2.stitch(req);
+    t.not(third.cache_url, again.cache_url, `${c.name}: a third instance stitches anew too`);
   }
 });
