@@ -7,7 +7,7 @@ import type { HttpRequest, HttpResponse, TemplatedApp } from '../http/uws.js';
 import { Exchange } from '../http/exchange.js';
 import { corsOf, type Cors } from '../http/cors.js';
 import { problem, problemResponse } from '../http/problem.js';
-import type { CreativeFiles } from './files.js';
+import type { RenditionStore } from './files.js';
 
 const TYPES: Record<string, string> = {
   m3u8: 'application/vnd.apple.mpegurl',
@@ -18,7 +18,7 @@ const TYPES: Record<string, string> = {
   aac: 'audio/aac',
 };
 
-export function mountCreativeFiles(app: TemplatedApp, stitchPath: string, files: CreativeFiles, cors?: Cors): void {
+export function mountCreativeFiles(app: TemplatedApp, stitchPath: string, files: RenditionStore, cors?: Cors): void {
   const prefix = `/${stitchPath}/creatives/`;
   const serve = (res: HttpResponse, req: HttpRequest) => {
     const ex = new Exchange(res, req.getMethod() === 'head', corsOf(cors, req));
