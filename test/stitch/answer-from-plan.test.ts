@@ -2,7 +2,7 @@
  * Issue 24 item 4 (rest): a stitched session stores its plan and nothing else per session; the
  * POST answer is kept in memory only. Before/after: the POST answer and every file a GET serves
  * for fixture VMAPs (Eyevinn's vast-info VMAP, and a VMAP of three breaks around Eyevinn's test ad
- * server VAST), their MP4 media files pointed at a fixture HLS ad, are compared with what the code
+ * server VAST, in HLS and in DASH), their MP4 media files pointed at a fixture HLS or DASH ad, are compared with what the code
  * stored whole answered before the change (test/stitch/golden/*.json, recorded with
  * STITCH_GOLDEN_RECORD=1 on the commit before). Only what changes per run is normalised: the
  * session id, the origin's port and the beacon URLs' expiry (`x`) and signature.
@@ -48,12 +48,12 @@ function content(files: Map<string, string>): void {
   }
 }
 
-/** A fixture VMAP made stitchable here: MP4 media files → the fixture HLS ad, wrapper tags → a refused address. */
-function stitchable(vmap: string, adMaster: string): string {
+/** A fixture VMAP made stitchable here: MP4 media files → the fixture HLS (or DASH) ad, wrapper tags → a refused address. */
+function stitchable(vmap: string, adMaster: string, type = 'application/x-mpegURL'): string {
   return vmap
     .replace(
       /(<MediaFile\b[^>]*?)type="video\/mp4"([^>]*>)\s*(<!\[CDATA\[)?[^<\]]*(\]\]>)?/g,
-      `$1type="application/x-mpegURL"$2<![CDATA[${adMaster}]]>`,
+      `$1type="${type}"$2<![CDATA[${adMaster}]]>`,
     )
     .replace(/(<VASTAdTagURI>\s*<!\[CDATA\[)[^\]]*/g, '$1http://127.0.0.1:9/refused');
 }
@@ -72,12 +72,23 @@ function vmapAround(vast: string, offsets: string[]): string {
   );
 }
 
-const CASES: Array<{ name: string; vmap: (adMaster: string) => string }> = [
+const CASES: Array<{ name: string; protocol?: 'dash'; vmap: (ad: string) => string }> = [
   { name: 'eyevinn-vast-info-vmap', vmap: (ad) => stitchable(fixture('vmap/eyevinn-vast-info/vmap.xml'), ad) },
   {
     name: 'eyevinn-test-adserver-3-breaks',
     vmap: (ad) =>
       stitchable(vmapAround(fixture('vast/eyevinn-test-adserver/test_vast.xml'), ['start', '00:30:00', 'end']), ad),
+  },
+  {
+    // DASH: Eyevinn's go-dash segment timeline VOD (65 s) and a DASH-IF ad-insertion test ad.
+    name: 'dash-eyevinn-test-adserver-3-breaks',
+    protocol: 'dash',
+    vmap: (ad) =>
+      stitchable(
+        vmapAround(fixture('vast/eyevinn-test-adserver/test_vast.xml'), ['start', '00:00:30', 'end']),
+        ad,
+        'application/dash+xml',
+      ),
   },
 ];
 
@@ -85,6 +96,8 @@ t.test('the POST answer and the GET answers are those of before; only the plan i
   if (!(await needServices(t, ['postgres']))) return;
   const files = new Map<string, string>();
   content(files);
+  files.set('/vod/dash/manifest.mpd', fixture('dash/eyevinn-dash-mpd/go-dash-fixtures/segment_timeline.mpd'));
+  files.set('/ads/dash/ad1.mpd', fixture('dash/dash-mpd-rs/ad-insertion-testcase6-av1.mpd'));
   for (const f of readdirSync(path.join(fixturesDir, 'hls/eyevinn-hls-splice/ad1')))
     files.set(`/ads/ad1/${f}`, readFileSync(path.join(fixturesDir, 'hls/eyevinn-hls-splice/ad1', f), 'utf8'));
   const origin = await new StaticHostSim(files).start();
@@ -105,7 +118,10 @@ t.test('the POST answer and the GET answers are those of before; only the plan i
         content_id: null,
         title: 'VOD',
         duration: CONTENT_SEC,
-        renditions: [{ kind: 'hls', url: `${origin.url}/vod/master.m3u8` }],
+        renditions: [
+          { kind: 'hls', url: `${origin.url}/vod/master.m3u8` },
+          { kind: 'dash', url: `${origin.url}/vod/dash/manifest.mpd` },
+        ],
         cue_points: [],
       }) as never,
     adTag: async () => ({ params: {} }),
@@ -122,17 +138,18 @@ t.test('the POST answer and the GET answers are those of before; only the plan i
 
   for (const c of CASES) {
     const vmapPath = `/ads/${c.name}.xml`;
-    files.set(vmapPath, c.vmap(`${origin.url}/ads/ad1/master.m3u8`));
+    files.set(vmapPath, c.vmap(c.protocol ? `${origin.url}/ads/dash/ad1.mpd` : `${origin.url}/ads/ad1/master.m3u8`));
+    const main = c.protocol ? 'manifest.mpd' : 'master.m3u8';
     const a = new StitchService(deps(new StitchStore(sql), vmapPath));
     const req = {
-      protocol: 'hls' as const,
+      protocol: c.protocol ?? ('hls' as const),
       brand: 'acme',
       streamId: `viewer-${c.name}`,
       assetId: 'vod-1',
       targeting: {},
     };
     const answer = await a.stitch(req);
-    const id = /\/cache\/([^/]+)\/master\.m3u8$/.exec(answer.cache_url)![1]!;
+    const id = /\/cache\/([^/]+)\/(master\.m3u8|manifest\.mpd)$/.exec(answer.cache_url)![1]!;
     const normalise = (s: string) =>
       s
         .replaceAll(id, '{id}')
@@ -180,7 +197,7 @@ t.test('the POST answer and the GET answers are those of before; only the plan i
     t.same(await b.stitch(req), again, `${c.name}: and then answers its own answer`);
     const old = await new StitchStore(sql).get(id);
     t.ok(old?.plan, `${c.name}: the first session is still there`);
-    t.equal((await b.files(old!))['master.m3u8'], rendered['master.m3u8'], `${c.name}: and still renders`);
+    t.equal((await b.files(old!))[main], rendered[main], `${c.name}: and still renders`);
     const c2 = new StitchService(deps(new StitchStore(sql), vmapPath));
     const third = await c2.stitch(req);
     t.not(third.cache_url, again.cache_url, `${c.name}: a third instance stitches anew too`);
