@@ -34,7 +34,11 @@ export function mountCreativeFiles(app: TemplatedApp, stitchPath: string, files:
         body
           ? ex.send(200, { 'Content-Type': type, 'Cache-Control': 'public, max-age=86400, immutable' }, body)
           : notFound(),
-      () => notFound(),
+      // The store failed (an S3 store down or refusing us): not a missing file, and not to be cached as one.
+      () => {
+        const p = problemResponse(problem('unavailable', 'the conditioned rendition cannot be read now'));
+        ex.send(p.status, p.headers, p.body);
+      },
     );
   };
   app.get(`${prefix}*`, serve);

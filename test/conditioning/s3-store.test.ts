@@ -159,4 +159,10 @@ t.test('conditioned into S3 by one instance, stitched and served from S3 by anot
   const probe = await ffprobe(file);
   const video = probe.streams.find((s) => s.codec_type === 'video');
   t.match(video, { codec_name: 'h264', width: RUNGS[0]!.w, height: RUNGS[0]!.h }, 'decodes at the rung');
+
+  // The store down: the segment answers 503 (not a 404 a CDN would keep).
+  await sim.stop();
+  const down = await call(other.url, 'GET', new URL(adSegment!).pathname);
+  t.equal(down.status, 503, 'the object store down: 503');
+  t.match(down.headers['content-type'], /problem\+json/);
 });
