@@ -75,7 +75,8 @@ import { StitchService, stitchWaitMs } from './stitch/service.js';
 import { stitchRoutes } from './stitch/routes.js';
 import { StitchEndpoints } from './stitch/endpoints.js';
 import { CreativeRepo } from './conditioning/repo.js';
-import { CreativeFiles } from './conditioning/files.js';
+import { CreativeFiles, type RenditionStore } from './conditioning/files.js';
+import { S3CreativeFiles } from './conditioning/s3-files.js';
 import { ConditioningService } from './conditioning/service.js';
 import { ConditioningWorker } from './conditioning/worker.js';
 import { conditioningRoutes } from './conditioning/routes.js';
@@ -289,7 +290,23 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
   life.add('stitch manifest client', manifests, (m) => m.close());
   const stitchStore = new StitchStore(stores.sql);
   // Ad conditioning: MP4 creatives transcoded to the content's ladder, jobs leased through Postgres.
-  const creativeFiles = new CreativeFiles(config.dataDir);
+  // Renditions in DATA_DIR/ad-creatives, or in an S3-compatible store when S3_ENDPOINT is set.
+  let creativeFiles: RenditionStore = new CreativeFiles(config.dataDir);
+  if (config.s3Endpoint) {
+    const s3 = new S3CreativeFiles(
+      {
+        endpoint: config.s3Endpoint,
+        bucket: config.s3Bucket,
+        region: config.s3Region,
+        accessKeyId: config.s3AccessKeyId,
+        secretAccessKey: config.s3SecretAccessKey,
+        prefix: config.s3Prefix,
+      },
+      config.dataDir,
+    );
+    life.add('rendition object store client', s3, (c) => c.close());
+    creativeFiles = s3;
+  }
   const creatives = new OutboundClient(policy, { timeoutMs: 60_000, maxResponseSize: config.adConditioningMaxBytes });
   const jobTimeoutMs = config.adConditioningJobTimeoutSec * 1000;
   life.add('ad creative client', creatives, (c) => c.close());

@@ -38,3 +38,22 @@ t.test('a bad value stops start-up with a message naming it', async (t) => {
   t.throws(() => loadConfig({ ALLOW_PRIVATE_OUTBOUND: 'maybe' }), /ALLOW_PRIVATE_OUTBOUND/);
   t.throws(() => loadConfig({ DATABASE_URL: 'mysql://x' }), /DATABASE_URL/);
 });
+
+t.test('an S3 store for conditioned renditions: endpoint, bucket and keys together', async (t) => {
+  t.equal(loadConfig({}).s3Endpoint, '', 'none by default: DATA_DIR');
+  const s3 = {
+    S3_ENDPOINT: 'http://minio.internal:9000',
+    S3_BUCKET: 'renditions',
+    S3_ACCESS_KEY_ID: 'AKID',
+    S3_SECRET_ACCESS_KEY: 'secret',
+  };
+  t.match(loadConfig(s3), {
+    s3Endpoint: 'http://minio.internal:9000',
+    s3Region: 'us-east-1',
+    s3Prefix: 'ad-creatives/',
+  });
+  t.throws(() => loadConfig({ ...s3, S3_BUCKET: '' }), /S3_BUCKET, S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY/);
+  t.throws(() => loadConfig({ ...s3, S3_ENDPOINT: 'minio:9000' }), /S3_ENDPOINT/);
+  t.throws(() => loadConfig({ ...s3, S3_BUCKET: 'Not_A_Bucket' }), /S3_BUCKET/);
+  t.throws(() => loadConfig({ ...s3, S3_PREFIX: '/abs' }), /S3_PREFIX/);
+});

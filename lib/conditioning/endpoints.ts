@@ -7,7 +7,7 @@ import type { HttpRequest, HttpResponse, TemplatedApp } from '../http/uws.js';
 import { Exchange } from '../http/exchange.js';
 import { corsOf, type Cors } from '../http/cors.js';
 import { problem, problemResponse } from '../http/problem.js';
-import type { CreativeFiles } from './files.js';
+import type { RenditionStore } from './files.js';
 
 const TYPES: Record<string, string> = {
   m3u8: 'application/vnd.apple.mpegurl',
@@ -18,7 +18,7 @@ const TYPES: Record<string, string> = {
   aac: 'audio/aac',
 };
 
-export function mountCreativeFiles(app: TemplatedApp, stitchPath: string, files: CreativeFiles, cors?: Cors): void {
+export function mountCreativeFiles(app: TemplatedApp, stitchPath: string, files: RenditionStore, cors?: Cors): void {
   const prefix = `/${stitchPath}/creatives/`;
   const serve = (res: HttpResponse, req: HttpRequest) => {
     const ex = new Exchange(res, req.getMethod() === 'head', corsOf(cors, req));
@@ -34,7 +34,11 @@ export function mountCreativeFiles(app: TemplatedApp, stitchPath: string, files:
         body
           ? ex.send(200, { 'Content-Type': type, 'Cache-Control': 'public, max-age=86400, immutable' }, body)
           : notFound(),
-      () => notFound(),
+      // The store failed (an S3 store down or refusing us): not a missing file, and not to be cached as one.
+      () => {
+        const p = problemResponse(problem('unavailable', 'the conditioned rendition cannot be read now'));
+        ex.send(p.status, p.headers, p.body);
+      },
     );
   };
   app.get(`${prefix}*`, serve);

@@ -11,7 +11,20 @@ import path from 'node:path';
 const KEY = /^[0-9a-f]{64}$/;
 const FILE = /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}$/;
 
-export class CreativeFiles {
+/** Where conditioned renditions are written and read: this folder, or an S3-compatible store (./s3-files.ts). */
+export interface RenditionStore {
+  /** Where a file of a key's renditions lives (a path or an object name); undefined for a name that is not ours. */
+  file(key: string, name: string): string | undefined;
+  /** A fresh local scratch folder for a job's ffmpeg output (removed by `publish` or `discard`). */
+  scratch(): Promise<string>;
+  /** Stores a finished scratch folder's kept files as the key's renditions; answers their names, sorted. */
+  publish(scratch: string, key: string, keep: (name: string) => boolean): Promise<string[]>;
+  discard(scratch: string): Promise<void>;
+  /** A file's bytes, undefined when there is none. */
+  read(key: string, name: string): Promise<Buffer | undefined>;
+}
+
+export class CreativeFiles implements RenditionStore {
   readonly root: string;
 
   constructor(dataDir: string) {

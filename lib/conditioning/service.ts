@@ -18,7 +18,7 @@ import type { Registry } from '../http/metrics.js';
 import type { DecidedAd } from '../ads/types.js';
 import { probe, ffprobeBeside } from '../transcoder/ffmpeg.js';
 import { profileKey, type ConditionedAd, type LadderProfile } from '../stitch/profile.js';
-import type { CreativeFiles } from './files.js';
+import type { RenditionStore } from './files.js';
 import type { CreativeRepo, CreativeRow, Renditions } from './repo.js';
 import { transcode } from './transcode.js';
 
@@ -32,7 +32,7 @@ export interface ConditioningLimits {
 
 export interface ConditioningDeps {
   repo: CreativeRepo;
-  files: CreativeFiles;
+  files: RenditionStore;
   /** The creative's bytes through the outbound policy, capped at `maxBytes`. */
   fetchBytes(url: string, signal: AbortSignal): Promise<Buffer>;
   ffmpeg: string;

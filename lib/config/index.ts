@@ -56,6 +56,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     throw new ConfigError(`invalid configuration:\n  ${[...new Set(lines)].join('\n  ')}`);
   }
   const config = merged as unknown as Config;
+  if (config.s3Endpoint && !(config.s3Bucket && config.s3AccessKeyId && config.s3SecretAccessKey))
+    throw new ConfigError(
+      'invalid configuration:\n  S3_ENDPOINT is set: S3_BUCKET, S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY are required',
+    );
   config.dataDir = path.resolve(config.dataDir);
   for (const k of ['publicBaseUrl', 'daiHost', 'contentOrigin', 'transcoderUrl'] as const)
     config[k] = config[k].replace(/\/+$/, '');

@@ -65,6 +65,13 @@ export const configSchema = {
     adConditioningMaxBytes: { type: 'integer', minimum: 65536, maximum: 1073741824 },
     adConditioningJobTimeoutSec: { type: 'integer', minimum: 1, maximum: 3600 },
     stitchMaxWaitMs: { type: 'integer', minimum: 0, maximum: 120000 },
+    // An S3-compatible store for conditioned renditions (empty endpoint: DATA_DIR/ad-creatives).
+    s3Endpoint: { type: 'string', anyOf: [{ const: '' }, { pattern: '^https?://[^/?#\\s]+/?$' }] },
+    s3Bucket: { type: 'string', maxLength: 63, pattern: '^([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])?$' },
+    s3Region: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9-]+$' },
+    s3AccessKeyId: { type: 'string', maxLength: 128 },
+    s3SecretAccessKey: { type: 'string', maxLength: 256 },
+    s3Prefix: { type: 'string', maxLength: 256, pattern: '^([A-Za-z0-9._-]+/)*$' },
     // `*`, or a comma-separated list of origins (scheme://host[:port]).
     corsAllowedOrigins: {
       type: 'string',
@@ -146,6 +153,14 @@ export interface Config {
   adConditioningJobTimeoutSec: number;
   /** The most a brand's `stitch_wait_for_ads_ms` may hold a stitch POST for its ads' conditioning (0: never waits). */
   stitchMaxWaitMs: number;
+  /** S3-compatible object store for conditioned renditions (issue 26): `http(s)://host[:port]`; empty: DATA_DIR. */
+  s3Endpoint: string;
+  s3Bucket: string;
+  s3Region: string;
+  s3AccessKeyId: string;
+  s3SecretAccessKey: string;
+  /** Object name prefix of the renditions (`ad-creatives/`). */
+  s3Prefix: string;
   /** Origins whose web players may read the player-facing answers: `*` or a comma-separated list. */
   corsAllowedOrigins: string;
 }
@@ -196,5 +211,11 @@ export const envNames: Record<string, keyof Config> = {
   AD_CONDITIONING_MAX_BYTES: 'adConditioningMaxBytes',
   AD_CONDITIONING_JOB_TIMEOUT_SEC: 'adConditioningJobTimeoutSec',
   STITCH_MAX_WAIT_MS: 'stitchMaxWaitMs',
+  S3_ENDPOINT: 's3Endpoint',
+  S3_BUCKET: 's3Bucket',
+  S3_REGION: 's3Region',
+  S3_ACCESS_KEY_ID: 's3AccessKeyId',
+  S3_SECRET_ACCESS_KEY: 's3SecretAccessKey',
+  S3_PREFIX: 's3Prefix',
   CORS_ALLOWED_ORIGINS: 'corsAllowedOrigins',
 };

@@ -20,7 +20,12 @@
  * and this client disagree on which answer is whose: the connection is closed, and the request
  * those bytes arrived with fails rather than take an answer that may be someone else's. A stray
  * that arrives alone, after the next request went out, looks exactly like that request's answer
- * (HTTP/1.1 carries no request id): that window stays, as for every HTTP/1.1 client.
+ * (HTTP/1.1 carries no request id): that window stays, as for every HTTP/1.1 client. What bounds
+ * it: once an origin has been caught sending bytes nobody asked for, the pool turns *cautious* for
+ * `cautiousMs` (renewed by each further catch): its idle connections are closed and every
+ * connection closes after one response, so no answer can reach a later request on the same
+ * connection and a chain of shifted answers ends at its next response. The normal path pays one
+ * boolean test per response for it (docs/decisions.md, "The HTTP/1.1 window").
  */
 import type { Socket } from 'node:net';
 import type { buildConnector } from 'undici';
@@ -57,6 +62,8 @@ export interface H1PoolOptions {
   idleMs: number;
   /** How often deadlines are checked (default 50 ms: a request ends at most this late). */
   sweepMs?: number;
+  /** After the origin sent bytes nobody asked for: how long no connection is reused (default 60 s). */
+  cautiousMs?: number;
 }
 
 /** A request as written: its head, its deadline, and where it stands. */
@@ -251,6 +258,8 @@ class Connection {
     if (!req || req.done) {
       // Bytes nobody asked for (or for an aborted request): the connection's framing is lost.
       this.socket?.destroy();
+      // Unsolicited bytes (not a late answer to an aborted request): this origin sends strays.
+      if (!req) this.pool.suspect();
       return;
     }
     this.sawByte = true;
@@ -457,11 +466,15 @@ class Connection {
    * so the request fails and the connection closes; it is reused only when nothing is left over.
    */
   private complete(buf: Buffer, at: number): void {
-    if (at !== buf.length) return this.fail('protocol', "bytes beyond the response's framing");
+    if (at !== buf.length) {
+      this.pool.suspect();
+      return this.fail('protocol', "bytes beyond the response's framing");
+    }
     const req = this.req!;
     this.state = State.Head;
     this.finish(req);
-    if (this.keepAlive) this.pool.release(this);
+    // Cautious (the origin sent strays lately): one response per connection, so none can be taken by a later request.
+    if (this.keepAlive && !this.pool.cautious) this.pool.release(this);
     else this.socket?.destroy();
   }
 }
@@ -500,6 +513,11 @@ export class H1Pool {
   private lastIdleSweep = 0;
   /** The Host header value for the origin (RFC 9112 §3.2). */
   readonly host: string;
+  /** No connection is reused until `cautiousUntil` (the origin sent bytes nobody asked for). */
+  cautious = false;
+  private cautiousUntil = 0;
+  /** Times this origin was caught sending bytes no request accounts for. */
+  suspicions = 0;
 
   constructor(
     origin: string,
@@ -537,6 +555,19 @@ export class H1Pool {
     if (this.closing) return conn.destroy();
     conn.idleSince = Date.now();
     this.idle.push(conn);
+  }
+
+  /**
+   * The origin sent bytes no request accounts for (on an idle connection, or past a response's
+   * framing): it may also send a stray that arrives alone after a newer request went out, which
+   * nothing can tell from that request's answer. For `cautiousMs` no connection is reused: the idle
+   * ones close now, busy ones after their response. Off the normal path (called only on a catch).
+   */
+  suspect(): void {
+    this.suspicions++;
+    this.cautious = true;
+    this.cautiousUntil = Date.now() + (this.opts.cautiousMs ?? 60_000);
+    for (const conn of this.idle.splice(0)) conn.destroy();
   }
 
   /** A connection closed: it leaves the pool, and a waiting request may dial in its place. */
@@ -604,6 +635,7 @@ export class H1Pool {
   /** Fails the requests past their deadline (on a connection, dialling, or queued), and closes connections idle too long. */
   private sweep(): void {
     const now = Date.now();
+    if (this.cautious && now >= this.cautiousUntil) this.cautious = false;
     for (const conn of this.conns) if (conn.req && conn.req.deadline <= now) conn.req.expire();
     for (const req of this.dialling) if (req.deadline <= now) req.expire();
     for (let i = this.queueHead; i < this.queue.length; i++)

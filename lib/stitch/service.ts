@@ -143,10 +143,17 @@ export class StitchService {
   private readonly rendered: CharLru<Record<string, string>>;
   /** Renderings under way, by session id: players polling a session this instance has not rendered yet share one. */
   private readonly rendering = new Map<string, Promise<Record<string, string>>>();
+  /**
+   * POST answers by session id, in this process only (issue 24): a session stores its plan and no
+   * more, and the answer's signed tracking URLs cannot be made again from the plan (they are the ad
+   * server's, for this decision). Asked again where the answer is gone, the request is stitched anew.
+   */
+  private readonly answers: CharLru<StitchAnswer>;
 
   constructor(private readonly deps: StitchServiceDeps) {
     this.sources = new CharLru(deps.cacheChars ?? 64 * 1024 * 1024, sourceChars);
     this.rendered = new CharLru(deps.cacheChars ?? 64 * 1024 * 1024, filesChars);
+    this.answers = new CharLru(deps.cacheChars ?? 64 * 1024 * 1024, (a) => JSON.stringify(a).length);
   }
 
   cacheBase(id: string, base = this.deps.publicBaseUrl()): string {
@@ -168,7 +175,8 @@ export class StitchService {
       )
       .digest('base64url');
     const live = await this.deps.store.byKey(key);
-    if (live) return live.response as StitchAnswer;
+    const held = live && this.answerOf(live);
+    if (held) return held;
 
     const rendition = pickRendition(asset.renditions, req.protocol, req.contentUri);
     const id = randomBytes(16).toString('base64url');
@@ -209,17 +217,24 @@ export class StitchService {
       breaks: this.breaks(result.pods, withMedia, result.contentDuration, req.streamId, Date.now() + ttlMs),
     };
     if (warnings.length) answer.warnings = warnings;
-    const session: StitchSession = {
-      id,
-      key,
-      protocol: req.protocol,
-      plan,
-      response: answer,
-      expiresAt: Date.now() + ttlMs,
-    };
-    const stored = await this.deps.store.put(session);
-    if (stored.id === id) this.rendered.set(id, result.files);
-    return stored.response as StitchAnswer;
+    const session: StitchSession = { id, key, protocol: req.protocol, plan, expiresAt: Date.now() + ttlMs };
+    // A live session whose answer this process does not hold is superseded: its row keeps its id
+    // (its cache_url plays on until it expires) and gives up the request key to this one.
+    let stored = await this.deps.store.put(session, live?.id);
+    if (stored.id !== id) {
+      const theirs = this.answerOf(stored);
+      if (theirs) return theirs;
+      // Another instance stitched the same request at the same moment: this session is kept under a key of its own.
+      stored = await this.deps.store.put({ ...session, key: id });
+    }
+    this.rendered.set(id, result.files);
+    this.answers.set(id, answer);
+    return answer;
+  }
+
+  /** A session's POST answer: held here since its stitch, or stored whole by a session from before plans. */
+  private answerOf(s: StitchSession): StitchAnswer | undefined {
+    return (s.response as StitchAnswer | undefined) ?? this.answers.get(s.id);
   }
 
   /** A session's files from memory, or undefined when they must be rendered (`files`). */

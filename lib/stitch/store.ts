@@ -1,8 +1,10 @@
 /**
  * Stitched sessions: Postgres (so any instance serves a cache_url another handed out) behind an
  * in-process cache (so a hit costs no database round trip). A session is its splice plan
- * (./session-plan.ts: its files are rendered from it, issue 24) and the POST answer; it expires
- * after STITCH_TTL_SEC, after which its URLs answer 404. Sessions stored before plans have files.
+ * (./session-plan.ts: its files are rendered from it, issue 24) and nothing else per session: the
+ * POST answer stays in the memory of the process that stitched it (./service.ts). It expires after
+ * STITCH_TTL_SEC, after which its URLs answer 404. Sessions stored before plans have files and the
+ * answer.
  */
 import type { Sql } from '../store/index.js';
 import type { SessionPlan } from './session-plan.js';
@@ -14,7 +16,8 @@ export interface StitchSession {
   plan?: SessionPlan;
   /** The rendered files of a session stored before plans (migration 016). */
   files?: Record<string, string>;
-  response: unknown;
+  /** The POST answer of a session stored before issue 24's rest (migration 017): now held in memory only. */
+  response?: unknown;
   expiresAt: number;
 }
 
@@ -24,7 +27,7 @@ interface Row {
   protocol: 'hls' | 'dash';
   plan: SessionPlan | null;
   files: Record<string, string> | null;
-  response: unknown;
+  response: unknown | null;
   expires_at: Date;
 }
 
@@ -33,17 +36,17 @@ function toSession(r: Row): StitchSession {
     id: r.id,
     key: r.key,
     protocol: r.protocol,
-    response: r.response,
     expiresAt: r.expires_at.getTime(),
   };
+  if (r.response !== null) s.response = r.response;
   if (r.plan) s.plan = r.plan;
   if (r.files) s.files = r.files;
   return s;
 }
 
-/** What a session costs in process: what it stores (the plan, the answer, old sessions' files). */
+/** What a session costs in process: what it stores (the plan; old sessions' files and answer). */
 export function storedChars(s: StitchSession): number {
-  let n = JSON.stringify(s.plan ?? null).length + JSON.stringify(s.response).length;
+  let n = JSON.stringify(s.plan ?? null).length + (s.response === undefined ? 0 : JSON.stringify(s.response).length);
   for (const name in s.files) n += s.files[name]!.length;
   return n;
 }
@@ -94,11 +97,18 @@ export class StitchStore {
   /**
    * Stores a session unless a live one with the same key exists (two instances stitched the same
    * request at once): the one stored first is returned, so both answer the same cache_url.
+   * `supersedes`: a live session of the same key that this one replaces as the key's answer; it is
+   * kept under its own id as key (its cache_url still plays until it expires).
    */
-  async put(s: StitchSession): Promise<StitchSession> {
+  async put(s: StitchSession, supersedes?: string): Promise<StitchSession> {
+    if (supersedes !== undefined) {
+      await this.sql`update stitch_session set key = id where id = ${supersedes} and key = ${s.key}`;
+      const old = this.byId.get(supersedes);
+      if (old && this.byRequestKey.get(old.key) === old) this.byRequestKey.delete(old.key);
+    }
     const [row] = await this.sql<Row[]>`
       insert into stitch_session (id, key, protocol, plan, files, response, expires_at)
-      values (${s.id}, ${s.key}, ${s.protocol}, ${s.plan ? this.sql.json(s.plan as never) : null}, ${s.files ? this.sql.json(s.files) : null}, ${this.sql.json(s.response as never)}, ${new Date(s.expiresAt)})
+      values (${s.id}, ${s.key}, ${s.protocol}, ${s.plan ? this.sql.json(s.plan as never) : null}, ${s.files ? this.sql.json(s.files) : null}, ${s.response === undefined ? null : this.sql.json(s.response as never)}, ${new Date(s.expiresAt)})
       on conflict (key) do update set id = excluded.id, protocol = excluded.protocol, plan = excluded.plan, files = excluded.files, response = excluded.response,
         created_at = now(), expires_at = excluded.expires_at
       where stitch_session.expires_at <= now()

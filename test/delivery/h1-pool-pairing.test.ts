@@ -16,9 +16,10 @@ import { H1_SOCKET_OPTIONS, H1Pool, H1Request, type H1Error } from '../../lib/de
  * How a stray goes out with an answer: `tail` after it in the same write (the answer's own
  * request was in flight), `lead` before it in the same write, `lead2` before it in a write of its
  * own (a late response that arrives while a newer request is in flight), `idle` some time after
- * the answer, on a connection nobody is using.
+ * the answer, on a connection nobody is using, `late` before it on its own and the answer some
+ * time later (two reads: the stray alone looks like the answer; none on a connection's first request).
  */
-type Stray = 'none' | 'tail' | 'lead' | 'lead2' | 'idle';
+type Stray = 'none' | 'tail' | 'lead' | 'lead2' | 'idle' | 'late';
 
 interface Upstream {
   port: number;
@@ -97,6 +98,9 @@ async function upstream(choose: (id: string) => Stray, idleStrayMs = 20): Promis
         else if (stray === 'lead2') {
           socket.write(old);
           socket.write(real);
+        } else if (stray === 'late') {
+          if (ids.length > 1) socket.write(old);
+          setTimeout(() => socket.writable && socket.write(real), idleStrayMs);
         } else {
           socket.write(real);
           if (stray === 'idle') setTimeout(() => socket.writable && socket.write(old), idleStrayMs);
@@ -184,6 +188,39 @@ for (const [kind, connector] of Object.entries(connectors)) {
     await once(up.events, 'closed');
     t.equal(named((await get(pool, '2')).body ?? ''), '2');
     t.same([...up.byConn.values()], [['1'], ['2']], 'the next request went on a fresh connection');
+  });
+
+  t.test(`${kind}: once caught sending a stray, the origin's connections are not reused for a while`, async (t) => {
+    const up = await upstream((id) => (id === '2' || id === '4' ? 'late' : 'none'));
+    const pool = new H1Pool(`http://127.0.0.1:${up.port}`, {
+      connect: connector(),
+      connections: 1,
+      maxResponseSize: 1 << 20,
+      idleMs: 60_000,
+      cautiousMs: 300,
+    });
+    t.teardown(async () => {
+      await pool.close();
+      await up.close();
+    });
+    t.equal(named((await get(pool, '1')).body ?? ''), '1');
+    // The window HTTP/1.1 leaves (docs/decisions.md): a stray alone after the request went out is its answer.
+    t.equal(named((await get(pool, '2')).body ?? ''), '1', 'before any catch, a lone late stray is taken (the window)');
+    // 2's real answer then comes with no request in flight: caught, the connection closed, the pool cautious.
+    await once(up.events, 'closed');
+    t.ok(pool.cautious, 'the pool is cautious');
+    t.equal(pool.suspicions, 1);
+    for (const id of ['3', '4', '5']) t.equal(named((await get(pool, id)).body ?? ''), id, `${id}: its own answer`);
+    t.same(
+      [...up.byConn.values()],
+      [['1', '2'], ['3'], ['4'], ['5']],
+      'while cautious, one request per connection: no earlier answer can come on a later request',
+    );
+    const end = Date.now() + 10_000;
+    while (pool.cautious && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+    t.notOk(pool.cautious, 'cautious for cautiousMs only');
+    for (const id of ['6', '7']) t.equal(named((await get(pool, id)).body ?? ''), id);
+    t.same([...up.byConn.values()].at(-1), ['6', '7'], 'then connections are reused again');
   });
 
   t.test(`${kind}: under load with random strays, no answer reaches a request it does not name`, async (t) => {

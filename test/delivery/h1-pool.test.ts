@@ -160,6 +160,8 @@ for (const [kind, connector] of Object.entries(connectors))
       connections: 4,
       maxResponseSize: 1500,
       idleMs: 60_000,
+      // '/extra' below makes the pool cautious (no reuse) for this long; the later cases reuse connections.
+      cautiousMs: 100,
     });
     t.teardown(async () => {
       await pool.close();
@@ -242,6 +244,10 @@ for (const [kind, connector] of Object.entries(connectors))
           // Bytes past the response's end in the same read: which answer was this request's is unknowable.
           t.equal(first.err?.code, 'protocol', p);
           t.match(first.err?.message, /beyond the response's framing/);
+          t.ok(pool.cautious, 'the origin is suspect: no connection is reused for a while');
+          const end = Date.now() + 10_000;
+          while (pool.cautious && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+          t.notOk(pool.cautious);
         } else {
           t.equal(first.status, 200, p);
           t.notOk(first.err, p);

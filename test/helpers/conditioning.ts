@@ -112,7 +112,15 @@ export interface Rig {
 /** Origin, ad server (VMAP breaks `breaks`, the given ads and their MP4s), `count` instances sharing one schema and DATA_DIR, brand `acme` with both VODs (cue point 6 s). */
 export async function rig(
   t: Test,
-  opts: { count: number; breaks: string[]; ads: SimAd[]; creatives: Map<string, Buffer>; config?: Partial<Config> },
+  opts: {
+    count: number;
+    breaks: string[];
+    ads: SimAd[];
+    creatives: Map<string, Buffer>;
+    config?: Partial<Config>;
+    /** A DATA_DIR per instance (they then share renditions only through an object store in `config`). */
+    dataDirEach?: boolean;
+  },
 ): Promise<Rig> {
   const files = hlsContent();
   files.set('/vod/dash/manifest.mpd', DASH_MPD);
@@ -132,7 +140,8 @@ export async function rig(
     ...opts.config,
   };
   const instances: Service[] = [];
-  for (let i = 0; i < opts.count; i++) instances.push(await startTestService(t, overrides));
+  for (let i = 0; i < opts.count; i++)
+    instances.push(await startTestService(t, opts.dataDirEach ? { ...overrides, dataDir: tempDir(t) } : overrides));
   const a = instances[0]!;
   const jwt = await token(a);
   t.equal(

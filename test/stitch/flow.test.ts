@@ -213,14 +213,29 @@ t.test('server-side stitching flow', async (t) => {
       result: { master: master.text, playlists, pods, contentDuration: 0, skipped: [] },
     };
     checkStitched(t, input);
-    const same = await stitch(b.url, 'stream-1', 'vod-1');
+    const same = await stitch(a.url, 'stream-1', 'vod-1');
     t.equal(same.status, 200);
     t.equal(
       same.body.cache_url,
       cacheUrl,
-      'the same stream and asset (by guid or content id) answers the same cache_url, from any instance',
+      'the same stream and asset (by guid or content id) answers the same cache_url from the instance that stitched it',
     );
     t.equal(adServer.requests.length, 1, 'and asks the ad server nothing more');
+    // Another instance does not hold the answer (only the plan is stored, issue 24): it stitches anew.
+    const elsewhere = await stitch(b.url, 'stream-1', 'vod-1');
+    t.equal(elsewhere.status, 200);
+    t.not(elsewhere.body.cache_url, cacheUrl, 'another instance stitches the request anew');
+    t.equal(adServer.requests.length, 2, 'with its own ad request');
+    t.equal(
+      (await call(b.url, 'GET', new URL(cacheUrl).pathname)).text,
+      master.text,
+      'the first cache_url still plays',
+    );
+    t.equal(
+      (await stitch(b.url, 'stream-1', 'vod-1')).body.cache_url,
+      elsewhere.body.cache_url,
+      'and answers its own session again',
+    );
   });
 
   t.test('tracking URLs are forwarded once through /beacon', async (t) => {
@@ -315,8 +330,8 @@ t.test('server-side stitching flow', async (t) => {
       404,
       'no such asset list',
     );
-    const again = await post(b.url, '/stitch/hls/stream/stream-1/asset/vod-1?interstitials=true');
-    t.equal(again.body.cache_url, url, 'asked again: the same cache_url');
+    const again = await post(a.url, '/stitch/hls/stream/stream-1/asset/vod-1?interstitials=true');
+    t.equal(again.body.cache_url, url, 'asked again (where it was stitched): the same cache_url');
     t.equal(
       (await post(a.url, '/stitch/hls/stream/stream-1/asset/cid-1?interstitials=0')).body.cache_url,
       cacheUrl,
@@ -416,8 +431,12 @@ t.test('server-side stitching flow', async (t) => {
     t.ok(await until(() => adServer.hitCount('impression', 'ad-2') > before), 'forwarded to the ad server');
     await new Promise((r) => setTimeout(r, 300));
     t.equal(adServer.hitCount('impression', 'ad-2'), before + 1, 'once');
-    const same = await post(c.url, '/stitch/dash/stream/stream-d/asset/vod-dash');
-    t.equal(same.body.cache_url, url, 'the same stream and asset: the same cache_url, from any instance');
+    const same = await post(a.url, '/stitch/dash/stream/stream-d/asset/vod-dash');
+    t.equal(
+      same.body.cache_url,
+      url,
+      'the same stream and asset: the same cache_url, from the instance that stitched it',
+    );
   });
 
   t.test('failures', async (t) => {

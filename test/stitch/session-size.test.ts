@@ -127,16 +127,23 @@ t.test(
     );
     const id = /\/cache\/([^/]+)\/master\.m3u8$/.exec(answer.cache_url)![1]!;
 
-    const [row] = await sql<Array<{ plan_chars: number; plan_bytes: number; response_chars: number; files: unknown }>>`
-    select length(plan::text) as plan_chars, pg_column_size(plan) as plan_bytes, length(response::text) as response_chars, files
-    from stitch_session where id = ${id}`;
+    const [row] = await sql<
+      Array<{ plan_chars: number; plan_bytes: number; row_bytes: number; response: unknown; files: unknown }>
+    >`
+    select length(plan::text) as plan_chars, pg_column_size(plan) as plan_bytes, pg_column_size(s.*) as row_bytes, response, files
+    from stitch_session s where id = ${id}`;
     t.equal(row!.files, null, 'no rendered text is stored');
+    t.equal(row!.response, null, 'nor the POST answer (held in memory by the instance that stitched)');
+    t.ok(row!.row_bytes <= 2048, `the whole row is ${row!.row_bytes} bytes in Postgres, within 2 KiB`);
     t.ok(
       row!.plan_chars <= 2048,
       `the stored plan is ${row!.plan_chars} characters (${row!.plan_bytes} bytes in Postgres), within 2 KiB`,
     );
+    const [before] = await sql<
+      Array<{ bytes: number }>
+    >`select pg_column_size(${sql.json(answer as never)}::jsonb) as bytes`;
     t.comment(
-      `POST answer stored beside it: ${row!.response_chars} characters (21 breaks × 2 ads × 6 signed tracking URLs)`,
+      `the POST answer, no longer stored: ${JSON.stringify(answer).length} characters, ${before!.bytes} bytes as the jsonb it was stored as (21 breaks × 2 ads × 6 signed tracking URLs)`,
     );
 
     // Another instance: nothing cached, the plan from Postgres, the sources read again over HTTP.
