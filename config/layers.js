@@ -6,7 +6,7 @@
  */
 
 /** The pure format modules: no I/O, no storage, no HTTP. */
-export const PURE = ['hls', 'dash', 'ads', 'scte35', 'id3'];
+export const PURE = ['xml', 'hls', 'dash', 'ads', 'scte35', 'id3'];
 /** What every domain may lean on: the error kernel, logging, configuration, the framework. */
 const BASE = ['errors', 'log', 'config', 'http'];
 
@@ -20,11 +20,21 @@ export const LAYERS = {
     role: 'the framework: uWS server (health, readiness, metrics, drain), management router, auth, the problem registry and renderer, validation, rate limits',
     mayImport: ['errors', 'config', 'log'],
   },
-  hls: { role: 'pure: HLS playlist reading, rewriting and trimming, break placement', mayImport: [] },
-  dash: { role: 'pure: MPD rewriting and trimming', mayImport: ['hls'] },
-  ads: { role: 'pure: VAST/VMAP reading and writing, ad requests, beacon URLs', mayImport: [] },
-  scte35: { role: 'pure: SCTE-35 decoding, encoding and cue classification', mayImport: [] },
-  id3: { role: 'pure: ID3v2 in TS, packed audio, emsg and MPD events', mayImport: ['ads'] },
+  xml: {
+    role: 'pure: the one XML door (xmldom behind size, depth and DOCTYPE guards), its XmlError, DOM helpers',
+    mayImport: [],
+  },
+  hls: {
+    role: 'pure: the HLS readers (lines, master, media, URI resolution, target duration), rewriting and trimming, break placement',
+    mayImport: [],
+  },
+  dash: {
+    role: 'pure: the MPD reader, tag scanner and ISO-duration parser, MPD rewriting and trimming',
+    mayImport: ['hls', 'xml'],
+  },
+  ads: { role: 'pure: VAST/VMAP reading and writing, ad requests, beacon URLs', mayImport: ['xml'] },
+  scte35: { role: 'pure: SCTE-35 decoding, encoding and cue classification', mayImport: ['hls'] },
+  id3: { role: 'pure: ID3v2 in TS, packed audio, emsg and MPD events', mayImport: ['xml', 'dash'] },
   store: {
     role: 'Postgres (postgres.js, migrations, embedded default), the state store (memory or Redis), the Postgres error mapping',
     mayImport: ['errors', 'config', 'log', 'paths'],

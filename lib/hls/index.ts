@@ -1,8 +1,18 @@
-export { mapUriAttribute, attribute, tagName, tagValue, normalizeLineEnds } from './lines.js';
-export { UriRewriter, isAbsolute, type UriRules } from './uris.js';
+export {
+  mapUriAttribute,
+  attribute,
+  tagName,
+  tagValue,
+  normalizeLineEnds,
+  numberedLines,
+  playlistLines,
+  targetDuration,
+} from './lines.js';
+export { UriRewriter, isAbsolute, resolveUri, uriResolver, type UriRules } from './uris.js';
 export { PlaylistRewriter, rewritePlaylist, joinLines, type PlaylistKind } from './rewrite.js';
 export {
   parseMedia,
+  readMedia,
   programDateTimes,
   segmentTimes,
   type MediaPlaylist,
@@ -22,4 +32,16 @@ export {
 export { trimText, trimThenRewrite } from './trim-text.js';
 export { splitLines } from './rewrite.js';
 export { textPathStats, textPathSnapshot, type TextPathStats } from './stats.js';
-export { mapMasterUris, isMediaPlaylist, singleVariantMaster, type MappedMaster } from './master.js';
+export {
+  mapMasterUris,
+  isMediaPlaylist,
+  singleVariantMaster,
+  readMaster,
+  masterUris,
+  type MappedMaster,
+  type MasterRead,
+  type MasterVariant,
+  type MasterRendition,
+  type MasterUri,
+  type MasterUriOptions,
+} from './master.js';

@@ -9,6 +9,48 @@
 export function normalizeLineEnds(text: string): string {
   return text.indexOf('\r') === -1 ? text : text.replace(/\r\n?/g, '\n');
 }
+/**
+ * Every line of a playlist as it stands, blank ones included, so an index is a line number (the
+ * SCTE-35 cue reader reports where each cue tag stands).
+ */
+export function numberedLines(text: string): string[] {
+  return normalizeLineEnds(text).split('\n');
+}
+
+/**
+ * The lines of a playlist as every reader outside the hot path takes them (issue 28 item 3): line
+ * ends normalized (above), each line trimmed, blank lines dropped (RFC 8216 §4.1 allows them; they
+ * are not segments). The hot path's streaming rewriter and trimmer scan the text in place instead.
+ */
+export function playlistLines(text: string): string[] {
+  const out: string[] = [];
+  for (const raw of numberedLines(text)) {
+    const line = raw.trim();
+    if (line) out.push(line);
+  }
+  return out;
+}
+
+const TARGET_DURATION = '#EXT-X-TARGETDURATION:';
+
+/**
+ * EXT-X-TARGETDURATION in seconds (RFC 8216 §4.3.3.1), read from the first line that starts with
+ * the tag without splitting the text; undefined when absent, zero or unreadable. parseMedia reads
+ * the same tag while it groups a playlist's lines.
+ */
+export function targetDuration(text: string): number | undefined {
+  for (let at = text.indexOf(TARGET_DURATION); at !== -1; at = text.indexOf(TARGET_DURATION, at + 1)) {
+    let b = at - 1; // only white space between the line's start and the tag
+    while (b >= 0 && (text.charCodeAt(b) === 32 || text.charCodeAt(b) === 9)) b--;
+    if (b >= 0 && text.charCodeAt(b) !== 10 && text.charCodeAt(b) !== 13) continue;
+    let end = at + TARGET_DURATION.length;
+    while (end < text.length && text.charCodeAt(end) !== 10 && text.charCodeAt(end) !== 13) end++;
+    const v = Number(text.slice(at + TARGET_DURATION.length, end));
+    return v > 0 ? v : undefined;
+  }
+  return undefined;
+}
+
 /** The tag name of a `#EXT…` line: `#EXTINF:5,` → `#EXTINF`. */
 export function tagName(line: string): string {
   const colon = line.indexOf(':');

@@ -2,7 +2,7 @@
  * A media playlist as lines grouped by segment (RFC 8216 §4.3.2: tags before a URI line apply to
  * that segment). Nothing is re-serialized: output is the original lines, some dropped, a few added.
  */
-import { attribute, tagName, tagValue } from './lines.js';
+import { attribute, playlistLines, tagName, tagValue } from './lines.js';
 
 /** Playlist-level tags (RFC 8216 §4.3.3, §4.4.3 of 8216bis) that form the header. */
 export const HEADER_TAGS = new Set([
@@ -148,6 +148,11 @@ export function parseMedia(lines: string[]): MediaPlaylist {
   }
   p.tail = seg.lines;
   return p;
+}
+
+/** A media playlist's text read whole: playlistLines (line ends, trimming, no blank lines), then parseMedia. */
+export function readMedia(text: string): MediaPlaylist {
+  return parseMedia(playlistLines(text));
 }
 
 /** Program date-time of every segment: tagged, else carried forward from the previous one (RFC 8216 §4.3.2.6). */

@@ -19,6 +19,37 @@ export function isAbsolute(uri: string): boolean {
   return SCHEME.test(uri) || uri.startsWith('//');
 }
 
+/**
+ * A playlist URI resolved against the playlist it is in (RFC 8216 §4.1), for every reader off the
+ * hot path (stitching, the break worker's source, the cue monitor, ID3 inspection): a URI with a
+ * scheme comes back untouched, byte for byte (it names what the upstream wrote); undefined when
+ * nothing resolves it, and each caller says what that means to it.
+ */
+export function resolveUri(uri: string, base: string): string | undefined {
+  if (SCHEME.test(uri)) return uri;
+  try {
+    return new URL(uri, base).href;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A relative reference URL would not change: starts with a name character, only URL-safe characters after. */
+const PLAIN = /^[\w~!$&'()*+,;=@-][\w.~!$&'()*+,;=:@%/?-]*$/;
+
+/**
+ * resolveUri for the many segment URIs of one playlist: a plain relative name (the usual case)
+ * is joined to the playlist's directory without a URL parse; anything else goes through URL.
+ */
+export function uriResolver(base: string): (uri: string) => string | undefined {
+  const noQuery = base.split(/[?#]/)[0]!;
+  const dir = noQuery.slice(0, noQuery.lastIndexOf('/') + 1);
+  return (uri) => {
+    if (SCHEME.test(uri)) return uri;
+    return PLAIN.test(uri) && !uri.includes('/.') ? dir + uri : resolveUri(uri, base);
+  };
+}
+
 /** The two spellings of a DAI host's prefix; one host per service, so remembered. */
 const prefixCache = new Map<string, string[]>();
 

@@ -6,7 +6,7 @@ export { tagResults, frameResult } from './tag-result.js';
 export { tsTimedMetadata } from './ts.js';
 export { packedAudioTags, transportStreamTimestamp, TS_TIMESTAMP_OWNER } from './packed-audio.js';
 export { emsgTags, parseEmsg, ID3_EMSG_SCHEMES, type Emsg, type IsobmffOptions } from './isobmff.js';
-export { mpdEvents, mpdEventTags, segmentIndexAt, type MpdEvent } from './mpd-events.js';
+export { mpdEvents, mpdEventsOf, mpdEventTags, segmentIndexAt, type MpdEvent } from './mpd-events.js';
 export * from './result.js';
 export {
   PTS_TIMESCALE,

@@ -2,12 +2,13 @@
  * DASH MPD inband-free events (ISO/IEC 23009-1 §5.10.2: Period/EventStream with schemeIdUri,
  * value, timescale, presentationTimeOffset; Event with presentationTime, duration, id,
  * messageData or element content, contentEncoding="base64" §5.10.2.2). Not the hot path, so the
- * MPD goes through the project's one XML door (xmldom, DOCTYPE refused, size and depth caps).
+ * MPD is read by lib/dash's MPD reader (through the one XML door: DOCTYPE refused, size and depth caps).
  * A base64 payload that decodes to an ID3 tag (e.g. scheme https://aomedia.org/emsg/ID3) is
  * parsed into its frames; anything else is reported as the event's text.
  */
 import { XMLSerializer, type Element } from '@xmldom/xmldom';
-import { attrOf, childElements, elementsAt, parseXml, textOf } from '../ads/xml.js';
+import { attrOf, childElements, elementsAt, textOf } from '../xml/index.js';
+import { readMpd } from '../dash/index.js';
 import { id3TagLength, parseId3Tags } from './tag.js';
 import { tagResults } from './tag-result.js';
 import type { Id3TagResult } from './types.js';
@@ -28,7 +29,6 @@ export interface MpdEvent {
   contentEncoding?: string;
 }
 
-const MPD_MAX_BYTES = 8 * 1024 * 1024;
 const B64 = /^[A-Za-z0-9+/\s]*={0,2}\s*$/;
 
 function num(el: Element, name: string, dflt: number): number {
@@ -47,14 +47,17 @@ function content(ev: Element): string {
 
 /** Every Event of every Period's EventStream, in document order; an unreadable MPD gives none. */
 export function mpdEvents(mpd: string): MpdEvent[] {
-  let doc;
+  let root;
   try {
-    doc = parseXml(mpd, { maxBytes: MPD_MAX_BYTES });
+    root = readMpd(mpd)?.root;
   } catch {
     return [];
   }
-  const root = doc.documentElement;
-  if (!root) return [];
+  return root ? mpdEventsOf(root) : [];
+}
+
+/** mpdEvents of an MPD already read (lib/dash readMpd), so a caller that reads its Periods too parses it once. */
+export function mpdEventsOf(root: Element): MpdEvent[] {
   const out: MpdEvent[] = [];
   elementsAt(root, 'Period').forEach((period, periodIndex) => {
     for (const stream of childElements(period, 'EventStream')) {

@@ -16,12 +16,11 @@
  * - Times are seconds on the Period's timeline (presentationTimeOffset removed).
  */
 import type { Element } from '@xmldom/xmldom';
-import { attrOf, childElement, childElements, parseXml } from '../ads/xml.js';
-import { parseXsDuration } from '../dash/index.js';
-import { mpdEvents, type MpdEvent } from '../id3/index.js';
+import { attrOf, childElement, childElements } from '../xml/index.js';
+import { periodTimings, readMpd } from '../dash/index.js';
+import { mpdEventsOf, type MpdEvent } from '../id3/index.js';
 
 export const GOOGLE_DAI_SCHEME = 'urn:google:dai:2018';
-const MPD_MAX_BYTES = 8 * 1024 * 1024;
 const AD_TOKEN = /^(ad|ads|pod|pods)$/i;
 
 export interface DashSegmentRef {
@@ -53,12 +52,6 @@ export interface DashPod {
 export function isAdPeriod(id: string | undefined, eventSchemes: readonly string[]): boolean {
   if (eventSchemes.includes(GOOGLE_DAI_SCHEME)) return true;
   return !!id && id.split(/[^A-Za-z0-9]+/).some((t) => AD_TOKEN.test(t));
-}
-
-function seconds(v: string | undefined): number | undefined {
-  if (v === undefined) return undefined;
-  const s = parseXsDuration(v);
-  return Number.isFinite(s) ? s : undefined;
 }
 
 function numAttr(el: Element | undefined, name: string): number | undefined {
@@ -193,40 +186,28 @@ function representationSegments(
  */
 export function findDashPods(mpd: string, mpdUrl: string, opts: { limit?: number; allAds?: boolean } = {}): DashPod[] {
   const limit = opts.limit ?? 2000;
-  let root: Element | null;
+  let root: Element;
   try {
-    root = parseXml(mpd, { maxBytes: MPD_MAX_BYTES }).documentElement;
+    const read = readMpd(mpd);
+    if (!read) return [];
+    root = read.root;
   } catch {
     return [];
   }
-  if (!root) return [];
-  const events = mpdEvents(mpd);
+  const events = mpdEventsOf(root);
   const mpdBase = baseOf(root, mpdUrl);
-  const periods = childElements(root, 'Period');
-  const total = seconds(attrOf(root, 'mediaPresentationDuration'));
+  const timings = periodTimings(root);
   const ast = Date.parse(attrOf(root, 'availabilityStartTime') ?? '');
-  const starts: number[] = [];
-  let prevEnd = 0;
-  for (const p of periods) {
-    const start = seconds(attrOf(p, 'start')) ?? prevEnd;
-    starts.push(start);
-    const dur = seconds(attrOf(p, 'duration'));
-    prevEnd = dur === undefined ? NaN : start + dur;
-  }
   const pods: DashPod[] = [];
   let current: DashPod | undefined;
-  periods.forEach((p, i) => {
+  timings.forEach(({ el: p, start: at, duration: dur }, i) => {
     const id = attrOf(p, 'id');
     const schemes = childElements(p, 'EventStream').map((e) => attrOf(e, 'schemeIdUri') ?? '');
     if (!opts.allAds && !isAdPeriod(id, schemes)) {
       current = undefined;
       return;
     }
-    const start = Number.isFinite(starts[i]!) ? starts[i]! : 0;
-    const next = starts[i + 1];
-    const dur =
-      seconds(attrOf(p, 'duration')) ??
-      (next !== undefined && Number.isFinite(next) ? next - start : total !== undefined ? total - start : undefined);
+    const start = Number.isFinite(at) ? at : 0;
     const base = baseOf(p, mpdBase);
     const renditions: DashRenditionRef[] = [];
     for (const set of childElements(p, 'AdaptationSet')) {

@@ -12,7 +12,7 @@
  *    of one pod do not split it);
  * 3. a pod manifest (`wholePlaylist`): every segment of the playlist is one pod.
  */
-import { attribute, normalizeLineEnds, tagName, tagValue } from '../hls/index.js';
+import { masterUris, readMaster } from '../hls/index.js';
 import { readHlsCues, type SegmentCues } from '../scte35/index.js';
 
 export interface PodSegment {
@@ -50,52 +50,21 @@ export interface RenditionRef {
 
 const EPSILON = 1e-3;
 
+/** A master: a variant stream, or a rendition with a URI (lib/hls readMaster). */
 export function isMasterPlaylist(text: string): boolean {
-  return text.includes('#EXT-X-STREAM-INF') || /#EXT-X-MEDIA:[^\n]*URI=/.test(text);
+  const m = readMaster(text);
+  return m.variants.length > 0 || m.renditions.some((r) => r.uri);
 }
 
 /**
  * Every variant (EXT-X-STREAM-INF) and rendition with a URI (EXT-X-MEDIA: audio, subtitles,
- * closed captions have none) of a master, variants first, each URL once. I-frame playlists are
- * left out: they address byte ranges of the variants' own segments.
+ * closed captions have none) of a master, variants first, each URL once (lib/hls masterUris).
+ * I-frame playlists are left out: they address byte ranges of the variants' own segments.
  */
 export function masterRenditions(master: string, masterUrl: string): RenditionRef[] {
-  const out: RenditionRef[] = [];
-  const seen = new Set<string>();
-  const add = (name: string, bandwidth?: number) => {
-    let url: string;
-    try {
-      url = new URL(name, masterUrl).toString();
-    } catch {
-      return;
-    }
-    if (seen.has(url)) return;
-    seen.add(url);
-    out.push(bandwidth === undefined ? { name, url } : { name, url, bandwidth });
-  };
-  const media: string[] = [];
-  let pendingBandwidth: number | undefined;
-  let expectUri = false;
-  for (const raw of normalizeLineEnds(master).split('\n')) {
-    const line = raw.trim();
-    if (!line) continue;
-    if (line.startsWith('#')) {
-      const name = tagName(line);
-      if (name === '#EXT-X-STREAM-INF') {
-        const bw = Number(attribute(tagValue(line), 'BANDWIDTH'));
-        pendingBandwidth = Number.isFinite(bw) && bw > 0 ? bw : undefined;
-        expectUri = true;
-      } else if (name === '#EXT-X-MEDIA') {
-        const uri = attribute(tagValue(line), 'URI');
-        if (uri) media.push(uri);
-      }
-      continue;
-    }
-    if (expectUri) add(line, pendingBandwidth);
-    expectUri = false;
-  }
-  for (const uri of media) add(uri);
-  return out;
+  return masterUris(master, masterUrl, { order: 'variants-first' }).map(({ uri, url, bandwidth }) =>
+    bandwidth === undefined ? { name: uri, url } : { name: uri, url, bandwidth },
+  );
 }
 
 function podSegment(s: SegmentCues): PodSegment {

@@ -5,6 +5,7 @@
  * EXT-X-SPLICEPOINT-SCTE35, Elemental EXT-X-SCTE35 (and the EXT-SCTE35 spelling). Never throws:
  * an undecodable binary leaves an `error` on the cue.
  */
+import { numberedLines } from '../hls/lines.js';
 import { attributeList, num } from './attrs.js';
 import { classifySection, sectionKey, type CueKind } from './classify.js';
 import type { Scte35ErrorCode } from './errors.js';
@@ -227,8 +228,8 @@ function finish(raws: Raw[], msn: number): HlsCue[] {
 }
 
 export function readHlsCues(playlist: string | readonly string[]): HlsCueReading {
-  // LF, CRLF or a bare CR ends a line, as in every other playlist reader (lib/hls/lines.ts, issue 24).
-  const lines = typeof playlist === 'string' ? playlist.split(/\r\n?|\n/) : playlist;
+  // LF, CRLF or a bare CR ends a line, as in every other playlist reader (lib/hls numberedLines, issue 24).
+  const lines = typeof playlist === 'string' ? numberedLines(playlist) : playlist;
   const segments: SegmentCues[] = [];
   let msn = 0;
   let pdt: number | undefined;

@@ -8,11 +8,14 @@
  * HLS does not declare the audio sample rate: 48 kHz is assumed (docs/decisions.md, issue 26).
  */
 import { createHash } from 'node:crypto';
-import { attribute } from '../hls/lines.js';
-import { attrOf, childElement, childElements, localNameOf, parseXml, rootOf } from '../ads/xml.js';
-import { parseMaster, playlistLines } from './hls/master.js';
+import { attribute, readMedia, targetDuration } from '../hls/index.js';
+import { attrOf, childElement, childElements } from '../xml/index.js';
+import { readMpd } from '../dash/index.js';
+import { parseMaster } from './hls/master.js';
 import { videoFamily } from './hls/match.js';
 import type { HlsSource } from './hls/stitch.js';
+
+const isMap = (line: string) => line.startsWith('#EXT-X-MAP:');
 
 export interface Rung {
   width: number;
@@ -66,10 +69,11 @@ export function hlsProfile(content: HlsSource): LadderProfile | undefined {
     rungs.push({ width: v.width || 1280, height: v.height || 720, bandwidth: v.bandwidth, codecs: v.codecs.join(',') });
   }
   const text = content.playlists.get(first.uri) ?? '';
-  const lines = playlistLines(text);
-  const target = Number(/^#EXT-X-TARGETDURATION:(\d+)/m.exec(text)?.[1]) || 6;
-  const firstSeg = Number(/^#EXTINF:([0-9.]+)/m.exec(text)?.[1]) || target;
-  const container = lines.some((l) => l.startsWith('#EXT-X-MAP:')) ? 'fmp4' : 'ts';
+  const media = readMedia(text);
+  const target = targetDuration(text) ?? 6;
+  const firstSeg = media.segments.find((seg) => seg.duration > 0)?.duration ?? target;
+  // An EXT-X-MAP anywhere (even after the segments it would apply to) says the media is fMP4.
+  const container = media.segments.some((seg) => seg.map !== undefined) || media.tail.some(isMap) ? 'fmp4' : 'ts';
   const fps = Number(attribute(first.attrs, 'FRAME-RATE')) || undefined;
   const audioRendition = master.renditions.find(
     (r) => r.type === 'AUDIO' && r.uri && (!first.audio || r.groupId === first.audio),
@@ -98,8 +102,8 @@ export function hlsProfile(content: HlsSource): LadderProfile | undefined {
 
 /** The profile of a static MPD's first Period; undefined when it has no video we can encode. */
 export function dashProfile(mpd: string): LadderProfile | undefined {
-  const root = rootOf(parseXml(mpd, { maxBytes: 8 * 1024 * 1024 }));
-  if (!root || localNameOf(root) !== 'MPD') return undefined;
+  const root = readMpd(mpd)?.root;
+  if (!root) return undefined;
   const period = childElement(root, 'Period');
   if (!period) return undefined;
   const rungs: Rung[] = [];

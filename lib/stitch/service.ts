@@ -23,7 +23,9 @@ import { breakType, planPods, type PlannedPod } from './plan.js';
 import { mediaPlaylistUris, parseMaster } from './hls/master.js';
 import { stitchHls, type HlsSource, type StitchedPod } from './hls/stitch.js';
 import { interstitialHls } from './hls/interstitials.js';
-import { parseIsoDuration, stitchDash, type DashPodInput } from './dash/stitch.js';
+import { stitchDash, type DashPodInput } from './dash/stitch.js';
+import { parseIsoDuration } from '../dash/index.js';
+import { readMedia } from '../hls/index.js';
 import type { StitchSession, StitchStore } from './store.js';
 import { dashProfile, hlsProfile, type ConditionedAd, type LadderProfile } from './profile.js';
 import { MIN_FILL_SEC, slateHls, slateMpd, sourceSeconds } from './slate.js';
@@ -654,7 +656,7 @@ function contentDuration(content: HlsSource, asset: AssetRecord): number {
   const master = guard(() => parseMaster(content.url, content.master));
   const text = content.playlists.get(master.variants[0]!.uri) ?? content.master;
   let d = 0;
-  for (const m of text.matchAll(/^#EXTINF:([0-9.]+)/gm)) d += Number(m[1]);
+  for (const s of readMedia(text).segments) d += s.duration;
   return d > 0 ? d : (asset.duration ?? 0);
 }
 

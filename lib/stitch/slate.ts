@@ -5,18 +5,19 @@
  * from their manifests. The slate's conditioned renditions are cut to whole segments nearest the
  * gap (never less than one); a slate shorter than the gap fills only its own length.
  */
-import { parseMaster, playlistLines } from './hls/master.js';
+import { playlistLines, readMedia } from '../hls/index.js';
+import { formatIsoDuration, mpdRootAttribute, parseIsoDuration } from '../dash/index.js';
+import { parseMaster } from './hls/master.js';
 import type { HlsSource } from './hls/stitch.js';
-import { formatIsoDuration, parseIsoDuration } from './dash/stitch.js';
 
 /** Gaps shorter than this are not filled (a creative a few frames shorter than its VAST duration). */
 export const MIN_FILL_SEC = 0.5;
 
-const extinfs = (text: string) => [...text.matchAll(/^#EXTINF:([0-9.]+)/gm)].map((m) => Number(m[1]));
+const extinfs = (text: string) => readMedia(text).segments.map((s) => s.duration);
 
 /** Seconds an ad source plays: its first variant's segments (HLS), the MPD's duration (DASH). */
 export function sourceSeconds(source: HlsSource | string): number {
-  if (typeof source === 'string') return parseIsoDuration(/mediaPresentationDuration="([^"]+)"/.exec(source)?.[1]) ?? 0;
+  if (typeof source === 'string') return parseIsoDuration(mpdRootAttribute(source, 'mediaPresentationDuration')) ?? 0;
   const first = parseMaster(source.url, source.master).variants[0];
   const text = first ? source.playlists.get(first.uri) : source.master;
   return extinfs(text ?? '').reduce((s, d) => s + d, 0);

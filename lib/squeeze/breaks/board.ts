@@ -8,7 +8,7 @@ import { keys, type StateStore } from '../../store/index.js';
 import { Reloader } from '../../store/reloader.js';
 import type { Logger } from '../../log/index.js';
 import type { Registry } from '../../http/metrics.js';
-import { applyBreakText, type BreakWindow } from '../../hls/index.js';
+import { applyBreakText, playlistLines, type BreakWindow } from '../../hls/index.js';
 import type { BreakSource } from '../../delivery/break-source.js';
 import type { DecidedAd } from '../../ads/types.js';
 import type { TrackingPoint } from './plan.js';
@@ -251,7 +251,7 @@ export class BreakBoard extends Reloader implements BreakSource {
           this.unmatched.inc(unmatched);
           if (!this.warnedUnmatched.has(b.id) && this.warnedUnmatched.add(b.id))
             this.warnLog.warn(
-              { breakId: b.id, eventId, streamId, example: input.split('\n').find((l) => l && !l.startsWith('#')) },
+              { breakId: b.id, eventId, streamId, example: playlistLines(input).find((l) => !l.startsWith('#')) },
               'ready squeezeback segments match no segment of a viewer playlist',
             );
         }

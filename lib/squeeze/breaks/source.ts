@@ -4,15 +4,7 @@
  * keyed by their path, the same path the DAI variant carries after the root-relative → origin
  * rewrite, so a squeezed output found here replaces the right line in every stream's manifest.
  */
-import {
-  parseMedia,
-  segmentTimes,
-  splitLines,
-  normalizeLineEnds,
-  attribute,
-  tagName,
-  type SequenceAnchor,
-} from '../../hls/index.js';
+import { masterUris, readMaster, readMedia, segmentTimes, type SequenceAnchor } from '../../hls/index.js';
 
 export interface SourceSegment {
   uri: string;
@@ -56,36 +48,20 @@ export function segmentPath(uri: string): string {
   return start === 0 && end === uri.length ? uri : uri.slice(start, end);
 }
 
-/** Variant and rendition playlist URIs of a master playlist, resolved against it. */
+/**
+ * Variant and rendition playlist URIs of a master playlist, resolved against it, in the master's
+ * order. Audio renditions are composed too (the ad's sound); subtitles and captions are not media
+ * to squeeze.
+ */
 export function masterVariants(text: string, base: string): string[] {
-  const out = new Set<string>();
-  let expectUri = false;
-  for (const line of splitLines(normalizeLineEnds(text))) {
-    const l = line.trim();
-    if (!l) continue;
-    if (l.startsWith('#')) {
-      const name = tagName(l);
-      if (name === '#EXT-X-STREAM-INF') expectUri = true;
-      else if (name === '#EXT-X-MEDIA') {
-        // Audio renditions are composed too (the ad's sound); subtitles and captions are not media to squeeze.
-        const attrs = l.slice(name.length + 1);
-        const uri = attribute(attrs, 'URI');
-        const type = attribute(attrs, 'TYPE');
-        if (uri && type !== 'SUBTITLES' && type !== 'CLOSED-CAPTIONS') out.add(new URL(uri, base).toString());
-      }
-      continue;
-    }
-    if (expectUri) out.add(new URL(l, base).toString());
-    expectUri = false;
-  }
-  return [...out].slice(0, MAX_VARIANTS);
+  return masterUris(text, base, { renditions: { except: ['SUBTITLES', 'CLOSED-CAPTIONS'] }, limit: MAX_VARIANTS }).map(
+    (u) => u.url,
+  );
 }
 
 /** Every segment of a media playlist; `anchor` places those without program date-time (lib/hls segmentTimes). */
 export function mediaSegments(text: string, base: string, anchor?: SequenceAnchor): SourcePlaylist {
-  // CRLF and blank lines are valid (RFC 8216 §4.1) but not segments.
-  const lines = splitLines(text.replace(/\r\n?/g, '\n')).filter((l) => l.trim() !== '');
-  const p = parseMedia(lines);
+  const p = readMedia(text);
   const times = segmentTimes(p, anchor);
   const segments: SourceSegment[] = [];
   p.segments.forEach((s, i) => {
@@ -111,9 +87,13 @@ export async function readSource(
   anchor?: SequenceAnchor,
 ): Promise<SourcePlaylist[]> {
   const text = await fetchText(sourceUri, signal);
-  if (!text.trimStart().startsWith('#EXTM3U')) throw new Error('the source is not an HLS playlist');
-  if (!/#EXT-X-STREAM-INF/.test(text)) return [mediaSegments(text, sourceUri, anchor)];
-  const variants = masterVariants(text, sourceUri).slice(0, maxVariants);
+  const master = readMaster(text);
+  if (!master.header) throw new Error('the source is not an HLS playlist');
+  if (!master.variants.length) return [mediaSegments(text, sourceUri, anchor)];
+  const variants = masterUris(master, sourceUri, {
+    renditions: { except: ['SUBTITLES', 'CLOSED-CAPTIONS'] },
+    limit: Math.min(maxVariants, MAX_VARIANTS),
+  }).map((u) => u.url);
   const results = await Promise.allSettled(
     variants.map(async (v) => mediaSegments(await fetchText(v, signal), v, anchor)),
   );

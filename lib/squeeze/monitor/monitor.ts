@@ -10,7 +10,7 @@
 import type { Logger } from '../../log/index.js';
 import type { Registry } from '../../http/metrics.js';
 import { isDomainError } from '../../errors/index.js';
-import { normalizeLineEnds, splitLines, tagName } from '../../hls/index.js';
+import { masterUris, readMaster, targetDuration, type MasterRead } from '../../hls/index.js';
 import { readHlsCues, type SegmentCues } from '../../scte35/index.js';
 import type { StreamRegistry } from '../../streams/registry.js';
 import type { SqueezeConfigRepo } from '../config/repo.js';
@@ -303,29 +303,14 @@ export class CueMonitor {
   private async mediaPlaylist(sourceUri: string): Promise<string> {
     const signal = () => AbortSignal.timeout(Math.max(1000, Math.floor(this.opts.leaseMs / 2)));
     const text = await this.deps.fetchText(sourceUri, signal());
-    if (!text.trimStart().startsWith('#EXTM3U')) throw new Error('the source is not an HLS playlist');
-    const variant = firstVariant(text, sourceUri);
+    const master = readMaster(text);
+    if (!master.header) throw new Error('the source is not an HLS playlist');
+    const variant = firstVariant(master, sourceUri);
     return variant ? this.deps.fetchText(variant, signal()) : text;
   }
 }
 
 /** The URI after the first EXT-X-STREAM-INF of a master playlist, resolved; undefined for a media playlist. */
-export function firstVariant(text: string, base: string): string | undefined {
-  let expectUri = false;
-  for (const line of splitLines(normalizeLineEnds(text))) {
-    const l = line.trim();
-    if (!l) continue;
-    if (l.startsWith('#')) {
-      if (tagName(l) === '#EXT-X-STREAM-INF') expectUri = true;
-    } else if (expectUri) {
-      return new URL(l, base).toString();
-    }
-  }
-  return undefined;
-}
-
-function targetDuration(text: string): number | undefined {
-  const m = /#EXT-X-TARGETDURATION:\s*(\d+(?:\.\d+)?)/.exec(text);
-  const v = m ? Number(m[1]) : NaN;
-  return v > 0 ? v : undefined;
+export function firstVariant(master: string | MasterRead, base: string): string | undefined {
+  return masterUris(master, base, { renditions: 'none', limit: 1 })[0]?.url;
 }

@@ -14,16 +14,8 @@
  * split: only pre- and post-rolls go around it.
  */
 import { XMLSerializer, type Document, type Element } from '@xmldom/xmldom';
-import {
-  AdXmlError,
-  attrOf,
-  childElement,
-  childElements,
-  localNameOf,
-  parseXml,
-  rootOf,
-  textOf,
-} from '../../ads/xml.js';
+import { attrOf, childElement, childElements, localNameOf, rootOf, textOf, XmlError } from '../../xml/index.js';
+import { formatIsoDuration, parseIsoDuration, periodTimings, readMpd } from '../../dash/index.js';
 import { StitchError } from '../errors.js';
 import type { StitchedPod } from '../hls/stitch.js';
 
@@ -43,32 +35,22 @@ export interface StitchedDash {
 const MAX_BYTES = 8 * 1024 * 1024;
 const EPS = 1e-3;
 
-/** ISO 8601 duration (`PT1H2M3.5S`, `P1DT…`) in seconds; undefined when unreadable. */
-export function parseIsoDuration(v: string | undefined): number | undefined {
-  const m =
-    v && /^P(?:(\d+(?:\.\d+)?)D)?(?:T(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?)?$/.exec(v.trim());
-  if (!m || v!.trim() === 'P' || v!.trim() === 'PT') return undefined;
-  return Number(m[1] ?? 0) * 86400 + Number(m[2] ?? 0) * 3600 + Number(m[3] ?? 0) * 60 + Number(m[4] ?? 0);
-}
-
-export function formatIsoDuration(sec: number): string {
-  return `PT${Math.round(sec * 1000) / 1000}S`;
-}
+/** The ISO 8601 duration reader and writer are lib/dash's (re-exported for the stitcher's callers). */
+export { formatIsoDuration, parseIsoDuration };
 
 function parseMpd(text: string, url: string): Document {
-  let doc: Document;
+  let read;
   try {
-    doc = parseXml(text, { maxBytes: MAX_BYTES });
+    read = readMpd(text, { maxBytes: MAX_BYTES });
   } catch (err) {
-    if (err instanceof AdXmlError)
+    if (err instanceof XmlError)
       throw new StitchError(err.code === 'too-large' ? 'too-large' : 'unparseable', `${url}: ${err.message}`);
     throw err;
   }
-  const root = rootOf(doc);
-  if (!root || localNameOf(root) !== 'MPD') throw new StitchError('unparseable', `not an MPD: ${url}`);
-  if ((attrOf(root, 'type') ?? 'static') !== 'static')
+  if (!read) throw new StitchError('unparseable', `not an MPD: ${url}`);
+  if ((attrOf(read.root, 'type') ?? 'static') !== 'static')
     throw new StitchError('not-vod', `not a static (VOD) MPD: ${url}`);
-  return doc;
+  return read.doc;
 }
 
 function resolve(uri: string, base: string): string {
@@ -211,17 +193,6 @@ function contentType(as: Element): string {
 const TRACK_TYPES = new Set(['video', 'audio', 'text']);
 const trackKey = (as: Element) => `${contentType(as)}|${(attrOf(as, 'lang') ?? '').toLowerCase()}`;
 
-function periodDuration(period: Element, root: Element, startSec: number, next: Element | undefined): number {
-  const own = parseIsoDuration(attrOf(period, 'duration'));
-  if (own !== undefined) return own;
-  const nextStart = next ? parseIsoDuration(attrOf(next, 'start')) : undefined;
-  if (nextStart !== undefined) return nextStart - startSec;
-  const total = parseIsoDuration(attrOf(root, 'mediaPresentationDuration'));
-  if (total === undefined)
-    throw new StitchError('unparseable', 'a Period without a duration and no mediaPresentationDuration');
-  return total - startSec;
-}
-
 interface PeriodSpan {
   el: Element;
   start: number;
@@ -229,17 +200,13 @@ interface PeriodSpan {
 }
 
 function spans(root: Element): PeriodSpan[] {
-  const periods = childElements(root, 'Period');
+  const periods = periodTimings(root);
   if (!periods.length) throw new StitchError('unparseable', 'an MPD without a Period');
-  const out: PeriodSpan[] = [];
-  let at = 0;
-  periods.forEach((p, i) => {
-    const start = parseIsoDuration(attrOf(p, 'start')) ?? at;
-    const duration = periodDuration(p, root, start, periods[i + 1]);
-    out.push({ el: p, start, duration });
-    at = start + duration;
+  return periods.map(({ el, start, duration }) => {
+    if (duration === undefined)
+      throw new StitchError('unparseable', 'a Period without a duration and no mediaPresentationDuration');
+    return { el, start, duration };
   });
-  return out;
 }
 
 /** Video segment boundaries of a Period (seconds from its start), the Period's end included. */

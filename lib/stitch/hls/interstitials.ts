@@ -23,9 +23,9 @@
  *   two breaks closer together than the first one's length would.
  */
 import { HEADER_TAGS, programDateTimes } from '../../hls/media.js';
-import { mapUriAttribute, tagName } from '../../hls/lines.js';
+import { mapUriAttribute, playlistLines, tagName } from '../../hls/index.js';
 import { StitchError } from '../errors.js';
-import { playlistLines, uriResolver } from './master.js';
+import { uriResolver } from './master.js';
 import type { SourceMedia } from './splice.js';
 import {
   AdReader,

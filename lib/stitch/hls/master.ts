@@ -4,7 +4,7 @@
  * master was expected reads as a master of one variant, so an asset or an ad published as a
  * single playlist still stitches.
  */
-import { attribute, normalizeLineEnds, tagName, tagValue } from '../../hls/lines.js';
+import { attribute, playlistLines, readMaster, resolveUri, uriResolver as resolveHlsUris } from '../../hls/index.js';
 import { StitchError } from '../errors.js';
 
 export interface Variant {
@@ -45,41 +45,22 @@ export interface MasterPlaylist {
   other: string[];
 }
 
-/** Splits a playlist into lines without CR/LF and blank lines (LF, CRLF or a bare CR ends a line). */
-export function playlistLines(text: string): string[] {
-  const out: string[] = [];
-  for (const raw of normalizeLineEnds(text).split('\n')) {
-    const line = raw.trim();
-    if (line) out.push(line);
-  }
-  return out;
+/** The lines of a playlist: lib/hls reads them for every consumer. */
+export { playlistLines };
+
+function unresolvable(uri: string): never {
+  throw new StitchError('unparseable', `a URI cannot be resolved: ${uri.slice(0, 200)}`);
 }
 
-const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:/;
-/** A relative reference URL would not change: starts with a name character, only URL-safe characters after. */
-const PLAIN = /^[\w~!$&'()*+,;=@-][\w.~!$&'()*+,;=:@%/?-]*$/;
-
-/** Resolves a playlist URI against the playlist it is in (RFC 8216 §4.1); absolute URIs come back untouched, byte for byte. */
+/** Resolves a playlist URI against the playlist it is in (lib/hls resolveUri); one nothing resolves is an unparseable source. */
 export function absoluteUri(uri: string, base: string): string {
-  if (SCHEME.test(uri)) return uri;
-  try {
-    return new URL(uri, base).href;
-  } catch {
-    throw new StitchError('unparseable', `a URI cannot be resolved: ${uri.slice(0, 200)}`);
-  }
+  return resolveUri(uri, base) ?? unresolvable(uri);
 }
 
-/**
- * absoluteUri for the many segment URIs of one playlist: a plain relative name (the usual case)
- * is joined to the playlist's directory without a URL parse; anything else goes through URL.
- */
+/** absoluteUri for the many segment URIs of one playlist (lib/hls uriResolver: plain names joined without a URL parse). */
 export function uriResolver(base: string): (uri: string) => string {
-  const noQuery = base.split(/[?#]/)[0]!;
-  const dir = noQuery.slice(0, noQuery.lastIndexOf('/') + 1);
-  return (uri) => {
-    if (SCHEME.test(uri)) return uri;
-    return PLAIN.test(uri) && !uri.includes('/.') ? dir + uri : absoluteUri(uri, base);
-  };
+  const resolve = resolveHlsUris(base);
+  return (uri) => resolve(uri) ?? unresolvable(uri);
 }
 
 function mediaType(v: string | undefined): MediaType | undefined {
@@ -87,61 +68,45 @@ function mediaType(v: string | undefined): MediaType | undefined {
 }
 
 export function parseMaster(url: string, text: string): MasterPlaylist {
-  const lines = playlistLines(text);
-  if (lines[0] !== '#EXTM3U') throw new StitchError('unparseable', `not an HLS playlist: ${url}`);
+  const read = readMaster(text);
+  if (read.lines[0] !== '#EXTM3U') throw new StitchError('unparseable', `not an HLS playlist: ${url}`);
   const m: MasterPlaylist = { url, version: 0, independentSegments: false, variants: [], renditions: [], other: [] };
-  if (lines.some((l) => l.startsWith('#EXTINF:'))) {
+  if (read.hasSegments) {
     // A media playlist on its own: one variant, itself.
     m.variants.push({ attrs: 'BANDWIDTH=0', uri: url, bandwidth: 0, codecs: [], width: 0, height: 0 });
     return m;
   }
-  let pending: string | undefined;
-  for (const line of lines) {
-    if (line.charCodeAt(0) !== 35) {
-      if (pending !== undefined) m.variants.push(variant(pending, absoluteUri(line, url)));
-      pending = undefined;
-      continue;
-    }
-    const name = tagName(line);
-    if (name === '#EXT-X-STREAM-INF') pending = tagValue(line);
-    else if (name === '#EXT-X-MEDIA') {
-      const attrs = tagValue(line);
-      const type = mediaType(attribute(attrs, 'TYPE'));
-      if (!type) continue;
-      const r: Rendition = {
-        type,
-        line,
-        groupId: attribute(attrs, 'GROUP-ID') ?? '',
-        name: attribute(attrs, 'NAME') ?? '',
-      };
-      const language = attribute(attrs, 'LANGUAGE');
-      const channels = attribute(attrs, 'CHANNELS');
-      const uri = attribute(attrs, 'URI');
-      if (language) r.language = language;
-      if (channels) r.channels = channels;
-      if (uri && type !== 'CLOSED-CAPTIONS') r.uri = absoluteUri(uri, url);
-      m.renditions.push(r);
-    } else if (name === '#EXT-X-VERSION') m.version = Number(tagValue(line)) || 0;
-    else if (name === '#EXT-X-INDEPENDENT-SEGMENTS') m.independentSegments = true;
-    else if (
-      name === '#EXT-X-SESSION-DATA' ||
-      name === '#EXT-X-SESSION-KEY' ||
-      name === '#EXT-X-CONTENT-STEERING' ||
-      name === '#EXT-X-DEFINE'
-    )
-      m.other.push(line);
-    // EXT-X-I-FRAME-STREAM-INF is left out: ads come without I-frame playlists, so a stitched one would skip them.
+  m.version = read.version;
+  m.independentSegments = read.independentSegments;
+  m.other = read.session;
+  for (const v of read.variants) m.variants.push(variant(v.attrs, v.bandwidth, absoluteUri(v.uri, url)));
+  for (const x of read.renditions) {
+    const type = mediaType(x.type);
+    if (!type) continue;
+    const r: Rendition = {
+      type,
+      line: x.line,
+      groupId: attribute(x.attrs, 'GROUP-ID') ?? '',
+      name: attribute(x.attrs, 'NAME') ?? '',
+    };
+    const language = attribute(x.attrs, 'LANGUAGE');
+    const channels = attribute(x.attrs, 'CHANNELS');
+    if (language) r.language = language;
+    if (channels) r.channels = channels;
+    if (x.uri && type !== 'CLOSED-CAPTIONS') r.uri = absoluteUri(x.uri, url);
+    m.renditions.push(r);
   }
+  // EXT-X-I-FRAME-STREAM-INF is left out: ads come without I-frame playlists, so a stitched one would skip them.
   if (!m.variants.length) throw new StitchError('unparseable', `no variant stream in ${url}`);
   return m;
 }
 
-function variant(attrs: string, uri: string): Variant {
+function variant(attrs: string, bandwidth: number, uri: string): Variant {
   const res = /^(\d+)x(\d+)$/.exec(attribute(attrs, 'RESOLUTION') ?? '');
   const v: Variant = {
     attrs,
     uri,
-    bandwidth: Number(attribute(attrs, 'BANDWIDTH')) || 0,
+    bandwidth,
     codecs: (attribute(attrs, 'CODECS') ?? '')
       .split(',')
       .map((c) => c.trim())

@@ -8,14 +8,12 @@
  * in every playlist (missing, unparseable or live playlist, no audio for demuxed content, a
  * different container) is left out of all of them, so discontinuity counts stay equal.
  */
-import { parseMedia } from '../../hls/media.js';
-import { mapUriAttribute, tagValue } from '../../hls/lines.js';
+import { mapUriAttribute, parseMedia, playlistLines, tagValue } from '../../hls/index.js';
 import { StitchError } from '../errors.js';
 import {
   absoluteUri,
   mediaPlaylistUris,
   parseMaster,
-  playlistLines,
   type MasterPlaylist,
   type Rendition,
   type Variant,
