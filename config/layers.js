@@ -32,7 +32,7 @@ export const LAYERS = {
     role: 'pure: the MPD reader, tag scanner and ISO-duration parser, MPD rewriting and trimming',
     mayImport: ['hls', 'xml'],
   },
-  ads: { role: 'pure: VAST/VMAP reading and writing, ad requests, beacon URLs', mayImport: ['xml'] },
+  ads: { role: 'pure: VAST/VMAP reading and writing, ad requests, beacon URLs', mayImport: ['xml', 'errors'] },
   scte35: { role: 'pure: SCTE-35 decoding, encoding and cue classification', mayImport: ['hls'] },
   id3: { role: 'pure: ID3v2 in TS, packed audio, emsg and MPD events', mayImport: ['xml', 'dash'] },
   store: {

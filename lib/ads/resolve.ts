@@ -28,6 +28,7 @@ import {
   type VastWrapper,
 } from './vast.js';
 import { isVmap, parseVmap, type VmapBreak } from './vmap.js';
+import { deadline } from '../errors/deadline.js';
 
 export type FetchText = (url: string, signal: AbortSignal) => Promise<string>;
 
@@ -258,8 +259,8 @@ class Resolver {
   async fetchDoc(url: string): Promise<Document> {
     if (++this.requests > this.o.maxRequests)
       throw new ChainFailure(`more than ${this.o.maxRequests} ad requests`, CHAIN, url);
-    const perRequest = AbortSignal.timeout(this.o.perRequestMs);
-    const signal = AbortSignal.any([this.total, perRequest]);
+    const perRequest = deadline(this.o.perRequestMs, this.total);
+    const signal = perRequest.signal;
     let text: string;
     try {
       text = await raceAbort(
@@ -271,6 +272,8 @@ class Resolver {
       if (this.o.signal?.aborted) throw new ChainFailure('ad request cancelled', NETWORK, url, detail);
       if (signal.aborted) throw new ChainFailure('ad server timed out', NETWORK, url, detail);
       throw new ChainFailure('ad server request failed', NETWORK, url, detail);
+    } finally {
+      perRequest.clear();
     }
     return this.parse(text, url);
   }
@@ -476,14 +479,15 @@ export async function resolveAds(
   opts: ResolveOptions = {},
 ): Promise<ResolvedAds> {
   const totalMs = opts.totalMs ?? RESOLVE_DEFAULTS.totalMs;
-  const total = opts.signal
-    ? AbortSignal.any([opts.signal, AbortSignal.timeout(totalMs)])
-    : AbortSignal.timeout(totalMs);
+  const limit = opts.signal ? deadline(totalMs, opts.signal) : deadline(totalMs);
+  const total = limit.signal;
   try {
     if (start.url === undefined && start.text === undefined) return { ads: [], reason: 'no ad request URL' };
     return await new Resolver(fetchText, opts, total).run(start);
   } catch (err) {
     opts.log?.warn({ err: String(err) }, 'ad resolution failed');
     return { ads: [], reason: 'ad resolution failed' };
+  } finally {
+    limit.clear();
   }
 }

@@ -18,6 +18,7 @@ import type { Counter, Registry } from '../http/metrics.js';
 import type { OutboundPolicy } from '../outbound/index.js';
 import type { Beacon } from '../ads/beacon.js';
 import { keys } from '../store/state.js';
+import { deadline } from '../errors/deadline.js';
 
 export type { Beacon } from '../ads/beacon.js';
 
@@ -273,11 +274,12 @@ export class BeaconForwarder {
     } catch {
       return 'refused'; // the policy logged it
     }
+    const limit = deadline(this.o.timeoutMs, this.stop.signal);
     try {
       const res = await request(b.url, {
         method: 'GET',
         dispatcher: this.agent,
-        signal: AbortSignal.any([AbortSignal.timeout(this.o.timeoutMs), this.stop.signal]),
+        signal: limit.signal,
         headers: { 'user-agent': 'squeezeback-beacon/1' },
       });
       await res.body.dump().catch(() => undefined);
@@ -299,6 +301,8 @@ export class BeaconForwarder {
         'beacon forwarding error',
       );
       return 'retry';
+    } finally {
+      limit.clear();
     }
   }
 }

@@ -12,6 +12,7 @@ import type { Logger } from '../log/index.js';
 import type { Registry } from '../http/metrics.js';
 import { LeaseLoop, LeasedJobs } from '../store/lease.js';
 import type { CreativeRepo, CreativeRow, Finish } from './repo.js';
+import { deadline } from '../errors/deadline.js';
 
 export interface ConditioningWorkerOptions {
   owner: string;
@@ -128,25 +129,19 @@ export class ConditioningWorker {
         state: 'failed',
         error: `given up after ${job.attempts - 1} attempts: the instances running it stopped before it finished`,
       };
-    // The deadline is a timer held here, not AbortSignal.timeout inside AbortSignal.any: on Node 20
-    // a GC can collect that timeout signal before it fires (nodejs/node#57736), and the job then
-    // never meets its deadline (test/conditioning/deadline-size.test.ts saw a 2 s deadline not fire).
-    const deadline = new AbortController();
-    const timer = setTimeout(
-      () => deadline.abort(new DOMException('the job deadline passed', 'TimeoutError')),
-      this.opts.jobTimeoutMs,
-    );
-    const signal = AbortSignal.any([lease, deadline.signal]);
+    // lib/errors/deadline.ts: not AbortSignal.timeout inside AbortSignal.any, which a GC on Node 20
+    // can collect before it fires (test/conditioning/deadline-size.test.ts saw a 2 s deadline not fire).
+    const limit = deadline(this.opts.jobTimeoutMs, lease);
     try {
-      return { state: 'ready', renditions: await this.deps.condition(job, signal) };
+      return { state: 'ready', renditions: await this.deps.condition(job, limit.signal) };
     } catch (err) {
       const reason =
-        deadline.signal.aborted && !lease.aborted
+        limit.expired && !lease.aborted
           ? `the job reached its time limit (${this.opts.jobTimeoutMs / 1000} s)`
           : (err as Error).message;
       return { state: 'failed', error: reason.slice(0, 500) };
     } finally {
-      clearTimeout(timer);
+      limit.clear();
     }
   }
 }

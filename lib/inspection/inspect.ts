@@ -25,6 +25,7 @@ import {
 } from '../id3/index.js';
 import { findHlsPods, isMasterPlaylist, masterRenditions, type HlsPod } from './hls-pods.js';
 import { findDashPods } from './dash-pods.js';
+import { deadline } from '../errors/deadline.js';
 
 export interface InspectSource {
   url: string;
@@ -232,14 +233,14 @@ async function readSegments(
         slot.error = 'the segment URI cannot be resolved';
         continue;
       }
+      const limit = deadline(limits.segmentTimeoutMs, signal);
       try {
-        const bytes = await deps.fetchBytes(
-          slot.url,
-          AbortSignal.any([signal, AbortSignal.timeout(limits.segmentTimeoutMs)]),
-        );
+        const bytes = await deps.fetchBytes(slot.url, limit.signal);
         slot.tags = extractTags(bytes).tags;
       } catch (err) {
         slot.error = signal.aborted ? NOT_INSPECTED_TIME : (err as Error).message || 'the segment could not be read';
+      } finally {
+        limit.clear();
       }
     }
   };

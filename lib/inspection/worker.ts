@@ -11,6 +11,7 @@ import type { Registry } from '../http/metrics.js';
 import type { InspectionRepo, InspectionRow, Outcome } from './repo.js';
 import type { InspectOutcome, InspectSource } from './inspect.js';
 import { LeaseLoop, LeasedJobs } from '../store/lease.js';
+import { deadline } from '../errors/deadline.js';
 
 export interface InspectionWorkerOptions {
   owner: string;
@@ -113,17 +114,19 @@ export class InspectionWorker {
         ad_pods: null,
         error: `given up after ${job.attempts - 1} attempts: the instances running it stopped before it finished`,
       };
-    const signal = AbortSignal.any([lease, AbortSignal.timeout(this.opts.jobTimeoutMs)]);
+    const limit = deadline(this.opts.jobTimeoutMs, lease);
     try {
-      const out = await this.deps.inspect({ url: job.source_url, wholePod: job.whole_pod }, signal);
+      const out = await this.deps.inspect({ url: job.source_url, wholePod: job.whole_pod }, limit.signal);
       return { status: 'complete', ad_pods: out.ad_pods, error: out.error };
     } catch (err) {
       const e = err as Error;
       const reason =
-        signal.aborted && !lease.aborted
+        limit.expired && !lease.aborted
           ? `the job reached its time limit (${this.opts.jobTimeoutMs / 1000} s) while reading the manifests`
           : `the manifest could not be inspected: ${e.message}`;
       return { status: 'failed', ad_pods: null, error: reason.slice(0, 500) };
+    } finally {
+      limit.clear();
     }
   }
 }
