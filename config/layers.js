@@ -7,18 +7,19 @@
 
 /** The pure format modules: no I/O, no storage, no HTTP. */
 export const PURE = ['hls', 'dash', 'ads', 'scte35', 'id3'];
-/** What every domain may lean on: the error kernel, logging, configuration, the framework. */
-const BASE = ['errors', 'log', 'config', 'http'];
+/** What every domain may lean on: the error kernel, logging, metrics, configuration, the framework. */
+const BASE = ['errors', 'log', 'metrics', 'config', 'http'];
 
 export const LAYERS = {
   errors: { role: 'domain errors (not found, conflict, invalid, unavailable)', mayImport: [] },
   paths: { role: 'where the repository and its data folders are', mayImport: [] },
   log: { role: 'structured logging (pino)', mayImport: [] },
+  metrics: { role: 'the Prometheus text registry (counters, gauges, histograms) every part reports to', mayImport: [] },
   config: { role: 'configuration: defaults, file, environment, validation', mayImport: ['paths'] },
   lifecycle: { role: 'stop order: each part registers its stop, reversed on shutdown', mayImport: ['log'] },
   http: {
-    role: 'the framework: uWS server (health, readiness, metrics, drain), management router, auth, the problem registry and renderer, validation, rate limits',
-    mayImport: ['errors', 'config', 'log'],
+    role: 'the framework: uWS server (health, readiness, the /metrics answer, drain), management router, auth, the problem registry and renderer, validation, rate limits',
+    mayImport: ['errors', 'config', 'log', 'metrics'],
   },
   hls: { role: 'pure: HLS playlist reading, rewriting and trimming, break placement', mayImport: [] },
   dash: { role: 'pure: MPD rewriting and trimming', mayImport: ['hls'] },
@@ -31,7 +32,7 @@ export const LAYERS = {
   },
   outbound: {
     role: 'the one outbound policy and client every fetch of the service goes through',
-    mayImport: ['http', 'log', 'errors'],
+    mayImport: ['http', 'log', 'metrics', 'errors'],
   },
   streams: { role: 'the stream model and the event registry', mayImport: [...BASE, 'store'] },
   beacons: { role: 'the de-duplicating beacon forwarder', mayImport: [...BASE, 'ads', 'outbound', 'store'] },

@@ -11,7 +11,7 @@ import type { Logger } from './log/index.js';
 import { Lifecycle } from './lifecycle.js';
 import { projectRoot } from './paths.js';
 import { HttpServer } from './http/server.js';
-import { Registry } from './http/metrics.js';
+import { Registry } from './metrics/index.js';
 import { Router } from './http/router.js';
 import { Cors, parseOrigins } from './http/cors.js';
 import { RateLimiter } from './http/rate-limit.js';

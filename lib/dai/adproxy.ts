@@ -9,7 +9,7 @@
  */
 import { BlockList } from 'node:net';
 import { addressText, type HttpRequest, type HttpResponse, type TemplatedApp } from '../http/uws.js';
-import type { Registry } from '../http/metrics.js';
+import type { Registry } from '../metrics/index.js';
 import { guardMethods } from '../http/methods.js';
 import { requestIdOf } from '../http/request-id.js';
 import type { RateLimiter } from '../http/rate-limit.js';

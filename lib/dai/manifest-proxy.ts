@@ -17,7 +17,7 @@ import { Exchange, statusLine } from '../http/exchange.js';
 import { corsOf, type Cors } from '../http/cors.js';
 import { conditionsOf, extraFor, negotiate, sendNegotiated, type Conditions } from '../http/representation.js';
 import { HttpError, problemResponse } from '../http/problem.js';
-import type { Registry } from '../http/metrics.js';
+import type { Registry } from '../metrics/index.js';
 import type { Logger } from '../log/index.js';
 import { textPathStats, type UriRules } from '../hls/index.js';
 import { checkQuery, parsePath, type PathTarget } from './path.js';

@@ -19,7 +19,7 @@ import {
   unsupportedMediaType,
 } from './problem.js';
 import type { Logger } from '../log/index.js';
-import type { Registry } from './metrics.js';
+import type { Registry } from '../metrics/index.js';
 import { rateLimited, type RateLimiter } from './rate-limit.js';
 import { requestId } from './request-id.js';
 import type { Cors, Preflight } from './cors.js';

@@ -22,7 +22,7 @@ import { HttpError, cdnProblemResponse, problem, toHttpError } from '../http/pro
 import { guardMethods } from '../http/methods.js';
 import { requestIdOf } from '../http/request-id.js';
 import { addressText, type HttpRequest, type HttpResponse, type TemplatedApp } from '../http/uws.js';
-import type { Counter, Registry } from '../http/metrics.js';
+import type { Counter, Registry } from '../metrics/index.js';
 import type { Logger } from '../log/index.js';
 import { isMediaPlaylist, mapMasterUris, singleVariantMaster, type UriRules } from '../hls/index.js';
 import type { EventSettings, EventSettingsSource } from '../delivery/event-settings.js';

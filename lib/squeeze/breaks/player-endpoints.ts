@@ -12,7 +12,7 @@ import { corsOf, type Cors } from '../../http/cors.js';
 import { problem, type ProblemCode } from '../../http/problem.js';
 import { guardMethods } from '../../http/methods.js';
 import { requestIdOf } from '../../http/request-id.js';
-import type { Registry } from '../../http/metrics.js';
+import type { Registry } from '../../metrics/index.js';
 import { rateLimited, type RateLimiter } from '../../http/rate-limit.js';
 import { addressText } from '../../http/uws.js';
 import type { Logger } from '../../log/index.js';
