@@ -27,7 +27,7 @@ export const LAYERS = {
   scte35: { role: 'pure: SCTE-35 decoding, encoding and cue classification', mayImport: [] },
   id3: { role: 'pure: ID3v2 in TS, packed audio, emsg and MPD events', mayImport: ['ads'] },
   store: {
-    role: 'Postgres (postgres.js, migrations, embedded default), the state store (memory or Redis), the Postgres error mapping',
+    role: 'Postgres (postgres.js, migrations, embedded default), the state store (memory or Redis), the Postgres error mapping, which Postgres/Redis errors mean a service is down',
     mayImport: ['errors', 'config', 'log', 'paths'],
   },
   outbound: {
@@ -35,7 +35,10 @@ export const LAYERS = {
     mayImport: ['http', 'log', 'metrics', 'errors'],
   },
   streams: { role: 'the stream model and the event registry', mayImport: [...BASE, 'store'] },
-  beacons: { role: 'the de-duplicating beacon forwarder', mayImport: [...BASE, 'ads', 'outbound', 'store'] },
+  beacons: {
+    role: 'the de-duplicating beacon forwarder, the beacon signing key and the bad-beacon problem',
+    mayImport: [...BASE, 'ads', 'outbound', 'store'],
+  },
   brand: { role: 'brand-recognition rules and the matcher', mayImport: [...BASE, 'store'] },
   catalog: { role: 'MRSS push and pull, feed configurations, the catalog', mayImport: [...BASE, 'outbound', 'store'] },
   delivery: {

@@ -15,7 +15,7 @@ import { Registry } from './metrics/index.js';
 import { Router } from './http/router.js';
 import { Cors, parseOrigins } from './http/cors.js';
 import { RateLimiter } from './http/rate-limit.js';
-import { createAuthenticator, persistentSecret } from './http/auth.js';
+import { createAuthenticator } from './http/auth.js';
 import { configureCompression } from './http/representation.js';
 import { addressText, type HttpRequest, type HttpResponse } from './http/uws.js';
 import { coreOperations, openApiDocument } from './http/openapi.js';
@@ -59,6 +59,7 @@ import { CueMonitorRepo } from './squeeze/monitor/repo.js';
 import { CueMonitor } from './squeeze/monitor/monitor.js';
 import { scte35Routes } from './squeeze/monitor/routes.js';
 import { BeaconForwarder } from './beacons/forwarder.js';
+import { beaconSecret as resolveBeaconSecret } from './beacons/signing.js';
 import { liveBreakSelector, resolveAds } from './ads/resolve.js';
 import { InspectionRepo } from './inspection/repo.js';
 import { InspectionService } from './inspection/service.js';
@@ -203,10 +204,7 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
   streams.alsoFlush(board.reach);
 
   // Beacons: signed for players, forwarded once; DAI streams' beacons fired by the service.
-  if (!config.beaconSecret && config.redisUrl)
-    log.warn(
-      'BEACON_SECRET is not set: each instance signs beacons with its own generated secret, so a beacon URL handed out by one instance is refused by the others',
-    );
+  const beaconSecret = resolveBeaconSecret(config, log);
   const beacons = life.add(
     'beacon forwarder',
     new BeaconForwarder({
@@ -286,7 +284,6 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     { owner, ...INSPECTION },
   );
   // Server-side stitching: manifests capped at 8 MiB each (a 3-hour VOD playlist is a few hundred KiB).
-  const beaconSecret = config.beaconSecret || persistentSecret(config.dataDir, 'beacon-secret');
   const manifests = new OutboundClient(policy, { timeoutMs: 10_000, maxResponseSize: 8 * 1024 * 1024 });
   life.add('stitch manifest client', manifests, (m) => m.close());
   const stitchStore = new StitchStore(stores.sql);

@@ -30,3 +30,19 @@ export const unavailable = (detail: string) => new DomainError('unavailable', de
 export function isDomainError(err: unknown): err is DomainError {
   return err instanceof DomainError;
 }
+
+/**
+ * Whether an error a client library threw means a backing service is down or too slow (answered
+ * 503, not 500). The kernel only holds the tests: lib/store registers those of its clients
+ * (Postgres, Redis) when it loads, so the HTTP layer maps them without knowing either.
+ */
+const dependencyTests: Array<(err: unknown) => boolean> = [];
+
+export function registerDependencyDown(test: (err: unknown) => boolean): void {
+  if (!dependencyTests.includes(test)) dependencyTests.push(test);
+}
+
+export function isDependencyDown(err: unknown): boolean {
+  for (const test of dependencyTests) if (test(err)) return true;
+  return false;
+}

@@ -19,6 +19,7 @@ import type { Logger } from '../../log/index.js';
 import type { StreamRegistry } from '../../streams/registry.js';
 import { beaconUrl, verifyBeacon } from '../../ads/beacon.js';
 import type { BeaconForwarder } from '../../beacons/forwarder.js';
+import { beaconProblem } from '../../beacons/signing.js';
 import { writeVast } from '../../ads/vast-writer.js';
 import { TRACKING_EVENTS, type DecidedAd } from '../../ads/types.js';
 import { adsForStream, type BreakBoard, type LiveBreak } from './board.js';
@@ -79,7 +80,7 @@ export class PlayerEndpoints {
     const verdict = verifyBeacon(req.getQuery() ?? '', this.deps.beaconSecret);
     if (!verdict.ok) {
       this.beacons.rejected.inc();
-      return sendProblem(ex, 'bad-beacon', `not a beacon this service signed (${verdict.reason})`);
+      return void ex.problem(beaconProblem('bad-beacon', `not a beacon this service signed (${verdict.reason})`));
     }
     this.beacons.accepted.inc();
     this.deps.forwarder.enqueue(verdict.beacon);
