@@ -7,8 +7,12 @@ export interface FieldError {
   message: string;
 }
 
-/** `unprocessable`: well-formed, but the state it names makes it impossible (422). */
-export type DomainErrorKind = 'not-found' | 'conflict' | 'invalid' | 'unprocessable' | 'unavailable';
+/**
+ * `unprocessable`: well-formed, but the state it names makes it impossible (422). `upstream-failed`:
+ * a party the request depends on (a content origin) failed or may not be reached (502).
+ */
+export type DomainErrorKind =
+  'not-found' | 'conflict' | 'invalid' | 'unprocessable' | 'unavailable' | 'upstream-failed';
 
 export class DomainError extends Error {
   override name = 'DomainError';
@@ -26,6 +30,7 @@ export const conflict = (detail: string) => new DomainError('conflict', detail);
 export const invalid = (detail: string, errors?: FieldError[]) => new DomainError('invalid', detail, errors);
 export const unprocessable = (detail: string) => new DomainError('unprocessable', detail);
 export const unavailable = (detail: string) => new DomainError('unavailable', detail);
+export const upstreamFailed = (detail: string) => new DomainError('upstream-failed', detail);
 
 export function isDomainError(err: unknown): err is DomainError {
   return err instanceof DomainError;

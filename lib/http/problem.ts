@@ -128,6 +128,7 @@ const DOMAIN_CODES: Record<DomainError['kind'], ProblemCode> = {
   invalid: 'bad-request',
   unprocessable: 'unprocessable',
   unavailable: 'unavailable',
+  'upstream-failed': 'upstream-failed',
 };
 const RETRY = { 'Retry-After': '2' };
 
