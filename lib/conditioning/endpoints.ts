@@ -6,7 +6,7 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from '../http/uws.js';
 import { Exchange } from '../http/exchange.js';
 import { corsOf, type Cors } from '../http/cors.js';
-import { problem, problemResponse } from '../http/problem.js';
+import { problem } from '../http/problem.js';
 import type { CreativeFiles } from './files.js';
 
 const TYPES: Record<string, string> = {
@@ -24,10 +24,7 @@ export function mountCreativeFiles(app: TemplatedApp, stitchPath: string, files:
     const ex = new Exchange(res, req.getMethod() === 'head', corsOf(cors, req));
     const [key = '', name = '', ...rest] = req.getUrl().slice(prefix.length).split('/');
     const type = TYPES[name.slice(name.lastIndexOf('.') + 1)];
-    const notFound = () => {
-      const p = problemResponse(problem('not-found', 'no such conditioned rendition'));
-      ex.send(p.status, p.headers, p.body);
-    };
+    const notFound = () => void ex.problem(problem('not-found', 'no such conditioned rendition'));
     if (rest.length || !type || !files.file(key, name)) return notFound();
     files.read(key, name).then(
       (body) =>

@@ -132,7 +132,8 @@ const DOMAIN_CODES: Record<DomainError['kind'], ProblemCode> = {
 };
 const RETRY = { 'Retry-After': '2' };
 
-interface Log {
+/** Where toHttpError reports a dependency down (warn) or an unexpected error (error, with its stack). */
+export interface ProblemLog {
   warn(obj: object, msg: string): void;
   error(obj: object, msg: string): void;
 }
@@ -141,7 +142,7 @@ interface Log {
  * The one mapping of anything thrown to a problem: HTTP errors as they are, domain errors by
  * kind, a backing service down (as lib/store recognises it) → 503; anything else is logged with its stack and answered 500.
  */
-export function toHttpError(err: unknown, log: Log, requestId?: string): HttpError {
+export function toHttpError(err: unknown, log: ProblemLog, requestId?: string): HttpError {
   if (err instanceof HttpError) return err;
   if (err instanceof DomainError)
     return new HttpError(

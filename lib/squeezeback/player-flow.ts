@@ -18,7 +18,7 @@
 import { Exchange } from '../http/exchange.js';
 import { corsOf, type Cors } from '../http/cors.js';
 import { conditionsOf, sendNegotiated, type Conditions } from '../http/representation.js';
-import { HttpError, cdnProblemResponse, problem, toHttpError } from '../http/problem.js';
+import { HttpError, problem, toHttpError } from '../http/problem.js';
 import { guardMethods } from '../http/methods.js';
 import { requestIdOf } from '../http/request-id.js';
 import { addressText, type HttpRequest, type HttpResponse, type TemplatedApp } from '../http/uws.js';
@@ -150,9 +150,7 @@ export class PlayerFlow {
       err instanceof UpstreamError
         ? new HttpError(err.code === 'timeout' ? 'upstream-timeout' : 'upstream-failed', err.message)
         : toHttpError(err, this.deps.log, ex.id);
-    const p = cdnProblemResponse(e, ex.id);
-    this.outcomes(kind, p.status).inc();
-    ex.send(p.status, p.headers, p.body);
+    this.outcomes(kind, ex.problem(e, { cdn: true })).inc();
   }
 
   private source(settings: EventSettings): Source {

@@ -9,7 +9,7 @@ import type { HttpRequest, HttpResponse, TemplatedApp } from '../../http/uws.js'
 import { Exchange } from '../../http/exchange.js';
 import { conditionsOf, sendNegotiated, type Conditions } from '../../http/representation.js';
 import { corsOf, type Cors } from '../../http/cors.js';
-import { problem, type ProblemCode } from '../../http/problem.js';
+import { badRequest } from '../../http/problem.js';
 import { guardMethods } from '../../http/methods.js';
 import { requestIdOf } from '../../http/request-id.js';
 import type { Registry } from '../../metrics/index.js';
@@ -45,10 +45,6 @@ export interface PlayerEndpointsDeps {
   limiter?: RateLimiter;
   /** CORS for web players (none: no CORS headers). */
   cors?: Cors;
-}
-
-function sendProblem(ex: Exchange, code: ProblemCode, detail: string): void {
-  ex.problem(problem(code, detail));
 }
 
 export class PlayerEndpoints {
@@ -94,7 +90,7 @@ export class PlayerEndpoints {
     if (!this.allowed(ex, res, 'vast')) return;
     const streamId = new URLSearchParams(req.getQuery() ?? '').get('stream_id') ?? '';
     if (!STREAM_ID.test(streamId))
-      return sendProblem(ex, 'bad-request', 'stream_id is required (1–256 characters of A-Z a-z 0-9 . _ : ~ -)');
+      return void ex.problem(badRequest('stream_id is required (1–256 characters of A-Z a-z 0-9 . _ : ~ -)'));
     const conditions = conditionsOf(req);
     const eventId = this.deps.board.eventOfStream(streamId);
     if (eventId !== undefined) return this.answerVast(ex, streamId, eventId, conditions);
