@@ -7,8 +7,8 @@
 
 /** The pure format modules: no I/O, no storage, no HTTP. */
 export const PURE = ['hls', 'dash', 'ads', 'scte35', 'id3'];
-/** What every domain may lean on: the error kernel, logging, metrics, configuration, the framework. */
-const BASE = ['errors', 'log', 'metrics', 'config', 'http'];
+/** What every domain may lean on: errors, logging, metrics, configuration, the stop order, the framework. */
+const BASE = ['errors', 'log', 'metrics', 'config', 'lifecycle', 'http'];
 
 export const LAYERS = {
   errors: { role: 'domain errors (not found, conflict, invalid, unavailable)', mayImport: [] },
