@@ -23,7 +23,7 @@ export const LAYERS = {
   },
   hls: { role: 'pure: HLS playlist reading, rewriting and trimming, break placement', mayImport: [] },
   dash: { role: 'pure: MPD rewriting and trimming', mayImport: ['hls'] },
-  ads: { role: 'pure: VAST/VMAP reading and writing, ad requests, beacon URLs', mayImport: [] },
+  ads: { role: 'pure: VAST/VMAP reading and writing, ad requests and targeting, beacon URLs', mayImport: [] },
   scte35: { role: 'pure: SCTE-35 decoding, encoding and cue classification', mayImport: [] },
   id3: { role: 'pure: ID3v2 in TS, packed audio, emsg and MPD events', mayImport: ['ads'] },
   store: {
@@ -55,7 +55,7 @@ export const LAYERS = {
   },
   squeezeback: {
     role: 'the squeezeback player flow: /squeezeback/{asset}/… through the shared manifest fetch',
-    mayImport: [...BASE, 'hls', 'delivery', 'dai', 'streams', 'brand', 'store', 'outbound'],
+    mayImport: [...BASE, 'hls', 'ads', 'delivery', 'streams', 'brand', 'store', 'outbound'],
   },
   stitch: {
     role: 'server-side stitching: HLS and DASH stitchers, the flow, the stitched-manifest cache and endpoints',

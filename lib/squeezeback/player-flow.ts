@@ -29,10 +29,10 @@ import type { EventSettings, EventSettingsSource } from '../delivery/event-setti
 import type { BreakSource } from '../delivery/break-source.js';
 import type { ManifestCache, Rendered } from '../delivery/manifest-cache.js';
 import { BodySlab } from '../delivery/body-slab.js';
-import { checkQuery } from '../dai/path.js';
+import { checkQuery } from '../delivery/query.js';
 import { UpstreamError, type UpstreamSink } from '../delivery/upstream.js';
 import { HLS_TYPE, MASTER_FRESH_MS, ManifestFetch, bodyFor, problemRendered } from '../delivery/manifest-fetch.js';
-import { targetingFrom } from '../dai/adproxy.js';
+import { targetingFrom } from '../ads/targeting.js';
 import type { StreamRegistry } from '../streams/registry.js';
 import type { BrandCache } from '../brand/cache.js';
 import type { BrandKeyCache } from './brand-keys.js';
