@@ -29,8 +29,16 @@ const CONDITIONING = {
 };
 
 export function conditioningParts(
-  core: { config: Config; log: Logger; metrics: Registry; life: Stops; stores: Stores; policy: OutboundPolicy },
-  uses: { owner: string; publicBaseUrl: () => string },
+  core: {
+    config: Config;
+    log: Logger;
+    metrics: Registry;
+    life: Stops;
+    stores: Stores;
+    policy: OutboundPolicy;
+    owner: string;
+  },
+  uses: { publicBaseUrl: () => string },
 ) {
   const { config, log, metrics } = core;
   const files = new CreativeFiles(config.dataDir);
@@ -58,7 +66,7 @@ export function conditioningParts(
   const worker = new ConditioningWorker(
     { repo, condition: (job, signal) => service.condition(job, signal), log, metrics },
     {
-      owner: uses.owner,
+      owner: core.owner,
       leaseMs: CONDITIONING.leaseMs,
       tickMs: CONDITIONING.tickMs,
       maxJobs: config.adConditioningJobs,
