@@ -134,7 +134,7 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     streams: streams.registry,
     eventSource: (eventId, assetKey) => squeezeConfig.settings.sourceOf(eventId, assetKey),
   });
-  const conditioning = conditioningParts(core, { publicBaseUrl });
+  const conditioning = conditioningParts(core, { owner, publicBaseUrl });
   const stitch = stitchParts(core, {
     findAsset: (brandName, assetId) => catalog.repo.findAsset(brandName, assetId),
     brandSettings: (brandName) => squeezeConfig.settings.getBrand(brandName).catch(() => undefined),

@@ -29,16 +29,8 @@ const CONDITIONING = {
 };
 
 export function conditioningParts(
-  core: {
-    config: Config;
-    log: Logger;
-    metrics: Registry;
-    life: Stops;
-    stores: Stores;
-    policy: OutboundPolicy;
-    owner: string;
-  },
-  uses: { publicBaseUrl: () => string },
+  core: { config: Config; log: Logger; metrics: Registry; life: Stops; stores: Stores; policy: OutboundPolicy },
+  uses: { owner: string; publicBaseUrl: () => string },
 ) {
   const { config, log, metrics } = core;
   const files = new CreativeFiles(config.dataDir);
@@ -66,7 +58,7 @@ export function conditioningParts(
   const worker = new ConditioningWorker(
     { repo, condition: (job, signal) => service.condition(job, signal), log, metrics },
     {
-      owner: core.owner,
+      owner: uses.owner,
       leaseMs: CONDITIONING.leaseMs,
       tickMs: CONDITIONING.tickMs,
       maxJobs: config.adConditioningJobs,
