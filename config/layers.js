@@ -7,18 +7,19 @@
 
 /** The pure format modules: no I/O, no storage, no HTTP. */
 export const PURE = ['xml', 'hls', 'dash', 'ads', 'scte35', 'id3'];
-/** What every domain may lean on: the error kernel, logging, configuration, the framework. */
-const BASE = ['errors', 'log', 'config', 'http'];
+/** What every domain may lean on: errors, logging, metrics, configuration, the stop order, the framework. */
+const BASE = ['errors', 'log', 'metrics', 'config', 'lifecycle', 'http'];
 
 export const LAYERS = {
   errors: { role: 'domain errors (not found, conflict, invalid, unavailable)', mayImport: [] },
   paths: { role: 'where the repository and its data folders are', mayImport: [] },
   log: { role: 'structured logging (pino)', mayImport: [] },
+  metrics: { role: 'the Prometheus text registry (counters, gauges, histograms) every part reports to', mayImport: [] },
   config: { role: 'configuration: defaults, file, environment, validation', mayImport: ['paths'] },
   lifecycle: { role: 'stop order: each part registers its stop, reversed on shutdown', mayImport: ['log'] },
   http: {
-    role: 'the framework: uWS server (health, readiness, metrics, drain), management router, auth, the problem registry and renderer, validation, rate limits',
-    mayImport: ['errors', 'config', 'log'],
+    role: 'the framework: uWS server (health, readiness, the /metrics answer, drain), management router, auth, the problem registry and renderer, validation, rate limits',
+    mayImport: ['errors', 'config', 'log', 'metrics'],
   },
   xml: {
     role: 'pure: the one XML door (xmldom behind size, depth and DOCTYPE guards), its XmlError, DOM helpers',
@@ -32,19 +33,25 @@ export const LAYERS = {
     role: 'pure: the MPD reader, tag scanner and ISO-duration parser, MPD rewriting and trimming',
     mayImport: ['hls', 'xml'],
   },
-  ads: { role: 'pure: VAST/VMAP reading and writing, ad requests, beacon URLs', mayImport: ['xml', 'errors'] },
+  ads: {
+    role: 'pure: VAST/VMAP reading and writing, ad requests and targeting, beacon URLs',
+    mayImport: ['xml', 'errors'],
+  },
   scte35: { role: 'pure: SCTE-35 decoding, encoding and cue classification', mayImport: ['hls'] },
   id3: { role: 'pure: ID3v2 in TS, packed audio, emsg and MPD events', mayImport: ['xml', 'dash'] },
   store: {
-    role: 'Postgres (postgres.js, migrations, embedded default), the state store (memory or Redis), the Postgres error mapping',
+    role: 'Postgres (postgres.js, migrations, embedded default), the state store (memory or Redis), the Postgres error mapping, which Postgres/Redis errors mean a service is down',
     mayImport: ['errors', 'config', 'log', 'paths'],
   },
   outbound: {
     role: 'the one outbound policy and client every fetch of the service goes through',
-    mayImport: ['http', 'log', 'errors'],
+    mayImport: ['http', 'log', 'metrics', 'errors'],
   },
   streams: { role: 'the stream model and the event registry', mayImport: [...BASE, 'store'] },
-  beacons: { role: 'the de-duplicating beacon forwarder', mayImport: [...BASE, 'ads', 'outbound', 'store'] },
+  beacons: {
+    role: 'the de-duplicating beacon forwarder, the beacon signing key and the bad-beacon problem',
+    mayImport: [...BASE, 'ads', 'outbound', 'store'],
+  },
   brand: { role: 'brand-recognition rules and the matcher', mayImport: [...BASE, 'store'] },
   catalog: { role: 'MRSS push and pull, feed configurations, the catalog', mayImport: [...BASE, 'outbound', 'store'] },
   delivery: {
@@ -61,7 +68,7 @@ export const LAYERS = {
   },
   squeezeback: {
     role: 'the squeezeback player flow: /squeezeback/{asset}/… through the shared manifest fetch',
-    mayImport: [...BASE, 'hls', 'delivery', 'dai', 'streams', 'brand', 'store', 'outbound'],
+    mayImport: [...BASE, 'hls', 'ads', 'delivery', 'streams', 'brand', 'store', 'outbound'],
   },
   stitch: {
     role: 'server-side stitching: HLS and DASH stitchers, the flow, the stitched-manifest cache and endpoints',

@@ -30,3 +30,13 @@ export class Lifecycle {
     return this.stopping;
   }
 }
+
+/** What a domain's parts module registers its stops with (lib/app.ts hands it the Lifecycle). */
+export type Stops = Pick<Lifecycle, 'add'>;
+
+/** A background worker of a domain: started once every route is mounted, stopped before the caches it uses. */
+export interface Worker {
+  start(): unknown;
+  stop(): unknown;
+}
+export type NamedWorker = readonly [name: string, worker: Worker];

@@ -10,7 +10,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import type { Config } from './config/index.js';
 import type { Logger } from './log/index.js';
-import { persistentSecret } from './http/auth.js';
+import { persistentSecret } from './config/secrets.js';
 import { startEmbeddedPostgres, type EmbeddedServer } from './store/embedded-pg.js';
 
 /** How many workers WORKERS asks for: unset or 1 → 1 (no supervisor), `auto` → cores. */

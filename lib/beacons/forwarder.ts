@@ -14,7 +14,7 @@
 import { createHash } from 'node:crypto';
 import { request, type Agent } from 'undici';
 import type { Logger } from '../log/index.js';
-import type { Counter, Registry } from '../http/metrics.js';
+import type { Counter, Registry } from '../metrics/index.js';
 import type { OutboundPolicy } from '../outbound/index.js';
 import type { Beacon } from '../ads/beacon.js';
 import { keys } from '../store/state.js';

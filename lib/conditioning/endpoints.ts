@@ -6,7 +6,7 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from '../http/uws.js';
 import { Exchange } from '../http/exchange.js';
 import { corsOf, type Cors } from '../http/cors.js';
-import { problem, problemResponse } from '../http/problem.js';
+import { problem } from '../http/problem.js';
 import type { RenditionStore } from './files.js';
 
 const TYPES: Record<string, string> = {
@@ -24,10 +24,7 @@ export function mountCreativeFiles(app: TemplatedApp, stitchPath: string, files:
     const ex = new Exchange(res, req.getMethod() === 'head', corsOf(cors, req));
     const [key = '', name = '', ...rest] = req.getUrl().slice(prefix.length).split('/');
     const type = TYPES[name.slice(name.lastIndexOf('.') + 1)];
-    const notFound = () => {
-      const p = problemResponse(problem('not-found', 'no such conditioned rendition'));
-      ex.send(p.status, p.headers, p.body);
-    };
+    const notFound = () => void ex.problem(problem('not-found', 'no such conditioned rendition'));
     if (rest.length || !type || !files.file(key, name)) return notFound();
     files.read(key, name).then(
       (body) =>
@@ -35,10 +32,7 @@ export function mountCreativeFiles(app: TemplatedApp, stitchPath: string, files:
           ? ex.send(200, { 'Content-Type': type, 'Cache-Control': 'public, max-age=86400, immutable' }, body)
           : notFound(),
       // The store failed (an S3 store down or refusing us): not a missing file, and not to be cached as one.
-      () => {
-        const p = problemResponse(problem('unavailable', 'the conditioned rendition cannot be read now'));
-        ex.send(p.status, p.headers, p.body);
-      },
+      () => void ex.problem(problem('unavailable', 'the conditioned rendition cannot be read now')),
     );
   };
   app.get(`${prefix}*`, serve);

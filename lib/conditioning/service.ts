@@ -14,7 +14,7 @@ import { createHash } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../log/index.js';
-import type { Registry } from '../http/metrics.js';
+import type { Registry } from '../metrics/index.js';
 import type { DecidedAd } from '../ads/types.js';
 import { probe, ffprobeBeside } from '../transcoder/ffmpeg.js';
 import { profileKey, type ConditionedAd, type LadderProfile } from '../stitch/profile.js';

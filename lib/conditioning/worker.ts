@@ -9,7 +9,7 @@
  * forever. A graceful stop aborts the jobs and hands their leases back at once.
  */
 import type { Logger } from '../log/index.js';
-import type { Registry } from '../http/metrics.js';
+import type { Registry } from '../metrics/index.js';
 import { LeaseLoop, LeasedJobs } from '../store/lease.js';
 import type { CreativeRepo, CreativeRow, Finish } from './repo.js';
 import { deadline } from '../errors/deadline.js';

@@ -23,10 +23,11 @@ import {
   type FormOptions,
 } from '../http/representation.js';
 import { HttpError, problemResponse } from '../http/problem.js';
-import type { Registry } from '../http/metrics.js';
+import type { Registry } from '../metrics/index.js';
 import type { Logger } from '../log/index.js';
 import { textPathStats, type UriRules } from '../hls/index.js';
-import { checkQuery, parsePath, type PathTarget } from './path.js';
+import { parsePath, type PathTarget } from './path.js';
+import { checkQuery } from '../delivery/query.js';
 import { Upstream, UpstreamError } from '../delivery/upstream.js';
 import { ManifestCache, type LoadDone, type Rendered } from '../delivery/manifest-cache.js';
 import { BodySlab } from '../delivery/body-slab.js';

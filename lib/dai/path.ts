@@ -8,9 +8,9 @@ import { badRequest } from '../http/problem.js';
 
 export const MANIFEST_PREFIX = '/dai/manifest';
 const MAX_PATH = 2048;
-const MAX_QUERY = 8192;
 
 import type { ManifestKind } from '../delivery/manifest-fetch.js';
+import { checkQuery } from '../delivery/query.js';
 
 export type { ManifestKind };
 
@@ -24,7 +24,6 @@ export interface ManifestTarget {
 }
 
 const SEGMENT = /^[A-Za-z0-9._~!$&'()*+,;=:-]+$/;
-const QUERY = /^[\x21-\x7e]*$/; // printable ASCII without space; no CR, LF, NUL
 
 /** The part of a target that depends on the path alone (cached by the proxy). */
 export type PathTarget = Omit<ManifestTarget, 'upstreamPath'> & { path: string };
@@ -53,11 +52,6 @@ export function parsePath(url: string): PathTarget {
   if (streamId) target.streamId = streamId;
   if (assetKey) target.assetKey = assetKey;
   return target;
-}
-
-export function checkQuery(query: string): void {
-  if (query.length > MAX_QUERY) throw badRequest('query too long');
-  if (!QUERY.test(query)) throw badRequest('control characters or spaces in the query');
 }
 
 export function parseManifestPath(url: string, query: string): ManifestTarget {

@@ -3,9 +3,6 @@
  * secret, or asymmetric algorithms only with a JWKS URL, so neither `none` nor HS/RS confusion
  * can pass. `exp` is required; `exp`/`nbf` allow 30 s of clock skew.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import {
   SignJWT,
   createRemoteJWKSet,
@@ -15,6 +12,7 @@ import {
   type JWTVerifyOptions,
 } from 'jose';
 import type { Config } from '../config/index.js';
+import { persistentSecret } from '../config/secrets.js';
 import { forbidden, unauthorized } from './problem.js';
 import type { Authenticator, RequestInfo } from './router.js';
 
@@ -25,26 +23,6 @@ const ASYMMETRIC = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256
 /** The HS256 secret: JWT_SECRET, else one generated under DATA_DIR on first start (mode 0600). */
 export function resolveJwtSecret(config: Config): string {
   return config.jwtSecret || persistentSecret(config.dataDir, 'jwt-secret');
-}
-
-/** A random secret kept in DATA_DIR/<name>, created on first use; instances sharing DATA_DIR share it. */
-export function persistentSecret(dataDir: string, name: string): string {
-  const file = path.join(dataDir, name);
-  try {
-    return readFileSync(file, 'utf8').trim();
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-  }
-  mkdirSync(dataDir, { recursive: true, mode: 0o755 });
-  const secret = randomBytes(48).toString('base64url');
-  try {
-    writeFileSync(file, secret + '\n', { mode: 0o600, flag: 'wx' });
-    return secret;
-  } catch (err) {
-    // Another process created it first: use theirs.
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return readFileSync(file, 'utf8').trim();
-    throw err;
-  }
 }
 
 function verifyOptions(config: Config, algorithms: string[]): JWTVerifyOptions {

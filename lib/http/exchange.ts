@@ -5,7 +5,12 @@
  */
 import type { HttpResponse } from './uws.js';
 import { STATUS_CODES } from 'node:http';
-import { problemResponse, type HttpError } from './problem.js';
+import { HttpError, cdnProblemResponse, problemResponse, toHttpError, type ProblemLog } from './problem.js';
+
+export interface ProblemOptions {
+  /** A player-facing path behind a CDN: a 4xx may be cached a moment (lib/http/problem.ts errorCacheControl). */
+  cdn?: boolean;
+}
 import { requestId } from './request-id.js';
 
 export type Headers = Record<string, string>;
@@ -65,10 +70,19 @@ export class Exchange {
     return true;
   }
 
-  /** Answers a problem (RFC 9457) whose body and header carry this exchange's request id. */
-  problem(err: HttpError): boolean {
-    const p = problemResponse(err, this.id);
-    return this.send(p.status, p.headers, p.body);
+  /**
+   * Answers a problem (RFC 9457) whose body and header carry this exchange's request id: the one way
+   * an error is sent. Anything else than an HttpError is mapped by toHttpError (domain errors, a
+   * backing service down, else logged and 500), so it needs the log. `cdn`: a player-facing path a CDN
+   * pulls, whose 4xx may be cached a moment (errorCacheControl). Returns the status answered.
+   */
+  problem(err: HttpError, how?: ProblemOptions): number;
+  problem(err: unknown, how: ProblemOptions & { log: ProblemLog }): number;
+  problem(err: unknown, how: ProblemOptions & { log?: ProblemLog } = {}): number {
+    const e = err instanceof HttpError ? err : toHttpError(err, how.log!, this.id);
+    const p = how.cdn ? cdnProblemResponse(e, this.id) : problemResponse(e, this.id);
+    this.send(p.status, p.headers, p.body);
+    return p.status;
   }
 
   /** Status and headers only; the caller is inside cork. trusted: the service's own constant values, not checked for CR/LF. */

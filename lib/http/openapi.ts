@@ -8,10 +8,11 @@
 import type { Route } from './router.js';
 import { problemRegistry } from './problem.js';
 
-const registry = problemRegistry();
-
-/** Every problem type the service answers, with its status and title (lib/http/problem.ts). */
-const problem = {
+/**
+ * Every problem type the service answers, with its status and title (lib/http/problem.ts): read
+ * when the document is made, after every domain registered its codes.
+ */
+const problemSchema = (registry = problemRegistry()) => ({
   type: 'object',
   required: ['type', 'title', 'status', 'request_id'],
   description: registry.map((p) => `${p.type} (${p.status} ${p.title})`).join('; '),
@@ -32,7 +33,7 @@ const problem = {
       },
     },
   },
-};
+});
 
 /** An operation object of OpenAPI 3.1 (built by the modules that answer it). */
 export type Operation = Record<string, unknown>;
@@ -185,7 +186,7 @@ export function openApiDocument(
           schema: { type: 'string' },
         },
       },
-      schemas: { Problem: problem },
+      schemas: { Problem: problemSchema() },
     },
     paths,
   };

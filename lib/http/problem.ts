@@ -2,11 +2,11 @@
  * RFC 9457 problem details. Every error a client sees is one of the problem types registered
  * here, rendered by problemResponse(): the management router, the hot path and the player
  * endpoints alike, and the OpenAPI document lists the registry. Internal errors carry no detail
- * beyond a request id, never a stack.
+ * beyond a request id, never a stack. The framework's codes are below; a domain registers its own
+ * (registerProblems) in its module, so lib/http names no domain.
  */
 import { STATUS_CODES } from 'node:http';
-import { DomainError, type FieldError } from '../errors/index.js';
-import { isDependencyDown } from './dependency.js';
+import { DomainError, isDependencyDown, type FieldError } from '../errors/index.js';
 
 export type { FieldError } from '../errors/index.js';
 
@@ -20,14 +20,16 @@ export interface Problem {
   request_id?: string;
 }
 
-/** The registry: code → status and title. `type` is `urn:squeezeback:problem:<code>`. */
+export interface ProblemSpec {
+  status: number;
+  title: string;
+}
+
+/** The framework's codes: code → status and title. `type` is `urn:squeezeback:problem:<code>`. */
 export const PROBLEMS = {
   'bad-request': { status: 400, title: 'Bad Request' },
   validation: { status: 400, title: 'Bad Request' },
   'bad-path': { status: 400, title: 'Bad Request' },
-  'bad-beacon': { status: 400, title: 'Bad Request' },
-  /** An SCTE-35 payload that does not decode (code and byte offset in `errors`). */
-  'bad-cue': { status: 400, title: 'Bad Request' },
   unauthorized: { status: 401, title: 'Unauthorized' },
   forbidden: { status: 403, title: 'Forbidden' },
   'not-found': { status: 404, title: 'Not Found' },
@@ -37,25 +39,53 @@ export const PROBLEMS = {
   'unsupported-media-type': { status: 415, title: 'Unsupported Media Type' },
   unprocessable: { status: 422, title: 'Unprocessable Content' },
   'rate-limited': { status: 429, title: 'Too Many Requests' },
-  /** The DAI host's own 4xx, passed on with its status (404 for an ended stream, 403, 410 …). */
+  /** Another party's own 4xx (the DAI host, a content origin), passed on with its status (404 for an ended stream, 403, 410 …). */
   'upstream-client-error': { status: 404, title: 'Upstream Client Error' },
   'client-closed': { status: 499, title: 'Client Closed Request' },
   internal: { status: 500, title: 'Internal Server Error' },
   'upstream-failed': { status: 502, title: 'Bad Gateway' },
   unavailable: { status: 503, title: 'Service Unavailable' },
   'upstream-timeout': { status: 504, title: 'Gateway Timeout' },
-} as const satisfies Record<string, { status: number; title: string }>;
+} as const satisfies Record<string, ProblemSpec>;
 
 export type ProblemCode = keyof typeof PROBLEMS;
 
-export const problemType = (code: ProblemCode) => `urn:squeezeback:problem:${code}`;
+/** Every code: the framework's and those the domains registered. */
+const registry = new Map<string, ProblemSpec>(Object.entries(PROBLEMS));
+
+/**
+ * Registers a domain's own problem codes (at its module's load, so before any answer or the
+ * OpenAPI document) and returns the maker of its errors, typed to those codes. A code registered
+ * again with another status or title is a programming error and throws at start-up.
+ */
+export function registerProblems<C extends string>(
+  codes: Record<C, ProblemSpec>,
+): (code: C, detail: string, errors?: FieldError[]) => HttpError {
+  for (const [code, spec] of Object.entries<ProblemSpec>(codes)) {
+    const known = registry.get(code);
+    if (known && (known.status !== spec.status || known.title !== spec.title))
+      throw new Error(`problem code ${code} is registered already with another status or title`);
+    registry.set(code, { status: spec.status, title: spec.title });
+  }
+  return (code, detail, errors) => new HttpError(code as unknown as ProblemCode, detail, errors);
+}
+
+function specOf(code: string): ProblemSpec {
+  const spec = registry.get(code);
+  if (!spec) throw new Error(`problem code ${code} is not registered`);
+  return spec;
+}
+
+export const problemType = (code: string) => `urn:squeezeback:problem:${code}`;
 
 /** An error that maps to a problem response. `code` is stable and machine-readable (like undici's). */
 export class HttpError extends Error {
   override name = 'HttpError';
   readonly status: number;
+  /** A framework code, or a domain's registered one (made by the function registerProblems returned). */
+  readonly code: string;
   constructor(
-    readonly code: ProblemCode,
+    code: ProblemCode,
     detail: string,
     readonly errors?: FieldError[],
     readonly headers?: Record<string, string>,
@@ -63,14 +93,13 @@ export class HttpError extends Error {
     status?: number,
   ) {
     super(detail);
-    this.status = status ?? PROBLEMS[code].status;
+    this.code = code;
+    this.status = status ?? specOf(code).status;
   }
 
   toProblem(requestId?: string): Problem {
-    const title =
-      this.status === PROBLEMS[this.code].status
-        ? PROBLEMS[this.code].title
-        : (STATUS_CODES[this.status] ?? PROBLEMS[this.code].title);
+    const spec = specOf(this.code);
+    const title = this.status === spec.status ? spec.title : (STATUS_CODES[this.status] ?? spec.title);
     const p: Problem = { type: problemType(this.code), title, status: this.status, detail: this.message };
     if (this.errors) p.errors = this.errors;
     if (requestId) p.request_id = requestId;
@@ -99,19 +128,21 @@ const DOMAIN_CODES: Record<DomainError['kind'], ProblemCode> = {
   invalid: 'bad-request',
   unprocessable: 'unprocessable',
   unavailable: 'unavailable',
+  'upstream-failed': 'upstream-failed',
 };
 const RETRY = { 'Retry-After': '2' };
 
-interface Log {
+/** Where toHttpError reports a dependency down (warn) or an unexpected error (error, with its stack). */
+export interface ProblemLog {
   warn(obj: object, msg: string): void;
   error(obj: object, msg: string): void;
 }
 
 /**
  * The one mapping of anything thrown to a problem: HTTP errors as they are, domain errors by
- * kind, a backing service down → 503; anything else is logged with its stack and answered 500.
+ * kind, a backing service down (as lib/store recognises it) → 503; anything else is logged with its stack and answered 500.
  */
-export function toHttpError(err: unknown, log: Log, requestId?: string): HttpError {
+export function toHttpError(err: unknown, log: ProblemLog, requestId?: string): HttpError {
   if (err instanceof HttpError) return err;
   if (err instanceof DomainError)
     return new HttpError(
@@ -172,7 +203,20 @@ export function cdnProblemResponse(err: HttpError, requestId?: string): ProblemR
   return p;
 }
 
-/** For the OpenAPI document: every problem type with its status and title. */
-export function problemRegistry(): Array<{ type: string; code: ProblemCode; status: number; title: string }> {
-  return (Object.keys(PROBLEMS) as ProblemCode[]).map((code) => ({ type: problemType(code), code, ...PROBLEMS[code] }));
+/**
+ * For the OpenAPI document: every problem type with its status and title. A domain's code is listed
+ * after the last framework code of its status or below, domain codes in code order, so the document
+ * does not depend on the order in which modules loaded.
+ */
+export function problemRegistry(): Array<{ type: string; code: string; status: number; title: string }> {
+  const core = Object.keys(PROBLEMS) as ProblemCode[];
+  const anchor = (status: number) => {
+    let last = -1;
+    core.forEach((c, i) => PROBLEMS[c].status <= status && (last = i));
+    return last;
+  };
+  const domain = [...registry.keys()].filter((c) => !(c in PROBLEMS)).sort();
+  const listed: string[] = domain.filter((c) => anchor(specOf(c).status) < 0);
+  core.forEach((c, i) => listed.push(c, ...domain.filter((d) => anchor(specOf(d).status) === i)));
+  return listed.map((code) => ({ type: problemType(code), code, ...specOf(code) }));
 }

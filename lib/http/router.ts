@@ -9,17 +9,9 @@
 import { addressText, type HttpRequest, type HttpResponse, type TemplatedApp } from './uws.js';
 import { Exchange, NO_HEADERS, type Headers } from './exchange.js';
 import { readBody, mediaType, isJsonType, type BodyReader } from './body.js';
-import {
-  HttpError,
-  badRequest,
-  notFound,
-  payloadTooLarge,
-  problemResponse,
-  toHttpError,
-  unsupportedMediaType,
-} from './problem.js';
+import { HttpError, badRequest, notFound, payloadTooLarge, toHttpError, unsupportedMediaType } from './problem.js';
 import type { Logger } from '../log/index.js';
-import type { Registry } from './metrics.js';
+import type { Registry } from '../metrics/index.js';
 import { rateLimited, type RateLimiter } from './rate-limit.js';
 import { requestId } from './request-id.js';
 import type { Cors, Preflight } from './cors.js';
@@ -210,9 +202,7 @@ export class Router {
     const fail = (err: unknown) => {
       const httpErr = toHttpError(err, this.opts.log, id);
       if (httpErr.code === 'client-closed') return finish(httpErr.status);
-      const p = problemResponse(httpErr, id);
-      ex.send(p.status, p.headers, p.body);
-      finish(p.status);
+      finish(ex.problem(httpErr));
     };
 
     let reader: BodyReader | undefined;

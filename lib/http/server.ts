@@ -8,7 +8,7 @@ import { loadUws, type HttpRequest, type TemplatedApp, type us_listen_socket } f
 import { Exchange, NO_HEADERS } from './exchange.js';
 import { guardMethods } from './methods.js';
 import { requestIdOf } from './request-id.js';
-import type { Registry } from './metrics.js';
+import type { Registry } from '../metrics/index.js';
 import { notFound, unauthorized } from './problem.js';
 import type { Logger } from '../log/index.js';
 

@@ -7,7 +7,7 @@
  * forever). A graceful stop hands the leases back at once.
  */
 import type { Logger } from '../log/index.js';
-import type { Registry } from '../http/metrics.js';
+import type { Registry } from '../metrics/index.js';
 import type { InspectionRepo, InspectionRow, Outcome } from './repo.js';
 import type { InspectOutcome, InspectSource } from './inspect.js';
 import { LeaseLoop, LeasedJobs } from '../store/lease.js';

@@ -18,7 +18,7 @@ import { isIP } from 'node:net';
 import { Agent, buildConnector } from 'undici';
 import { blockedRange } from './address.js';
 import type { Logger } from '../log/index.js';
-import type { Registry, Counter } from '../http/metrics.js';
+import type { Registry, Counter } from '../metrics/index.js';
 
 export class OutboundRefused extends Error {
   override name = 'OutboundRefused';

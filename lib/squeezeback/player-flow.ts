@@ -18,21 +18,21 @@
 import { Exchange } from '../http/exchange.js';
 import { corsOf, type Cors } from '../http/cors.js';
 import { conditionsOf, sendNegotiated, type Conditions } from '../http/representation.js';
-import { HttpError, cdnProblemResponse, problem, toHttpError } from '../http/problem.js';
+import { HttpError, problem, toHttpError } from '../http/problem.js';
 import { guardMethods } from '../http/methods.js';
 import { requestIdOf } from '../http/request-id.js';
 import { addressText, type HttpRequest, type HttpResponse, type TemplatedApp } from '../http/uws.js';
-import type { Counter, Registry } from '../http/metrics.js';
+import type { Counter, Registry } from '../metrics/index.js';
 import type { Logger } from '../log/index.js';
 import { isMediaPlaylist, mapMasterUris, singleVariantMaster, type UriRules } from '../hls/index.js';
 import type { EventSettings, EventSettingsSource } from '../delivery/event-settings.js';
 import type { BreakSource } from '../delivery/break-source.js';
 import type { ManifestCache, Rendered } from '../delivery/manifest-cache.js';
 import { BodySlab } from '../delivery/body-slab.js';
-import { checkQuery } from '../dai/path.js';
+import { checkQuery } from '../delivery/query.js';
 import { UpstreamError, type UpstreamSink } from '../delivery/upstream.js';
 import { HLS_TYPE, MASTER_FRESH_MS, ManifestFetch, bodyFor, problemRendered } from '../delivery/manifest-fetch.js';
-import { targetingFrom } from '../dai/adproxy.js';
+import { targetingFrom } from '../ads/targeting.js';
 import type { StreamRegistry } from '../streams/registry.js';
 import type { BrandCache } from '../brand/cache.js';
 import type { BrandKeyCache } from './brand-keys.js';
@@ -149,9 +149,7 @@ export class PlayerFlow {
       err instanceof UpstreamError
         ? new HttpError(err.code === 'timeout' ? 'upstream-timeout' : 'upstream-failed', err.message)
         : toHttpError(err, this.deps.log, ex.id);
-    const p = cdnProblemResponse(e, ex.id);
-    this.outcomes(kind, p.status).inc();
-    ex.send(p.status, p.headers, p.body);
+    this.outcomes(kind, ex.problem(e, { cdn: true })).inc();
   }
 
   private source(settings: EventSettings): Source {

@@ -10,7 +10,7 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from '../http/uws.js';
 import { Exchange } from '../http/exchange.js';
 import { corsOf, type Cors } from '../http/cors.js';
-import { cdnProblemResponse, problem, type ProblemCode } from '../http/problem.js';
+import { problem, type ProblemCode } from '../http/problem.js';
 import { conditionsOf, sendNegotiated, type Body, type Conditions } from '../http/representation.js';
 import { guardMethods } from '../http/methods.js';
 import { requestIdOf } from '../http/request-id.js';
@@ -35,8 +35,7 @@ export interface SessionFiles {
 }
 
 function sendProblem(ex: Exchange, code: ProblemCode, detail: string): void {
-  const p = cdnProblemResponse(problem(code, detail), ex.id);
-  ex.send(p.status, p.headers, p.body);
+  ex.problem(problem(code, detail), { cdn: true });
 }
 
 export class StitchEndpoints {

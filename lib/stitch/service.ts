@@ -9,7 +9,7 @@
  * A session is stored only once it is whole.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { HttpError } from '../http/problem.js';
+import { invalid, unprocessable, upstreamFailed } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import type { AssetRecord } from '../catalog/repo.js';
 import type { Rendition } from '../catalog/mrss.js';
@@ -509,7 +509,7 @@ export class StitchService {
     const master = await this.fetch(url, 'content');
     const uris = guard(() => mediaPlaylistUris(parseMaster(url, master))).filter((u) => u !== url);
     if (uris.length > MAX_PLAYLISTS)
-      throw new HttpError('unprocessable', `the content names more than ${MAX_PLAYLISTS} media playlists`);
+      throw unprocessable(`the content names more than ${MAX_PLAYLISTS} media playlists`);
     const texts = await Promise.all(uris.map((u) => this.fetch(u, 'content')));
     return { url, master, playlists: new Map(uris.map((u, i) => [u, texts[i]!])) };
   }
@@ -534,10 +534,10 @@ export class StitchService {
         'stitch: the content manifest could not be fetched',
       );
       if (err instanceof OutboundError && err.code === 'too-large')
-        throw new HttpError('unprocessable', 'the content manifest is larger than the cap');
+        throw unprocessable('the content manifest is larger than the cap');
       if (err instanceof OutboundError && err.code === 'refused')
-        throw new HttpError('upstream-failed', 'the content URL is not allowed');
-      throw new HttpError('upstream-failed', 'the content origin failed');
+        throw upstreamFailed('the content URL is not allowed');
+      throw upstreamFailed('the content origin failed');
     }
   }
 
@@ -643,11 +643,10 @@ function pickRendition(renditions: Rendition[], protocol: Protocol, contentUri: 
   const candidates = renditions.filter((r) => r.kind === protocol);
   if (contentUri !== undefined) {
     const chosen = candidates.find((r) => r.url === contentUri);
-    if (!chosen)
-      throw new HttpError('bad-request', `content_uri is not one of the asset's ${protocol.toUpperCase()} renditions`);
+    if (!chosen) throw invalid(`content_uri is not one of the asset's ${protocol.toUpperCase()} renditions`);
     return chosen;
   }
-  if (!candidates[0]) throw new HttpError('unprocessable', `the asset has no ${protocol.toUpperCase()} rendition`);
+  if (!candidates[0]) throw unprocessable(`the asset has no ${protocol.toUpperCase()} rendition`);
   return candidates[0];
 }
 
@@ -670,8 +669,7 @@ function guard<T>(fn: () => T): T {
   try {
     return fn();
   } catch (err) {
-    if (err instanceof StitchError)
-      throw new HttpError('unprocessable', `the content cannot be stitched: ${withoutUrls(err.message)}`);
+    if (err instanceof StitchError) throw unprocessable(`the content cannot be stitched: ${withoutUrls(err.message)}`);
     throw err;
   }
 }

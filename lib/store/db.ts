@@ -4,6 +4,8 @@ import path from 'node:path';
 import postgres from 'postgres';
 import { projectRoot } from '../paths.js';
 import type { Logger } from '../log/index.js';
+// Registers this client's "service down" errors with the error kernel (answered 503).
+import './dependency.js';
 
 export type Sql = postgres.Sql;
 

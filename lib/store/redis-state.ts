@@ -13,6 +13,8 @@ import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { Batch, StateStore } from './state.js';
 import type { Logger } from '../log/index.js';
 import { parseRedisUrl, redactRedisUrl } from './redis-url.js';
+// Registers this client's "service down" errors with the error kernel (answered 503).
+import './dependency.js';
 
 type Client = Redis | Cluster;
 type Command = [name: string, ...args: Array<string | number>];

@@ -9,7 +9,7 @@
  */
 import { keys, type Batch, type StateStore } from '../store/index.js';
 import type { Logger } from '../log/index.js';
-import type { Registry } from '../http/metrics.js';
+import type { Registry } from '../metrics/index.js';
 
 /**
  * Streams per pipeline. Building a pipeline is synchronous work on the event loop (≈ 3 µs a stream

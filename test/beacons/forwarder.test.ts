@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap';
 import { BeaconForwarder, beaconKey, type BeaconForwarderOptions } from '../../lib/beacons/forwarder.js';
-import { Registry } from '../../lib/http/metrics.js';
+import { Registry } from '../../lib/metrics/index.js';
 import { AdServerSim } from '../../lib/sim/ad-server.js';
 import { OutboundPolicy } from '../../lib/outbound/index.js';
 

@@ -9,7 +9,7 @@ import t, { type Test } from 'tap';
 import postgres from 'postgres';
 import { createLogger } from '../../lib/log/index.js';
 import { migrate } from '../../lib/store/db.js';
-import { Registry } from '../../lib/http/metrics.js';
+import { Registry } from '../../lib/metrics/index.js';
 import { CreativeRepo, type CreativeRow } from '../../lib/conditioning/repo.js';
 import { ConditioningWorker } from '../../lib/conditioning/worker.js';
 import type { LadderProfile } from '../../lib/stitch/profile.js';

@@ -1,7 +1,8 @@
 /** The preroll ad tag: always an empty VAST, the stream registered with its targeting, both registration orders. */
 import t from 'tap';
 import { DaiHostSim } from '../../lib/sim/dai-host.js';
-import { targetingFrom, EMPTY_VAST } from '../../lib/dai/adproxy.js';
+import { EMPTY_VAST } from '../../lib/dai/adproxy.js';
+import { targetingFrom } from '../../lib/ads/targeting.js';
 import { keys } from '../../lib/store/index.js';
 import { call, rawExchange } from '../helpers/http.js';
 import {

@@ -7,7 +7,7 @@ import t from 'tap';
 import { DaiHostSim } from '../../lib/sim/dai-host.js';
 import { defaultShape } from '../../lib/sim/live-playlist.js';
 import { createLogger } from '../../lib/log/index.js';
-import { Registry } from '../../lib/http/metrics.js';
+import { Registry } from '../../lib/metrics/index.js';
 import { HttpServer } from '../../lib/http/server.js';
 import { keys, MemoryStateStore } from '../../lib/store/index.js';
 import { StreamRegistry } from '../../lib/streams/registry.js';

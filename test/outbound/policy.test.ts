@@ -14,7 +14,7 @@ import {
   type Lookup,
 } from '../../lib/outbound/index.js';
 import { resolveAds } from '../../lib/ads/resolve.js';
-import { Registry } from '../../lib/http/metrics.js';
+import { Registry } from '../../lib/metrics/index.js';
 
 interface Hit {
   path: string;

@@ -7,7 +7,7 @@
 import { keys, type StateStore } from '../../store/index.js';
 import { Reloader } from '../../store/reloader.js';
 import type { Logger } from '../../log/index.js';
-import type { Registry } from '../../http/metrics.js';
+import type { Registry } from '../../metrics/index.js';
 import { applyBreakText, playlistLines, type BreakWindow } from '../../hls/index.js';
 import type { BreakSource } from '../../delivery/break-source.js';
 import type { DecidedAd } from '../../ads/types.js';

@@ -10,7 +10,7 @@
  * Wired to the break board's onSqueezed hook by the composition root.
  */
 import type { BeaconForwarder } from '../../beacons/forwarder.js';
-import type { Counter, Registry } from '../../http/metrics.js';
+import type { Counter, Registry } from '../../metrics/index.js';
 import { adsForStream, type SqueezedHook } from './board.js';
 
 /** What firing needs of the stream registry. */

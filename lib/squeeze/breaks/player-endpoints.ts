@@ -9,16 +9,17 @@ import type { HttpRequest, HttpResponse, TemplatedApp } from '../../http/uws.js'
 import { Exchange } from '../../http/exchange.js';
 import { conditionsOf, sendNegotiated, type Conditions } from '../../http/representation.js';
 import { corsOf, type Cors } from '../../http/cors.js';
-import { problem, type ProblemCode } from '../../http/problem.js';
+import { badRequest } from '../../http/problem.js';
 import { guardMethods } from '../../http/methods.js';
 import { requestIdOf } from '../../http/request-id.js';
-import type { Registry } from '../../http/metrics.js';
+import type { Registry } from '../../metrics/index.js';
 import { rateLimited, type RateLimiter } from '../../http/rate-limit.js';
 import { addressText } from '../../http/uws.js';
 import type { Logger } from '../../log/index.js';
 import type { StreamRegistry } from '../../streams/registry.js';
 import { beaconUrl, verifyBeacon } from '../../ads/beacon.js';
 import type { BeaconForwarder } from '../../beacons/forwarder.js';
+import { beaconProblem } from '../../beacons/signing.js';
 import { writeVast } from '../../ads/vast-writer.js';
 import { TRACKING_EVENTS, type DecidedAd } from '../../ads/types.js';
 import { adsForStream, type BreakBoard, type LiveBreak } from './board.js';
@@ -44,10 +45,6 @@ export interface PlayerEndpointsDeps {
   limiter?: RateLimiter;
   /** CORS for web players (none: no CORS headers). */
   cors?: Cors;
-}
-
-function sendProblem(ex: Exchange, code: ProblemCode, detail: string): void {
-  ex.problem(problem(code, detail));
 }
 
 export class PlayerEndpoints {
@@ -81,7 +78,7 @@ export class PlayerEndpoints {
     const verdict = verifyBeacon(req.getQuery() ?? '', this.deps.beaconSecret);
     if (!verdict.ok) {
       this.beacons.rejected.inc();
-      return sendProblem(ex, 'bad-beacon', `not a beacon this service signed (${verdict.reason})`);
+      return void ex.problem(beaconProblem('bad-beacon', `not a beacon this service signed (${verdict.reason})`));
     }
     this.beacons.accepted.inc();
     this.deps.forwarder.enqueue(verdict.beacon);
@@ -95,7 +92,7 @@ export class PlayerEndpoints {
     if (!this.allowed(ex, res, 'vast')) return;
     const streamId = new URLSearchParams(req.getQuery() ?? '').get('stream_id') ?? '';
     if (!STREAM_ID.test(streamId))
-      return sendProblem(ex, 'bad-request', 'stream_id is required (1–256 characters of A-Z a-z 0-9 . _ : ~ -)');
+      return void ex.problem(badRequest('stream_id is required (1–256 characters of A-Z a-z 0-9 . _ : ~ -)'));
     const conditions = conditionsOf(req);
     const eventId = this.deps.board.eventOfStream(streamId);
     if (eventId !== undefined) return this.answerVast(ex, streamId, eventId, conditions);

@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Logger } from '../../log/index.js';
-import type { Registry } from '../../http/metrics.js';
+import type { Registry } from '../../metrics/index.js';
 import type { BreakBoard } from './board.js';
 import { startSeqOf, type BreakRepo, type BreakRow, type NewSegment, type SegmentRow } from './repo.js';
 import { animationPhase, placeOnTimeline } from './plan.js';

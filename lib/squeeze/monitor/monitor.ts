@@ -8,7 +8,7 @@
  * cue-triggered breaks (spec Limits 4): an event with DAI streams is not acted on.
  */
 import type { Logger } from '../../log/index.js';
-import type { Registry } from '../../http/metrics.js';
+import type { Registry } from '../../metrics/index.js';
 import { isDomainError } from '../../errors/index.js';
 import { masterUris, readMaster, targetDuration, type MasterRead } from '../../hls/index.js';
 import { readHlsCues, type SegmentCues } from '../../scte35/index.js';

@@ -1,6 +1,6 @@
 /** `POST /api/v1/scte35/decode` (issue 15): a splice_info_section as JSON, for operators checking a cue. */
 import type { Route } from '../../http/router.js';
-import { HttpError } from '../../http/problem.js';
+import { registerProblems } from '../../http/problem.js';
 import { bodyValidator } from '../../http/validate.js';
 import { decodeSplice, Scte35Error } from '../../scte35/index.js';
 
@@ -9,6 +9,9 @@ import { decodeSplice, Scte35Error } from '../../scte35/index.js';
  * as `0x` hex, fewer as base64. Anything longer cannot be one.
  */
 const MAX_PAYLOAD_CHARS = 8194;
+
+/** An SCTE-35 payload that does not decode (code and byte offset in `errors`). */
+const cueProblem = registerProblems({ 'bad-cue': { status: 400, title: 'Bad Request' } });
 
 export const decodeInput = {
   type: 'object',
@@ -44,7 +47,7 @@ export function scte35Routes(): Route[] {
           return { json: decodeSplice(input.payload, { checkCrc: input.check_crc !== false }) };
         } catch (err) {
           if (!(err instanceof Scte35Error)) throw err;
-          throw new HttpError('bad-cue', err.message, [
+          throw cueProblem('bad-cue', err.message, [
             { path: '/payload', message: `${err.code} at byte ${err.offset}` },
           ]);
         }

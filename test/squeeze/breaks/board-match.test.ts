@@ -7,7 +7,7 @@
  */
 import t from 'tap';
 import { createLogger } from '../../../lib/log/index.js';
-import { Registry } from '../../../lib/http/metrics.js';
+import { Registry } from '../../../lib/metrics/index.js';
 import { MemoryStateStore, RedisStateStore } from '../../../lib/store/index.js';
 import { StreamRegistry } from '../../../lib/streams/registry.js';
 import { BreakReach, readReach, reachWarnings } from '../../../lib/squeeze/breaks/reach.js';
