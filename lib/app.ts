@@ -353,6 +353,7 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
   });
   const puller = new FeedPuller(stores.sql, catalog, log, {
     policy,
+    leaseMs: config.feedLeaseMs,
     agent: policy.agent({ timeoutMs: 30_000, maxResponseSize: 200 * 1024 * 1024 }),
   });
 
