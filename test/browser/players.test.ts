@@ -21,7 +21,6 @@ import { AdServerSim } from '../../lib/sim/ad-server.js';
 import { loadTranscoderConfig, startTranscoder } from '../../lib/transcoder/index.js';
 import { createLogger } from '../../lib/log/index.js';
 import { projectRoot } from '../../lib/paths.js';
-import { brandDefaults } from '../../lib/squeeze/config/schema.js';
 import type { Service } from '../../lib/app.js';
 import { call } from '../helpers/http.js';
 import { ffmpeg, FFMPEG, needFfmpeg, serveDir } from '../helpers/ffmpeg.js';
@@ -120,17 +119,15 @@ let DELAY_SEGMENTS = 3;
 let SHAKA_DELAY_SEGMENTS = 6;
 
 /**
- * The head start the transcoder needs, from the seconds this machine took to compose a break
- * segment (timed in set-up: two real compositions at once, as the transcoder runs them): every
- * break segment must be ready before a player is `delay` segments behind the live edge (hls.js
- * treats a listed URI that changes as fatal). A backlog grows when one composition takes over two
- * segments' time, so the delay covers the whole break's backlog plus one composition. The timed
- * composition counts twice: a shared machine's load changes between set-up and the breaks (an
- * estimate from the content encode, 10 × its time per segment, gave 4 segments where the breaks
- * then needed more at a load of 22).
+ * The head start the transcoder needs, from the seconds this machine took to encode one content
+ * segment: composing one is about ten encodes' work (two decodes, scaling, overlay, an encode, a
+ * process start), two run at once, and every break segment must be ready before a player is
+ * `delay` segments behind the live edge (hls.js treats a listed URI that changes as fatal). A
+ * backlog grows when one composition takes over two segments' time, so the delay covers the whole
+ * break's backlog plus one composition.
  */
-function composeDelay(timedComposeSec: number): number {
-  const composeSec = 2 * timedComposeSec;
+function composeDelay(encodeSecPerSegment: number): number {
+  const composeSec = 10 * encodeSecPerSegment + 0.5;
   const backlogSec = (BREAK_SEC / SEG) * Math.max(0, composeSec / 2 - SEG);
   return Math.min(MAX_DELAY_SEGMENTS, Math.max(3, Math.ceil((backlogSec + composeSec) / SEG) + 2));
 }
@@ -246,47 +243,13 @@ t.test(
     const encodeStarted = Date.now();
     const segments = await makeMedia(dir);
     t.equal(segments.length, SEGMENTS, `${SEGMENTS} real ${SEG} s segments encoded`);
-    t.comment(`encoding took ${Date.now() - encodeStarted} ms`);
-    const files = await serveDir(dir);
-    t.teardown(files.stop);
-    const txDir = await mkdtemp(path.join(os.tmpdir(), 'sqz-browser-tx-'));
-    t.teardown(() => rm(txDir, { recursive: true, force: true }));
-    const transcoder = await startTranscoder(
-      loadTranscoderConfig({
-        TRANSCODER_PORT: '0',
-        TRANSCODER_DATA_DIR: txDir,
-        FFMPEG_PATH: FFMPEG,
-        TRANSCODER_CONCURRENCY: '2',
-      }),
-      createLogger('silent'),
-    );
-    t.teardown(() => transcoder.close());
-    // Two break segments composed at once, timed: the live-edge delays come from this machine's pace now.
-    const composeStarted = Date.now();
-    await Promise.all(
-      [0, 1].map((i) =>
-        transcoder.transcoder.compose({
-          content_uri: `${files.url}/seg00${i}.ts`,
-          ad_uri: `${files.url}/ad.mp4`,
-          background_uri: `${files.url}/bg.png`,
-          layout: 'dualbox',
-          sqz_ratios: brandDefaults.sqz_ratios,
-          positions: brandDefaults.positions,
-          frames: { ...brandDefaults.frames, content_box: { enabled: true, thickness_px: 4, color: 'white' } },
-          animation: { phase: 'hold', in_sec: 1, out_sec: 1 },
-          ad_offset_sec: i * SEG,
-          duration_sec: SEG,
-          id3: { owner: 'com.acme.vtg', value: 'pace' },
-          output_key: `pace/${i}.ts`,
-        }),
-      ),
-    );
-    const composeMs = Date.now() - composeStarted;
-    DELAY_SEGMENTS = composeDelay(composeMs / 1000);
+    DELAY_SEGMENTS = composeDelay((Date.now() - encodeStarted) / 1000 / SEGMENTS);
     SHAKA_DELAY_SEGMENTS = Math.max(6, DELAY_SEGMENTS);
     t.comment(
-      `two compositions at once took ${composeMs} ms: live-edge delays of ${DELAY_SEGMENTS} (hls.js) and ${SHAKA_DELAY_SEGMENTS} (Shaka) segments`,
+      `encoding took ${Date.now() - encodeStarted} ms: live-edge delays of ${DELAY_SEGMENTS} (hls.js) and ${SHAKA_DELAY_SEGMENTS} (Shaka) segments`,
     );
+    const files = await serveDir(dir);
+    t.teardown(files.stop);
     const originA = await new MediaOriginSim({ segments, segmentSec: SEG, windowSegments: DELAY_SEGMENTS + 8 }).start();
     const originB = await new MediaOriginSim({ segments, segmentSec: SEG, windowSegments: DELAY_SEGMENTS + 8 }).start();
     // Shaka's stream trails its origin by more (SHAKA_DELAY_SEGMENTS): the composed segments are ready
@@ -303,6 +266,18 @@ t.test(
     t.teardown(async () => {
       await Promise.all([originA.stop(), originB.stop(), originC.stop(), ads.stop()]);
     });
+    const txDir = await mkdtemp(path.join(os.tmpdir(), 'sqz-browser-tx-'));
+    t.teardown(() => rm(txDir, { recursive: true, force: true }));
+    const transcoder = await startTranscoder(
+      loadTranscoderConfig({
+        TRANSCODER_PORT: '0',
+        TRANSCODER_DATA_DIR: txDir,
+        FFMPEG_PATH: FFMPEG,
+        TRANSCODER_CONCURRENCY: '2',
+      }),
+      createLogger('silent'),
+    );
+    t.teardown(() => transcoder.close());
     const service: Service = await startTestService(t, {
       databaseUrl: await freshSchemaUrl(t),
       redisUrl: REDIS_URL,
