@@ -5,7 +5,7 @@
  * that starts the service, times 120 files on a 2-core machine. Transpile-only, like ts-node under
  * tap (types are checked by `npm run lint`); resolution stays ts-node's (`.js` specifiers that name
  * `.ts` files). A cache entry is named by the hash of the TypeScript version, the compiler options,
- * the path and the source, so an edit or an upgrade is never served stale.
+ * this file, the path and the source, so an edit or an upgrade is never served stale.
  */
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
@@ -18,7 +18,8 @@ const cacheDir = path.join(root, 'node_modules', '.cache', 'test-ts');
 const require = createRequire(import.meta.url);
 const tsVersion = JSON.parse(readFileSync(require.resolve('typescript/package.json'), 'utf8')).version;
 const tsconfig = readFileSync(path.join(root, 'tsconfig.json'), 'utf8');
-const salt = `${tsVersion}\0${tsconfig}\0`;
+// This file is in the salt too: a change to the options below is never served from old entries.
+const salt = `${tsVersion}\0${tsconfig}\0${readFileSync(fileURLToPath(import.meta.url), 'utf8')}\0`;
 
 /** The compiler and the project's options, loaded on the first miss only: a warm cache never loads TypeScript. */
 let compiler;
@@ -28,9 +29,12 @@ function transpile(file, source) {
     const { options } = ts.convertCompilerOptionsFromJson(JSON.parse(tsconfig).compilerOptions, root);
     compiler = {
       ts,
-      // ESM out (package.json "type": "module"); the source map inline, for --enable-source-maps.
+      // ESM out (package.json "type": "module"); the source map inline, for --enable-source-maps,
+      // naming the source beside the output (no outDir), so stack traces show the real path.
       options: {
         ...options,
+        outDir: undefined,
+        rootDir: undefined,
         module: ts.ModuleKind.ESNext,
         sourceMap: false,
         inlineSourceMap: true,
