@@ -35,6 +35,7 @@ export const configSchema = {
     breakLeaseMs: { type: 'integer', minimum: 500, maximum: 600000 },
     breakTickMs: { type: 'integer', minimum: 50, maximum: 60000 },
     breakRetentionSec: { type: 'integer', minimum: 0, maximum: 86400 },
+    feedLeaseMs: { type: 'integer', minimum: 500, maximum: 600000 },
     rateLimits: {
       type: 'object',
       additionalProperties: false,
@@ -130,6 +131,8 @@ export interface Config {
   breakLeaseMs: number;
   breakTickMs: number;
   breakRetentionSec: number;
+  /** How long a feed pull stays an instance's without a renewal: another instance resumes the run this long after its owner died. */
+  feedLeaseMs: number;
   /** Per-client token buckets by surface: api, beacon, vast, adproxy, stream (new squeezeback streams), stitch. */
   rateLimits: Record<string, { rate: number; burst: number }>;
   id3ResultTtlSec: number;
@@ -198,6 +201,7 @@ export const envNames: Record<string, keyof Config> = {
   BREAK_LEASE_MS: 'breakLeaseMs',
   BREAK_TICK_MS: 'breakTickMs',
   BREAK_RETENTION_SEC: 'breakRetentionSec',
+  FEED_LEASE_MS: 'feedLeaseMs',
   RATE_LIMITS: 'rateLimits',
   ID3_RESULT_TTL_SEC: 'id3ResultTtlSec',
   TRUSTED_PROXIES: 'trustedProxies',

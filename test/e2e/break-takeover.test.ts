@@ -65,6 +65,7 @@ t.test('kill -9 the worker-owning instance mid-break: the other finishes it', as
     BREAK_TICK_MS: '200',
     LOG_LEVEL: 'warn',
   };
+  // Both instances start at once: their start-ups (process, migrations, stores) overlap.
   const instances: Array<{ child: ChildProcess; base: string }> = [];
   for (let i = 0; i < 2; i++) {
     const port = String(await freePort());
@@ -73,10 +74,12 @@ t.test('kill -9 the worker-owning instance mid-break: the other finishes it', as
       stdio: ['ignore', 'ignore', 'inherit'],
     });
     t.teardown(() => void child.kill('SIGKILL'));
-    const base = `http://127.0.0.1:${port}`;
-    t.ok(await until(async () => (await call(base, 'GET', '/healthz')).status === 200, 20_000), `instance ${i} up`);
-    instances.push({ child, base });
+    instances.push({ child, base: `http://127.0.0.1:${port}` });
   }
+  const up = await Promise.all(
+    instances.map(({ base }) => until(async () => (await call(base, 'GET', '/healthz')).status === 200, 20_000)),
+  );
+  up.forEach((ok, i) => t.ok(ok, `instance ${i} up`));
   const tok = await mintToken(loadConfig({}, { jwtSecret: JWT_SECRET }));
   const sql = postgres(databaseUrl, { max: 1, onnotice: () => undefined });
   t.teardown(() => sql.end());

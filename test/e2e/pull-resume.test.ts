@@ -47,6 +47,8 @@ t.test('kill -9 mid-backfill, restart, resume', async (t) => {
     JWT_SECRET,
     ALLOW_PRIVATE_OUTBOUND: 'true',
     DATA_DIR: tempDir(t),
+    // The restarted service waits out its dead predecessor's lease: 5 s, not the default 30 s.
+    FEED_LEASE_MS: '5000',
     LOG_LEVEL: 'warn',
   };
   const base = `http://127.0.0.1:${port}`;

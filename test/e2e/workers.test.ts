@@ -57,6 +57,8 @@ t.test('two workers on one port; one killed -9 is started again; SIGTERM stops a
       DATA_DIR: dataDir,
       REDIS_URL,
       REDIS_KEY_PREFIX: `wk${port}:`,
+      // SIGTERM's /readyz drain (2 s by default) is test/e2e/drain.test.ts's; here the workers stop at once.
+      SHUTDOWN_DRAIN_MS: '0',
       LOG_LEVEL: 'info',
     },
     stdio: ['ignore', 'pipe', 'inherit'],

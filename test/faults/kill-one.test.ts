@@ -18,6 +18,7 @@ import { call } from '../helpers/http.js';
 import { freshSchemaUrl, needServices, tempDir, JWT_SECRET, REDIS_URL } from '../helpers/services.js';
 import { describe, drive, freePort, sleep, timedGet, until } from './helpers.js';
 
+const FEED_LEASE_MS = 5000;
 const MANIFEST = '/dai/manifest/linear/hls/pa/event/EVKEY/stream/kill-one:LOC/variant/720p.m3u8';
 
 t.test('kill -9 one of two processes: the survivor serves and takes over the feed pull', async (t) => {
@@ -38,6 +39,8 @@ t.test('kill -9 one of two processes: the survivor serves and takes over the fee
     CONTENT_ORIGIN: 'https://origin.example.org',
     ALLOW_PRIVATE_OUTBOUND: 'true',
     UPSTREAM_DEADLINE_MS: '1000',
+    // The takeover waits out the dead owner's lease: 5 s (renewed every 1.7 s), not the default 30 s.
+    FEED_LEASE_MS: String(FEED_LEASE_MS),
     LOG_LEVEL: 'warn',
   };
   const instances: Array<{ child: ChildProcess; base: string }> = [];
@@ -92,7 +95,7 @@ t.test('kill -9 one of two processes: the survivor serves and takes over the fee
 
   const api = await timedGet(`${survivor.base}/api/v1/brand-recognition`, { authorization: `Bearer ${tok}` });
   t.equal(api.status, 200, `the survivor's management API answers (${api.ms} ms)`);
-  // The dead owner's lease (30 s) lapses; the survivor claims the run and finishes it.
+  // The dead owner's lease (FEED_LEASE_MS) lapses; the survivor claims the run and finishes it.
   const done = await until(
     async () => {
       const [run] = await sql<

@@ -1,8 +1,8 @@
 /**
  * Authentication before the body (issue 24 item 2): the router checks a route's credential on the
  * headers with the body paused, so 60 parallel 20 MiB MRSS pushes with a wrong token are each
- * answered 401 within a second and the process does not grow by their bodies (on main it grew
- * from 106 to 1,291 MiB). A right token still gets its whole, large body read; a wrong operator JWT
+ * answered 401 before their bodies are sent (within a second on an idle machine) and the process
+ * does not grow by their bodies (on main it grew from 106 to 1,291 MiB). A right token still gets its whole, large body read; a wrong operator JWT
  * on a JSON route is answered the same way.
  */
 import t from 'tap';
@@ -125,7 +125,15 @@ t.test('credentials are checked before the body is read', async (t) => {
       [],
       'every attempt was answered 401',
     );
-    t.ok(slowest < ANSWER_WITHIN_MS, `the slowest 401 came after ${slowest.toFixed(0)} ms (< ${ANSWER_WITHIN_MS} ms)`);
+    // "At once" is measured against the work, not the clock: a router that read the body first could
+    // answer only after the client wrote all 20 MiB (far more than the socket buffers hold). A time
+    // bound on 60 parallel uploads fails on a busy machine whatever the router does (1.6 s at a
+    // load of 25 on 2 cores); the time is still reported.
+    t.same(
+      attempts.filter((a) => a.sentBytes >= 20 * MIB).map((a) => a.sentBytes),
+      [],
+      `each 401 came before its client could write the whole body (slowest after ${slowest.toFixed(0)} ms)`,
+    );
     t.ok(
       peak - before < RSS_GROWTH_MIB,
       `RSS ${before.toFixed(0)} → peak ${peak.toFixed(0)} MiB (+${(peak - before).toFixed(1)} MiB, < ${RSS_GROWTH_MIB}) while clients wrote ${sent.toFixed(0)} MiB`,

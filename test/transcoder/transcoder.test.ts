@@ -95,6 +95,13 @@ async function makeInputs(dir: string): Promise<void> {
   ]);
 }
 
+let inputs: Promise<string> | undefined;
+/** The inputs, encoded once for the file (they are only read): every subtest serves the same folder. */
+function sharedInputs(): Promise<string> {
+  inputs ??= tmpDir(t).then(async (dir) => (await makeInputs(dir), dir));
+  return inputs;
+}
+
 const job = (base: string, over: Record<string, unknown> = {}) => ({
   content_uri: `${base}/content.ts`,
   ad_uri: `${base}/ad.mp4`,
@@ -129,18 +136,17 @@ async function fetchOutput(t: Test, uri: string, dir: string, name: string): Pro
 
 const videoOf = (p: Probe) => p.streams.find((s) => s.codec_type === 'video')!;
 
-// The file's budget from its work (four sets of inputs encoded, ten compositions, a 3 s job
+// The file's budget from its work (one set of inputs encoded, ten compositions, a 3 s job
 // deadline): the runner's 120 s default is too short when the machine is shared.
-t.setTimeout(60_000 + 4 * 10_000 + 10 * 15_000 + 15_000);
+t.setTimeout(60_000 + 10_000 + 10 * 15_000 + 15_000);
 
 if (needFfmpeg(t)) {
   t.test('compose: dualbox in/hold/out and L-bar keep the content timing, carry the ID3 tag', async (t) => {
     const dir = await tmpDir(t);
-    await makeInputs(dir);
-    const files = await serveDir(dir);
+    const files = await serveDir(await sharedInputs());
     t.teardown(files.stop);
     const tx = await start(t);
-    const content = videoOf(await ffprobe(path.join(dir, 'content.ts')));
+    const content = videoOf(await ffprobe(path.join(await sharedInputs(), 'content.ts')));
     t.ok(content.start_pts! > 90000 * 1000, 'the content starts at a non-zero PTS');
     const cases = [
       { name: 'in', over: { animation: { phase: 'in', in_sec: 1, out_sec: 1 } } },
@@ -189,8 +195,7 @@ if (needFfmpeg(t)) {
 
   t.test('layout: pixels of solid-colour inputs show the boxes where they belong', async (t) => {
     const dir = await tmpDir(t);
-    await makeInputs(dir);
-    const files = await serveDir(dir);
+    const files = await serveDir(await sharedInputs());
     t.teardown(files.stop);
     const tx = await start(t);
     const solid = (over: Record<string, unknown>) =>
@@ -231,9 +236,7 @@ if (needFfmpeg(t)) {
   });
 
   t.test('de-dup: two concurrent identical jobs run ffmpeg once; a stored key answers at once', async (t) => {
-    const dir = await tmpDir(t);
-    await makeInputs(dir);
-    const files = await serveDir(dir);
+    const files = await serveDir(await sharedInputs());
     t.teardown(files.stop);
     const bin = await tmpDir(t);
     const count = path.join(bin, 'runs');
@@ -272,9 +275,7 @@ if (needFfmpeg(t)) {
   });
 
   t.test('timeout: a job over its deadline answers 504 and ffmpeg is killed', async (t) => {
-    const dir = await tmpDir(t);
-    await makeInputs(dir);
-    const files = await serveDir(dir);
+    const files = await serveDir(await sharedInputs());
     t.teardown(files.stop);
     const bin = await tmpDir(t);
     const pidFile = path.join(bin, 'pid');
