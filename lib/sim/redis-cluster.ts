@@ -91,8 +91,14 @@ async function until(what: string, check: () => Promise<boolean>, deadlineMs: nu
 /** Starts a cluster of 3 primaries + 3 replicas; on a failure half-way every node started is killed. */
 export async function startRedisCluster(): Promise<LocalCluster> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'sqz-cluster-'));
-  const ports: number[] = [];
-  for (let i = 0; i < 6; i++) ports.push(await freePort());
+  // Each node's cluster bus gets a free port of its own: by default it is the port + 10000, which
+  // for an ephemeral port above 55535 does not exist (the node then never starts) and below it may
+  // be taken. Twelve distinct ports: six for clients, six for the buses.
+  const taken = new Set<number>();
+  while (taken.size < 12) taken.add(await freePort());
+  const all = [...taken];
+  const ports = all.slice(0, 6);
+  const busOf = new Map(ports.map((p, i) => [p, all[6 + i]!]));
   const procs = new Map<number, ChildProcess>();
   const stop = () => {
     for (const p of procs.values()) p.kill('SIGKILL');
@@ -103,6 +109,8 @@ export async function startRedisCluster(): Promise<LocalCluster> {
       const args = [
         '--port',
         String(port),
+        '--cluster-port',
+        String(busOf.get(port)),
         '--bind',
         '127.0.0.1',
         '--cluster-enabled',
