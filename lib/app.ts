@@ -112,7 +112,7 @@ async function assemble(config: Config, log: Logger, parts: ServiceParts, life: 
     'outbound policy',
     new OutboundPolicy({
       allowPrivate: config.allowPrivateOutbound,
-      trusted: [config.daiHost, config.contentOrigin, config.adServerUrl, config.transcoderUrl],
+      trusted: [config.daiHost, config.contentOrigin, config.adServerUrl, config.transcoderUrl, config.s3Endpoint],
       log,
       metrics,
     }),

@@ -13,7 +13,7 @@ import type { Stores } from '../store/index.js';
 import type { StitchServiceDeps } from '../stitch/service.js';
 import { mountCreativeFiles } from './endpoints.js';
 import { CreativeFiles, type RenditionStore } from './files.js';
-import { S3CreativeFiles } from './s3-files.js';
+import { S3_AGENT, S3CreativeFiles } from './s3-files.js';
 import { CreativeRepo } from './repo.js';
 import { conditioningRoutes } from './routes.js';
 import { ConditioningService } from './service.js';
@@ -35,7 +35,7 @@ export function conditioningParts(
   // Renditions in DATA_DIR/ad-creatives, or in an S3-compatible store when S3_ENDPOINT is set.
   let files: RenditionStore = new CreativeFiles(config.dataDir);
   if (config.s3Endpoint) {
-    const s3 = new S3CreativeFiles(
+    files = new S3CreativeFiles(
       {
         endpoint: config.s3Endpoint,
         bucket: config.s3Bucket,
@@ -45,9 +45,8 @@ export function conditioningParts(
         prefix: config.s3Prefix,
       },
       config.dataDir,
+      core.policy.agent(S3_AGENT),
     );
-    core.life.add('rendition object store client', s3, (c) => c.close());
-    files = s3;
   }
   const jobTimeoutMs = config.adConditioningJobTimeoutSec * 1000;
   const creatives = new OutboundClient(core.policy, {

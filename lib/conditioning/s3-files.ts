@@ -5,11 +5,13 @@
  * answer), every request signed with SigV4 (./sigv4.ts). ffmpeg still writes into a local scratch
  * folder (./files.ts); publishing uploads the kept files, segments first and manifests last, so a
  * manifest never names a segment not yet stored (and the job's row turns ready only after all of
- * them). The endpoint is the operator's, like DATABASE_URL: not subject to the outbound policy.
+ * them). Requests go through the outbound policy like every other fetch (lib/outbound): the
+ * endpoint is a configured collaborator (S3_ENDPOINT, trusted by name, so an in-cluster MinIO on a
+ * private address is reached with private outbound off), and the policy's agent caps the body.
  */
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { Agent, request } from 'undici';
+import { request, type Dispatcher } from 'undici';
 import { CreativeFiles, type RenditionStore } from './files.js';
 import { awsEncode, EMPTY_SHA256, sha256Hex, signV4, type SigV4Credentials } from './sigv4.js';
 
@@ -26,8 +28,12 @@ export interface S3Options {
 
 const UPLOADS_AT_ONCE = 4;
 const REQUEST_MS = 30_000;
-/** The largest object read back (a segment or manifest; renditions of a 2-minute creative are far below). */
-const MAX_OBJECT = 64 * 1024 * 1024;
+/** What the policy's agent for this store is built with (lib/conditioning/parts.ts). */
+export const S3_AGENT = {
+  timeoutMs: REQUEST_MS,
+  /** The largest object read back (a segment or manifest; renditions of a 2-minute creative are far below). */
+  maxResponseSize: 64 * 1024 * 1024,
+};
 
 export class S3Error extends Error {
   override name = 'S3Error';
@@ -37,12 +43,12 @@ export class S3CreativeFiles implements RenditionStore {
   private readonly local: CreativeFiles;
   private readonly origin: URL;
   private readonly cred: SigV4Credentials;
-  private readonly agent = new Agent({ connections: 16, keepAliveTimeout: 10_000 });
-
   constructor(
     private readonly opts: S3Options,
     /** Where ffmpeg writes before the upload (DATA_DIR). */
     dataDir: string,
+    /** The outbound policy's agent (`policy.agent(S3_AGENT)`): it checks each connection and closes with the policy. */
+    private readonly agent: Dispatcher,
   ) {
     this.local = new CreativeFiles(dataDir);
     this.origin = new URL(opts.endpoint);
@@ -102,10 +108,6 @@ export class S3CreativeFiles implements RenditionStore {
     if (res.statusCode !== 200) throw new S3Error(`object store PUT answered ${res.statusCode}: ${code(text)}`);
   }
 
-  close(): Promise<void> {
-    return this.agent.close();
-  }
-
   private send(method: 'GET' | 'PUT', object: string, body?: Buffer) {
     const base = this.origin.pathname.replace(/\/+$/, '');
     const p = `${base}/${awsEncode(this.opts.bucket)}/${object.split('/').map(awsEncode).join('/')}`;
@@ -124,10 +126,7 @@ export class S3CreativeFiles implements RenditionStore {
       headers,
       ...(body ? { body } : {}),
       dispatcher: this.agent,
-      headersTimeout: REQUEST_MS,
-      bodyTimeout: REQUEST_MS,
-      maxResponseSize: MAX_OBJECT,
-    } as Parameters<typeof request>[1]);
+    });
   }
 }
 

@@ -15,7 +15,8 @@ import { needServices, tempDir } from '../helpers/services.js';
 import { ffprobe, needFfmpeg } from '../helpers/ffmpeg.js';
 import { makeCreative, rig, RUNGS } from '../helpers/conditioning.js';
 import { EMPTY_SHA256, signV4 } from '../../lib/conditioning/sigv4.js';
-import { S3CreativeFiles } from '../../lib/conditioning/s3-files.js';
+import { S3_AGENT, S3CreativeFiles } from '../../lib/conditioning/s3-files.js';
+import { OutboundPolicy } from '../../lib/outbound/index.js';
 import { S3Sim } from '../../lib/sim/s3.js';
 import { parseMaster } from '../../lib/stitch/hls/master.js';
 
@@ -50,11 +51,14 @@ t.test('the S3 store against the simulated server: put, read, missing, refused c
   const sim = await new S3Sim({ bucket: 'renditions', region: 'eu-west-1', ...CRED }).start();
   t.teardown(() => sim.stop());
   const key = 'a'.repeat(64);
+  // Through the outbound policy, as the service does: private outbound off, the endpoint trusted by name.
+  const policy = new OutboundPolicy({ allowPrivate: false, trusted: [sim.url] });
+  t.teardown(() => policy.close());
   const store = new S3CreativeFiles(
     { endpoint: sim.url, bucket: 'renditions', region: 'eu-west-1', prefix: 'ads/', ...CRED },
     tempDir(t),
+    policy.agent(S3_AGENT),
   );
-  t.teardown(() => store.close());
   const scratch = await store.scratch();
   await writeFile(path.join(scratch, 'r0_000.ts'), Buffer.alloc(1000, 7));
   await writeFile(path.join(scratch, 'r0.m3u8'), '#EXTM3U\n');
@@ -70,11 +74,23 @@ t.test('the S3 store against the simulated server: put, read, missing, refused c
   const wrong = new S3CreativeFiles(
     { endpoint: sim.url, bucket: 'renditions', region: 'eu-west-1', prefix: 'ads/', ...CRED, secretAccessKey: 'nope' },
     tempDir(t),
+    policy.agent(S3_AGENT),
   );
-  t.teardown(() => wrong.close());
   await t.rejects(wrong.read(key, 'r0.m3u8'), /403: SignatureDoesNotMatch/, 'a wrong secret is refused');
   await t.rejects(wrong.put(`ads/${key}/x.ts`, Buffer.from('x')), /403: SignatureDoesNotMatch/);
   t.notOk(sim.objects.has(`ads/${key}/x.ts`), 'and stores nothing');
+
+  // An endpoint the configuration does not name, on a private address: the policy refuses it.
+  const strict = new OutboundPolicy({ allowPrivate: false, trusted: [] });
+  t.teardown(() => strict.close());
+  const untrusted = new S3CreativeFiles(
+    { endpoint: sim.url, bucket: 'renditions', region: 'eu-west-1', prefix: 'ads/', ...CRED },
+    tempDir(t),
+    strict.agent(S3_AGENT),
+  );
+  const before = sim.statuses.length;
+  await t.rejects(untrusted.read(key, 'r0.m3u8'), 'an untrusted private endpoint is refused by the policy');
+  t.equal(sim.statuses.length, before, 'and never reached');
 });
 
 t.test('conditioned into S3 by one instance, stitched and served from S3 by another', async (t) => {
