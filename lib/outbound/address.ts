@@ -8,7 +8,8 @@
  * every IPv4 address (it compares IPv4 addresses in their mapped form), which refused every public
  * IPv4 host while private outbound was off.
  */
-import { isIPv4, isIPv6 } from 'node:net';
+import { isIPv6 } from 'node:net';
+import { dottedQuad } from '../http/client-ip.js';
 
 type V4Range = readonly [base: number, bits: number, label: string];
 
@@ -32,11 +33,6 @@ const V4_RANGES: readonly V4Range[] = [
   [v4(240, 0, 0, 0), 4, 'reserved'],
 ];
 
-function parseV4(ip: string): number {
-  const p = ip.split('.');
-  return v4(Number(p[0]), Number(p[1]), Number(p[2]), Number(p[3]));
-}
-
 function v4Label(addr: number): string | null {
   for (const [base, bits, label] of V4_RANGES) {
     const mask = bits === 0 ? 0 : (~0 << (32 - bits)) >>> 0;
@@ -52,7 +48,7 @@ function parseV6(ip: string): number[] {
   if (zone !== -1) s = s.slice(0, zone);
   const colon = s.lastIndexOf(':');
   if (s.includes('.', colon)) {
-    const quad = parseV4(s.slice(colon + 1));
+    const quad = dottedQuad(s.slice(colon + 1));
     s = `${s.slice(0, colon + 1)}${(quad >>> 16).toString(16)}:${(quad & 0xffff).toString(16)}`;
   }
   const groups = (part: string) => (part ? part.split(':').map((g) => parseInt(g, 16)) : []);
@@ -92,7 +88,8 @@ function v6Label(g: number[]): string | null {
  */
 export function blockedRange(ip: string): string | null {
   const bare = ip.startsWith('[') && ip.endsWith(']') ? ip.slice(1, -1) : ip;
-  if (isIPv4(bare)) return v4Label(parseV4(bare));
+  const quad = dottedQuad(bare);
+  if (quad >= 0) return v4Label(quad);
   if (isIPv6(bare)) return v6Label(parseV6(bare));
   return 'not-an-ip';
 }
