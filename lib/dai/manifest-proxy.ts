@@ -12,7 +12,7 @@
  */
 import { addressText, type HttpRequest, type HttpResponse, type TemplatedApp } from '../http/uws.js';
 import { clientIp, trustedProxies, type TrustedHops } from '../http/client-ip.js';
-import { Exchange, statusLine } from '../http/exchange.js';
+import { Exchange, statusLine, writePairs } from '../http/exchange.js';
 import { corsOf, type Cors } from '../http/cors.js';
 import {
   conditionsOf,
@@ -246,11 +246,11 @@ export class ManifestProxy {
       );
       this.count(v.status, started);
       if (v.status !== 200) res.writeStatus(statusLine(v.status));
-      const headers = v.headers;
-      for (const name in headers) res.writeHeader(name, headers[name]!);
+      const block = v.block;
+      if (block) res.writeHeader(block[0], block[1]);
+      else for (const name in v.headers) res.writeHeader(name, v.headers[name]!);
       if (hit.ageSec) res.writeHeader('Age', String(hit.ageSec));
-      const extra = extraFor(v, cors);
-      for (let i = 0; i < extra.length; i++) res.writeHeader(extra[i]![0], extra[i]![1]);
+      writePairs(res, extraFor(v, cors));
       res.writeHeader('X-Request-Id', id);
       // This uWS build does not count endWithoutBody as an answer: an abort handler keeps it from aborting the process.
       // A 304 states no Content-Length (uWS omits it only when given no argument).

@@ -29,6 +29,43 @@ export function hasCrLf(value: string): boolean {
   return value.includes('\r') || value.includes('\n') || value.includes('\0');
 }
 
+/**
+ * Headers joined into one pair for a single `writeHeader` call: uWS writes name, `: `, value and
+ * CRLF as given, so `[A, "1\r\nB: 2"]` puts two lines on the wire. Each writeHeader is a call into
+ * C++ converting two strings, and a hot answer wrote ~8 (issue 27's hot gzip against raw uWS,
+ * issue 31). For the service's own values only, built once per header set: a set with a CR, LF or
+ * NUL anywhere gets no block (its lines would split). undefined: no headers.
+ */
+export function headerBlock(headers: Readonly<Headers>): HeaderPair | undefined {
+  let name: string | undefined;
+  let value = '';
+  for (const n in headers) {
+    const v = headers[n]!;
+    if (hasCrLf(n) || hasCrLf(v)) return undefined;
+    if (name === undefined) {
+      name = n;
+      value = v;
+    } else value += `\r\n${n}: ${v}`;
+  }
+  return name === undefined ? undefined : Object.freeze([name, value] as const);
+}
+
+/** Blocks of the precomputed pair sets (CORS, with Vary merged): few and long-lived, so kept by identity. */
+const pairBlocks = new Map<readonly HeaderPair[], HeaderPair | null>();
+
+/** The block of a precomputed pair set; undefined when there is none (a set made per request beyond the memo's bound is written pair by pair). */
+export function pairsBlock(pairs: readonly HeaderPair[]): HeaderPair | undefined {
+  let block = pairBlocks.get(pairs);
+  if (block === undefined) {
+    if (pairBlocks.size >= 1024) return undefined;
+    const headers: Headers = {};
+    for (const [n, v] of pairs) headers[n] = n in headers ? `${headers[n]}\r\n${n}: ${v}` : v;
+    block = headerBlock(headers) ?? null;
+    pairBlocks.set(pairs, block);
+  }
+  return block ?? undefined;
+}
+
 export class Exchange {
   aborted = false;
   /** Set once the status line went out; a later error can only close the connection. */
@@ -56,11 +93,11 @@ export class Exchange {
   }
 
   /** Writes a whole response. Returns false when the client had gone away. */
-  send(status: number, headers: Headers, body: string | Uint8Array = ''): boolean {
+  send(status: number, headers: Headers, body: string | Uint8Array = '', block?: HeaderPair): boolean {
     if (this.aborted || this.started) return false;
     this.started = true;
     this.res.cork(() => {
-      this.writeHead(status, headers);
+      this.writeHead(status, headers, false, block);
       // A 304 states no Content-Length (RFC 9110 §8.6: it would have to be the 200's); uWS omits it only when called without arguments.
       if (status === 304 && !this.unreadBody) this.res.endWithoutBody();
       else if (this.isHead || status === 204 || status === 304)
@@ -85,16 +122,30 @@ export class Exchange {
     return p.status;
   }
 
-  /** Status and headers only; the caller is inside cork. trusted: the service's own constant values, not checked for CR/LF. */
-  writeHead(status: number, headers: Headers, trusted = false): void {
-    if (status !== 200) this.res.writeStatus(statusLine(status)); // uWS writes 200 OK by default
-    for (const name in headers) {
-      const value = headers[name]!;
-      if (trusted || !hasCrLf(value)) this.res.writeHeader(name, value);
-    }
-    this.res.writeHeader('X-Request-Id', this.id); // checked at its making: safe characters only
-    for (let i = 0; i < this.extra.length; i++) this.res.writeHeader(this.extra[i]![0], this.extra[i]![1]);
+  /**
+   * Status and headers only; the caller is inside cork. trusted: the service's own constant values,
+   * not checked for CR/LF. block: the same headers pre-joined (headerBlock), written instead.
+   */
+  writeHead(status: number, headers: Headers, trusted = false, block?: HeaderPair): void {
+    const res = this.res;
+    if (status !== 200) res.writeStatus(statusLine(status)); // uWS writes 200 OK by default
+    if (block) res.writeHeader(block[0], block[1]);
+    else
+      for (const name in headers) {
+        const value = headers[name]!;
+        if (trusted || !hasCrLf(value)) res.writeHeader(name, value);
+      }
+    res.writeHeader('X-Request-Id', this.id); // checked at its making: safe characters only
+    writePairs(res, this.extra);
   }
+}
+
+/** Writes a precomputed pair set (CORS, Vary), as one block when it has one. */
+export function writePairs(res: HttpResponse, pairs: readonly HeaderPair[]): void {
+  if (pairs.length === 0) return;
+  const block = pairs.length > 1 ? pairsBlock(pairs) : undefined;
+  if (block) res.writeHeader(block[0], block[1]);
+  else for (let i = 0; i < pairs.length; i++) res.writeHeader(pairs[i]![0], pairs[i]![1]);
 }
 
 function byteLength(body: string | Uint8Array): number {

@@ -13,7 +13,7 @@
  */
 import crypto from 'node:crypto';
 import zlib from 'node:zlib';
-import type { Exchange, HeaderPair, Headers } from './exchange.js';
+import { headerBlock, type Exchange, type HeaderPair, type Headers } from './exchange.js';
 import type { HttpRequest } from './uws.js';
 import { sendSized } from './stream-writer.js';
 
@@ -33,6 +33,8 @@ export interface Body {
 /** One form of an answer, ready to write. `vary`: the answer varies by Accept-Encoding. */
 export interface Variant extends Body {
   readonly vary?: boolean;
+  /** Its headers as one pre-encoded pair (lib/http/exchange.ts headerBlock): one write into uWS, not one per header. */
+  readonly block?: HeaderPair;
 }
 
 export interface FormOptions {
@@ -144,7 +146,7 @@ function build(r: Body, opts: FormOptions | undefined): Forms {
 }
 
 function form(headers: Headers, body: Uint8Array): Form {
-  return { ok: { status: 200, headers, body, vary: true }, notModified: undefined };
+  return { ok: { status: 200, headers, body, vary: true, block: headerBlock(headers) }, notModified: undefined };
 }
 
 /** RFC 9110 §15.4.5: the 304 carries the validators and Cache-Control (Vary comes with the caller's extra headers). */
@@ -152,7 +154,7 @@ function notModified(ok: Variant): Variant {
   const nm: Headers = {};
   for (const name of ['ETag', 'Last-Modified', 'Cache-Control'])
     if (ok.headers[name] !== undefined) nm[name] = ok.headers[name];
-  return { status: 304, headers: nm, body: EMPTY, vary: true };
+  return { status: 304, headers: nm, body: EMPTY, vary: true, block: headerBlock(nm) };
 }
 
 /**
@@ -393,6 +395,7 @@ export function sendNegotiated(ex: Exchange, r: Body, c: Conditions, ageSec?: nu
   const v = negotiate(r, c.ifNoneMatch, c.ifModifiedSince, c.acceptEncoding, opts);
   ex.extra = extraFor(v, ex.extra);
   const headers = ageSec ? { ...v.headers, Age: String(ageSec) } : v.headers;
-  if (ex.isHead || v.status === 304) ex.send(v.status, headers, v.body);
-  else sendSized(ex, v.status, headers, v.body);
+  const block = ageSec ? undefined : v.block;
+  if (ex.isHead || v.status === 304) ex.send(v.status, headers, v.body, block);
+  else sendSized(ex, v.status, headers, v.body, block);
 }

@@ -4,7 +4,7 @@
  * never makes us hold more than one chunk beyond the socket buffer. With a known total size,
  * `tryEnd` is used instead so the response carries a Content-Length.
  */
-import type { Exchange, Headers } from './exchange.js';
+import type { Exchange, HeaderPair, Headers } from './exchange.js';
 
 export class StreamWriter {
   private waiting: (() => void) | undefined;
@@ -69,7 +69,13 @@ const SMALL_BODY = 16 * 1024;
  * no closure or promise is allocated then). A body in a shared buffer that has to wait is copied.
  * headers must be the service's own (a Rendered's): they are written without the CR/LF check.
  */
-export function sendSized(ex: Exchange, status: number, headers: Headers, body: Uint8Array): boolean {
+export function sendSized(
+  ex: Exchange,
+  status: number,
+  headers: Headers,
+  body: Uint8Array,
+  block?: HeaderPair,
+): boolean {
   if (ex.aborted || ex.started) return true;
   ex.started = true;
   const total = body.byteLength;
@@ -77,7 +83,7 @@ export function sendSized(ex: Exchange, status: number, headers: Headers, body: 
     // A playlist: uWS copies what the socket cannot take at once, so end() needs no write offset,
     // no result array and no onWritable (the bytes are never pinned by a slow reader).
     ex.res.cork(() => {
-      ex.writeHead(status, headers, true);
+      ex.writeHead(status, headers, true, block);
       ex.res.end(body, ex.unreadBody);
     });
     return true;
@@ -85,7 +91,7 @@ export function sendSized(ex: Exchange, status: number, headers: Headers, body: 
   let startOffset = 0;
   let done = false;
   ex.res.cork(() => {
-    ex.writeHead(status, headers);
+    ex.writeHead(status, headers, false, block);
     startOffset = ex.res.getWriteOffset();
     [, done] = ex.res.tryEnd(body, total);
   });
