@@ -363,11 +363,11 @@ export class ManifestProxy {
       contentOrigin: settings.contentOrigin || this.opts.contentOrigin || this.opts.daiHost,
       playlistUrl: this.opts.daiHost + upstreamPath,
     };
-    const headers = xff ? { ...UPSTREAM_HEADERS, 'x-forwarded-for': xff } : UPSTREAM_HEADERS;
     this.deps.upstream.get(
       upstreamPath,
-      headers,
+      UPSTREAM_HEADERS,
       new ManifestFetch(target, settings, rules, this.deps.breaks, this.bodies, done),
+      xff,
     );
   }
 }

@@ -45,6 +45,22 @@ export interface UpstreamSink {
 const SAFE_VALUE = /^[\x20-\x7e\t]*$/;
 const SAFE_PATH = /^\/[\x21-\x7e]*$/;
 
+/** A constant header set's request lines, encoded once per object (the hot path sends one set on every request). */
+const encodedHeaders = new WeakMap<object, string>();
+
+function headerLines(headers: Readonly<Record<string, string>>): string {
+  let lines = encodedHeaders.get(headers);
+  if (lines === undefined) {
+    lines = '';
+    for (const name in headers) {
+      const value = headers[name]!;
+      if (SAFE_VALUE.test(value)) lines += `${name}: ${value}\r\n`;
+    }
+    if (Object.isFrozen(headers)) encodedHeaders.set(headers, lines);
+  }
+  return lines;
+}
+
 export class Upstream {
   /** What a connector's plain sockets need for this client (OutboundPolicy.connector's plainSocket). */
   static readonly socketOptions = H1_SOCKET_OPTIONS;
@@ -70,19 +86,17 @@ export class Upstream {
   }
 
   /**
-   * GETs path (with its query) and streams the body into sink. Callbacks, not a promise: this is
+   * GETs path (with its query) and streams the body into sink. headers: a constant set (encoded once
+   * per object); forwardedFor: the viewer's address, sent as X-Forwarded-For. Callbacks, not a promise: this is
    * the hot path of every manifest request.
    */
-  get(path: string, headers: Readonly<Record<string, string>>, sink: UpstreamSink): void {
+  get(path: string, headers: Readonly<Record<string, string>>, sink: UpstreamSink, forwardedFor = ''): void {
     if (!SAFE_PATH.test(path)) {
       sink.error(new UpstreamError('failed', 'the upstream path holds characters a request line cannot carry'));
       return;
     }
-    let head = `GET ${path} HTTP/1.1${this.hostLine}`;
-    for (const name in headers) {
-      const value = headers[name]!;
-      if (SAFE_VALUE.test(value)) head += `${name}: ${value}\r\n`;
-    }
+    let head = `GET ${path} HTTP/1.1${this.hostLine}${headerLines(headers)}`;
+    if (forwardedFor && SAFE_VALUE.test(forwardedFor)) head += `x-forwarded-for: ${forwardedFor}\r\n`;
     this.pool.enqueue(
       new H1Request(`${head}\r\n`, new UpstreamExchange(sink, this.opts.deadlineMs), Date.now() + this.opts.deadlineMs),
     );
