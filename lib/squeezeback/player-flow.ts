@@ -340,11 +340,15 @@ export class PlayerFlow {
             const text =
               this.deps.breaks.apply(base.value.text, eventId, streamId, isContent, 'squeezeback') ?? base.value.text;
             // Its own forms (ETag, compressed bytes): the base's, when it was answered already, are another body's.
-            done(undefined, { ...base.value, body: this.bodies.store(text), text: undefined, forms: undefined });
+            const own: Rendered = { ...base.value, body: this.bodies.store(text), text: undefined, forms: undefined };
+            // A stale base (the origin failing): this copy is answered with the base's age and not cached
+            // as fresh, so it is never served as newer than it is, nor beyond the base's stale window.
+            if (base.ageSec !== undefined) Object.assign(own, { freshMs: 0, staleAgeSec: base.ageSec });
+            done(undefined, own);
           });
     this.deps.cache.load(key, load, (err, h) =>
       h
-        ? this.answer(ex, h.value, h.ageSec, conditions, dateKey)
+        ? this.answer(ex, h.value, h.ageSec ?? h.value.staleAgeSec, conditions, dateKey)
         : this.fail(ex, 'variant', err ?? new UpstreamError('failed', 'the variant could not be produced')),
     );
   }

@@ -345,6 +345,35 @@ t.test('every manifest path as a CDN origin (the "Done when" of issue 27)', asyn
     }
   });
 
+  await t.test('cache table: squeezeback stale answers carry Age', async (t) => {
+    // CDN1 has a break, so every stream's variant is its own rendering of the event's shared one.
+    const paths = [`/squeezeback/CDN1/${sid}/variant/720p.m3u8`, `/squeezeback/CDN1/${sid}/variant/480p.m3u8`];
+    const good = [];
+    for (const p of paths) good.push(await pull(`${service.url}${p}`));
+    t.same(
+      good.map((g) => g.status),
+      [200, 200],
+    );
+    sim.mode = 'error';
+    try {
+      for (const [i, p] of paths.entries()) {
+        // Pulled until the origin was asked again (the rendering no longer fresh): that answer is the stale one.
+        let r: Pulled;
+        const asked = sim.requestCount;
+        for (const deadline = Date.now() + 5000; ;) {
+          r = await pull(`${service.url}${p}`);
+          if (sim.requestCount > asked || Date.now() > deadline) break;
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        t.equal(r.status, 200, `${p}: served stale while the origin fails`);
+        t.ok(Number(header(r, 'age')) >= 1, `${p}: with Age (${header(r, 'age')})`);
+        t.equal(header(r, 'cache-control'), header(good[i]!, 'cache-control'), `${p}: the rendering's Cache-Control`);
+      }
+    } finally {
+      sim.mode = 'ok';
+    }
+  });
+
   await t.test('squeezeback VOD: Last-Modified, If-Modified-Since, never a 304 for a changed body', async (t) => {
     const src = '/vodsrc/cdn/vod.m3u8';
     const chunklist = fixture('hls/grafov-m3u8/wowza-vod-chunklist.m3u8');
