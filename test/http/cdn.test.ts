@@ -4,9 +4,10 @@
  * variant, a stitched cache URL and `/vast`. On each: `Accept-Encoding: gzip` gets a gzip body that
  * decompresses to exactly the identity answer, `br` where offered (shared bodies), none gets
  * identity; `Vary` merged with the CORS one on every form; `If-None-Match` with the current tag (any
- * form's) → 304 without a body, a stale one → 200 and the body; HEAD the same headers. Then the DAI
- * specifics: q-values, cache headers per answer kind, Last-Modified on VOD answers, and no 304 for a
- * body that changed (an upstream update, a trim change).
+ * form's) → 304 without a body, a stale one → 200 and the body; HEAD the same headers. Then every
+ * row of the cache table (README "CDN origin"), squeezeback VOD Last-Modified, and the DAI
+ * specifics: q-values, cache headers per answer kind, stale answers with Age, Last-Modified on VOD
+ * answers, and no 304 for a body that changed (an upstream update, a trim change).
  */
 import t, { type Test } from 'tap';
 import zlib from 'node:zlib';
