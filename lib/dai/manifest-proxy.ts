@@ -14,14 +14,7 @@ import { addressText, type HttpRequest, type HttpResponse, type TemplatedApp } f
 import { clientIp, trustedProxies, type TrustedHops } from '../http/client-ip.js';
 import { Exchange, statusLine, writePairs } from '../http/exchange.js';
 import { corsOf, type Cors } from '../http/cors.js';
-import {
-  conditionsOf,
-  extraFor,
-  negotiate,
-  sendNegotiated,
-  type Conditions,
-  type FormOptions,
-} from '../http/representation.js';
+import { conditionsOf, extraFor, negotiate, sendNegotiated, type Conditions } from '../http/representation.js';
 import { HttpError, problemResponse } from '../http/problem.js';
 import type { Registry } from '../metrics/index.js';
 import type { Logger } from '../log/index.js';
@@ -38,7 +31,7 @@ import type { EventSettings, EventSettingsSource } from '../delivery/event-setti
 import { STREAM_LIMITS, type StreamRegistry } from '../streams/registry.js';
 import type { BreakSource } from '../delivery/break-source.js';
 import { rateLimited, type RateLimiter } from '../http/rate-limit.js';
-import { VodDates } from './vod-dates.js';
+import { VodForms } from '../delivery/vod-dates.js';
 
 export interface ManifestProxyOptions {
   daiHost: string;
@@ -69,8 +62,6 @@ export interface ManifestProxyDeps {
 
 const PATH_CACHE_SIZE = 10_000;
 const noop = () => undefined;
-/** Renderings here are micro-cached and shared by every client of the URL: compressed once, at level 6. */
-const SHARED = Object.freeze({ shared: true });
 const NO_CONDITIONS: Conditions = Object.freeze({ ifNoneMatch: '', ifModifiedSince: '', acceptEncoding: '' });
 /** What the upstream request carries (besides the viewer's address as X-Forwarded-For): nothing else is forwarded. */
 const UPSTREAM_HEADERS = Object.freeze({ accept: '*/*', 'user-agent': 'squeezeback-dai-proxy' });
@@ -90,16 +81,15 @@ export class ManifestProxy {
   private readonly durations;
   private readonly paths = new Map<string, KnownPath>();
   private readonly bodies = new BodySlab();
-  private readonly vodDates: VodDates;
-  /** The form options of VOD renderings (their Last-Modified), decided once per rendering. */
-  private readonly vodOptions = new WeakMap<Rendered, FormOptions>();
+  /** Renderings are shared (compressed once); VOD ones are dated (lib/delivery/vod-dates.ts). */
+  private readonly forms: VodForms;
 
   constructor(
     private readonly opts: ManifestProxyOptions,
     private readonly deps: ManifestProxyDeps,
   ) {
     this.proxyBase = `${opts.publicBaseUrl}/dai/manifest`;
-    this.vodDates = new VodDates(deps.events.generation, deps.breaks?.generation ?? 0);
+    this.forms = new VodForms(deps.events, deps.breaks);
     this.trusted = opts.trustedProxies ?? trustedProxies('');
     const family = deps.metrics.counter('dai_manifest_requests_total', 'Manifest proxy requests by status');
     this.byStatus = new Map([200, 304, 400, 404, 502, 504].map((s) => [s, family.with({ code: String(s) })]));
@@ -242,7 +232,7 @@ export class ManifestProxy {
         req.getHeader('if-none-match'),
         req.getHeader('if-modified-since'),
         req.getHeader('accept-encoding'),
-        hit.value.vod === true ? this.optionsOf(hit.value, upstreamPath) : SHARED,
+        this.forms.of(hit.value, upstreamPath),
       );
       this.count(v.status, started);
       if (v.status !== 200) res.writeStatus(statusLine(v.status));
@@ -332,27 +322,7 @@ export class ManifestProxy {
       ex.send(r.status, ageSec === undefined ? r.headers : { ...r.headers, Age: String(ageSec) }, bodyFor(r, ex.id));
       return;
     }
-    sendNegotiated(ex, r, conditions, ageSec, r.vod === true ? this.optionsOf(r, upstreamPath) : SHARED);
-  }
-
-  /**
-   * A VOD rendering's form options: shared, with its Last-Modified (lib/dai/vod-dates.ts). Decided
-   * at its first answer, which builds its forms (lib/http/representation.ts reads the options then).
-   */
-  private optionsOf(r: Rendered, upstreamPath: string): FormOptions {
-    let o = this.vodOptions.get(r);
-    if (!o) {
-      const lastModified = this.vodDates.dateOf(
-        upstreamPath,
-        r.body,
-        r.upstreamLastModified,
-        this.deps.events.generation,
-        this.deps.breaks?.generation ?? 0,
-      );
-      o = lastModified === undefined ? SHARED : Object.freeze({ shared: true, lastModified });
-      this.vodOptions.set(r, o);
-    }
-    return o;
+    sendNegotiated(ex, r, conditions, ageSec, this.forms.of(r, upstreamPath));
   }
 
   /** Fetches and rewrites one manifest: done gets the rendering, or the error (5xx, garbage, timeout). */

@@ -23,6 +23,11 @@ export interface Rendered {
   vod?: boolean;
   /** The upstream's Last-Modified (ms since the epoch) of a VOD rendering, when it sent a valid one. */
   upstreamLastModified?: number;
+  /**
+   * A rendering made for one answer from a stale one (served while its upstream fails), never
+   * cached itself: how old its source is, sent as `Age` (the cache's own hit age is that of this copy).
+   */
+  staleAgeSec?: number;
 }
 
 interface Entry {

@@ -18,7 +18,7 @@ const DASH_TYPE = 'application/dash+xml';
 export const MASTER_FRESH_MS = 1000;
 const DEFAULT_TARGET_SEC = 6;
 // Header sets are shared by every response and cached entry: frozen so none is changed in place.
-// Cache-Control per answer kind: docs/design.md §16 and the table in docs/decisions.md "Issue 27".
+// Cache-Control per answer kind: docs/design.md §16 and the one table, README.md "CDN origin".
 // A live MPD's update period is not read: one second fresh, like the micro-cache, then stale
 // while revalidating for a default target duration, and through an upstream blip for two.
 const DASH_HEADERS = Object.freeze({
@@ -29,11 +29,13 @@ export const MASTER_HEADERS = Object.freeze({
   'Content-Type': HLS_TYPE,
   'Cache-Control': 'public, max-age=2, stale-if-error=30',
 });
-/** A VOD playlist (EXT-X-ENDLIST) does not change: five minutes, a day through upstream trouble. */
-const VOD_HEADERS = Object.freeze({
-  'Content-Type': HLS_TYPE,
-  'Cache-Control': 'public, max-age=300, stale-if-error=86400',
-});
+/**
+ * A VOD answer (an EXT-X-ENDLIST playlist, a static MPD) does not change: five minutes, a day
+ * through upstream trouble. No stale-while-revalidate: a CDN revalidates it (Last-Modified, ETag).
+ */
+const VOD_CACHE_CONTROL = 'public, max-age=300, stale-if-error=86400';
+const VOD_HEADERS = Object.freeze({ 'Content-Type': HLS_TYPE, 'Cache-Control': VOD_CACHE_CONTROL });
+const DASH_VOD_HEADERS = Object.freeze({ 'Content-Type': DASH_TYPE, 'Cache-Control': VOD_CACHE_CONTROL });
 const mediaHeaderSets = new Map<number, Readonly<Record<string, string>>>();
 
 /**
@@ -166,15 +168,16 @@ export class ManifestFetch implements UpstreamSink {
           'failed',
           `${this.opts.upstreamName ?? 'the DAI host'} answered something that is not an MPD`,
         );
+      const vod = isStaticMpd(mpd.text);
       const out: Rendered = {
         status: 200,
-        headers: DASH_HEADERS,
+        headers: vod ? DASH_VOD_HEADERS : DASH_HEADERS,
         body: this.bodies.store(mpd.text),
         freshMs: MASTER_FRESH_MS,
         staleMs: 2 * DEFAULT_TARGET_SEC * 1000,
         forms: undefined,
       };
-      if (isStaticMpd(mpd.text)) this.markVod(out);
+      if (vod) this.markVod(out);
       return out;
     }
     let text = this.trim ? trimThenRewrite(this.body().toString('utf8'), hls, this.trim) : this.text + hls.end();

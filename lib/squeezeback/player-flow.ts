@@ -32,6 +32,7 @@ import { BodySlab } from '../delivery/body-slab.js';
 import { checkQuery } from '../delivery/query.js';
 import { UpstreamError, type UpstreamSink } from '../delivery/upstream.js';
 import { HLS_TYPE, MASTER_FRESH_MS, ManifestFetch, bodyFor, problemRendered } from '../delivery/manifest-fetch.js';
+import { VodForms } from '../delivery/vod-dates.js';
 import { targetingFrom } from '../ads/targeting.js';
 import type { StreamRegistry } from '../streams/registry.js';
 import type { BrandCache } from '../brand/cache.js';
@@ -67,7 +68,6 @@ export interface PlayerFlowDeps {
   cors?: Cors;
 }
 
-const SHARED = Object.freeze({ shared: true });
 /** Stands for the stream id in a cached master: each stream's copy replaces it. */
 const SID = '\u0001sid\u0001';
 const RESERVED = ['token'];
@@ -92,11 +92,14 @@ export class PlayerFlow {
   private readonly streamsByBrand;
   private readonly brandCounters = new Map<string, Counter>();
   private readonly outcomes;
+  /** Variant renderings are shared (compressed once); VOD ones are dated as `/dai/manifest` dates them. */
+  private readonly forms: VodForms;
 
   constructor(
     private readonly opts: PlayerFlowOptions,
     private readonly deps: PlayerFlowDeps,
   ) {
+    this.forms = new VodForms(deps.events, deps.breaks);
     this.streamsByBrand = deps.metrics.counter(
       'squeezeback_streams_total',
       'Squeezeback-flow streams created, by recognised brand',
@@ -308,8 +311,10 @@ export class PlayerFlow {
     const baseKey = `sbv|${this.deps.events.generation}|${src.origin}${path}`;
     const renderKey = this.deps.breaks.renderKey(eventId, streamId);
     const key = renderKey ? `${baseKey}|${this.deps.breaks.generation}|${renderKey}` : baseKey;
+    // A VOD body's versions are dated per origin URL and break rendering (the generations are VodForms' own).
+    const dateKey = renderKey ? `${src.origin}${path}|${renderKey}` : `${src.origin}${path}`;
     const hit = this.deps.cache.fresh(key);
-    if (hit) return this.answer(ex, hit.value, hit.ageSec, conditions);
+    if (hit) return this.answer(ex, hit.value, hit.ageSec, conditions, dateKey);
     const fetchBase = (done: (err: unknown, value?: Rendered) => void) => {
       const rules: UriRules = {
         daiHost: src.origin,
@@ -334,23 +339,29 @@ export class PlayerFlow {
             const isContent = (uri: string) => uri.startsWith(src.contentPrefix) || uri.startsWith(src.originPrefix);
             const text =
               this.deps.breaks.apply(base.value.text, eventId, streamId, isContent, 'squeezeback') ?? base.value.text;
-            done(undefined, { ...base.value, body: this.bodies.store(text), text: undefined });
+            // Its own forms (ETag, compressed bytes): the base's, when it was answered already, are another body's.
+            const own: Rendered = { ...base.value, body: this.bodies.store(text), text: undefined, forms: undefined };
+            // A stale base (the origin failing): this copy is answered with the base's age and not cached
+            // as fresh, so it is never served as newer than it is, nor beyond the base's stale window.
+            if (base.ageSec !== undefined) Object.assign(own, { freshMs: 0, staleAgeSec: base.ageSec });
+            done(undefined, own);
           });
     this.deps.cache.load(key, load, (err, h) =>
       h
-        ? this.answer(ex, h.value, h.ageSec, conditions)
+        ? this.answer(ex, h.value, h.ageSec ?? h.value.staleAgeSec, conditions, dateKey)
         : this.fail(ex, 'variant', err ?? new UpstreamError('failed', 'the variant could not be produced')),
     );
   }
 
-  private answer(ex: Exchange, r: Rendered, ageSec: number | undefined, conditions: Conditions): void {
+  private answer(ex: Exchange, r: Rendered, ageSec: number | undefined, conditions: Conditions, dateKey: string): void {
     this.outcomes('variant', r.status).inc();
     if (ex.aborted) return;
     // A problem gets this answer's request_id in the shared rendering; errors are neither compressed nor validated.
     if (r.status >= 400)
       return void ex.send(r.status, ageSec ? { ...r.headers, Age: String(ageSec) } : r.headers, bodyFor(r, ex.id));
-    // Micro-cached renderings shared by the event's streams (or by those with one assignment): compressed once.
-    sendNegotiated(ex, r, conditions, ageSec, SHARED);
+    // Micro-cached renderings shared by the event's streams (or by those with one assignment): compressed
+    // once; a VOD one with its Last-Modified (If-Modified-Since answered).
+    sendNegotiated(ex, r, conditions, ageSec, this.forms.of(r, dateKey));
   }
 }
 

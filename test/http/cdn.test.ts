@@ -4,9 +4,10 @@
  * variant, a stitched cache URL and `/vast`. On each: `Accept-Encoding: gzip` gets a gzip body that
  * decompresses to exactly the identity answer, `br` where offered (shared bodies), none gets
  * identity; `Vary` merged with the CORS one on every form; `If-None-Match` with the current tag (any
- * form's) → 304 without a body, a stale one → 200 and the body; HEAD the same headers. Then the DAI
- * specifics: q-values, cache headers per answer kind, Last-Modified on VOD answers, and no 304 for a
- * body that changed (an upstream update, a trim change).
+ * form's) → 304 without a body, a stale one → 200 and the body; HEAD the same headers. Then every
+ * row of the cache table (README "CDN origin"), squeezeback VOD Last-Modified, and the DAI
+ * specifics: q-values, cache headers per answer kind, stale answers with Age, Last-Modified on VOD
+ * answers, and no 304 for a body that changed (an upstream update, a trim change).
  */
 import t, { type Test } from 'tap';
 import zlib from 'node:zlib';
@@ -266,6 +267,182 @@ t.test('every manifest path as a CDN origin (the "Done when" of issue 27)', asyn
   for (const [name, url, c] of cases) await t.test(name, (t) => doneWhen(t, url, c));
   const vast = await pull(vastUrl, { 'accept-encoding': 'gzip' });
   t.equal(header(vast, 'cache-control'), 'no-store', '/vast: no-store');
+
+  // The cache table (README "CDN origin"), the rows these paths answer; the DAI rows are below.
+  await t.test('cache table: squeezeback master and live variant', async (t) => {
+    const m = await pull(`${service.url}/squeezeback/CDN1/master.m3u8?s=viewer2`, acme);
+    t.equal(header(m, 'cache-control'), 'private, no-store', "a stream's master: never shared");
+    const v = await pull(`${service.url}/squeezeback/CDN1/${sid}/variant/720p.m3u8`);
+    // The simulator's target duration is 4 s here: fresh for 2, stale while revalidating for 4, through errors for 8.
+    t.equal(header(v, 'cache-control'), 'public, max-age=2, stale-while-revalidate=4, stale-if-error=8');
+    t.equal(header(v, 'last-modified'), '', 'a live variant has no Last-Modified');
+  });
+
+  await t.test('cache table: stitched cache URLs, for the session remaining lifetime', async (t) => {
+    const v = await pull(`${service.url}/${service.config.stitchPath}/cache/${id}/v0.m3u8`);
+    const maxAge = Number(/^public, max-age=(\d+)$/.exec(header(v, 'cache-control'))?.[1]);
+    t.ok(maxAge > 0 && maxAge <= 600 && maxAge % 60 === 0, `whole minutes of the 10 left (${maxAge})`);
+    t.ok(header(v, 'last-modified'), 'with a Last-Modified');
+    const long = 'cdnLongSession012345';
+    await new StitchStore(service.stores.sql).put({
+      id: long,
+      key: 'cdn-long-session',
+      protocol: 'hls',
+      files: { 'v0.m3u8': fixture('hls/grafov-m3u8/wowza-vod-chunklist.m3u8') },
+      response: {},
+      expiresAt: Date.now() + 7_200_000,
+    });
+    const l = await pull(`${service.url}/${service.config.stitchPath}/cache/${long}/v0.m3u8`);
+    t.equal(header(l, 'cache-control'), 'public, max-age=3600', 'at most an hour');
+  });
+
+  await t.test('cache table: ad tags no-store', async (t) => {
+    const tag = await pull(`${service.url}/dai/adproxy?stream_id=cdn-tag&asset_key=K`);
+    t.equal(tag.status, 200);
+    t.equal(header(tag, 'cache-control'), 'no-store', '/dai/adproxy');
+    t.equal(header(await pull(vastUrl), 'cache-control'), 'no-store', '/vast');
+  });
+
+  await t.test('cache table: errors', async (t) => {
+    // 4xx on the manifest paths: two seconds, no validators.
+    for (const [what, path] of [
+      ['squeezeback, no such event', '/squeezeback/NOPE1/master.m3u8'],
+      ['squeezeback, unknown stream', '/squeezeback/CDN1/999999999/variant/720p.m3u8'],
+      ['stitched, no such session', `/${service.config.stitchPath}/cache/noSuchSession0123456/v0.m3u8`],
+      ['DAI, not a manifest path', '/dai/manifest/seg.ts'],
+    ]) {
+      const r = await pull(`${service.url}${path}`);
+      t.equal(r.status === 404 || r.status === 400, true, `${what}: ${r.status}`);
+      t.equal(header(r, 'cache-control'), 'public, max-age=2', `${what}: two seconds`);
+      t.equal(header(r, 'etag'), '', `${what}: no validators`);
+    }
+    // A VAST (and a beacon) is never stored, its errors neither.
+    const bad = await pull(`${service.url}/vast`);
+    t.equal(bad.status, 400);
+    t.equal(header(bad, 'cache-control'), 'no-store', '/vast 400: no-store');
+    const beacon = await pull(`${service.url}/beacon?u=x`);
+    t.equal(beacon.status >= 400 && beacon.status < 500, true, `/beacon unsigned: ${beacon.status}`);
+    t.equal(header(beacon, 'cache-control'), 'no-store', '/beacon 4xx: no-store');
+    // 405: only methods a CDN does not cache get it.
+    const post = await request(`${service.url}/dai/manifest${base}/variant/720p.m3u8`, { method: 'POST', body: '' });
+    await post.body.dump();
+    t.equal(post.statusCode, 405);
+    t.equal(String(post.headers['cache-control']), 'no-store', '405: no-store');
+    // 429: one client's, never stored. An event capped at one stream refuses the second viewer.
+    const capped = { ...event, asset_id: 'CDN3', max_concurrent_streams: 1 };
+    t.equal((await api('PUT', 'squeeze-event-config', capped)).status, 200);
+    t.equal((await pull(`${service.url}/squeezeback/CDN3/master.m3u8?s=a`, acme)).status, 200);
+    const over = await pull(`${service.url}/squeezeback/CDN3/master.m3u8?s=b`, acme);
+    t.equal(over.status, 429);
+    t.equal(header(over, 'cache-control'), 'no-store', '429: no-store');
+    // 5xx: never stored (the origin fails and nothing stale is held for this URL).
+    sim.mode = 'error';
+    try {
+      const down = await pull(`${service.url}/squeezeback/CDN1/${sid}/variant/never-fetched.m3u8`);
+      t.equal(down.status, 502);
+      t.equal(header(down, 'cache-control'), 'no-store', '5xx: no-store');
+    } finally {
+      sim.mode = 'ok';
+    }
+  });
+
+  await t.test('cache table: squeezeback stale answers carry Age', async (t) => {
+    // CDN1 has a break, so every stream's variant is its own rendering of the event's shared one.
+    const paths = [`/squeezeback/CDN1/${sid}/variant/720p.m3u8`, `/squeezeback/CDN1/${sid}/variant/480p.m3u8`];
+    const good = [];
+    for (const p of paths) good.push(await pull(`${service.url}${p}`));
+    t.same(
+      good.map((g) => g.status),
+      [200, 200],
+    );
+    sim.mode = 'error';
+    try {
+      for (const [i, p] of paths.entries()) {
+        // Pulled until the origin was asked again (the rendering no longer fresh): that answer is the stale one.
+        let r: Pulled;
+        const asked = sim.requestCount;
+        for (const deadline = Date.now() + 5000; ;) {
+          r = await pull(`${service.url}${p}`);
+          if (sim.requestCount > asked || Date.now() > deadline) break;
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        t.equal(r.status, 200, `${p}: served stale while the origin fails`);
+        t.ok(Number(header(r, 'age')) >= 1, `${p}: with Age (${header(r, 'age')})`);
+        t.equal(header(r, 'cache-control'), header(good[i]!, 'cache-control'), `${p}: the rendering's Cache-Control`);
+      }
+    } finally {
+      sim.mode = 'ok';
+    }
+  });
+
+  await t.test('squeezeback VOD: Last-Modified, If-Modified-Since, never a 304 for a changed body', async (t) => {
+    const src = '/vodsrc/cdn/vod.m3u8';
+    const chunklist = fixture('hls/grafov-m3u8/wowza-vod-chunklist.m3u8');
+    const upstreamDate = new Date().toUTCString();
+    sim.fixed.set(src, { body: chunklist, lastModified: upstreamDate });
+    const vodEvent = { ...event, asset_id: 'CDN2', source_uri: `${sim.url}${src}` };
+    t.equal((await api('PUT', 'squeeze-event-config', vodEvent)).status, 200);
+    // A source that is a media playlist: the stream's master names it as its one variant.
+    const m = await pull(`${service.url}/squeezeback/CDN2/master.m3u8`, acme);
+    t.equal(m.status, 200, m.raw.toString());
+    const variant = /^\d{9}\/\S+$/m.exec(m.raw.toString())?.[0];
+    t.ok(variant, 'a variant under the stream');
+    const url = `${service.url}/squeezeback/CDN2/${variant}`;
+    const first = await pull(url, { origin: PLAYER });
+    t.equal(first.status, 200);
+    t.ok(first.raw.toString().endsWith('#EXT-X-ENDLIST\n'), 'the VOD playlist');
+    t.equal(header(first, 'cache-control'), 'public, max-age=300, stale-if-error=86400', 'VOD cache headers');
+    const lastModified = header(first, 'last-modified');
+    t.equal(lastModified, upstreamDate, "the origin's Last-Modified");
+
+    // A new rendering of the same body (once the micro-cache moved on) keeps its date.
+    const fetched = sim.requests.get(src) ?? 0;
+    let again = first;
+    for (const deadline = Date.now() + 5000; (sim.requests.get(src) ?? 0) === fetched;) {
+      if (Date.now() > deadline) throw new Error('the VOD playlist was not fetched again');
+      await new Promise((r) => setTimeout(r, 100));
+      again = await pull(url);
+    }
+    t.equal(header(again, 'last-modified'), lastModified, 'a re-rendering of the same body keeps its date');
+    t.equal(header(again, 'etag'), header(first, 'etag'));
+
+    for (const ae of ['', 'gzip', 'br']) {
+      const ims = await pull(url, { origin: PLAYER, 'if-modified-since': lastModified, 'accept-encoding': ae });
+      t.equal(ims.status, 304, `If-Modified-Since at Last-Modified → 304 (${ae || 'identity'})`);
+      t.equal(ims.raw.byteLength, 0, '304: no body');
+      t.equal(header(ims, 'last-modified'), lastModified, '304: Last-Modified');
+      t.equal(header(ims, 'cache-control'), 'public, max-age=300, stale-if-error=86400', '304: Cache-Control');
+      t.equal(header(ims, 'vary'), VARY, '304: Vary');
+    }
+    const earlier = new Date(Date.parse(lastModified) - 1000).toUTCString();
+    t.equal((await pull(url, { 'if-modified-since': earlier })).status, 200, 'an earlier date → 200');
+    t.equal(
+      (await pull(url, { 'if-modified-since': lastModified, 'if-none-match': '"other"' })).status,
+      200,
+      'If-None-Match decides when both are sent',
+    );
+    const head = await pull(url, { 'if-modified-since': earlier }, 'HEAD');
+    t.equal(header(head, 'last-modified'), lastModified, 'HEAD: the same Last-Modified');
+
+    // The origin updates the playlist and keeps its date: a new body, never a 304 for it.
+    sim.fixed.set(src, {
+      body: chunklist.replace('#EXT-X-ENDLIST', '#EXTINF:2.0,\nextra.ts\n#EXT-X-ENDLIST'),
+      lastModified: upstreamDate,
+    });
+    for (const deadline = Date.now() + 5000; ;) {
+      const r = await pull(url, { 'if-modified-since': lastModified });
+      if (r.raw.toString().includes('/extra.ts')) {
+        t.equal(r.status, 200, 'the update: 200 with the new body');
+        const date = header(r, 'last-modified');
+        t.ok(date === '' || Date.parse(date) > Date.parse(lastModified), `a later date or none (${date})`);
+        break;
+      }
+      // The micro-cache still holds the old rendering (a second at most): a 304 is right for it.
+      t.equal(r.status, 304, 'the old body until the cache moves on: 304');
+      if (Date.now() > deadline) throw new Error('the update never came');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  });
 });
 
 t.test('DAI manifest proxy as a CDN origin', async (t) => {
@@ -333,9 +510,10 @@ t.test('DAI manifest proxy as a CDN origin', async (t) => {
     // The simulator's target duration is 6 s: fresh for 3, stale while revalidating for 6, through errors for 12.
     t.equal(header(variant, 'cache-control'), 'public, max-age=3, stale-while-revalidate=6, stale-if-error=12');
     t.equal(header(await pull(url(kinds.master)), 'cache-control'), 'public, max-age=2, stale-if-error=30');
-    t.match(
+    // A live MPD: its update period is not read; one second fresh, a default target duration (6 s) stale.
+    t.equal(
       header(await pull(url(kinds.mpd)), 'cache-control'),
-      /^public, max-age=1, stale-while-revalidate=\d+, stale-if-error=\d+$/,
+      'public, max-age=1, stale-while-revalidate=6, stale-if-error=12',
     );
     t.equal(header(variant, 'last-modified'), '', 'a live playlist has no Last-Modified');
     sim.mode = 'notfound';
@@ -352,6 +530,35 @@ t.test('DAI manifest proxy as a CDN origin', async (t) => {
     const bad = await pull(url('/seg.ts'));
     t.equal(bad.status, 400);
     t.equal(header(bad, 'cache-control'), 'public, max-age=2');
+  });
+
+  t.test('stale answers: the rendering Cache-Control, with Age', async (t) => {
+    // One path per kind; each is rendered once, then the upstream fails and the micro-cache serves it stale.
+    const paths: Array<[string, string, string]> = [
+      ['live variant', `${base}/variant/stale.m3u8`, 'public, max-age=3, stale-while-revalidate=6, stale-if-error=12'],
+      ['master', `/linear/hls/pa/event/EVKEY/stream/stale1:LOC/master.m3u8`, 'public, max-age=2, stale-if-error=30'],
+    ];
+    for (const [, p] of paths) t.equal((await pull(url(p))).status, 200);
+    const fetched = sim.requestCount;
+    sim.mode = 'error';
+    try {
+      for (const [what, p, cc] of paths) {
+        // Pulled until the upstream was asked again (the rendering no longer fresh): that answer is the stale one.
+        let r: Pulled;
+        const asked = sim.requestCount;
+        for (const deadline = Date.now() + 5000; ;) {
+          r = await pull(url(p));
+          if (sim.requestCount > asked || Date.now() > deadline) break;
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        t.ok(sim.requestCount > fetched, `${what}: the upstream was asked again`);
+        t.equal(r.status, 200, `${what}: served stale while the upstream fails`);
+        t.ok(Number(header(r, 'age')) >= 1, `${what}: with Age (${header(r, 'age')})`);
+        t.equal(header(r, 'cache-control'), cc, `${what}: the rendering's Cache-Control`);
+      }
+    } finally {
+      sim.mode = 'ok';
+    }
   });
 
   t.test(
@@ -443,11 +650,13 @@ t.test('DAI manifest proxy as a CDN origin', async (t) => {
     const before = Math.floor(Date.now() / 1000) * 1000;
     const r = await pull(url(mpd));
     t.equal(r.status, 200);
+    t.equal(header(r, 'cache-control'), 'public, max-age=300, stale-if-error=86400', 'the VOD cache headers');
     const date = Date.parse(header(r, 'last-modified'));
     t.ok(date >= before && date <= Date.now(), `first made now (${header(r, 'last-modified')})`);
     t.equal((await pull(url(mpd), { 'if-modified-since': header(r, 'last-modified') })).status, 304);
     const live = await pull(url(kinds.mpd));
     t.equal(header(live, 'last-modified'), '', 'a dynamic MPD has none');
+    t.match(header(live, 'cache-control'), /^public, max-age=1, /, 'and the live cache headers');
   });
 
   t.test('no 304 for a body that changed: a trim change', async (t) => {

@@ -1,9 +1,9 @@
 /**
- * The dates of VOD answers (lib/dai/vod-dates.ts), with the clock passed in: a body version keeps
+ * The dates of VOD answers (lib/delivery/vod-dates.ts), with the clock passed in: a body version keeps
  * its date, a changed body never gets one a client's If-Modified-Since could match.
  */
 import t from 'tap';
-import { VodDates } from '../../lib/dai/vod-dates.js';
+import { VodDates } from '../../lib/delivery/vod-dates.js';
 
 const A = Buffer.from('#EXTM3U\n#EXTINF:6,\na.ts\n#EXT-X-ENDLIST\n');
 const B = Buffer.from('#EXTM3U\n#EXTINF:6,\nb.ts\n#EXT-X-ENDLIST\n');

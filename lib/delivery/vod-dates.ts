@@ -1,6 +1,6 @@
 /**
- * Last-Modified for VOD answers of `/dai/manifest` (EXT-X-ENDLIST playlists, static MPDs; issue 27;
- * docs/decisions.md "Issue 27: Last-Modified on VOD answers"). A rendering is re-made every second
+ * Last-Modified for VOD answers of `/dai/manifest` and `/squeezeback` (EXT-X-ENDLIST playlists,
+ * static MPDs; issue 27; docs/decisions.md "Issue 27 (rest)" and "Issue 27 (cache table)"). A rendering is re-made every second
  * or so (the micro-cache), but its date must name its body version, and a changed body must never
  * get a date a client's If-Modified-Since could match:
  *
@@ -15,6 +15,8 @@
  *   Last-Modified (its ETag still validates it).
  */
 import crypto from 'node:crypto';
+import type { FormOptions } from '../http/representation.js';
+import type { Rendered } from './manifest-cache.js';
 
 interface Version {
   digest: string;
@@ -67,5 +69,49 @@ export class VodDates {
     if (!prev && this.versions.size >= MAX_URLS) this.versions.clear();
     this.versions.set(url, { digest, sec, high: Math.max(prev?.high ?? 0, sec ?? 0) });
     return sec === undefined ? undefined : sec * 1000;
+  }
+}
+
+/** A micro-cached rendering is shared by every client of its URL: compressed once, at level 6. */
+export const SHARED: FormOptions = Object.freeze({ shared: true });
+
+/** Whatever has a generation that changes with the state it stands for (event settings, breaks). */
+interface Generation {
+  readonly generation: number;
+}
+
+/**
+ * The form options (lib/http/representation.ts) of the micro-cached renderings of one delivery
+ * path: SHARED, and for a VOD rendering its Last-Modified too. Decided at a rendering's first
+ * answer, which builds its forms, and kept with it (a WeakMap), so a live rendering costs one
+ * property read and a VOD one a map lookup per answer.
+ */
+export class VodForms {
+  private readonly dates: VodDates;
+  private readonly options = new WeakMap<Rendered, FormOptions>();
+
+  constructor(
+    private readonly events: Generation,
+    private readonly breaks: Generation | undefined,
+  ) {
+    this.dates = new VodDates(events.generation, breaks?.generation ?? 0);
+  }
+
+  /** key: what names the body's versions (the upstream URL, and the break rendering it got when there are several). */
+  of(r: Rendered, key: string): FormOptions {
+    if (r.vod !== true) return SHARED;
+    let o = this.options.get(r);
+    if (!o) {
+      const lastModified = this.dates.dateOf(
+        key,
+        r.body,
+        r.upstreamLastModified,
+        this.events.generation,
+        this.breaks?.generation ?? 0,
+      );
+      o = lastModified === undefined ? SHARED : Object.freeze({ shared: true, lastModified });
+      this.options.set(r, o);
+    }
+    return o;
   }
 }
