@@ -32,8 +32,8 @@ export interface DashOriginOptions {
   suggestedDelaySec?: number;
   /**
    * Live: a `UTCTiming` element (http-iso) pointing at this origin's `/time`, so players take the
-   * wall clock from the origin as packagers publish it, not from an HTTP Date header (one-second
-   * resolution, and up to a second more behind where the server refreshes it once a second).
+   * wall clock from the origin as packagers publish it, not from an HTTP Date header (whole
+   * seconds: dash.js, falling back to the MPD answer's Date, put its clock 1.95 s behind once).
    */
   utcTiming?: boolean;
 }

@@ -235,7 +235,7 @@ t.test('Shaka Player and dash.js in chromium: live DASH through the DAI proxy, s
     // What a client refreshing every minimumUpdatePeriod (one segment) needs: a segment is listed
     // once complete, so the timeline trails the wall clock by up to one segment plus one update.
     // One segment (as before) left dash.js, whose edge is the wall clock, waiting at the end of the
-    // upstream's own timeline; a Date-header clock 1-2 s slow had hidden that.
+    // upstream's own timeline; a clock taken from the Date header (1.95 s slow when traced) hid that.
     suggestedDelaySec: 2 * LIVE_SEG,
     // The wall clock from the origin (UTCTiming), as packagers publish it and as dash.js has it in
     // production (its default time server): not the response Date header, which is whole seconds.
