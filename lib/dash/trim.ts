@@ -44,6 +44,12 @@ import { attrValue, intAt, isWs, readSAttrs, sAttrs, TagScan, uintAt, valueEnd }
 export interface MpdTrimOptions {
   windowSegments: number;
   delaySegments: number;
+  /**
+   * How long after the upstream answered the result may still be served (the proxy's micro-cache,
+   * ≤ 1 s): its timeline then trails the upstream's by up to that much, so a raised delay covers
+   * it too, or dash.js reaches the end of the timeline it holds before its next MPD update.
+   */
+  servedForSec?: number;
 }
 
 /** The S runs of the last Period's timelines, in parallel arrays reused between calls (the scan and its use run synchronously). */
@@ -476,7 +482,7 @@ function lowerTsbd(s: string, m: Scanned, sec: number, edits: Edit[]): void {
     setAttr(s, edits, at, m.mpdEnd, m.mpdSelfClose, 'timeShiftBufferDepth', formatIsoDuration(sec, 'ceil'));
 }
 
-function timelineEdits(s: string, m: Scanned, window: number, delay: number, edits: Edit[]): boolean {
+function timelineEdits(s: string, m: Scanned, window: number, delay: number, lateSec: number, edits: Edit[]): boolean {
   const usable = m.timelines.filter((tl) => !tl.opaque);
   if (!usable.length) return false;
   let ref = usable[0]!;
@@ -508,7 +514,7 @@ function timelineEdits(s: string, m: Scanned, window: number, delay: number, edi
   }
   if (changed && start > 0) lowerTsbd(s, m, toSec(ref, startTicks(ref, n)) - from, edits);
   if (changed && delay > 0)
-    raisePresentationDelay(s, m, toSec(ref, startTicks(ref, n)) - edge, (3 * ref.maxD) / ref.timescale, edits);
+    raisePresentationDelay(s, m, toSec(ref, startTicks(ref, n)) - edge, lateSec, (3 * ref.maxD) / ref.timescale, edits);
   return changed;
 }
 
@@ -521,11 +527,20 @@ function timelineEdits(s: string, m: Scanned, window: number, delay: number, edi
  * trimmed timeline's end and stalls until the timeline reaches it. Both delays grow by the
  * removed span; a @suggestedPresentationDelay the upstream did not state starts from three of the
  * longest segments (what HLS holds back, RFC 8216 §6.3.3) rather than from zero, which would aim
- * at the very end of the timeline. Segment times, availabilityStartTime and publishTime stay:
- * nothing is re-timed or re-encoded.
+ * at the very end of the timeline. `lateSec` (MpdTrimOptions.servedForSec) is added as well: the
+ * timeline dash.js holds is up to that much older than the upstream's. Segment times,
+ * availabilityStartTime and publishTime stay: nothing is re-timed or re-encoded.
  */
-function raisePresentationDelay(s: string, m: Scanned, removedSec: number, defaultSec: number, edits: Edit[]): void {
+function raisePresentationDelay(
+  s: string,
+  m: Scanned,
+  removedSec: number,
+  lateSec: number,
+  defaultSec: number,
+  edits: Edit[],
+): void {
   if (!(removedSec > 0)) return;
+  removedSec += lateSec;
   const at = mpdAttr(s, m, 'suggestedPresentationDelay');
   const old = at >= 0 ? parseXsDuration(s.slice(at, valueEnd(s, at))) : NaN;
   setAttr(
@@ -557,7 +572,7 @@ function lastRunOf(tl: Timeline, i: number): number {
   return tl.to - 1;
 }
 
-function wallClockEdits(s: string, m: Scanned, window: number, delay: number, edits: Edit[]): boolean {
+function wallClockEdits(s: string, m: Scanned, window: number, delay: number, lateSec: number, edits: Edit[]): boolean {
   const dur = m.wallClockDuration;
   if (!(dur > 0)) return false;
   const tsbdAt = mpdAttr(s, m, 'timeShiftBufferDepth');
@@ -575,9 +590,9 @@ function wallClockEdits(s: string, m: Scanned, window: number, delay: number, ed
       m.mpdEnd,
       m.mpdSelfClose,
       'suggestedPresentationDelay',
-      formatIsoDuration((old >= 0 ? old : 0) + delay * dur, 'ceil'),
+      formatIsoDuration((old >= 0 ? old : 0) + delay * dur + lateSec, 'ceil'),
     );
-    raiseLatency(s, m, delay * dur, edits);
+    raiseLatency(s, m, delay * dur + lateSec, edits);
     changed = true;
   }
   if (window > 0) {
@@ -597,13 +612,14 @@ function wallClockEdits(s: string, m: Scanned, window: number, delay: number, ed
 export function trimMpdWindow(mpd: string, opts: MpdTrimOptions): MpdResult {
   const window = Math.max(0, Math.floor(opts.windowSegments) || 0);
   const delay = Math.max(0, Math.floor(opts.delaySegments) || 0);
+  const late = Math.max(0, opts.servedForSec ?? 0) || 0;
   const m = scanMpd(mpd);
   if (!m) return { valid: false, text: mpd };
   if (window === 0 && delay === 0) return { valid: true, text: mpd };
   const edits: Edit[] = [];
   const changed = m.timelines.some((tl) => !tl.opaque)
-    ? timelineEdits(mpd, m, window, delay, edits)
-    : wallClockEdits(mpd, m, window, delay, edits);
+    ? timelineEdits(mpd, m, window, delay, late, edits)
+    : wallClockEdits(mpd, m, window, delay, late, edits);
   if (!changed) return { valid: true, text: mpd };
   edits.push(...m.patchLocations);
   edits.sort((x, y) => x.start - y.start);

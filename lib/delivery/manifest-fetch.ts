@@ -19,11 +19,14 @@ export const MASTER_FRESH_MS = 1000;
 const DEFAULT_TARGET_SEC = 6;
 // Header sets are shared by every response and cached entry: frozen so none is changed in place.
 // Cache-Control per answer kind: docs/design.md §16 and the one table, README.md "CDN origin".
-// A live MPD's update period is not read: one second fresh, like the micro-cache, then stale
-// while revalidating for a default target duration, and through an upstream blip for two.
+// A live MPD's update period is not read: one second fresh, like the micro-cache, and through an
+// upstream blip for two default target durations. No stale-while-revalidate (issue 30.1): a
+// browser honours it, so a player refreshing every minimumUpdatePeriod (> 1 s) was answered from
+// its own cache with the MPD it already had; dash.js places the edge by the wall clock, not by the
+// timeline, and stalled waiting for segments that MPD did not list yet.
 const DASH_HEADERS = Object.freeze({
   'Content-Type': DASH_TYPE,
-  'Cache-Control': `public, max-age=1, stale-while-revalidate=${DEFAULT_TARGET_SEC}, stale-if-error=${2 * DEFAULT_TARGET_SEC}`,
+  'Cache-Control': `public, max-age=1, stale-if-error=${2 * DEFAULT_TARGET_SEC}`,
 });
 export const MASTER_HEADERS = Object.freeze({
   'Content-Type': HLS_TYPE,
@@ -162,7 +165,9 @@ export class ManifestFetch implements UpstreamSink {
     if (!hls) {
       // The same live window and live-edge delay as HLS (spec rule 7), then the URL rewrite.
       const raw = this.body().toString('utf8');
-      const mpd = rewriteMpd(this.trim ? trimMpdWindow(raw, this.trim).text : raw, rules);
+      // The rendering is served fresh for MASTER_FRESH_MS: the raised live delay covers that too.
+      const trimmed = this.trim && trimMpdWindow(raw, { ...this.trim, servedForSec: MASTER_FRESH_MS / 1000 }).text;
+      const mpd = rewriteMpd(trimmed || raw, rules);
       if (!mpd.valid)
         throw new UpstreamError(
           'failed',

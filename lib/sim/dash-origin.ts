@@ -30,6 +30,12 @@ export interface DashOriginOptions {
   published?: number;
   /** Live: the MPD's `suggestedPresentationDelay`, as packagers write it (default none). */
   suggestedDelaySec?: number;
+  /**
+   * Live: a `UTCTiming` element (http-iso) pointing at this origin's `/time`, so players take the
+   * wall clock from the origin as packagers publish it, not from an HTTP Date header (whole
+   * seconds: dash.js, falling back to the MPD answer's Date, put its clock 1.95 s behind once).
+   */
+  utcTiming?: boolean;
 }
 
 const DASH = 'application/dash+xml';
@@ -95,11 +101,18 @@ export class DashOriginSim extends HttpSim {
         const kept = this.timelines[i++]!.slice(first, end);
         return `<SegmentTimeline>${kept.map(([t, d], k) => (k === 0 ? `<S t="${t}" d="${d}"/>` : `<S d="${d}"/>`)).join('')}</SegmentTimeline>`;
       })
-      .replace(/startNumber="1"/g, `startNumber="${first + 1}"`);
+      .replace(/startNumber="1"/g, `startNumber="${first + 1}"`)
+      .replace(
+        /<\/MPD>/,
+        this.opts.utcTiming
+          ? `\t<UTCTiming schemeIdUri="urn:mpeg:dash:utc:http-iso:2014" value="${this.url}/time"/>\n</MPD>`
+          : '</MPD>',
+      );
   }
 
   protected handle(req: http.IncomingMessage, res: http.ServerResponse): void {
     const { path, send } = this.cdnExchange(req, res, this.requests);
+    if (this.opts.live && path === '/time') return send(200, 'text/plain', new Date().toISOString());
     if (path.endsWith('.mpd')) return send(200, DASH, this.opts.live ? this.liveMpd() : this.opts.mpd);
     const name = path.slice(path.lastIndexOf('/') + 1);
     const file = this.opts.files.get(name);

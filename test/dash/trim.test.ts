@@ -371,6 +371,32 @@ t.test(
   },
 );
 
+t.test('issue 30.1: a rendering served up to servedForSec late raises the delay by that much more', async (t) => {
+  const src = mpd(period(as('v', 1, '<S t="0" d="2" r="29"/>')), ' suggestedPresentationDelay="PT6S"');
+  const sd = src.replace(
+    /(<MPD[^>]*>)/,
+    '$1<ServiceDescription id="0"><Latency target="3500" min="2000" max="8000"/></ServiceDescription>',
+  );
+  const out = trimMpdWindow(sd, { windowSegments: 0, delaySegments: 2, servedForSec: 1 }).text;
+  t.match(out, /suggestedPresentationDelay="PT11S"/, '6 s + the 4 s removed + 1 s served late');
+  t.match(out, /<Latency target="8500" min="7000" max="13000"\/>/, 'the latency target, min and max too');
+  // The MPD dash.js holds was rendered up to 1 s before: its timeline ends at 55 s, not 56 s.
+  t.ok(dashJsStart(out, 60) <= 55 - 3.5, 'dash.js aims the upstream latency behind the end it may hold');
+  t.equal(
+    trimMpdWindow(src, { windowSegments: 0, delaySegments: 0, servedForSec: 1 }).text,
+    src,
+    'nothing trimmed: nothing raised (the MPD passes through, spec rule 7)',
+  );
+  const dur = mpd(
+    period(
+      '  <AdaptationSet><SegmentTemplate media="$Number$.m4s" duration="2000" timescale="1000" startNumber="1"/><Representation id="v" bandwidth="1"/></AdaptationSet>',
+    ),
+    ' suggestedPresentationDelay="PT6S"',
+  );
+  const durOut = trimMpdWindow(dur, { windowSegments: 0, delaySegments: 2, servedForSec: 1 }).text;
+  t.match(durOut, /suggestedPresentationDelay="PT11S"/, '@duration form: 6 s + 4 s + 1 s');
+});
+
 t.test('multi-Period: only the last Period is trimmed; PatchLocation removed once anything changed', async (t) => {
   const p1 = period(as('v', 1, '        <S t="0" d="2" r="9"/>'), 'a');
   const p2 = period(as('v', 1, '        <S t="0" d="2" r="9"/>'), 'b').replace('start="PT0S"', 'start="PT20S"');

@@ -30,6 +30,8 @@ export interface PlayerState {
   waiting: number;
   /** Shaka: the playlists/MPDs it fetched. */
   manifests?: string[];
+  /** The Shaka/dash.js page: start-up milestones in ms after load (manifest, firstSegment, media events). */
+  marks?: Record<string, number>;
 }
 
 /** How much slower than real time a busy shared machine may play (deadlines are media time × this + a margin). */
