@@ -192,10 +192,15 @@ export class ManifestFetch implements UpstreamSink {
         `${this.opts.upstreamName ?? 'the DAI host'} answered something that is not a playlist (#EXTM3U missing)`,
       );
     if (hls.kind === 'media' && settings.eventId !== undefined && this.breaks) {
-      // Content segments were rewritten to the content origin; DAI ad segments keep their own host.
+      // Root-relative content segments were rewritten to the content origin: matched by path. Names
+      // the DAI host's variant gives relative to itself resolve on the DAI host, where its ads are
+      // too: matched only when the output's time agrees as well (issue 30.2). Other hosts: ads.
       const contentPrefix = `${rules.contentOrigin}/`;
+      const daiPrefix = `${rules.daiHost}/`;
       text =
-        this.breaks.apply(text, settings.eventId, this.target.streamId, (uri) => uri.startsWith(contentPrefix)) ?? text;
+        this.breaks.apply(text, settings.eventId, this.target.streamId, (uri) =>
+          uri.startsWith(contentPrefix) ? true : uri.startsWith(daiPrefix) ? 'timed' : false,
+        ) ?? text;
     }
     const td = targetDurationOf(text);
     const vod = text.endsWith('#EXT-X-ENDLIST\n');

@@ -3,7 +3,9 @@
  * advance with the clock (lib/sim/live-playlist.ts), master playlists, a dynamic MPD, and switchable
  * failure modes (5xx, slow, garbage, 404). Playlists under a `/nopdt/` directory carry no
  * EXT-X-PROGRAM-DATE-TIME (a source whose breaks are placed by media sequence), with content paths
- * of their own (`/content/nopdt_<rendition>/…`) shared by the DAI and source forms. Bodies are rendered once per segment boundary and
+ * of their own (`/content/nopdt_<rendition>/…`) shared by the DAI and source forms. Under a
+ * `/relative/` directory content segments are named relative to the playlist (`seg_N.ts`), under
+ * `/renamed/` relative names the source never uses (`part_N.ts`) (issue 30.2). Bodies are rendered once per segment boundary and
  * rendition (shared by every stream, as a real event's are), then served from memory as bytes, so
  * the simulator is never the bottleneck of a benchmark.
  */
@@ -110,17 +112,22 @@ export class DaiHostSim {
     const source = path.startsWith('/source/');
     const noPdt = path.includes('/nopdt/');
     const base = source ? { ...this.shape, adEvery: 0 } : path.includes('/dvr/') ? this.dvrShape : this.shape;
-    const shape = noPdt ? { ...base, pdt: false } : base;
-    const slot = Math.floor((Date.now() - shape.epochMs) / (shape.segmentSec * 1000));
+    const naming = path.includes('/relative/') ? 'relative' : path.includes('/renamed/') ? 'renamed' : 'root';
+    const slot = Math.floor((Date.now() - base.epochMs) / (base.segmentSec * 1000));
     // Content segments belong to the rendition, not to the viewer: every stream of an event and the
     // source playlist carry the same content paths, as a DAI provider's streams of one event do. So
     // one rendering per rendition and kind serves every stream until the next segment boundary.
     const rendition = path.slice(path.lastIndexOf('/') + 1, -'.m3u8'.length);
     const name = (noPdt ? 'nopdt_' : '') + rendition.replace(/[^A-Za-z0-9_-]/g, '_');
-    const key = `${source ? 'source' : base === this.dvrShape ? 'dvr' : 'live'}|${name}`;
+    const key = `${source ? 'source' : base === this.dvrShape ? 'dvr' : 'live'}|${naming}|${name}`;
     const cached = this.rendered.get(key);
     if (cached && cached.slot === slot) return cached.body;
-    const text = livePlaylist(name, Date.now(), { ...shape, adHost: this.url });
+    const text = livePlaylist(name, Date.now(), {
+      ...base,
+      ...(noPdt ? { pdt: false } : {}),
+      contentNaming: naming,
+      adHost: this.url,
+    });
     if (this.rendered.size > 1_000) this.rendered.clear();
     const body = Buffer.from(text); // sent as bytes: no encoding per response
     this.rendered.set(key, { slot, body });

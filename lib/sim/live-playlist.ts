@@ -17,6 +17,12 @@ export interface LiveShape {
   epochMs: number;
   /** false: no EXT-X-PROGRAM-DATE-TIME (sources whose breaks are placed by media sequence). */
   pdt?: boolean;
+  /**
+   * How content segments are named: `root` (default) `/content/<key>/seg_N.ts`; `relative`
+   * `seg_N.ts`, relative to the playlist (a DAI host serving them next to its variant, issue 30.2);
+   * `renamed` `part_N.ts`, relative, a name the source never uses.
+   */
+  contentNaming?: 'root' | 'relative' | 'renamed';
 }
 
 export const defaultShape: LiveShape = {
@@ -61,7 +67,13 @@ export function livePlaylist(streamKey: string, nowMs: number, shape: LiveShape 
       out.push(`#EXT-X-PROGRAM-DATE-TIME:${new Date(shape.epochMs + seq * shape.segmentSec * 1000).toISOString()}`);
     out.push(`#EXTINF:${shape.segmentSec.toFixed(3)},`);
     out.push(
-      ad ? `${shape.adHost}/linear/pod/ad_${seq % shape.adEvery}_${seq}.ts` : `/content/${streamKey}/seg_${seq}.ts`,
+      ad
+        ? `${shape.adHost}/linear/pod/ad_${seq % shape.adEvery}_${seq}.ts`
+        : shape.contentNaming === 'relative'
+          ? `seg_${seq}.ts`
+          : shape.contentNaming === 'renamed'
+            ? `part_${seq}.ts`
+            : `/content/${streamKey}/seg_${seq}.ts`,
     );
   }
   return out.join('\n') + '\n';

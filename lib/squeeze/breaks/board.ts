@@ -9,7 +9,7 @@ import { Reloader } from '../../store/reloader.js';
 import type { Logger } from '../../log/index.js';
 import type { Registry } from '../../metrics/index.js';
 import { applyBreakText, playlistLines, type BreakWindow } from '../../hls/index.js';
-import type { BreakSource } from '../../delivery/break-source.js';
+import type { BreakSource, ContentKind } from '../../delivery/break-source.js';
 import type { DecidedAd } from '../../ads/types.js';
 import type { TrackingPoint } from './plan.js';
 import { segmentPath } from './source.js';
@@ -20,6 +20,8 @@ import type { BreakReach } from './reach.js';
 export interface LiveSegment {
   uri: string;
   events: TrackingPoint[];
+  /** Start of the content segment it replaces (ms): checked against a `'timed'` URI's own time. */
+  startMs: number;
 }
 
 export interface LiveAssignment {
@@ -67,7 +69,8 @@ const BY_URI_MAX = 20_000;
  * `https://origin/live/ch1/720p.m3u8` (path `/live/ch1/seg_1.ts`) where the DAI host's variant names
  * it `/ch1/seg_1.ts`. Among the ready outputs with the same file name, the one sharing the most
  * trailing path components wins; a tie (the same name in two variants, nothing else to tell them
- * apart) matches nothing rather than the wrong variant.
+ * apart) matches nothing rather than the wrong variant. A `'timed'` URI's match is checked against
+ * its time by the caller (sameTime); the result cached here is the path's alone.
  */
 function lookup(a: LiveAssignment, uri: string): LiveSegment | undefined {
   let s = a.byUri.get(uri);
@@ -101,6 +104,12 @@ function byTrailingPath(a: LiveAssignment, path: string): LiveSegment | undefine
 }
 
 const TIME_STEP_MS = 250;
+/**
+ * A `'timed'` URI (one the DAI host's variant names relative to itself) takes an output only when
+ * the output stands for the same time: a file name of the source seen in another directory is
+ * then the same media, not an ad or another segment that happens to share the name.
+ */
+const sameTime = (seg: LiveSegment, ms: number) => Math.abs(seg.startMs - ms) <= TIME_STEP_MS;
 const hasReadyAt = (a: LiveAssignment, ms: number) => {
   const k = Math.round(ms / TIME_STEP_MS);
   return a.readyTimes.has(k) || a.readyTimes.has(k - 1) || a.readyTimes.has(k + 1);
@@ -223,7 +232,7 @@ export class BreakBoard extends Reloader implements BreakSource {
     text: string,
     eventId: number,
     streamId: string | undefined,
-    isContent: (uri: string) => boolean,
+    isContent: (uri: string) => ContentKind,
     flow: 'dai' | 'squeezeback' = 'dai',
   ): string | undefined {
     const list = this.byEvent.get(eventId);
@@ -239,13 +248,22 @@ export class BreakBoard extends Reloader implements BreakSource {
         // A DAI host's cues are its pods (kept, the break suspended across them); an origin's cue in the
         // squeezeback flow is the one that started the break (replaced by the break's own tags).
         let unmatched = 0;
+        const points: TrackingPoint[] = [];
         const squeezedUri = (uri: string, timeMs: number) => {
           if (!squeeze) return undefined;
-          const found = lookup(a, uri)?.uri;
+          let found = lookup(a, uri);
+          if (found && isContent(uri) === 'timed' && !sameTime(found, timeMs)) found = undefined;
           if (found === undefined && hasReadyAt(a, timeMs)) unmatched++;
-          return found;
+          if (found) points.push(...found.events);
+          return found?.uri;
         };
-        const applied = applyBreakText(input, b.window, squeezedUri, isContent, flow === 'dai' ? 'keep' : 'replace');
+        const applied = applyBreakText(
+          input,
+          b.window,
+          squeezedUri,
+          (uri) => isContent(uri) !== false,
+          flow === 'dai' ? 'keep' : 'replace',
+        );
         if (applied.notReady > unmatched) this.notReady.inc(applied.notReady - unmatched);
         if (unmatched) {
           this.unmatched.inc(unmatched);
@@ -257,7 +275,7 @@ export class BreakBoard extends Reloader implements BreakSource {
         }
         r = {
           text: applied.text,
-          points: applied.squeezed.flatMap((uri) => lookup(a, uri)?.events ?? []),
+          points,
           reach: applied.squeezed.length ? 'matched' : unmatched ? 'unmatched' : undefined,
         };
         this.renderedChars += input.length + r.text.length;
@@ -343,13 +361,13 @@ export class BreakBoard extends Reloader implements BreakSource {
     for (const s of ready) {
       const a = byId.get(s.break_id)?.assignments.get(s.assignment);
       if (!a) continue;
-      const live = { uri: s.output_uri!, events: s.events };
+      const live = { uri: s.output_uri!, events: s.events, startMs: new Date(s.start_time).getTime() };
       a.byPath.set(s.content_path, live);
       const name = fileName(s.content_path);
       const same = a.byName.get(name);
       if (same) same.push([s.content_path, live]);
       else a.byName.set(name, [[s.content_path, live]]);
-      a.readyTimes.add(Math.round(new Date(s.start_time).getTime() / TIME_STEP_MS));
+      a.readyTimes.add(Math.round(live.startMs / TIME_STEP_MS));
     }
     this.byId = byId;
     this.byEvent = byEvent;

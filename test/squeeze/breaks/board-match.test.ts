@@ -2,7 +2,8 @@
  * Issue 30.2: squeezed segments reach the viewer's playlist whatever path the DAI host's variant
  * gives them. The source playlist (`source_uri`, read by the break worker as lib/squeeze/breaks/
  * source.ts does) names segments either relative to itself or root-relative; the viewer's variant
- * (the DAI host's, through the proxy's rewrite) names them root-relative under another directory.
+ * (the DAI host's, through the proxy's rewrite) names them root-relative under another directory,
+ * or relative to itself (resolved on the DAI host: matched by path and time, never an ad).
  * A BreakBoard fed from memory applies the break; its metrics tell not-ready from unmatched.
  */
 import t from 'tap';
@@ -65,7 +66,11 @@ function readyRows(sourceText: string, sourceUri: string, fromSeq: number, toSeq
     }));
 }
 
-async function boardWith(ready: SegmentRow[]) {
+/** What the DAI proxy tells the board of a URI (lib/delivery/manifest-fetch.ts): origin by path, DAI host by path and time, else an ad. */
+const daiKind = (u: string) =>
+  u.startsWith(`${ORIGIN}/`) ? true : u.startsWith(`${rules.daiHost}/`) ? 'timed' : false;
+
+async function boardWith(ready: SegmentRow[], viewerText = viewer) {
   const metrics = new Registry();
   const rows: { breaks: BreakRow[]; ready: SegmentRow[] } = { breaks: [breakRow('b1', 7, at(990), 30)], ready };
   const board = new BreakBoard(
@@ -77,7 +82,7 @@ async function boardWith(ready: SegmentRow[]) {
   );
   await board.reload();
   const counter = (name: string) => Number(new RegExp(`^${name} (\\d+)`, 'm').exec(metrics.render())?.[1] ?? 0);
-  const apply = () => board.apply(viewer, 7, 'S1', (u) => u.startsWith(ORIGIN), 'dai') ?? '';
+  const apply = () => board.apply(viewerText, 7, 'S1', daiKind, 'dai') ?? '';
   return { apply, counter };
 }
 
@@ -103,6 +108,68 @@ t.test('both naming styles of the source: every break segment of the viewer’s 
     t.equal(counter('squeeze_segments_not_ready_total'), 0, `${name}: none counted as not ready`);
     t.equal(counter('squeeze_segments_unmatched_total'), 0, `${name}: none unmatched`);
   }
+});
+
+/** The DAI host's own variant naming content segments relative to itself: they resolve on the DAI host. */
+const relativeViewer = (playlistUrl = rules.playlistUrl) =>
+  rewritePlaylist(livePlaylist('ev', now, { ...shape, contentNaming: 'relative' }), { ...rules, playlistUrl }).text;
+
+t.test('the DAI host’s variant naming segments relatively: matched by path and time', async (t) => {
+  const viewerText = relativeViewer();
+  t.ok(viewerText.includes(`\n${rules.daiHost}/x/seg_990.ts\n`), 'the proxy resolved them on the DAI host');
+  for (const [name, text, uri] of [
+    ['a source naming them relatively', source('relative'), `${ORIGIN}/live/ev/720p.m3u8`],
+    ['a source naming them root-relatively', source('root-relative', 'content/ev'), `${ORIGIN}/content/720p.m3u8`],
+  ] as const) {
+    const { apply, counter } = await boardWith(readyRows(text, uri, 990, 995), viewerText);
+    t.same(
+      squeezedIn(apply()),
+      [990, 991, 992, 993, 994].map((n) => `https://objects.example.com/sqz/${n}.ts`),
+      `${name}: the 5 break segments squeezed`,
+    );
+    t.equal(counter('squeeze_segments_unmatched_total'), 0, `${name}: none unmatched`);
+    t.equal(counter('squeeze_segments_not_ready_total'), 0, `${name}: none not ready`);
+  }
+  // Two variants of the source: the DAI variant's directory tells them apart when it names the rendition.
+  const twoVariants = [
+    ...readyRows(source('root-relative', 'live/ev'), `${ORIGIN}/x.m3u8`, 990, 995, 'right'),
+    ...readyRows(source('root-relative', 'live/ev2'), `${ORIGIN}/x.m3u8`, 990, 995, 'wrong'),
+  ];
+  const inDir = await boardWith(twoVariants, relativeViewer(`${rules.daiHost}/x/ev/720p.m3u8`));
+  t.same(
+    squeezedIn(inDir.apply()),
+    [990, 991, 992, 993, 994].map((n) => `https://objects.example.com/sqzright/${n}.ts`),
+    'ev/seg_N.ts (the DAI variant’s directory) picks live/ev over live/ev2',
+  );
+  // Nothing in the DAI path to tell them apart: no guess, and the break says it was ready but unmatched.
+  const tie = await boardWith(twoVariants, viewerText);
+  t.same(squeezedIn(tie.apply()), [], 'a bare seg_N.ts with two variants of that name: not squeezed');
+  t.equal(tie.counter('squeeze_segments_unmatched_total'), 5, 'counted as unmatched');
+  t.equal(tie.counter('squeeze_segments_not_ready_total'), 0, 'not as not ready');
+});
+
+t.test('what stops a false match: an ad is never replaced, whatever its name', async (t) => {
+  const ready = readyRows(source('relative'), `${ORIGIN}/live/ev/720p.m3u8`, 990, 995);
+  // In the break window: 991 is an ad on the DAI host that carries a source name of another time,
+  // 992 an ad on the DAI host with a name of its own, 993 an ad on an ad host with exactly the
+  // source's name for that time (no cue tags around any of them: the pod rule does not apply).
+  const viewerText = relativeViewer()
+    .replace(`${rules.daiHost}/x/seg_991.ts`, `${rules.daiHost}/x/seg_994.ts`)
+    .replace(`${rules.daiHost}/x/seg_992.ts`, `${rules.daiHost}/linear/pod/ad_1.ts`)
+    .replace(`${rules.daiHost}/x/seg_993.ts`, 'https://ads.example.net/x/seg_993.ts');
+  const { apply } = await boardWith(ready, viewerText);
+  const out = apply();
+  t.same(
+    squeezedIn(out),
+    [990, 994].map((n) => `https://objects.example.com/sqz/${n}.ts`),
+    'only the segments whose name and time agree with an output',
+  );
+  for (const ad of [
+    `${rules.daiHost}/x/seg_994.ts`,
+    `${rules.daiHost}/linear/pod/ad_1.ts`,
+    'https://ads.example.net/x/seg_993.ts',
+  ])
+    t.ok(out.includes(`\n${ad}\n`), `${ad} kept`);
 });
 
 t.test('not ready counts only segments with no ready output; unmatched counts ready ones no URI matched', async (t) => {
