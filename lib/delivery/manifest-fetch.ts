@@ -193,13 +193,14 @@ export class ManifestFetch implements UpstreamSink {
       );
     if (hls.kind === 'media' && settings.eventId !== undefined && this.breaks) {
       // Root-relative content segments were rewritten to the content origin: matched by path. Names
-      // the DAI host's variant gives relative to itself resolve on the DAI host, where its ads are
-      // too: matched only when the output's time agrees as well (issue 30.2). Other hosts: ads.
+      // the variant gives relative to itself resolve under its directory on the DAI host, which
+      // serves ads too: matched only when the output's time agrees as well (issue 30.2). The rest,
+      // absolute URIs elsewhere, are the DAI host's ads (spec rule 4): never squeezed.
       const contentPrefix = `${rules.contentOrigin}/`;
-      const daiPrefix = `${rules.daiHost}/`;
+      const ownDir = variantDir(rules.playlistUrl);
       text =
         this.breaks.apply(text, settings.eventId, this.target.streamId, (uri) =>
-          uri.startsWith(contentPrefix) ? true : uri.startsWith(daiPrefix) ? 'timed' : false,
+          uri.startsWith(contentPrefix) ? true : uri.startsWith(ownDir) ? 'timed' : false,
         ) ?? text;
     }
     const td = targetDurationOf(text);
@@ -233,6 +234,13 @@ export class ManifestFetch implements UpstreamSink {
     const at = this.lastModified === undefined ? NaN : Date.parse(this.lastModified);
     if (Number.isFinite(at) && at <= Date.now()) out.upstreamLastModified = at;
   }
+}
+
+/** The directory of a playlist URL (up to its last `/`), where its document-relative names resolve. */
+function variantDir(playlistUrl: string): string {
+  const q = playlistUrl.indexOf('?');
+  const path = q === -1 ? playlistUrl : playlistUrl.slice(0, q);
+  return path.slice(0, path.lastIndexOf('/') + 1);
 }
 
 /** MPD@type is static when it says so or says nothing (ISO/IEC 23009-1 §5.3.1.2: the default). */

@@ -66,9 +66,12 @@ function readyRows(sourceText: string, sourceUri: string, fromSeq: number, toSeq
     }));
 }
 
-/** What the DAI proxy tells the board of a URI (lib/delivery/manifest-fetch.ts): origin by path, DAI host by path and time, else an ad. */
+/**
+ * What the DAI proxy tells the board of a URI (lib/delivery/manifest-fetch.ts): on the origin, by
+ * path; under the variant's directory on the DAI host (`/x/`), by path and time; else an ad.
+ */
 const daiKind = (u: string) =>
-  u.startsWith(`${ORIGIN}/`) ? true : u.startsWith(`${rules.daiHost}/`) ? 'timed' : false;
+  u.startsWith(`${ORIGIN}/`) ? true : u.startsWith(`${rules.daiHost}/x/`) ? 'timed' : false;
 
 async function boardWith(ready: SegmentRow[], viewerText = viewer) {
   const metrics = new Registry();
@@ -150,13 +153,13 @@ t.test('the DAI host’s variant naming segments relatively: matched by path and
 
 t.test('what stops a false match: an ad is never replaced, whatever its name', async (t) => {
   const ready = readyRows(source('relative'), `${ORIGIN}/live/ev/720p.m3u8`, 990, 995);
-  // In the break window: 991 is an ad on the DAI host that carries a source name of another time,
-  // 992 an ad on the DAI host with a name of its own, 993 an ad on an ad host with exactly the
-  // source's name for that time (no cue tags around any of them: the pod rule does not apply).
+  // In the break window: 991 is an ad next to the variant carrying a source name of another time,
+  // 992 an ad next to it with a name of its own, 993 an ad elsewhere on the DAI host with exactly
+  // the source's name for that time (no cue tags around any of them: the pod rule does not apply).
   const viewerText = relativeViewer()
     .replace(`${rules.daiHost}/x/seg_991.ts`, `${rules.daiHost}/x/seg_994.ts`)
-    .replace(`${rules.daiHost}/x/seg_992.ts`, `${rules.daiHost}/linear/pod/ad_1.ts`)
-    .replace(`${rules.daiHost}/x/seg_993.ts`, 'https://ads.example.net/x/seg_993.ts');
+    .replace(`${rules.daiHost}/x/seg_992.ts`, `${rules.daiHost}/x/ad_1.ts`)
+    .replace(`${rules.daiHost}/x/seg_993.ts`, `${rules.daiHost}/linear/pod/seg_993.ts`);
   const { apply } = await boardWith(ready, viewerText);
   const out = apply();
   t.same(
@@ -166,8 +169,8 @@ t.test('what stops a false match: an ad is never replaced, whatever its name', a
   );
   for (const ad of [
     `${rules.daiHost}/x/seg_994.ts`,
-    `${rules.daiHost}/linear/pod/ad_1.ts`,
-    'https://ads.example.net/x/seg_993.ts',
+    `${rules.daiHost}/x/ad_1.ts`,
+    `${rules.daiHost}/linear/pod/seg_993.ts`,
   ])
     t.ok(out.includes(`\n${ad}\n`), `${ad} kept`);
 });
