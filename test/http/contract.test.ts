@@ -612,6 +612,21 @@ t.test('OpenAPI contract', async (t) => {
     };
     await revalidate('GET /dai/manifest/{path}', '/dai/manifest/linear/v1/hls/event/AK1/stream/c1:LOC/master.m3u8');
     await revalidate('GET /ui/{file}', '/ui/index.html');
+    // The hot path's errors: an upstream failure is a 502 problem, its request id in the body also
+    // when the second asking is answered from the cached problem (the id spliced in per answer).
+    dai.mode = 'error';
+    for (const id of ['edge-1', 'edge-2']) {
+      const r = await drive(t, {
+        op: 'GET /dai/manifest/{path}',
+        url: '/dai/manifest/linear/v1/hls/event/AK1/stream/c9:LOC/variant/720p.m3u8',
+        token: false,
+        headers: { 'x-request-id': id },
+        expect: 502,
+        noHead: true,
+      });
+      t.equal(r.body?.request_id, id, `the problem names request ${id}`);
+    }
+    dai.mode = 'ok';
     // A squeezeback stream on the simulated origin: its variant revalidates.
     await call(service.url, 'PUT', '/api/v1/squeeze-event-config', {
       token: jwt,
