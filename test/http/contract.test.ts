@@ -665,6 +665,67 @@ t.test('OpenAPI contract', async (t) => {
     }
   });
 
+  t.test('success answers: a break’s life, the spec’s /global name, an ID3 inspection', async (t) => {
+    // A squeezeback stream of AK3 (registered by its master above) and a curated ad: a break can start.
+    const ak3 = (await call(service.url, 'GET', '/api/v1/squeeze-event-config?asset_id=AK3', { token: jwt })).body
+      .id as number;
+    await call(service.url, 'GET', '/squeezeback/AK3/master.m3u8');
+    await call(service.url, 'PUT', '/api/v1/squeeze-configured-ad', {
+      token: jwt,
+      json: { event_id: ak3, ad_uri: 'https://ads.example/c3.mp4', duration: 8, abid: 'c3', is_curated: true },
+    });
+    const started = await drive(t, {
+      op: 'POST /api/v1/squeeze-ad-break',
+      url: '/api/v1/squeeze-ad-break',
+      json: { event_id: ak3, break_duration: 8 },
+      expect: 200,
+    });
+    const id = String(started.body?.id);
+    await driveAll(t, [
+      { op: 'GET /api/v1/squeeze-ad-break/{break_id}', url: `/api/v1/squeeze-ad-break/${id}`, expect: 200 },
+      {
+        op: 'POST /api/v1/squeeze-ad-break/{break_id}/extend',
+        url: `/api/v1/squeeze-ad-break/${id}/extend`,
+        json: { additional_sec: 4 },
+        expect: 200,
+      },
+      { op: 'DELETE /api/v1/squeeze-ad-break/{break_id}', url: `/api/v1/squeeze-ad-break/${id}`, expect: 200 },
+    ]);
+    const put = await drive(t, {
+      op: 'PUT /api/v1/squeeze-ad-break',
+      url: '/api/v1/squeeze-ad-break',
+      json: { event_id: ak3, break_duration: 8 },
+      expect: 200,
+    });
+    await call(service.url, 'DELETE', `/api/v1/squeeze-ad-break/${String(put.body?.id)}`, { token: jwt });
+
+    // The prose's name for the feed configurations answers as /global-config does.
+    const feed = {
+      brand_name: 'acme',
+      feed_name: 'acme-alias',
+      feed_uri: 'http://127.0.0.1:9/f.rss',
+      pagination_params: {},
+    };
+    await driveAll(t, [
+      { op: 'POST /api/v1/global', url: '/api/v1/global', json: feed, expect: 201 },
+      { op: 'GET /api/v1/global/{name}', url: '/api/v1/global/acme-alias', expect: 200 },
+      { op: 'PUT /api/v1/global/{name}', url: '/api/v1/global/acme-alias', json: feed, expect: 200 },
+      { op: 'POST /api/v1/global/{name}/pull', url: '/api/v1/global/acme-alias/pull' },
+      { op: 'DELETE /api/v1/global/{name}', url: '/api/v1/global/acme-alias', expect: 200 },
+    ]);
+
+    // An inspection of a stream the ad tag registered (its event's source is read): pending, then its state.
+    await driveAll(t, [
+      {
+        op: 'POST /api/v1/id3-tag-inspect',
+        url: '/api/v1/id3-tag-inspect',
+        json: { stream_id: 'c1:LOC' },
+        expect: 200,
+      },
+      { op: 'GET /api/v1/id3-tag-inspect/{stream_id}', url: '/api/v1/id3-tag-inspect/c1:LOC', expect: 200 },
+    ]);
+  });
+
   t.test('every operation of the document was driven', async (t) => {
     for (const [tpl, ops] of Object.entries(doc.paths))
       for (const method of Object.keys(ops))
