@@ -15,6 +15,10 @@ import { call, type JsonResponse } from '../helpers/http.js';
 import { fixture } from '../helpers/fixtures.js';
 import { freshSchemaUrl, needServices, startTestService, token } from '../helpers/services.js';
 import { DaiHostSim } from '../../lib/sim/dai-host.js';
+import { StitchStore } from '../../lib/stitch/store.js';
+import { beaconUrl } from '../../lib/ads/beacon.js';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 
 type Media = Record<string, { schema: object }>;
 interface Response {
@@ -40,13 +44,18 @@ interface Call {
 }
 
 const TOKEN = 'push-token-0123456789abcdefghij';
+const BEACON_SECRET = 'beacon-secret-for-the-contract-test';
 const MRSS = fixture('mrss/rss-parser/guardian.rss');
 
 t.test('OpenAPI contract', async (t) => {
   if (!(await needServices(t, ['postgres']))) return;
   const dai = await new DaiHostSim().start();
   t.teardown(() => dai.stop());
-  const service = await startTestService(t, { databaseUrl: await freshSchemaUrl(t), daiHost: dai.url });
+  const service = await startTestService(t, {
+    databaseUrl: await freshSchemaUrl(t),
+    daiHost: dai.url,
+    beaconSecret: BEACON_SECRET,
+  });
   const jwt = await token(service);
   const res = await call(service.url, 'GET', '/api/v1/openapi.json');
   t.equal(res.status, 200);
@@ -724,6 +733,49 @@ t.test('OpenAPI contract', async (t) => {
       },
       { op: 'GET /api/v1/id3-tag-inspect/{stream_id}', url: '/api/v1/id3-tag-inspect/c1:LOC', expect: 200 },
     ]);
+  });
+
+  t.test('success answers: a stitched manifest, a conditioned creative’s file, a signed beacon', async (t) => {
+    const stitch = `/${service.config.stitchPath}`;
+    // A session as another instance's stitch POST stores it; this one serves its cache URL.
+    await new StitchStore(service.stores.sql).put({
+      id: 'contractSession012345',
+      key: 'contract',
+      protocol: 'hls',
+      files: {
+        'master.m3u8': fixture('hls/eyevinn-hls-splice/hls1/master.m3u8'),
+        'v0.m3u8': fixture('hls/eyevinn-hls-splice/hls1/index_0_av.m3u8'),
+      },
+      response: {},
+      expiresAt: Date.now() + 600_000,
+    });
+    const url = `${stitch}/cache/contractSession012345/v0.m3u8`;
+    const first = await drive(t, { op: `GET ${stitch}/cache/{id}/{file}`, url, token: false, expect: 200 });
+    await drive(t, {
+      op: `GET ${stitch}/cache/{id}/{file}`,
+      url,
+      token: false,
+      headers: { 'if-none-match': String(first.headers['etag']) },
+      expect: 304,
+    });
+    // A conditioned rendition's file where the store keeps it (DATA_DIR/ad-creatives/<key>/).
+    const key = 'ab'.repeat(32);
+    await mkdir(path.join(service.config.dataDir, 'ad-creatives', key), { recursive: true });
+    await writeFile(path.join(service.config.dataDir, 'ad-creatives', key, 'master.m3u8'), '#EXTM3U\n');
+    await drive(t, {
+      op: `GET ${stitch}/creatives/{key}/{file}`,
+      url: `${stitch}/creatives/${key}/master.m3u8`,
+      token: false,
+      expect: 200,
+    });
+    // A beacon the service signed (its forward to the unreachable tracker happens after the answer).
+    const signed = beaconUrl('', BEACON_SECRET, {
+      url: 'http://127.0.0.1:9/impression',
+      streamId: 'c1:LOC',
+      event: 'impression',
+    });
+    for (const method of ['GET', 'POST'])
+      await drive(t, { op: `${method} /beacon`, url: signed, token: false, expect: 200 });
   });
 
   t.test('every operation of the document was driven', async (t) => {
