@@ -513,6 +513,32 @@ t.test(
 );
 
 t.test(
+  'a pod that scrolled out above the window: the break reopens on the segment with its CUE-IN as before',
+  async (t) => {
+    const podShape = { ...shape, adEvery: 20, adSegments: 3 };
+    const window = { startMs: at(975), endMs: at(984), durationSec: 54 };
+    const isContent = (u: string) => u.startsWith('https://origin.example.org/');
+    const render = (live: number) =>
+      applyBreakText(
+        rewritePlaylist(livePlaylist('ev', at(live) + 500, podShape), rules).text,
+        window,
+        squeezedUri,
+        isContent,
+      ).text;
+    // Live edge 1008: the pod's last segment heads the window; the break reopens after it on seg 980.
+    t.match(
+      render(1008),
+      /ad_19_979\.ts\n#EXT-X-CUE-IN\n#EXT-X-CUE-OUT:24\n#EXT-X-DISCONTINUITY\n[^\n]+\n[^\n]+\n[^\n]+seg_980\.ts/,
+    );
+    // Live edge 1009: seg 980 heads it, carrying the pod's CUE-IN: the same CUE-OUT:24, not a join of the whole break.
+    t.match(
+      render(1009),
+      /#EXT-X-CUE-IN\n#EXT-X-CUE-OUT:24\n#EXT-X-DISCONTINUITY\n[^\n]+\n[^\n]+\n[^\n]+seg_980\.ts\n#EXT-X-CUE-OUT-CONT:ElapsedTime=6,Duration=24\n/,
+    );
+  },
+);
+
+t.test(
   'a break suspended across a pod: CUE-IN before the pod, a fresh CUE-OUT for the rest of the break after it',
   async (t) => {
     const source = rewritePlaylist(livePlaylist('ev', now, { ...shape, adEvery: 20, adSegments: 3 }), rules).text;
