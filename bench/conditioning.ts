@@ -183,7 +183,7 @@ async function main(): Promise<void> {
       const deadline = Date.now() + 600_000;
       let row: { protocol: string; state: string; renditions?: { seconds_to_ready: number } } | undefined;
       while (Date.now() < deadline) {
-        row = ((await api('GET', '/api/v1/ad-creatives')).items as Array<typeof row>).find(
+        row = ((await api('GET', '/api/v1/ad-creatives')).results as Array<typeof row>).find(
           (c) => c!.protocol === protocol,
         );
         if (row && row.state !== 'pending') break;

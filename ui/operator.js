@@ -131,7 +131,7 @@ function renderBreaks() {
 async function renderCreatives() {
   let items;
   try {
-    items = (await api('GET', '/ad-creatives?limit=20')).items;
+    items = (await api('GET', '/ad-creatives?page_size=20')).results;
   } catch (err) {
     $('creatives').innerHTML = `<tr><td colspan="5" class="dim">Cannot list them: ${esc(err.message)}</td></tr>`;
     return;

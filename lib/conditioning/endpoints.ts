@@ -7,6 +7,8 @@ import type { HttpRequest, HttpResponse, TemplatedApp } from '../http/uws.js';
 import { Exchange } from '../http/exchange.js';
 import { corsOf, type Cors } from '../http/cors.js';
 import { problem } from '../http/problem.js';
+import { requestIdOf } from '../http/request-id.js';
+import { guardMethods } from '../http/methods.js';
 import type { RenditionStore } from './files.js';
 
 const TYPES: Record<string, string> = {
@@ -21,7 +23,7 @@ const TYPES: Record<string, string> = {
 export function mountCreativeFiles(app: TemplatedApp, stitchPath: string, files: RenditionStore, cors?: Cors): void {
   const prefix = `/${stitchPath}/creatives/`;
   const serve = (res: HttpResponse, req: HttpRequest) => {
-    const ex = new Exchange(res, req.getMethod() === 'head', corsOf(cors, req));
+    const ex = new Exchange(res, req.getMethod() === 'head', corsOf(cors, req), requestIdOf(req));
     const [key = '', name = '', ...rest] = req.getUrl().slice(prefix.length).split('/');
     const type = TYPES[name.slice(name.lastIndexOf('.') + 1)];
     const notFound = () => void ex.problem(problem('not-found', 'no such conditioned rendition'));
@@ -38,4 +40,6 @@ export function mountCreativeFiles(app: TemplatedApp, stitchPath: string, files:
   app.get(`${prefix}*`, serve);
   app.head(`${prefix}*`, serve);
   cors?.mountPreflight(app, `${prefix}*`, 'GET, HEAD, OPTIONS');
+  // A known path asked with another method is 405, as on every other path (issue 25 item 7).
+  guardMethods(app, `${prefix}*`, cors ? 'GET, HEAD, OPTIONS' : 'GET, HEAD', cors);
 }

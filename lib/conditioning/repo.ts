@@ -83,13 +83,16 @@ export class CreativeRepo {
     return row;
   }
 
-  /** Newest first, at most `limit`, optionally in one state. */
-  async list(limit: number, state?: CreativeState): Promise<CreativeRow[]> {
-    return state
-      ? this.sql<
-          CreativeRow[]
-        >`select * from ad_creative where state = ${state} order by updated_at desc limit ${limit}`
-      : this.sql<CreativeRow[]>`select * from ad_creative order by updated_at desc limit ${limit}`;
+  /** One page, newest first, optionally in one state, and the count of every match (the list envelope). */
+  async list(page: number, pageSize: number, state?: CreativeState): Promise<{ rows: CreativeRow[]; total: number }> {
+    const where = state ? this.sql`where state = ${state}` : this.sql``;
+    const [rows, [count]] = await Promise.all([
+      this.sql<
+        CreativeRow[]
+      >`select * from ad_creative ${where} order by updated_at desc, key limit ${pageSize} offset ${page * pageSize}`,
+      this.sql<{ total: number }[]>`select count(*)::int as total from ad_creative ${where}`,
+    ]);
+    return { rows, total: count?.total ?? 0 };
   }
 
   /** Leases one pending job nobody holds (never leased, or its lease lapsed); counts the attempt. */

@@ -18,6 +18,7 @@ import type { Registry } from '../metrics/index.js';
 import type { DecidedAd } from '../ads/types.js';
 import { probe, ffprobeBeside } from '../transcoder/ffmpeg.js';
 import { profileKey, type ConditionedAd, type LadderProfile } from '../stitch/profile.js';
+import type { Page } from '../http/envelope.js';
 import type { RenditionStore } from './files.js';
 import type { CreativeRepo, CreativeRow, Renditions } from './repo.js';
 import { transcode } from './transcode.js';
@@ -243,12 +244,14 @@ export class ConditioningService {
     }
   }
 
-  async list(limit: number, state?: CreativeRow['state']): Promise<CreativeView[]> {
-    return (await this.deps.repo.list(limit, state)).map((r) => this.view(r));
+  async list(page: number, pageSize: number, state?: CreativeRow['state']): Promise<Page<CreativeView>> {
+    const { rows, total } = await this.deps.repo.list(page, pageSize, state);
+    return { results: rows.map((r) => this.view(r)), total_results: total };
   }
 
   view(r: CreativeRow): CreativeView {
     const v: CreativeView = {
+      id: r.key,
       key: r.key,
       creative_key: r.creative_key,
       media_url: r.media_url,
@@ -273,6 +276,8 @@ export class ConditioningService {
 }
 
 export interface CreativeView {
+  /** The resource's key as every resource answers it (issue 25 item 7): the same value as `key`. */
+  id: string;
   key: string;
   creative_key: string;
   media_url: string;

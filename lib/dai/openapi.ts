@@ -1,5 +1,5 @@
 /** The DAI hot path in the OpenAPI document (lib/http/openapi.ts): the manifest proxy and the preroll ad tag. */
-import { answer, problemResponses, type Operations } from '../http/openapi.js';
+import { answer, notModified, preflightOperation, problemResponses, type Operations } from '../http/openapi.js';
 
 const HLS = 'application/vnd.apple.mpegurl';
 const DASH = 'application/dash+xml';
@@ -25,14 +25,19 @@ const manifest = (method: 'get' | 'head') => ({
     200: answer(
       'the manifest',
       { [HLS]: text, [DASH]: text },
-      { Age: { schema: text }, 'Cache-Control': { schema: text } },
+      { Age: { schema: text }, 'Cache-Control': { schema: text }, ETag: { schema: text } },
     ),
+    304: notModified(),
     ...problemResponses([...UPSTREAM_4XX, 405, 500, 502, 504]),
   },
 });
 
 export const daiOperations: Operations = {
-  '/dai/manifest/{path}': { get: manifest('get'), head: manifest('head') },
+  '/dai/manifest/{path}': {
+    get: manifest('get'),
+    head: manifest('head'),
+    options: preflightOperation('optionsDaiManifest', 'GET, HEAD, OPTIONS'),
+  },
   '/dai/adproxy': {
     get: {
       operationId: 'getDaiAdproxy',

@@ -140,7 +140,9 @@ export function applyBreakToMedia(
       let cue: string;
       if (open)
         cue = `#EXT-X-CUE-OUT-CONT:ElapsedTime=${num(Math.max(0, (t! - spanStart) / 1000))},Duration=${num(spanSec)}`;
-      else if (suspended) {
+      else if (suspended || (cues === 'keep' && i === 0 && s.cueIn && elapsed >= 0.001)) {
+        // (The second case: the window's first segment carries the CUE-IN of a pod that scrolled out
+        // above it; the refreshes before this one reopened the break on this segment, so this one does too.)
         // After a pod inside the break: a new cue-out for what is left of the break.
         spanStart = t!;
         spanSec = Math.max(0, window.durationSec - elapsed);

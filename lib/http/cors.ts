@@ -8,6 +8,7 @@
  */
 import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js';
 import { Exchange, NO_HEADERS, type HeaderPair, type Headers } from './exchange.js';
+import { requestIdOf } from './request-id.js';
 
 /** What players read beyond the CORS-safelisted response headers (Content-Length too: older browsers). */
 export const CORS_EXPOSE = 'Age, Content-Length, Content-Range, Date, ETag, Last-Modified, Retry-After, X-Request-Id';
@@ -100,7 +101,10 @@ export class Cors {
     app.options(
       pattern,
       (res: HttpResponse, req: HttpRequest) =>
-        void new Exchange(res, false).send(204, answer(this.any ? undefined : req.getHeader('origin'))),
+        void new Exchange(res, false, NO_HEADERS, requestIdOf(req)).send(
+          204,
+          answer(this.any ? undefined : req.getHeader('origin')),
+        ),
     );
   }
 }

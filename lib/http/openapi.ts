@@ -89,6 +89,37 @@ export function answer(
   return out;
 }
 
+/** The 304 of a conditional GET/HEAD (If-None-Match or If-Modified-Since matched): no body. */
+export const notModified = (): object =>
+  answer('not modified: the If-None-Match (or If-Modified-Since) matched', undefined, {
+    ETag: { schema: { type: 'string' } },
+  });
+
+/**
+ * The CORS preflight of a player-facing path (lib/http/cors.ts): 204 with the allowed methods and
+ * headers for a listed origin (only `Vary: Origin` for another).
+ */
+export function preflightOperation(operationId: string, methods: string): Operation {
+  const header = { schema: { type: 'string' } };
+  return {
+    operationId,
+    summary: `CORS preflight (the path takes ${methods})`,
+    security: [],
+    parameters: [
+      { name: 'Origin', in: 'header', required: false, schema: { type: 'string' } },
+      { name: 'Access-Control-Request-Method', in: 'header', required: false, schema: { type: 'string' } },
+    ],
+    responses: {
+      204: answer('the preflight answer', undefined, {
+        'Access-Control-Allow-Origin': header,
+        'Access-Control-Allow-Methods': header,
+        'Access-Control-Allow-Headers': header,
+        'Access-Control-Max-Age': header,
+      }),
+    },
+  };
+}
+
 function queryParameters(schema: object | undefined) {
   const s = schema as { properties?: Record<string, object>; required?: string[] } | undefined;
   return Object.entries(s?.properties ?? {}).map(([name, p]) => ({
@@ -163,8 +194,12 @@ export function openApiDocument(
   more: Operations = {},
 ): object {
   const paths: Record<string, Record<string, object>> = {};
-  for (const r of routes)
-    (paths[r.pattern.replace(/:([A-Za-z_]+)/g, '{$1}')] ??= {})[r.method.toLowerCase()] = routeOperation(r);
+  for (const r of routes) {
+    const ops = (paths[r.pattern.replace(/:([A-Za-z_]+)/g, '{$1}')] ??= {});
+    ops[r.method.toLowerCase()] = routeOperation(r);
+    // The router answers HEAD on every GET route: the same statuses and headers, no body.
+    if (r.method === 'GET') ops['head'] = routeOperation({ ...r, method: 'HEAD' });
+  }
   for (const [path, ops] of Object.entries(more)) Object.assign((paths[path] ??= {}), ops);
   return {
     openapi: '3.1.0',
@@ -234,9 +269,21 @@ export const coreOperations: Operations = {
   '/metrics': {
     get: {
       operationId: 'getMetrics',
-      summary: 'Prometheus text exposition',
+      summary: 'Prometheus text exposition (with METRICS_TOKEN set: only for a request that carries it)',
       security: [],
-      responses: { 200: answer('metrics', { 'text/plain': { type: 'string' } }), ...problemResponses([405]) },
+      parameters: [
+        {
+          name: 'X-Metrics-Token',
+          in: 'header',
+          required: false,
+          description: 'METRICS_TOKEN, when set (or Authorization: Bearer)',
+          schema: { type: 'string' },
+        },
+      ],
+      responses: {
+        200: answer('metrics', { 'text/plain': { type: 'string' } }),
+        ...problemResponses([401, 405]),
+      },
     },
   },
 };

@@ -100,6 +100,8 @@ export interface RouterOptions {
 interface CompiledRoute {
   route: Route;
   segments: string[];
+  /** Literal (non-parameter) segments: the more, the more specific the pattern. */
+  literals: number;
 }
 
 export { requestId } from './request-id.js';
@@ -125,7 +127,8 @@ export class Router {
   }
 
   add(route: Route): this {
-    this.routes.push({ route, segments: route.pattern.split('/') });
+    const segments = route.pattern.split('/');
+    this.routes.push({ route, segments, literals: segments.filter((s) => !s.startsWith(':')).length });
     return this;
   }
 
@@ -145,11 +148,18 @@ export class Router {
     app.any(`${prefix}/*`, handler);
   }
 
+  /**
+   * The path picks the pattern, then the method the route: among the patterns that match, only the
+   * most specific (most literal segments) count, so `GET /brand-recognition/resolve` is a 405 on the
+   * POST-only `resolve` path, not a `GET /brand-recognition/:id` with a bad id (issue 25 item 7).
+   */
   private match(method: string, path: string): { route?: Route; params: Record<string, string>; allowed: string[] } {
     const parts = path.split('/');
-    const allowed: string[] = [];
-    for (const { route, segments } of this.routes) {
-      if (segments.length !== parts.length) continue;
+    let allowed: string[] = [];
+    let found: { route: Route; params: Record<string, string> } | undefined;
+    let best = -1;
+    for (const { route, segments, literals } of this.routes) {
+      if (segments.length !== parts.length || literals < best) continue;
       const params: Record<string, string> = {};
       let ok = true;
       for (let i = 0; i < segments.length && ok; i++) {
@@ -158,10 +168,15 @@ export class Router {
         else ok = seg === parts[i];
       }
       if (!ok) continue;
-      if (route.method === method || (method === 'HEAD' && route.method === 'GET')) return { route, params, allowed };
-      allowed.push(route.method);
+      if (literals > best) {
+        best = literals;
+        found = undefined;
+        allowed = [];
+      }
+      if (route.method === method || (method === 'HEAD' && route.method === 'GET')) found ??= { route, params };
+      else allowed.push(route.method);
     }
-    return { params: {}, allowed };
+    return found ? { ...found, allowed } : { params: {}, allowed };
   }
 
   private dispatch(res: HttpResponse, req: HttpRequest, cors?: { policy: Cors; preflight: Preflight }): void {

@@ -1,15 +1,20 @@
 /** The squeezeback player flow in the OpenAPI document (lib/squeezeback/path.ts has the path rules). */
-import { answer, problemResponses, type Operations } from '../http/openapi.js';
+import { answer, notModified, preflightOperation, problemResponses, type Operations } from '../http/openapi.js';
 
 const HLS = 'application/vnd.apple.mpegurl';
 const text = { type: 'string' };
 const errors = [400, 401, 403, 404, 405, 410, 429, 500, 502, 503, 504];
-const op = (method: string, id: string, summary: string, parameters: object[]) => ({
+/** A variant revalidates (304); a master mints a new stream each time, so it never matches. */
+const op = (method: string, id: string, summary: string, parameters: object[], revalidates = false) => ({
   operationId: `${method}${id}`,
   summary,
   security: [],
   parameters,
-  responses: { 200: answer('an HLS playlist', { [HLS]: text }), ...problemResponses(errors) },
+  responses: {
+    200: answer('an HLS playlist', { [HLS]: text }, { ETag: { schema: text } }),
+    ...(revalidates ? { 304: notModified() } : {}),
+    ...problemResponses(errors),
+  },
 });
 const assetId = { name: 'asset_id', in: 'path', required: true, schema: text };
 const masterParams = [
@@ -47,9 +52,11 @@ export const squeezebackOperations: Operations = {
   '/squeezeback/{asset_id}/master.m3u8': {
     get: op('get', 'SqueezebackMaster', MASTER, masterParams),
     head: op('head', 'SqueezebackMaster', MASTER, masterParams),
+    options: preflightOperation('optionsSqueezebackMaster', 'GET, HEAD, OPTIONS'),
   },
   '/squeezeback/{asset_id}/{stream_id}/{path}': {
-    get: op('get', 'SqueezebackVariant', VARIANT, variantParams),
-    head: op('head', 'SqueezebackVariant', VARIANT, variantParams),
+    get: op('get', 'SqueezebackVariant', VARIANT, variantParams, true),
+    head: op('head', 'SqueezebackVariant', VARIANT, variantParams, true),
+    options: preflightOperation('optionsSqueezebackVariant', 'GET, HEAD, OPTIONS'),
   },
 };

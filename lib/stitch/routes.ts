@@ -28,12 +28,52 @@ const stitchBody = {
   },
 } as const;
 
+/** One tracking event of an ad: its signed /beacon URLs and when (seconds on the stitched timeline) it fires. */
+const trackingOut = {
+  type: 'object',
+  required: ['event', 'offset', 'urls'],
+  properties: {
+    event: { type: 'string' },
+    offset: { type: 'number' },
+    urls: { type: 'array', items: { type: 'string' } },
+  },
+} as const;
+/** A pod as answered (lib/stitch/service.ts `BreakOut`): its place on the stitched and on the content timeline, its ads. */
+const breakOut = {
+  type: 'object',
+  required: ['id', 'type', 'start', 'duration', 'content_offset', 'ads'],
+  properties: {
+    id: { type: 'string' },
+    type: { enum: ['pre', 'mid', 'post'] },
+    start: { type: 'number' },
+    duration: { type: 'number' },
+    content_offset: { type: 'number' },
+    ads: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['id', 'creative_id', 'sequence', 'start', 'duration', 'tracking'],
+        properties: {
+          id: { type: 'string' },
+          creative_id: { type: ['string', 'null'] },
+          sequence: { type: 'integer' },
+          start: { type: 'number' },
+          duration: { type: 'number' },
+          title: { type: 'string' },
+          ad_system: { type: 'string' },
+          slate: { const: true, description: 'the brand slate filling a short pod (no tracking)' },
+          tracking: { type: 'array', items: trackingOut },
+        },
+      },
+    },
+  },
+} as const;
 const stitchAnswer = {
   type: 'object',
   required: ['cache_url', 'breaks'],
   properties: {
     cache_url: { type: 'string' },
-    breaks: { type: 'array', items: { type: 'object' } },
+    breaks: { type: 'array', items: breakOut },
     warnings: { type: 'array', items: { type: 'string' } },
   },
 } as const;

@@ -3,14 +3,20 @@ import { listOf } from '../http/envelope.js';
 import type { Route } from '../http/router.js';
 import { notFound } from '../http/problem.js';
 import { queryValidator } from '../http/validate.js';
-import type { StreamRegistry } from './registry.js';
+import type { Stream, StreamRegistry } from './registry.js';
+
+const answered = (s: Stream) => ({ id: s.stream_id, ...s });
 
 const nullableText = { type: ['string', 'null'] };
-/** A stream as answered (lib/streams/registry.ts `Stream`); its key is the spec's StreamID, `stream_id`. */
+/**
+ * A stream as answered (lib/streams/registry.ts `Stream`): the spec's StreamID as `id` like every
+ * resource's key (issue 25 item 7), and as `stream_id`, the name the rest of the API uses for it.
+ */
 const streamAnswer = {
   type: 'object',
-  required: ['stream_id', 'event_id', 'flow', 'fw_params', 'last_seen', 'created'],
+  required: ['id', 'stream_id', 'event_id', 'flow', 'fw_params', 'last_seen', 'created'],
   properties: {
+    id: { type: 'string', description: 'the same value as stream_id' },
     stream_id: { type: 'string' },
     event_id: { type: ['integer', 'null'] },
     asset_key: nullableText,
@@ -49,7 +55,7 @@ export function streamRoutes(streams: StreamRegistry): Route[] {
         await streams.flush(); // include touches of the last second
         const ids = await streams.streamIdsOf(q.event_id);
         const page = ids.slice(q.page * q.page_size, (q.page + 1) * q.page_size);
-        return { json: { results: await streams.load(page), total_results: ids.length } };
+        return { json: { results: (await streams.load(page)).map(answered), total_results: ids.length } };
       },
     },
     {
@@ -61,7 +67,7 @@ export function streamRoutes(streams: StreamRegistry): Route[] {
         await streams.flush();
         const s = await streams.get(req.params['stream_id']!);
         if (!s) throw notFound(`stream ${req.params['stream_id']} is not known (or has expired)`);
-        return { json: s };
+        return { json: answered(s) };
       },
     },
   ];

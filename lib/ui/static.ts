@@ -73,6 +73,31 @@ export interface UiPagesOptions {
   log: Logger;
 }
 
+/** A file of ui/: GET, or HEAD (the same headers, no body). */
+const uiFileOp = (method: 'get' | 'head') => ({
+  operationId: `${method}UiFile`,
+  summary: 'The operator and player pages and their scripts (304 on a matching If-None-Match)',
+  security: [],
+  parameters: [
+    {
+      name: 'file',
+      in: 'path',
+      required: true,
+      description: 'a file of ui/ (slashes kept)',
+      schema: { type: 'string' },
+    },
+  ],
+  responses: {
+    200: answer('the file', {
+      'text/html': { type: 'string' },
+      'text/javascript': { type: 'string' },
+      'text/css': { type: 'string' },
+    }),
+    304: answer('not modified'),
+    ...problemResponses([404, 405]),
+  },
+});
+
 /** Reads the pages once; a missing file (or hls.js) is logged and answered 404, never a crash. */
 /** The pages in the OpenAPI document (lib/http/openapi.ts). */
 export const uiOperations: Operations = {
@@ -87,31 +112,7 @@ export const uiOperations: Operations = {
       },
     },
   },
-  '/ui/{file}': {
-    get: {
-      operationId: 'getUiFile',
-      summary: 'The operator and player pages and their scripts (304 on a matching If-None-Match)',
-      security: [],
-      parameters: [
-        {
-          name: 'file',
-          in: 'path',
-          required: true,
-          description: 'a file of ui/ (slashes kept)',
-          schema: { type: 'string' },
-        },
-      ],
-      responses: {
-        200: answer('the file', {
-          'text/html': { type: 'string' },
-          'text/javascript': { type: 'string' },
-          'text/css': { type: 'string' },
-        }),
-        304: answer('not modified'),
-        ...problemResponses([404, 405]),
-      },
-    },
-  },
+  '/ui/{file}': { get: uiFileOp('get'), head: uiFileOp('head') },
 };
 
 export class UiPages {

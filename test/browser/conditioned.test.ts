@@ -209,7 +209,7 @@ t.test('conditioned MP4-only ads stitched and played: HLS TS 3 rungs in hls.js, 
     t.equal(r.status, 200, JSON.stringify(r.body).slice(0, 300));
     t.same(adsOf(r.body), [], 'no ad on the first POST');
   }
-  const rows = (await call(service.url, 'GET', '/api/v1/ad-creatives', { token: jwt })).body.items as CreativeView[];
+  const rows = (await call(service.url, 'GET', '/api/v1/ad-creatives', { token: jwt })).body.results as CreativeView[];
   t.equal(rows.length, 2, 'one job per ladder profile (HLS, DASH)');
   t.same(
     jobsOf(h1.body),
@@ -227,7 +227,7 @@ t.test('conditioned MP4-only ads stitched and played: HLS TS 3 rungs in hls.js, 
     'the conditioning jobs',
     async () => {
       const items = (await call(service.url, 'GET', '/api/v1/ad-creatives', { token: jwt })).body
-        .items as CreativeView[];
+        .results as CreativeView[];
       return items.every((c) => c.state !== 'pending') && items;
     },
     CONDITION_DEADLINE_MS,

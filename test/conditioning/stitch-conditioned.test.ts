@@ -214,13 +214,25 @@ t.test('MP4-only creatives conditioned to the content ladder, then stitched (HLS
   });
 
   t.test('operator view: filters, OpenAPI, metrics', async (t) => {
-    const failed = await call(a.url, 'GET', '/api/v1/ad-creatives?state=failed&limit=10', { token: jwt });
+    const failed = await call(a.url, 'GET', '/api/v1/ad-creatives?state=failed&page_size=10', { token: jwt });
     t.equal(failed.status, 200);
     t.same(
-      failed.body.items.map((c: View) => c.state),
+      failed.body.results.map((c: View) => c.state),
       ['failed', 'failed'],
     );
-    const badQuery = await call(a.url, 'GET', '/api/v1/ad-creatives?state=lost&limit=0', { token: jwt });
+    t.equal(failed.body.total_results, 2, 'the one list envelope (issue 25 item 7)');
+    t.ok(
+      failed.body.results.every((c: View) => c.id === c.key),
+      'each answers its key as id',
+    );
+    // A page of one, by the envelope's page/page_size and by the old `limit`; the second page is the other.
+    const one = await call(a.url, 'GET', '/api/v1/ad-creatives?state=failed&page_size=1', { token: jwt });
+    const other = await call(a.url, 'GET', '/api/v1/ad-creatives?state=failed&page_size=1&page=1', { token: jwt });
+    const legacy = await call(a.url, 'GET', '/api/v1/ad-creatives?state=failed&limit=1', { token: jwt });
+    t.same([one.body.results.length, other.body.results.length, legacy.body.results.length], [1, 1, 1]);
+    t.same(one.body.total_results, 2, 'the total counts every match, not the page');
+    t.not(one.body.results[0].key, other.body.results[0].key, 'page 1 is the other creative');
+    const badQuery = await call(a.url, 'GET', '/api/v1/ad-creatives?state=lost&page_size=0', { token: jwt });
     t.equal(badQuery.status, 400);
     t.match(badQuery.headers['content-type'], /application\/problem\+json/);
     t.equal(badQuery.body.errors.length, 2, 'both bad parameters named');

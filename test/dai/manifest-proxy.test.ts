@@ -88,6 +88,41 @@ t.test('DAI manifest proxy', async (t) => {
     t.match(r.text, `<BaseURL>${sim.url}/linear/dash/event/EVKEY/stream/${STREAM}/</BaseURL>`);
   });
 
+  t.test(
+    'DASH through the proxy: root-relative content segments go to the content origin, ads stay (issue 25.3)',
+    async (t) => {
+      // The DAI host's MPD as providers write it: a BaseURL on the DAI host, root-relative content
+      // segments (before issue 25 they resolved against that BaseURL, i.e. to the DAI host), an ad
+      // Period with absolute segments on the DAI host.
+      const path = `/linear/dash/event/EVKEY/stream/${STREAM}/rootrel.mpd`;
+      sim.fixed.set(path, {
+        body: `<?xml version="1.0" encoding="UTF-8"?>
+<MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="static" mediaPresentationDuration="PT24S" minBufferTime="PT2S">
+  <BaseURL>${sim.url}/linear/dash/event/EVKEY/stream/${STREAM}/</BaseURL>
+  <Period id="content-1" duration="PT12S"><AdaptationSet mimeType="video/mp4"><Representation id="v" bandwidth="1000000">
+    <SegmentTemplate timescale="1000" duration="6000" initialization="/content/dash/init_$RepresentationID$.mp4" media="/content/dash/seg_$Number$.m4s" startNumber="1"/>
+  </Representation></AdaptationSet></Period>
+  <Period id="dai_pod-1-ad-1" duration="PT12S"><AdaptationSet mimeType="video/mp4"><Representation id="v" bandwidth="1000000">
+    <SegmentTemplate timescale="1000" duration="6000" initialization="${sim.url}/linear/pod/init.mp4" media="${sim.url}/linear/pod/ad_$Number$.m4s" startNumber="1"/>
+  </Representation></AdaptationSet></Period>
+</MPD>
+`,
+      });
+      t.teardown(() => sim.fixed.delete(path));
+      const r = await get(`/dai/manifest${path}`);
+      t.equal(r.status, 200);
+      // What a player resolves each template against: the BaseURL in force (RFC 3986 §5.2).
+      const baseUrl = /<BaseURL>([^<]+)<\/BaseURL>/.exec(r.text)![1]!;
+      const templates = [...r.text.matchAll(/(?:initialization|media)="([^"]+)"/g)].map((m) => new URL(m[1]!, baseUrl));
+      t.same(
+        templates.map((u) => u.origin),
+        ['https://origin.example.org', 'https://origin.example.org', sim.url, sim.url],
+        'content init and media on the content origin; the ad Period’s on the DAI host',
+      );
+      t.equal(templates[1]!.pathname, '/content/dash/seg_$Number$.m4s', 'the content path kept');
+    },
+  );
+
   t.test('concurrent requests for one upstream URL share one fetch', async (t) => {
     const path = `${base}/variant/collapse.m3u8`;
     const before = sim.requests.get(path) ?? 0;

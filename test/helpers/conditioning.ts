@@ -83,6 +83,7 @@ export async function makeCreative(dir: string, name: string, sec: number, tone 
 }
 
 export interface CreativeView {
+  id: string;
   key: string;
   media_url: string;
   protocol: string;
@@ -177,7 +178,7 @@ export async function rig(
   const loaded = Date.now() + 10_000;
   while (instances.some((s) => s.brands.current.size !== 1) && Date.now() < loaded) await sleep(50);
   const creatives = async (): Promise<CreativeView[]> =>
-    (await call(a.url, 'GET', '/api/v1/ad-creatives', { token: jwt })).body.items;
+    (await call(a.url, 'GET', '/api/v1/ad-creatives', { token: jwt })).body.results;
   return {
     instances,
     adServer,

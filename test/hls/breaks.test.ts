@@ -441,6 +441,103 @@ t.test(
   },
 );
 
+/**
+ * The source's pods as text slices: from the cue line that opens each (its CUE-OUT, or the CONT
+ * of the window's first segment when the window joined it) through its CUE-IN line, or to the
+ * end when still open. A CUE-IN on the window's first segment closes a pod wholly above the window.
+ */
+function podSlices(source: string): string[] {
+  const slices: string[] = [];
+  let from = -1;
+  let pos = 0;
+  for (const l of source.split('\n')) {
+    const end = pos + l.length + 1;
+    if (from === -1 && (l.startsWith('#EXT-X-CUE-OUT:') || l.startsWith('#EXT-X-CUE-OUT-CONT'))) from = pos;
+    else if (l === '#EXT-X-CUE-IN' && from !== -1) {
+      slices.push(source.slice(from, end));
+      from = -1;
+    }
+    pos = end;
+  }
+  if (from !== -1) slices.push(source.slice(from));
+  return slices;
+}
+
+t.test(
+  'a squeeze break against a DAI pod at every offset, with the live window sliding across the pod (joined at the head, open at the live edge)',
+  async (t) => {
+    const podShape = { ...shape, adEvery: 20, adSegments: 3 };
+    const isContent = (u: string) => u.startsWith('https://origin.example.org/');
+    let cases = 0;
+    const failures: string[] = [];
+    // Live edges 975–1012: the window's last segment walks through the pods at 977–979 and 997–999
+    // (the pod opening at the edge with no CUE-IN yet), its first one through 957–959 and 977–979
+    // (the window joining a pod by its CONT tags, and a pod's CUE-IN on the first segment).
+    for (let live = 975; live <= 1012; live++) {
+      const source = rewritePlaylist(livePlaylist('ev', at(live) + 500, podShape), rules).text;
+      const p = parseMedia(splitLines(source));
+      const pods = podSlices(source);
+      for (let startSeq = 974; startSeq <= 983; startSeq++) {
+        for (let len = 1; len <= 9; len++) {
+          for (const offsetMs of [0, 2500]) {
+            const window = {
+              startMs: at(startSeq) + offsetMs,
+              endMs: at(startSeq + len) + offsetMs,
+              durationSec: len * 6,
+            };
+            const name = `edge ${live}, break ${startSeq}+${len}${offsetMs ? ' (mid-segment)' : ''}`;
+            for (const [form, text] of [
+              ['lines', joinLines(applyBreak(splitLines(source), window, squeezedUri, isContent).lines)],
+              ['text', applyBreakText(source, window, squeezedUri, isContent).text],
+            ] as const) {
+              cases++;
+              // The window's first segment may carry the CUE-IN of a pod above it: allowed there only.
+              const nesting = cueNesting(text).filter((n) => n !== 'CUE-IN with no cue open before segment 0');
+              if (nesting.length) failures.push(`${name} (${form}): ${nesting.join('; ')}`);
+              for (const pod of pods)
+                if (!text.includes(pod)) failures.push(`${name} (${form}): a pod's lines changed`);
+              const out = parseMedia(splitLines(text));
+              p.segments.forEach((s, i) => {
+                const inWindow = s.pdt! >= window.startMs - 1 && s.pdt! < window.endMs - 1;
+                const want = isContent(s.uri) && inWindow ? squeezedUri(s.uri) : s.uri;
+                if (out.segments[i]?.uri !== want) failures.push(`${name} (${form}): segment ${i} changed wrongly`);
+              });
+            }
+          }
+        }
+      }
+    }
+    t.equal(cases, 38 * 360, 'every break/pod offset under every window position, both forms');
+    t.same(failures.slice(0, 20), [], 'no nesting, the pods untouched, exactly the break’s content segments squeezed');
+  },
+);
+
+t.test(
+  'a pod that scrolled out above the window: the break reopens on the segment with its CUE-IN as before',
+  async (t) => {
+    const podShape = { ...shape, adEvery: 20, adSegments: 3 };
+    const window = { startMs: at(975), endMs: at(984), durationSec: 54 };
+    const isContent = (u: string) => u.startsWith('https://origin.example.org/');
+    const render = (live: number) =>
+      applyBreakText(
+        rewritePlaylist(livePlaylist('ev', at(live) + 500, podShape), rules).text,
+        window,
+        squeezedUri,
+        isContent,
+      ).text;
+    // Live edge 1008: the pod's last segment heads the window; the break reopens after it on seg 980.
+    t.match(
+      render(1008),
+      /ad_19_979\.ts\n#EXT-X-CUE-IN\n#EXT-X-CUE-OUT:24\n#EXT-X-DISCONTINUITY\n[^\n]+\n[^\n]+\n[^\n]+seg_980\.ts/,
+    );
+    // Live edge 1009: seg 980 heads it, carrying the pod's CUE-IN: the same CUE-OUT:24, not a join of the whole break.
+    t.match(
+      render(1009),
+      /#EXT-X-CUE-IN\n#EXT-X-CUE-OUT:24\n#EXT-X-DISCONTINUITY\n[^\n]+\n[^\n]+\n[^\n]+seg_980\.ts\n#EXT-X-CUE-OUT-CONT:ElapsedTime=6,Duration=24\n/,
+    );
+  },
+);
+
 t.test(
   'a break suspended across a pod: CUE-IN before the pod, a fresh CUE-OUT for the rest of the break after it',
   async (t) => {

@@ -21,6 +21,7 @@ import {
   type CheckInput,
 } from '../helpers/stitch-checks.js';
 import { parseMaster } from '../../lib/stitch/hls/master.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 
 const TOKEN = 'push-token-0123456789abcdefghij';
 const SECRET = 'stitch-beacon-secret-0123456789';
@@ -162,6 +163,19 @@ t.test('server-side stitching flow', async (t) => {
   t.equal(request.query.get('vdur'), '87', 'the content duration reaches the ad request');
   t.equal(request.query.get('genre'), 'news', 'the targeting reaches the ad request');
   t.equal(request.query.get('tpos'), '20', 'the cue point is a mid-roll slot');
+
+  t.test('the answer is the one the OpenAPI document describes (issue 25 item 8)', async (t) => {
+    const doc = (await call(a.url, 'GET', '/api/v1/openapi.json')).body;
+    const op = doc.paths['/stitch/{protocol}/stream/{stream_id}/asset/{asset_id}'].post;
+    const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true });
+    const validate = ajv.compile({
+      ...op.responses['200'].content['application/json'].schema,
+      components: doc.components,
+    });
+    t.ok(validate(first.body), 'the 200 answer validates', { errors: validate.errors?.slice(0, 3) });
+    t.ok(op.responses['200'].headers['X-Request-Id'], 'X-Request-Id described');
+    t.ok(first.headers['x-request-id'], 'and sent');
+  });
 
   t.test('the cache_url and its playlists, from this instance and from another', async (t) => {
     const master = await call(a.url, 'GET', new URL(cacheUrl).pathname);

@@ -144,8 +144,13 @@ t.test('operator read APIs', async (t) => {
   t.equal(list.status, 200);
   t.equal(list.body.total_results, 5);
   t.equal(list.body.results.length, 2);
+  t.ok(
+    list.body.results.every((s: { id: string; stream_id: string }) => s.id === s.stream_id),
+    'each stream answers its key as id (issue 25 item 7)',
+  );
   const one = await call(service.url, 'GET', '/api/v1/streams/ops3%3ALOC', { token: tok });
   t.match(one.body, {
+    id: 'ops3:LOC',
     stream_id: 'ops3:LOC',
     event_id: ev,
     flow: 'dai',

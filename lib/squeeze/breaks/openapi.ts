@@ -1,5 +1,5 @@
 /** The squeezeback player endpoints in the OpenAPI document: `/vast` and `/beacon`. */
-import { answer, problemResponses, type Operations } from '../../http/openapi.js';
+import { answer, preflightOperation, problemResponses, type Operations } from '../../http/openapi.js';
 
 const text = { type: 'string' };
 const beacon = (method: string) => ({
@@ -31,10 +31,11 @@ const vast = (method: 'get' | 'head') => ({
 });
 
 export const playerOperations: Operations = {
-  '/vast': { get: vast('get'), head: vast('head') },
+  '/vast': { get: vast('get'), head: vast('head'), options: preflightOperation('optionsVast', 'GET, HEAD, OPTIONS') },
   '/beacon': {
     get: beacon('get'),
     head: beacon('head'),
     post: { ...beacon('post'), requestBody: { required: false, content: { '*/*': { schema: text } } } },
+    options: preflightOperation('optionsBeacon', 'GET, HEAD, POST, OPTIONS'),
   },
 };

@@ -14,7 +14,7 @@ import type { BreakService } from './service.js';
 
 const PATH = '/api/v1/squeeze-ad-break';
 
-/** A break as answered (service.ts `view`): `id`, and `break_id` for existing clients. */
+/** A break as answered (service.ts `view`), also by the POST/PUT that start one: `id`, and `break_id` for existing clients. */
 const breakAnswer = {
   type: 'object',
   required: ['id', 'break_id', 'status', 'event_id', 'start_time', 'end_time', 'break_duration'],
@@ -32,7 +32,7 @@ export function breakRoutes(breaks: BreakService): Route[] {
       body: 'json',
       summary: 'Start a squeeze break on an event (curated ads, else the ad server); 409 while one is in progress',
       errors: [404, 409, 422, 502, 504],
-      schema: { body: breakInput },
+      schema: { body: breakInput, response: breakAnswer },
       handler: async (_r, body) => ({ json: await breaks.create(validateEvent(body), 'event') }),
     },
     {
@@ -42,7 +42,7 @@ export function breakRoutes(breaks: BreakService): Route[] {
       summary:
         "Start a squeeze break on an event's DAI streams (optionally stream_ids), deciding ads per stream from its targeting; 422 when no live stream matches",
       errors: [404, 409, 422, 502, 504],
-      schema: { body: daiBreakInput },
+      schema: { body: daiBreakInput, response: breakAnswer },
       handler: async (_r, body) => ({ json: await breaks.create(validateDai(body), 'streams') }),
     },
     {
