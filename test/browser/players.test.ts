@@ -158,6 +158,12 @@ async function playThroughBreak<S extends PlayerState>(
   const fail = async (err: Error) => {
     throw new Error(`${err.message}: ${describe(await stateOf(page))}`);
   };
+  // A fatal player error ends the play at once: nothing waited for can come after it.
+  const live = async () => {
+    const s = await stateOf<S>(page);
+    if (s.fatal) throw new Error(`fatal ${s.player ?? 'player'} error ${s.fatal}`);
+    return s;
+  };
   await until('playback started', async () => (await stateOf(page)).started, deadlineFor(delay * SEG)).catch(fail);
   // Stalls are counted from here: what the test asserts is playback across the break, not how a
   // busy machine starts a live stream (a start-up stall is the player's buffering, not the break).
@@ -171,7 +177,7 @@ async function playThroughBreak<S extends PlayerState>(
   const composed = await until(
     'a composed fragment on screen',
     async () => {
-      const c = (await stateOf(page)).frags.filter(isComposed);
+      const c = (await live()).frags.filter(isComposed);
       return c.length > 0 && c;
     },
     deadlineFor(2 * delay * SEG),
@@ -192,7 +198,7 @@ async function playThroughBreak<S extends PlayerState>(
   const after = await until(
     'content again, 2 s past the cue-in',
     async () => {
-      const s = await stateOf<S>(page);
+      const s = await live();
       const lastComposed = s.frags.map(isComposed).lastIndexOf(true);
       const back = s.frags.slice(lastComposed + 1).find((f) => !isComposed(f));
       return lastComposed >= 0 && back && s.currentTime > back.start + 2 && s;
