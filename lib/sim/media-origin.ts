@@ -29,13 +29,23 @@ export class MediaOriginSim extends HttpSim {
   /** Requests per path, to check who read what. */
   readonly requests = new Map<string, number>();
 
-  constructor(private readonly opts: MediaOriginOptions) {
+  /** A copy: restart() may change its shape. */
+  private readonly opts: MediaOriginOptions;
+
+  constructor(opts: MediaOriginOptions) {
     super();
+    this.opts = { ...opts };
     this.restart();
   }
 
-  /** Starts the timeline again from segment 0 (a new live event over the same segments). */
-  restart(): void {
+  /**
+   * Starts the timeline again from segment 0 (a new live event over the same segments). `shape`
+   * changes how many segments are published at once and listed from now on: a test that measured
+   * its live-edge delay anew needs that much more content at the start (test/browser/players).
+   */
+  restart(shape: Pick<MediaOriginOptions, 'published' | 'windowSegments'> = {}): void {
+    if (shape.published !== undefined) this.opts.published = shape.published;
+    if (shape.windowSegments !== undefined) this.opts.windowSegments = shape.windowSegments;
     this.epochMs = Date.now() - ((this.opts.published ?? 4) - 0.5) * this.opts.segmentSec * 1000;
   }
 

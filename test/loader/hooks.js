@@ -1,17 +1,18 @@
 /**
  * Module hooks (registered by ./register.js): a test file's TypeScript, and the lib/ TypeScript it
- * imports, transpiled once and kept on disk by content. tap's ts-node transpiles every module again
- * in every test file's process: ~2 s of CPU for a file that imports nothing of ours, ~5 s for one
- * that starts the service, times 120 files on a 2-core machine. Transpile-only, like ts-node under
- * tap (types are checked by `npm run lint`); resolution stays ts-node's (`.js` specifiers that name
- * `.ts` files). A cache entry is named by the hash of the TypeScript version, the compiler options,
- * this file, the path and the source, so an edit or an upgrade is never served stale.
+ * imports, resolved and transpiled here, the output kept on disk by content. tap's ts-node
+ * transpiled every module again in every test file's process (~2 s of CPU for a file that imports
+ * nothing of ours, ~5 s for one that starts the service, times 120 files on a 2-core machine), and
+ * merely importing it cost ~1 s per process, so tap's TypeScript plugin is off. Transpile-only
+ * (types are checked by `npm run lint`). A cache entry is named by the hash of the TypeScript
+ * version, the compiler options, this file, the path and the source, so an edit or an upgrade is
+ * never served stale; TEST_TS_CACHE=0 transpiles every time and keeps nothing.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const cacheDir = path.join(root, 'node_modules', '.cache', 'test-ts');
@@ -19,6 +20,7 @@ const require = createRequire(import.meta.url);
 const tsVersion = JSON.parse(readFileSync(require.resolve('typescript/package.json'), 'utf8')).version;
 const tsconfig = readFileSync(path.join(root, 'tsconfig.json'), 'utf8');
 // This file is in the salt too: a change to the options below is never served from old entries.
+const noCache = process.env['TEST_TS_CACHE'] === '0';
 const salt = `${tsVersion}\0${tsconfig}\0${readFileSync(fileURLToPath(import.meta.url), 'utf8')}\0`;
 
 /** The compiler and the project's options, loaded on the first miss only: a warm cache never loads TypeScript. */
@@ -56,9 +58,11 @@ export async function load(url, context, nextLoad) {
   const cached = path.join(cacheDir, `${key}.js`);
   let js;
   try {
+    if (noCache) throw new Error('TEST_TS_CACHE=0');
     js = readFileSync(cached, 'utf8');
   } catch {
     js = transpile(file, source);
+    if (noCache) return { format: 'module', source: js, shortCircuit: true };
     // Write then rename: files running in parallel may transpile the same module; a reader sees a whole entry or none.
     mkdirSync(cacheDir, { recursive: true });
     const tmp = `${cached}.${process.pid}.${Math.random().toString(36).slice(2)}`;
@@ -66,4 +70,19 @@ export async function load(url, context, nextLoad) {
     renameSync(tmp, cached);
   }
   return { format: 'module', source: js, shortCircuit: true };
+}
+
+/**
+ * A `.js` specifier of the project's own that names a `.ts` file (NodeNext style: `./x.js` for
+ * `x.ts`) resolves here: Node's resolver does not know that spelling, and ts-node, which did, is
+ * not loaded. Anything else (packages, real `.js` files) goes to Node's resolver.
+ */
+export async function resolve(specifier, context, nextResolve) {
+  if (context.parentURL?.startsWith('file:') && /^\.{1,2}\/.*\.js$/.test(specifier)) {
+    const url = new URL(specifier, context.parentURL);
+    const ts = fileURLToPath(url).replace(/\.js$/, '.ts');
+    if (ts.startsWith(root + path.sep) && !ts.includes(`${path.sep}node_modules${path.sep}`) && existsSync(ts))
+      return { url: pathToFileURL(ts).href, format: 'module', shortCircuit: true };
+  }
+  return nextResolve(specifier, context);
 }

@@ -149,24 +149,28 @@ t.test('squeezeback sources: no PDT, a media playlist, percent-encoded paths', a
   const sidOf = (body: string, path = 'variant/720p.m3u8') =>
     new RegExp(`^(\\d{9})/${path.replace('.', '\\.')}$`, 'm').exec(body)?.[1];
 
-  await t.test('a source without PDT is squeezed (squeezeback flow)', async (t) => {
-    const m = await get(`${a.url}/squeezeback/SBN/master.m3u8?kv=np`);
-    t.equal(m.status, 200);
-    const sid = sidOf(m.body)!;
-    t.ok(sid, 'a stream');
-    await Promise.all([a.streams.flush(), b.streams.flush()]);
-    await squeezedRun(t, sbn, sid, (s) => `${s.url}/squeezeback/SBN/${sid}/variant/720p.m3u8`);
-  });
+  // The two PDT-less runs are on events and streams of their own and wait on the real clock (two
+  // 6 s breaks): they run side by side, each a buffered subtest of its own.
+  await t.test('sources without PDT, both flows at once', { jobs: 2 }, async (t) => {
+    t.test('a source without PDT is squeezed (squeezeback flow)', async (t) => {
+      const m = await get(`${a.url}/squeezeback/SBN/master.m3u8?kv=np`);
+      t.equal(m.status, 200);
+      const sid = sidOf(m.body)!;
+      t.ok(sid, 'a stream');
+      await Promise.all([a.streams.flush(), b.streams.flush()]);
+      await squeezedRun(t, sbn, sid, (s) => `${s.url}/squeezeback/SBN/${sid}/variant/720p.m3u8`);
+    });
 
-  await t.test('a source without PDT is squeezed (DAI flow)', async (t) => {
-    t.equal((await get(`${a.url}/dai/adproxy?stream_id=DNP1&asset_key=DN&imafw_kv=dai`)).status, 200);
-    await Promise.all([a.streams.flush(), b.streams.flush()]);
-    await squeezedRun(
-      t,
-      dn,
-      'DNP1',
-      (s) => `${s.url}/dai/manifest/linear/hls/event/DN/stream/DNP1/nopdt/variant/720p.m3u8`,
-    );
+    t.test('a source without PDT is squeezed (DAI flow)', async (t) => {
+      t.equal((await get(`${a.url}/dai/adproxy?stream_id=DNP1&asset_key=DN&imafw_kv=dai`)).status, 200);
+      await Promise.all([a.streams.flush(), b.streams.flush()]);
+      await squeezedRun(
+        t,
+        dn,
+        'DNP1',
+        (s) => `${s.url}/dai/manifest/linear/hls/event/DN/stream/DNP1/nopdt/variant/720p.m3u8`,
+      );
+    });
   });
 
   await t.test('a source that is a media playlist: a master of one variant', async (t) => {

@@ -222,7 +222,9 @@ t.test('squeezeback breaks end to end', async (t) => {
     async (t) => {
       ads.hits.length = 0;
       const requestsBefore = ads.requests.length;
-      const started = await api(b, 'PUT', 'squeeze-ad-break', { event_id: eventId, break_duration: 4 * SEG });
+      // Long enough to still be running after the waits below on a busy machine (the VAST is answered
+      // and the break extended only while it runs); the DELETE ends it at the next segment boundary.
+      const started = await api(b, 'PUT', 'squeeze-ad-break', { event_id: eventId, break_duration: 15 * SEG });
       t.equal(started.status, 200, JSON.stringify(started.body));
       t.match(started.body, { status: 'scheduled', decision: { source: 'vmap' }, streams: 2 });
       t.equal(started.body.assignments.length, 1, 'two streams given the same creatives share one assignment');
@@ -282,8 +284,8 @@ t.test('squeezeback breaks end to end', async (t) => {
 
       const extended = await api(a, 'POST', `squeeze-ad-break/${id}/extend`, { additional_sec: 2 * SEG });
       t.equal(extended.status, 200);
-      t.equal(extended.body.break_duration, 6 * SEG);
-      t.equal(extended.body.segments.length, 6);
+      t.equal(extended.body.break_duration, 17 * SEG);
+      t.equal(extended.body.segments.length, 17);
       const ended = await api(b, 'DELETE', `squeeze-ad-break/${id}`);
       t.equal(ended.status, 200);
       t.equal(ended.body.status, 'cancelled');
