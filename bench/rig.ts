@@ -316,9 +316,12 @@ export function recordRig(rows: RigRow[], runs: number, quick: boolean): void {
     '',
     '',
   ].join('\n');
+  // Replaces its own section only, up to the next heading of its level (a later section, such as the
+  // CDN cases, survives); without one, it goes before the notes.
   const start = old.indexOf(RIG_HEADING);
   const notes = old.indexOf('## Notes');
-  const next = notes === -1 ? old.length : notes;
+  const after = start === -1 ? -1 : old.indexOf('\n## ', start + RIG_HEADING.length);
+  const next = start === -1 ? (notes === -1 ? old.length : notes) : after === -1 ? old.length : after + 1;
   const updated =
     start === -1 ? old.slice(0, next) + section + old.slice(next) : old.slice(0, start) + section + old.slice(next);
   writeFileSync(file, updated);
