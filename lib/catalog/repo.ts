@@ -143,10 +143,12 @@ const NESTED = ['renditions', 'thumbnails', 'cue_points', 'extras'] as const;
 
 /**
  * An item as answered: its nested fields as JSON, never as JSON-encoded strings (issue 25).
- * upsert() hands them to jsonb as JSON text, so rows written so far read back as strings.
+ * upsert() hands them to jsonb as JSON text, so rows written so far read back as strings. `id` is
+ * the guid, as every resource answers an `id` (issue 25 item 7): unique within its brand, the last
+ * segment of the item's path `/api/v1/catalog/{brand_name}/{guid}`.
  */
 function nestedAsJson(row: Record<string, unknown>): Record<string, unknown> {
-  const out = { ...row };
+  const out: Record<string, unknown> = { id: row['guid'], ...row };
   for (const k of NESTED) {
     const v = out[k];
     if (typeof v === 'string') {

@@ -51,8 +51,12 @@ function brandName(raw: string | undefined): string {
 /** An item as answered; its nested fields are JSON (issue 25). */
 const catalogItem = {
   type: 'object',
-  required: ['brand_name', 'guid', 'renditions', 'thumbnails', 'cue_points', 'extras'],
+  required: ['id', 'brand_name', 'guid', 'renditions', 'thumbnails', 'cue_points', 'extras'],
   properties: {
+    id: {
+      type: 'string',
+      description: 'The guid: unique within the brand (the path is /api/v1/catalog/{brand_name}/{guid})',
+    },
     brand_name: { type: 'string' },
     guid: { type: 'string' },
     content_id: { type: ['string', 'null'] },

@@ -51,6 +51,8 @@ t.test('catalog push', async (t) => {
     const one = await call(service.url, 'GET', `/api/v1/catalog/acme/${encodeURIComponent(item.guid)}`, { token: jwt });
     t.equal(one.status, 200);
     t.equal(one.body.guid, item.guid);
+    t.equal(one.body.id, item.guid, 'issue 25: the item answers id (its guid, unique within the brand)');
+    t.equal(item.id, item.guid, 'in the list too');
     // issue 25: nested fields are JSON, not JSON-encoded strings, in the list and in the item
     for (const it of [item, one.body]) {
       t.ok(Array.isArray(it.renditions), 'renditions is an array');
