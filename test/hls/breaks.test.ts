@@ -24,6 +24,21 @@ const rules = {
 };
 const now = shape.epochMs + 1000 * 6000 + 500; // live edge: seq 1000, window 971..1000
 const at = (seq: number) => shape.epochMs + seq * 6000;
+
+/**
+ * The breaks the overlap tests place against the pod (segments 977–979): starts from 3 segments
+ * before it to 3 after, lengths 1–9 segments, on a segment boundary and mid-segment; so starting
+ * before/inside/after the pod, ending before/inside/after it, and covering it whole. 180 windows.
+ */
+function* breaksAroundPod() {
+  for (let startSeq = 974; startSeq <= 983; startSeq++)
+    for (let len = 1; len <= 9; len++)
+      for (const offsetMs of [0, 2500])
+        yield {
+          window: { startMs: at(startSeq) + offsetMs, endMs: at(startSeq + len) + offsetMs, durationSec: len * 6 },
+          label: `${startSeq}+${len}${offsetMs ? ' (mid-segment)' : ''}`,
+        };
+}
 const media = () => splitLines(rewritePlaylist(livePlaylist('ev', now, shape), rules).text);
 const squeezedUri = (u: string) => u.replace('https://origin.example.org/content/', 'https://objects.example.com/sqz/');
 
@@ -390,50 +405,38 @@ t.test(
     t.match(pod, /ad_17_977\.ts[\s\S]*ad_19_979\.ts\n#EXT-X-CUE-IN\n$/, 'the pod read from the source');
     let cases = 0;
     const failures: string[] = [];
-    // Break start from 3 segments before the pod to 3 after it, lengths 1–9 segments: starting
-    // before/inside/after the pod, ending before/inside/after it, and covering it whole.
-    for (let startSeq = 974; startSeq <= 983; startSeq++) {
-      for (let len = 1; len <= 9; len++) {
-        for (const offsetMs of [0, 2500]) {
-          const window = {
-            startMs: at(startSeq) + offsetMs,
-            endMs: at(startSeq + len) + offsetMs,
-            durationSec: len * 6,
-          };
-          const name = `break ${startSeq}+${len}${offsetMs ? ' (mid-segment)' : ''}`;
-          for (const [form, text] of [
-            ['lines', joinLines(applyBreak(lines, window, squeezedUri, isContent).lines)],
-            ['text', applyBreakText(source, window, squeezedUri, isContent).text],
-          ] as const) {
-            cases++;
-            const nesting = cueNesting(text);
-            if (nesting.length) failures.push(`${name} (${form}): ${nesting.join('; ')}`);
-            if (!text.includes(pod)) failures.push(`${name} (${form}): the pod's lines changed`);
-            const out = parseMedia(splitLines(text));
-            if (out.segments.length !== p.segments.length) failures.push(`${name} (${form}): segment count`);
-            // Rule 4: every ad segment stays; every content segment in the window is squeezed, no other.
-            p.segments.forEach((s, i) => {
-              const got = out.segments[i]!.uri;
-              const inWindow = s.pdt! >= window.startMs - 1 && s.pdt! < window.endMs - 1;
-              const want = isContent(s.uri) && inWindow ? squeezedUri(s.uri) : s.uri;
-              if (got !== want) failures.push(`${name} (${form}): segment ${i} is ${got}, wanted ${want}`);
-            });
-            // Each run of squeezed segments is opened by one CUE-OUT and, when it ends inside the playlist, closed by one CUE-IN.
-            const runs = out.segments.reduce(
-              (n, s, i) =>
-                n +
-                (s.uri.startsWith('https://objects.example.com/') &&
-                !out.segments[i - 1]?.uri.startsWith('https://objects.example.com/')
-                  ? 1
-                  : 0),
-              0,
-            );
-            const podOut = 2; // the pods at 977 and 997 keep their own CUE-OUT and CUE-IN
-            const cueOuts = splitLines(text).filter((l) => /^#EXT-X-CUE-OUT:/.test(l)).length;
-            if (cueOuts !== runs + podOut)
-              failures.push(`${name} (${form}): ${cueOuts} CUE-OUT for ${runs} squeezed runs`);
-          }
-        }
+    for (const { window, label } of breaksAroundPod()) {
+      const name = `break ${label}`;
+      for (const [form, text] of [
+        ['lines', joinLines(applyBreak(lines, window, squeezedUri, isContent).lines)],
+        ['text', applyBreakText(source, window, squeezedUri, isContent).text],
+      ] as const) {
+        cases++;
+        const nesting = cueNesting(text);
+        if (nesting.length) failures.push(`${name} (${form}): ${nesting.join('; ')}`);
+        if (!text.includes(pod)) failures.push(`${name} (${form}): the pod's lines changed`);
+        const out = parseMedia(splitLines(text));
+        if (out.segments.length !== p.segments.length) failures.push(`${name} (${form}): segment count`);
+        // Rule 4: every ad segment stays; every content segment in the window is squeezed, no other.
+        p.segments.forEach((s, i) => {
+          const got = out.segments[i]!.uri;
+          const inWindow = s.pdt! >= window.startMs - 1 && s.pdt! < window.endMs - 1;
+          const want = isContent(s.uri) && inWindow ? squeezedUri(s.uri) : s.uri;
+          if (got !== want) failures.push(`${name} (${form}): segment ${i} is ${got}, wanted ${want}`);
+        });
+        // Each run of squeezed segments is opened by one CUE-OUT and, when it ends inside the playlist, closed by one CUE-IN.
+        const runs = out.segments.reduce(
+          (n, s, i) =>
+            n +
+            (s.uri.startsWith('https://objects.example.com/') &&
+            !out.segments[i - 1]?.uri.startsWith('https://objects.example.com/')
+              ? 1
+              : 0),
+          0,
+        );
+        const podOut = 2; // the pods at 977 and 997 keep their own CUE-OUT and CUE-IN
+        const cueOuts = splitLines(text).filter((l) => /^#EXT-X-CUE-OUT:/.test(l)).length;
+        if (cueOuts !== runs + podOut) failures.push(`${name} (${form}): ${cueOuts} CUE-OUT for ${runs} squeezed runs`);
       }
     }
     t.equal(cases, 360, 'break/pod overlaps rendered in both forms');
@@ -477,33 +480,23 @@ t.test(
       const source = rewritePlaylist(livePlaylist('ev', at(live) + 500, podShape), rules).text;
       const p = parseMedia(splitLines(source));
       const pods = podSlices(source);
-      for (let startSeq = 974; startSeq <= 983; startSeq++) {
-        for (let len = 1; len <= 9; len++) {
-          for (const offsetMs of [0, 2500]) {
-            const window = {
-              startMs: at(startSeq) + offsetMs,
-              endMs: at(startSeq + len) + offsetMs,
-              durationSec: len * 6,
-            };
-            const name = `edge ${live}, break ${startSeq}+${len}${offsetMs ? ' (mid-segment)' : ''}`;
-            for (const [form, text] of [
-              ['lines', joinLines(applyBreak(splitLines(source), window, squeezedUri, isContent).lines)],
-              ['text', applyBreakText(source, window, squeezedUri, isContent).text],
-            ] as const) {
-              cases++;
-              // The window's first segment may carry the CUE-IN of a pod above it: allowed there only.
-              const nesting = cueNesting(text).filter((n) => n !== 'CUE-IN with no cue open before segment 0');
-              if (nesting.length) failures.push(`${name} (${form}): ${nesting.join('; ')}`);
-              for (const pod of pods)
-                if (!text.includes(pod)) failures.push(`${name} (${form}): a pod's lines changed`);
-              const out = parseMedia(splitLines(text));
-              p.segments.forEach((s, i) => {
-                const inWindow = s.pdt! >= window.startMs - 1 && s.pdt! < window.endMs - 1;
-                const want = isContent(s.uri) && inWindow ? squeezedUri(s.uri) : s.uri;
-                if (out.segments[i]?.uri !== want) failures.push(`${name} (${form}): segment ${i} changed wrongly`);
-              });
-            }
-          }
+      for (const { window, label } of breaksAroundPod()) {
+        const name = `edge ${live}, break ${label}`;
+        for (const [form, text] of [
+          ['lines', joinLines(applyBreak(splitLines(source), window, squeezedUri, isContent).lines)],
+          ['text', applyBreakText(source, window, squeezedUri, isContent).text],
+        ] as const) {
+          cases++;
+          // The window's first segment may carry the CUE-IN of a pod above it: allowed there only.
+          const nesting = cueNesting(text).filter((n) => n !== 'CUE-IN with no cue open before segment 0');
+          if (nesting.length) failures.push(`${name} (${form}): ${nesting.join('; ')}`);
+          for (const pod of pods) if (!text.includes(pod)) failures.push(`${name} (${form}): a pod's lines changed`);
+          const out = parseMedia(splitLines(text));
+          p.segments.forEach((s, i) => {
+            const inWindow = s.pdt! >= window.startMs - 1 && s.pdt! < window.endMs - 1;
+            const want = isContent(s.uri) && inWindow ? squeezedUri(s.uri) : s.uri;
+            if (out.segments[i]?.uri !== want) failures.push(`${name} (${form}): segment ${i} changed wrongly`);
+          });
         }
       }
     }
