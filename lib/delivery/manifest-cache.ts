@@ -39,6 +39,10 @@ export interface CacheHit {
   value: Rendered;
   /** Seconds since the entry was fetched, when served from the cache. */
   ageSec?: number;
+  /** The same in milliseconds: a rendering derived from a cached one is fresh only for what is left of it. */
+  ageMs?: number;
+  /** Served past its fresh lifetime because the upstream failed. */
+  stale?: true;
 }
 
 export type LoadDone = (err: unknown, value?: Rendered) => void;
@@ -89,9 +93,10 @@ export class ManifestCache {
   /** The fresh entry for key, synchronously (the hot path's fast lane), or undefined. */
   fresh(key: string, now = Date.now()): CacheHit | undefined {
     const entry = this.entries.get(key);
-    if (!entry || now - entry.storedAt >= entry.value.freshMs) return undefined;
+    const ageMs = entry ? now - entry.storedAt : 0;
+    if (!entry || ageMs >= entry.value.freshMs) return undefined;
     this.hits++;
-    return { value: entry.value, ageSec: Math.floor((now - entry.storedAt) / 1000) };
+    return { value: entry.value, ageSec: Math.floor(ageMs / 1000), ageMs };
   }
 
   /**
@@ -153,7 +158,7 @@ export class ManifestCache {
     const now = Date.now();
     if (!entry || now - entry.storedAt >= entry.value.staleMs) return undefined;
     this.staleServed++;
-    return { value: entry.value, ageSec: Math.floor((now - entry.storedAt) / 1000) };
+    return { value: entry.value, ageSec: Math.floor((now - entry.storedAt) / 1000), stale: true };
   }
 
   private store(key: string, value: Rendered): void {

@@ -27,7 +27,7 @@ import type { Logger } from '../log/index.js';
 import { isMediaPlaylist, mapMasterUris, singleVariantMaster, type UriRules } from '../hls/index.js';
 import type { EventSettings, EventSettingsSource } from '../delivery/event-settings.js';
 import type { BreakSource } from '../delivery/break-source.js';
-import type { ManifestCache, Rendered } from '../delivery/manifest-cache.js';
+import type { CacheHit, LoadDone, ManifestCache, Rendered } from '../delivery/manifest-cache.js';
 import { BodySlab } from '../delivery/body-slab.js';
 import { checkQuery } from '../delivery/query.js';
 import { UpstreamError, type UpstreamSink } from '../delivery/upstream.js';
@@ -331,21 +331,29 @@ export class PlayerFlow {
         }),
       );
     };
+    const derive = (done: LoadDone) => (err: unknown, base?: CacheHit) => {
+      if (!base || base.value.status !== 200 || base.value.text === undefined) return done(err, base?.value);
+      const isContent = (uri: string) => uri.startsWith(src.contentPrefix) || uri.startsWith(src.originPrefix);
+      const text =
+        this.deps.breaks.apply(base.value.text, eventId, streamId, isContent, 'squeezeback') ?? base.value.text;
+      // Its own forms (ETag, compressed bytes): the base's, when it was answered already, are another body's.
+      const own: Rendered = { ...base.value, body: this.bodies.store(text), text: undefined, forms: undefined };
+      // A stale base (the origin failing): this copy is answered with the base's age and not cached
+      // as fresh, so it is never served as newer than it is, nor beyond the base's stale window.
+      if (base.stale) Object.assign(own, { freshMs: 0, staleAgeSec: base.ageSec });
+      // A base from the micro-cache: the copy is fresh only for what is left of the base's lifetime.
+      else if (base.ageMs) own.freshMs = Math.max(0, own.freshMs - base.ageMs);
+      done(undefined, own);
+    };
+    // Every break assignment renders from the one base: a group whose rendering expired takes the
+    // base from the micro-cache while it is fresh, not from the origin again (issue 27).
     const load = !renderKey
       ? fetchBase
-      : (done: (err: unknown, value?: Rendered) => void) =>
-          this.deps.cache.load(baseKey, fetchBase, (err, base) => {
-            if (!base || base.value.status !== 200 || base.value.text === undefined) return done(err, base?.value);
-            const isContent = (uri: string) => uri.startsWith(src.contentPrefix) || uri.startsWith(src.originPrefix);
-            const text =
-              this.deps.breaks.apply(base.value.text, eventId, streamId, isContent, 'squeezeback') ?? base.value.text;
-            // Its own forms (ETag, compressed bytes): the base's, when it was answered already, are another body's.
-            const own: Rendered = { ...base.value, body: this.bodies.store(text), text: undefined, forms: undefined };
-            // A stale base (the origin failing): this copy is answered with the base's age and not cached
-            // as fresh, so it is never served as newer than it is, nor beyond the base's stale window.
-            if (base.ageSec !== undefined) Object.assign(own, { freshMs: 0, staleAgeSec: base.ageSec });
-            done(undefined, own);
-          });
+      : (done: LoadDone) => {
+          const base = this.deps.cache.fresh(baseKey);
+          if (base) derive(done)(undefined, base);
+          else this.deps.cache.load(baseKey, fetchBase, derive(done));
+        };
     this.deps.cache.load(key, load, (err, h) =>
       h
         ? this.answer(ex, h.value, h.ageSec ?? h.value.staleAgeSec, conditions, dateKey)

@@ -33,12 +33,20 @@ t.test('collapsing, freshness, stale on failure, eviction', async (t) => {
     all.map((h) => h.value.body.toString()),
     ['v1', 'v1', 'v1'],
   );
-  t.equal(cache.fresh('a')?.value.body.toString(), 'v1');
+  const fresh = cache.fresh('a', Date.now() + 10);
+  t.equal(fresh?.value.body.toString(), 'v1');
+  t.ok(
+    fresh!.ageMs! >= 10 && fresh!.ageMs! < 50,
+    'a fresh hit tells its age in ms (what a derived rendering has left)',
+  );
+  t.notOk(fresh!.stale, 'and is not stale');
+  t.notOk(all[0]!.stale, 'nor is a loaded one');
   await new Promise((r) => setTimeout(r, 60));
   t.equal(cache.fresh('a'), undefined, 'no longer fresh');
   const stale = await load('a', async () => fail());
   t.equal(stale.value.body.toString(), 'v1', 'a 5xx serves the last good one');
   t.type(stale.ageSec, 'number');
+  t.equal(stale.stale, true, 'marked stale');
   const thrown = await load('a', async () => Promise.reject(new Error('down')));
   t.equal(thrown.value.body.toString(), 'v1', 'so does a thrown load');
   await t.rejects(

@@ -351,6 +351,20 @@ t.test('squeezeback player flow', async (t) => {
         'identical squeezed variants on A and B',
         async () => (await variant(a, s1!)).body === (await variant(b, s1!)).body,
       );
+      // Issue 27: streams with different break assignments render from one origin fetch per fresh
+      // period (the origin's playlist is fresh for 1 s here): once both renderings have expired,
+      // the second stream's takes the base the first one's fetched. A stream outside the break has
+      // an assignment of its own (none).
+      const s3 = sidOf((await master(a, 's=viewer3')).body);
+      t.ok(s3, 'a stream outside the break');
+      for (let i = 0; i < 2; i++) {
+        await sleep(1100);
+        const before = sim.requests.get('/source/variant/720p.m3u8') ?? 0;
+        await variant(a, s1!);
+        await variant(a, s3!);
+        const fetched = (sim.requests.get('/source/variant/720p.m3u8') ?? 0) - before;
+        t.equal(fetched, 1, 'two break assignments, one origin fetch');
+      }
       await sleep(1500);
       t.equal(
         ads.hits.slice(hitsBefore).filter((h) => h.s === 'viewer1' || h.s === 'viewer2').length,
