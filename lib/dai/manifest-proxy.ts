@@ -24,6 +24,7 @@ import { checkQuery } from '../delivery/query.js';
 import { Upstream, UpstreamError } from '../delivery/upstream.js';
 import { ManifestCache, type LoadDone, type Rendered } from '../delivery/manifest-cache.js';
 import { BodySlab } from '../delivery/body-slab.js';
+import { RenderMemo } from '../delivery/render-memo.js';
 import { ManifestFetch, bodyFor, problemRendered } from '../delivery/manifest-fetch.js';
 import { guardMethods } from '../http/methods.js';
 import { requestIdOf } from '../http/request-id.js';
@@ -81,6 +82,9 @@ export class ManifestProxy {
   private readonly durations;
   private readonly paths = new Map<string, KnownPath>();
   private readonly bodies = new BodySlab();
+  /** Media playlists whose upstream bytes repeat across streams are rendered once (lib/delivery/render-memo.ts). */
+  private readonly memo = new RenderMemo();
+  private readonly memoOptions = Object.freeze({ memo: this.memo });
   /** Renderings are shared (compressed once); VOD ones are dated (lib/delivery/vod-dates.ts). */
   private readonly forms: VodForms;
 
@@ -115,6 +119,11 @@ export class ManifestProxy {
       'dai_manifest_cache_not_admitted',
       'Renderings not cached: first fetch of their URL while the cache was half full',
       () => deps.cache.notAdmitted,
+    );
+    deps.metrics.counterFuncs(
+      'dai_manifest_render_memo_hits_total',
+      'Media playlists answered with the rendering of identical upstream bytes another stream fetched',
+      [[{}, () => this.memo.hits]],
     );
     // The text fast paths and how often they handed a playlist to the line-based reference (lib/hls/stats.ts).
     deps.metrics.counterFuncs(
@@ -336,7 +345,15 @@ export class ManifestProxy {
     this.deps.upstream.get(
       upstreamPath,
       UPSTREAM_HEADERS,
-      new ManifestFetch(target, settings, rules, this.deps.breaks, this.bodies, done),
+      new ManifestFetch(
+        target,
+        settings,
+        rules,
+        this.deps.breaks,
+        this.bodies,
+        done,
+        target.kind === 'media' ? this.memoOptions : undefined,
+      ),
       xff,
     );
   }

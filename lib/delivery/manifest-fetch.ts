@@ -9,7 +9,8 @@ import { PlaylistRewriter, trimThenRewrite, type TrimOptions, type UriRules } fr
 import { rewriteMpd, trimMpdWindow } from '../dash/index.js';
 import { UpstreamError, type UpstreamSink } from './upstream.js';
 import type { LoadDone, Rendered } from './manifest-cache.js';
-import type { BodySlab } from './body-slab.js';
+import { ownBytes, type BodySlab } from './body-slab.js';
+import type { RenderMemo } from './render-memo.js';
 import type { EventSettings } from './event-settings.js';
 import type { BreakSource } from './break-source.js';
 
@@ -89,6 +90,8 @@ export interface FetchOptions {
   upstreamName?: string;
   /** Keep the rendered text on the result (for callers that render it further per stream). */
   keepText?: boolean;
+  /** Renderings of identical upstream media playlists, shared between streams (render-memo.ts). */
+  memo?: RenderMemo;
 }
 
 /**
@@ -127,7 +130,8 @@ export class ManifestFetch implements UpstreamSink {
   }
 
   data(chunk: Buffer): void {
-    if (this.hls && !this.trim) this.text += this.hls.push(chunk);
+    // Held whole when trimmed (the head depends on the end) or memoised (the bytes are the key).
+    if (this.hls && !this.trim && !this.opts.memo) this.text += this.hls.push(chunk);
     else this.chunks.push(chunk);
   }
 
@@ -185,32 +189,57 @@ export class ManifestFetch implements UpstreamSink {
       if (vod) this.markVod(out);
       return out;
     }
-    let text = this.trim ? trimThenRewrite(this.body().toString('utf8'), hls, this.trim) : this.text + hls.end();
-    if (!hls.valid)
-      throw new UpstreamError(
-        'failed',
-        `${this.opts.upstreamName ?? 'the DAI host'} answered something that is not a playlist (#EXTM3U missing)`,
-      );
-    if (hls.kind === 'media' && settings.eventId !== undefined && this.breaks) {
+    const memo = this.opts.memo;
+    const raw = memo || this.trim ? this.body() : undefined;
+    const found = memo && raw ? memo.find(settings, raw) : undefined;
+    let entry = typeof found === 'object' ? found : undefined;
+    let text: string;
+    let kind = hls.kind;
+    if (entry) {
+      text = entry.text;
+      kind = 'media'; // only valid media playlists are kept
+    } else {
+      text = raw ? this.rewrite(raw, hls) : this.text + hls.end();
+      if (!hls.valid)
+        throw new UpstreamError(
+          'failed',
+          `${this.opts.upstreamName ?? 'the DAI host'} answered something that is not a playlist (#EXTM3U missing)`,
+        );
+      kind = hls.kind;
+      // Kept when it depends on the bytes, the settings and the fixed rules alone: a live media playlist
+      // whose URIs did not resolve against its own URL.
+      if (typeof found === 'string' && kind === 'media' && !hls.usedPlaylistUrl && !isVodText(text))
+        entry = memo!.keep(settings, found, raw!, text);
+    }
+    let substituted = false;
+    if (kind === 'media' && settings.eventId !== undefined && this.breaks) {
       // Root-relative content segments were rewritten to the content origin: matched by path. Names
       // the variant gives relative to itself resolve under its directory on the DAI host, which
       // serves ads too: matched only when the output's time agrees as well (issue 30.2). The rest,
       // absolute URIs elsewhere, are the DAI host's ads (spec rule 4): never squeezed.
       const contentPrefix = `${rules.contentOrigin}/`;
       const ownDir = variantDir(rules.playlistUrl);
-      text =
-        this.breaks.apply(text, settings.eventId, this.target.streamId, (uri) =>
-          uri.startsWith(contentPrefix) ? true : uri.startsWith(ownDir) ? 'timed' : false,
-        ) ?? text;
+      const applied = this.breaks.apply(text, settings.eventId, this.target.streamId, (uri) =>
+        uri.startsWith(contentPrefix) ? true : uri.startsWith(ownDir) ? 'timed' : false,
+      );
+      if (applied !== undefined) {
+        text = applied;
+        substituted = true;
+      }
     }
+    // A memoised rendering is the answer whenever no break changed the text (its ETag and compressed forms with it).
+    const shared = entry && !substituted ? entry : undefined;
+    if (shared?.rendered && !this.opts.keepText) return shared.rendered;
     const td = targetDurationOf(text);
-    const vod = text.endsWith('#EXT-X-ENDLIST\n');
+    const vod = isVodText(text);
+    // A body the memo keeps gets memory of its own: a view would hold a whole slab of other bodies.
+    const body = shared ? ownBytes(text) : this.bodies.store(text);
     const out: Rendered =
-      hls.kind !== 'media'
+      kind !== 'media'
         ? {
             status: 200,
             headers: MASTER_HEADERS,
-            body: this.bodies.store(text),
+            body,
             freshMs: MASTER_FRESH_MS,
             staleMs: 2 * td * 1000,
             forms: undefined,
@@ -218,14 +247,20 @@ export class ManifestFetch implements UpstreamSink {
         : {
             status: 200,
             headers: vod ? VOD_HEADERS : mediaHeaders(td),
-            body: this.bodies.store(text),
+            body,
             freshMs: Math.min(1000, (td * 1000) / 2),
             staleMs: 2 * td * 1000,
             forms: undefined,
           };
     if (this.opts.keepText) out.text = text;
-    if (vod && hls.kind === 'media') this.markVod(out);
+    if (vod && kind === 'media') this.markVod(out);
+    if (shared && !this.opts.keepText) shared.rendered = out;
     return out;
+  }
+
+  /** The held body trimmed to the live window and rewritten, or rewritten whole. */
+  private rewrite(raw: Buffer, hls: PlaylistRewriter): string {
+    return this.trim ? trimThenRewrite(raw.toString('utf8'), hls, this.trim) : hls.push(raw) + hls.end();
   }
 
   /** A VOD rendering, with the upstream's date when it sent a valid one that is not in the future. */
@@ -234,6 +269,10 @@ export class ManifestFetch implements UpstreamSink {
     const at = this.lastModified === undefined ? NaN : Date.parse(this.lastModified);
     if (Number.isFinite(at) && at <= Date.now()) out.upstreamLastModified = at;
   }
+}
+
+function isVodText(text: string): boolean {
+  return text.endsWith('#EXT-X-ENDLIST\n');
 }
 
 /** The directory of a playlist URL (up to its last `/`), where its document-relative names resolve. */

@@ -64,6 +64,14 @@ export class PlaylistRewriter {
     this.originPrefix = rules.contentOrigin;
   }
 
+  /**
+   * Whether the output so far depends on the playlist's URL (a document-relative URI was resolved
+   * against it): otherwise it depends on the input and the rules' origins alone.
+   */
+  get usedPlaylistUrl(): boolean {
+    return this.uris.resolvedRelative;
+  }
+
   /** Rewrites every line this chunk completes; returns their output. */
   push(chunk: string | Uint8Array): string {
     let text: string;

@@ -67,6 +67,8 @@ function daiPrefixes(daiHost: string): string[] {
 export class UriRewriter {
   private readonly prefixes: string[];
   private base: string | undefined;
+  /** Whether a document-relative URI was resolved: the output then depends on the playlist's own URL. */
+  resolvedRelative = false;
 
   constructor(private readonly rules: UriRules) {
     this.prefixes = daiPrefixes(rules.daiHost);
@@ -113,6 +115,7 @@ export class UriRewriter {
   media(uri: string): string {
     if (uri.charCodeAt(0) === 47) return uri.charCodeAt(1) === 47 ? uri : this.rules.contentOrigin + uri;
     if (isAbsolute(uri)) return uri;
+    this.resolvedRelative = true;
     if (uri.startsWith('./') || uri.includes('../')) {
       try {
         return new URL(uri, this.rules.playlistUrl).href;

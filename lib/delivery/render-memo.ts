@@ -1,0 +1,89 @@
+/**
+ * Renderings of identical upstream playlists, shared by the streams that fetched them (issue 31).
+ *
+ * A live event's viewers pull per-stream URLs (a stream or session id in the path, a token in the
+ * query) whose upstream answers are, outside ad breaks, the same bytes: one window of the same
+ * content segments. Trimming, rewriting, storing and hashing (the ETag) those bytes again for every
+ * request was most of a distinct request's own work. A rendering depends on the upstream bytes,
+ * the event's settings (window, live-edge delay, content origin: one settings object per version)
+ * and the proxy's fixed rules; on the playlist's own URL only where a document-relative URI was
+ * resolved against it, and such renderings are not kept. Break substitution (per stream, timed)
+ * is applied after the memo, on every request.
+ *
+ * A fingerprint (the length and the last bytes, where a live playlist changes) finds a candidate,
+ * and the bytes are compared whole, so a rendering is reused only for equal input. An entry is made
+ * on its fingerprint's second sighting (the first costs a map slot, no copy), so per-session
+ * playlists that never repeat cost a lookup and no copies; each settings object's table is bounded
+ * by count and bytes, and emptied when full.
+ */
+import type { Rendered } from './manifest-cache.js';
+
+const MAX_ENTRIES = 256;
+const MAX_BYTES = 16 * 1024 * 1024;
+/** Larger upstream playlists are not kept (a DVR window is ~120 KB; this is eight of them). */
+const MAX_INPUT = 1024 * 1024;
+/** Trailing bytes in the fingerprint: the last segment's URI line, where a sliding window differs. */
+const TAIL = 48;
+
+/** One upstream playlist's rendering before break substitution, and the whole rendering once made. */
+export class MemoEntry {
+  /** The rendering answered when no break changed the text (set by the first such request). */
+  rendered: Rendered | undefined;
+
+  constructor(
+    readonly raw: Buffer,
+    readonly text: string,
+  ) {}
+}
+
+interface Table {
+  /** By fingerprint: the entry, or null for a fingerprint seen once. */
+  entries: Map<string, MemoEntry | null>;
+  bytes: number;
+}
+
+export class RenderMemo {
+  private readonly tables = new WeakMap<object, Table>();
+  hits = 0;
+
+  /**
+   * The entry for these bytes under scope (the event's settings object), or, when there is none,
+   * the fingerprint to keep() them under.
+   */
+  find(scope: object, raw: Buffer): MemoEntry | string {
+    const fingerprint = `${raw.length}:${raw.toString('latin1', Math.max(0, raw.length - TAIL))}`;
+    const entry = this.tables.get(scope)?.entries.get(fingerprint);
+    if (entry && entry.raw.equals(raw)) {
+      this.hits++;
+      return entry;
+    }
+    return fingerprint;
+  }
+
+  /** Keeps text as the rendering of raw when its fingerprint was seen before; the entry, if one was made. */
+  keep(scope: object, fingerprint: string, raw: Buffer, text: string): MemoEntry | undefined {
+    if (raw.length > MAX_INPUT) return undefined;
+    let table = this.tables.get(scope);
+    if (!table) this.tables.set(scope, (table = { entries: new Map(), bytes: 0 }));
+    if (table.entries.get(fingerprint) === undefined) {
+      this.reserve(table, fingerprint.length);
+      table.entries.set(fingerprint, null);
+      return undefined;
+    }
+    const copy = Buffer.allocUnsafeSlow(raw.length); // its own memory: never a view of a shared read buffer
+    raw.copy(copy);
+    const entry = new MemoEntry(copy, text);
+    // The input, its text, and the rendered body to come (about the text's size).
+    this.reserve(table, raw.length + 3 * text.length);
+    table.entries.set(fingerprint, entry);
+    return entry;
+  }
+
+  private reserve(table: Table, bytes: number): void {
+    if (table.entries.size >= MAX_ENTRIES || table.bytes + bytes > MAX_BYTES) {
+      table.entries.clear();
+      table.bytes = 0;
+    }
+    table.bytes += bytes;
+  }
+}
