@@ -229,7 +229,7 @@ export class ManifestFetch implements UpstreamSink {
     }
     // A memoised rendering is the answer whenever no break changed the text (its ETag and compressed forms with it).
     const shared = entry && !substituted ? entry : undefined;
-    if (shared?.rendered && !this.opts.keepText) return shared.rendered;
+    if (shared?.rendered) return shared.rendered; // made by the memo's owner, with its options
     const td = targetDurationOf(text);
     const vod = isVodText(text);
     // A body the memo keeps gets memory of its own: a view would hold a whole slab of other bodies.
@@ -254,7 +254,7 @@ export class ManifestFetch implements UpstreamSink {
           };
     if (this.opts.keepText) out.text = text;
     if (vod && kind === 'media') this.markVod(out);
-    if (shared && !this.opts.keepText) shared.rendered = out;
+    if (shared) shared.rendered = out;
     return out;
   }
 

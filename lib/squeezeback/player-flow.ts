@@ -29,6 +29,7 @@ import type { EventSettings, EventSettingsSource } from '../delivery/event-setti
 import type { BreakSource } from '../delivery/break-source.js';
 import type { CacheHit, LoadDone, ManifestCache, Rendered } from '../delivery/manifest-cache.js';
 import { BodySlab } from '../delivery/body-slab.js';
+import { RenderMemo } from '../delivery/render-memo.js';
 import { checkQuery } from '../delivery/query.js';
 import { UpstreamError, type UpstreamSink } from '../delivery/upstream.js';
 import { HLS_TYPE, MASTER_FRESH_MS, ManifestFetch, bodyFor, problemRendered } from '../delivery/manifest-fetch.js';
@@ -89,6 +90,8 @@ interface Source {
 export class PlayerFlow {
   private readonly sources = new WeakMap<EventSettings, Source>();
   private readonly bodies = new BodySlab();
+  /** An origin playlist fetched again with the same bytes (a stream's own query) is rendered once (lib/delivery/render-memo.ts). */
+  private readonly memo = new RenderMemo();
   private readonly streamsByBrand;
   private readonly brandCounters = new Map<string, Counter>();
   private readonly outcomes;
@@ -109,6 +112,11 @@ export class PlayerFlow {
       'Squeezeback-flow manifest requests by kind and status',
     );
     this.outcomes = (kind: string, status: number) => o.with({ kind, code: String(status) });
+    deps.metrics.counterFuncs(
+      'squeezeback_render_memo_hits_total',
+      'Origin playlists answered with the rendering of identical bytes fetched before (a stream-specific query)',
+      [[{}, () => this.memo.hits]],
+    );
   }
 
   mount(app: TemplatedApp): void {
@@ -328,6 +336,7 @@ export class PlayerFlow {
         new ManifestFetch({ kind: 'media' }, settings, rules, undefined, this.bodies, done, {
           upstreamName: 'the origin',
           keepText: true,
+          memo: this.memo,
         }),
       );
     };

@@ -197,6 +197,18 @@ t.test('squeezeback player flow', async (t) => {
     await Promise.all(Array.from({ length: 40 }, (_, i) => variant(i % 2 ? a : b, i % 3 ? s1! : s2!)));
     const fetched = (sim.requests.get('/source/variant/720p.m3u8') ?? 0) - before;
     t.ok(fetched <= 6, `40 requests of two streams on two instances cost ${fetched} origin fetches`);
+    // Issue 31: a stream's own query makes each request an origin fetch; equal bytes are rendered once.
+    const memoHits = async () =>
+      Number(/^squeezeback_render_memo_hits_total (\d+)/m.exec((await get(`${a.url}/metrics`)).body)?.[1]);
+    const hitsBefore = await memoHits();
+    let n = 0;
+    const bodies = await until('three answers from one origin playlist', async () => {
+      const three: string[] = [];
+      for (let i = 0; i < 3; i++) three.push((await variant(a, s1!, `variant/720p.m3u8?q=${++n}`)).body);
+      return three.every((b) => b === three[0]) && three;
+    });
+    t.match(bodies[0], new RegExp(`^${sim.url}/content/720p/seg_\\d+\\.ts$`, 'm'), 'rendered as without a query');
+    t.ok((await memoHits()) > hitsBefore, 'answered from the memo');
   });
 
   await t.test(
