@@ -209,7 +209,7 @@ export class ManifestFetch implements UpstreamSink {
       // Kept when it depends on the bytes, the settings and the fixed rules alone: a live media playlist
       // whose URIs did not resolve against its own URL.
       if (typeof found === 'string' && kind === 'media' && !hls.usedPlaylistUrl && !isVodText(text))
-        entry = memo!.keep(settings, found, raw!, text);
+        entry = memo!.keep(found, raw!, text);
     }
     let substituted = false;
     if (kind === 'media' && settings.eventId !== undefined && this.breaks) {

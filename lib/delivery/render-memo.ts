@@ -13,13 +13,13 @@
  * A fingerprint (the length and the last bytes, where a live playlist changes) finds a candidate,
  * and the bytes are compared whole, so a rendering is reused only for equal input. An entry is made
  * on its fingerprint's second sighting (the first costs a map slot, no copy), so per-session
- * playlists that never repeat cost a lookup and no copies; each settings object's table is bounded
- * by count and bytes, and emptied when full.
+ * playlists that never repeat cost a lookup and no copies; the memo is bounded by count and bytes
+ * (all events together) and emptied when full.
  */
 import type { Rendered } from './manifest-cache.js';
 
-const MAX_ENTRIES = 256;
-const MAX_BYTES = 16 * 1024 * 1024;
+const MAX_ENTRIES = 1024;
+const MAX_BYTES = 32 * 1024 * 1024;
 /** Larger upstream playlists are not kept (a DVR window is ~120 KB; this is eight of them). */
 const MAX_INPUT = 1024 * 1024;
 /** Trailing bytes in the fingerprint: the last segment's URI line, where a sliding window differs. */
@@ -36,14 +36,13 @@ export class MemoEntry {
   ) {}
 }
 
-interface Table {
-  /** By fingerprint: the entry, or null for a fingerprint seen once. */
-  entries: Map<string, MemoEntry | null>;
-  bytes: number;
-}
-
 export class RenderMemo {
-  private readonly tables = new WeakMap<object, Table>();
+  /** A number per scope (settings object) for the fingerprints; the scope itself is not held. */
+  private readonly scopes = new WeakMap<object, number>();
+  private nextScope = 0;
+  /** By fingerprint: the entry, or null for a fingerprint seen once. One bound for all scopes. */
+  private readonly entries = new Map<string, MemoEntry | null>();
+  private bytes = 0;
   hits = 0;
 
   /**
@@ -51,8 +50,10 @@ export class RenderMemo {
    * the fingerprint to keep() them under.
    */
   find(scope: object, raw: Buffer): MemoEntry | string {
-    const fingerprint = `${raw.length}:${raw.toString('latin1', Math.max(0, raw.length - TAIL))}`;
-    const entry = this.tables.get(scope)?.entries.get(fingerprint);
+    let id = this.scopes.get(scope);
+    if (id === undefined) this.scopes.set(scope, (id = this.nextScope++));
+    const fingerprint = `${id}:${raw.length}:${raw.toString('latin1', Math.max(0, raw.length - TAIL))}`;
+    const entry = this.entries.get(fingerprint);
     if (entry && entry.raw.equals(raw)) {
       this.hits++;
       return entry;
@@ -60,30 +61,28 @@ export class RenderMemo {
     return fingerprint;
   }
 
-  /** Keeps text as the rendering of raw when its fingerprint was seen before; the entry, if one was made. */
-  keep(scope: object, fingerprint: string, raw: Buffer, text: string): MemoEntry | undefined {
+  /** Keeps text as the rendering of raw when its fingerprint (from find) was seen before; the entry, if one was made. */
+  keep(fingerprint: string, raw: Buffer, text: string): MemoEntry | undefined {
     if (raw.length > MAX_INPUT) return undefined;
-    let table = this.tables.get(scope);
-    if (!table) this.tables.set(scope, (table = { entries: new Map(), bytes: 0 }));
-    if (table.entries.get(fingerprint) === undefined) {
-      this.reserve(table, fingerprint.length);
-      table.entries.set(fingerprint, null);
+    if (this.entries.get(fingerprint) === undefined) {
+      this.reserve(fingerprint.length);
+      this.entries.set(fingerprint, null);
       return undefined;
     }
     const copy = Buffer.allocUnsafeSlow(raw.length); // its own memory: never a view of a shared read buffer
     raw.copy(copy);
     const entry = new MemoEntry(copy, text);
     // The input, its text, and the rendered body to come (about the text's size).
-    this.reserve(table, raw.length + 3 * text.length);
-    table.entries.set(fingerprint, entry);
+    this.reserve(raw.length + 3 * text.length);
+    this.entries.set(fingerprint, entry);
     return entry;
   }
 
-  private reserve(table: Table, bytes: number): void {
-    if (table.entries.size >= MAX_ENTRIES || table.bytes + bytes > MAX_BYTES) {
-      table.entries.clear();
-      table.bytes = 0;
+  private reserve(bytes: number): void {
+    if (this.entries.size >= MAX_ENTRIES || this.bytes + bytes > MAX_BYTES) {
+      this.entries.clear();
+      this.bytes = 0;
     }
-    table.bytes += bytes;
+    this.bytes += bytes;
   }
 }
