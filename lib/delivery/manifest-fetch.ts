@@ -5,7 +5,7 @@
  * rewritten whole; response headers and micro-cache lifetimes from the target duration.
  */
 import { HttpError, cdnProblemResponse, withRequestId, type ProblemCode } from '../http/problem.js';
-import { PlaylistRewriter, trimThenRewrite, type TrimOptions, type UriRules } from '../hls/index.js';
+import { PlaylistRewriter, trimThenRewrite, type PlaylistKind, type TrimOptions, type UriRules } from '../hls/index.js';
 import { rewriteMpd, trimMpdWindow } from '../dash/index.js';
 import { UpstreamError, type UpstreamSink } from './upstream.js';
 import type { LoadDone, Rendered } from './manifest-cache.js';
@@ -102,7 +102,8 @@ export interface FetchOptions {
  */
 export class ManifestFetch implements UpstreamSink {
   private readonly trim: TrimOptions | undefined;
-  private readonly hls: PlaylistRewriter | undefined;
+  /** The rewriter of an HLS body rewritten chunk by chunk as it arrives (no window, no memo); else made when needed. */
+  private readonly streaming: PlaylistRewriter | undefined;
   private readonly chunks: Buffer[] = [];
   private text = '';
   /** The upstream's Last-Modified as sent (VOD renderings are dated by it). */
@@ -121,7 +122,7 @@ export class ManifestFetch implements UpstreamSink {
       settings.windowSegs > 0 || settings.liveEdgeDelaySegments > 0
         ? { windowSegments: settings.windowSegs, delaySegments: settings.liveEdgeDelaySegments }
         : undefined;
-    this.hls = target.kind === 'mpd' ? undefined : new PlaylistRewriter(rules);
+    this.streaming = target.kind !== 'mpd' && !this.trim && !opts.memo ? new PlaylistRewriter(rules) : undefined;
   }
 
   start(status: number, lastModified?: string): boolean {
@@ -130,8 +131,8 @@ export class ManifestFetch implements UpstreamSink {
   }
 
   data(chunk: Buffer): void {
-    // Held whole when trimmed (the head depends on the end) or memoised (the bytes are the key).
-    if (this.hls && !this.trim && !this.opts.memo) this.text += this.hls.push(chunk);
+    // Held whole when trimmed (the head depends on the end), memoised (the bytes are the key) or an MPD.
+    if (this.streaming) this.text += this.streaming.push(chunk);
     else this.chunks.push(chunk);
   }
 
@@ -165,8 +166,8 @@ export class ManifestFetch implements UpstreamSink {
       );
     if (status < 200 || status >= 300)
       throw new UpstreamError('failed', `${this.opts.upstreamName ?? 'the DAI host'} answered ${status}`);
-    const { hls, rules, settings } = this;
-    if (!hls) {
+    const { rules, settings } = this;
+    if (this.target.kind === 'mpd') {
       // The same live window and live-edge delay as HLS (spec rule 7), then the URL rewrite.
       const raw = this.body().toString('utf8');
       // The rendering is served fresh for MASTER_FRESH_MS: the raised live delay covers that too.
@@ -190,15 +191,14 @@ export class ManifestFetch implements UpstreamSink {
       return out;
     }
     const memo = this.opts.memo;
-    const raw = memo || this.trim ? this.body() : undefined;
+    const raw = this.streaming ? undefined : this.body();
     const found = memo && raw ? memo.find(settings, raw) : undefined;
     let entry = typeof found === 'object' ? found : undefined;
     let text: string;
-    let kind = hls.kind;
-    if (entry) {
-      text = entry.text;
-      kind = 'media'; // only valid media playlists are kept
-    } else {
+    let kind: PlaylistKind = 'media'; // only valid media playlists are kept
+    if (entry) text = entry.text;
+    else {
+      const hls = this.streaming ?? new PlaylistRewriter(rules);
       text = raw ? this.rewrite(raw, hls) : this.text + hls.end();
       if (!hls.valid)
         throw new UpstreamError(
