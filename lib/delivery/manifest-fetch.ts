@@ -217,10 +217,15 @@ export class ManifestFetch implements UpstreamSink {
       // the variant gives relative to itself resolve under its directory on the DAI host, which
       // serves ads too: matched only when the output's time agrees as well (issue 30.2). The rest,
       // absolute URIs elsewhere, are the DAI host's ads (spec rule 4): never squeezed.
-      const contentPrefix = `${rules.contentOrigin}/`;
-      const ownDir = variantDir(rules.playlistUrl);
+      // Both prefixes are made on first use: most events have no break, and apply() then asks nothing.
+      let contentPrefix: string | undefined;
+      let ownDir: string | undefined;
       const applied = this.breaks.apply(text, settings.eventId, this.target.streamId, (uri) =>
-        uri.startsWith(contentPrefix) ? true : uri.startsWith(ownDir) ? 'timed' : false,
+        uri.startsWith((contentPrefix ??= `${rules.contentOrigin}/`))
+          ? true
+          : uri.startsWith((ownDir ??= variantDir(rules.playlistUrl)))
+            ? 'timed'
+            : false,
       );
       if (applied !== undefined) {
         text = applied;
