@@ -121,6 +121,11 @@ export interface LiveBreak {
   eventId: number;
   status: BreakRow['status'];
   window: BreakWindow;
+  /**
+   * How far behind the live edge a viewer of the event can still be playing the break's end (ms):
+   * the event's live-edge delay and its live window (./player-endpoints.ts answers /vast that long).
+   */
+  behindMs: number;
   assignments: Map<string, LiveAssignment>;
   streamAssignments: Map<string, string>;
   streamTracking: Map<string, Array<DecidedAd['tracking']>>;
@@ -242,17 +247,6 @@ export class BreakBoard extends Reloader implements BreakSource {
   assignmentFor(b: LiveBreak, streamId: string | undefined): LiveAssignment | undefined {
     const key = (streamId !== undefined && b.streamAssignments.get(streamId)) || b.defaultKey;
     return key === undefined ? undefined : b.assignments.get(key);
-  }
-
-  /** The most recent break of the event that assigns ads to this stream. */
-  currentFor(eventId: number, streamId: string): { b: LiveBreak; a: LiveAssignment } | undefined {
-    const list = this.byEvent.get(eventId);
-    for (let i = (list?.length ?? 0) - 1; i >= 0; i--) {
-      const b = list![i]!;
-      const a = this.assignmentFor(b, streamId);
-      if (a) return { b, a };
-    }
-    return undefined;
   }
 
   /** Breaks that name this stream in a per-stream decision (for streams whose event is not known here). */
@@ -405,6 +399,7 @@ export class BreakBoard extends Reloader implements BreakSource {
           durationSec: row.break_duration,
           startSeq: startSeqOf(row),
         },
+        behindMs: behindMs(row),
         assignments,
         streamAssignments: new Map(Object.entries(row.stream_assignments)),
         streamTracking: new Map(Object.entries(row.stream_tracking ?? {})),
@@ -433,4 +428,21 @@ export class BreakBoard extends Reloader implements BreakSource {
     this.renderedChars = 0;
     this.generation++;
   }
+}
+
+/** Beyond this a viewer is not taken to be still playing a break (the break retention's default, 600 s). */
+export const MAX_BEHIND_MS = 600_000;
+/** Where a player plays a live playlist: three target durations from its end (RFC 8216 §6.3.3). */
+const PLAYER_SYNC_SEGMENTS = 3;
+
+/**
+ * How far behind the live edge a viewer of the break's event can be (ms): the event's live-edge
+ * delay, then its live window (a DVR viewer at its start; at least the player's own distance from
+ * the end), and one segment for the time from a listing to the player's load. Capped.
+ */
+function behindMs(row: BreakRow): number {
+  const s = row.settings as Partial<BreakRow['settings']> | undefined;
+  const delay = Math.max(0, Number(s?.live_edge_delay_segments) || 0);
+  const window = Math.max(PLAYER_SYNC_SEGMENTS, Number(s?.windows_segs) || 0);
+  return Math.min(MAX_BEHIND_MS, Math.round(row.segment_sec * 1000 * (delay + window + 1)));
 }
