@@ -43,7 +43,7 @@ export interface StartOptions {
  * (./content-pins.ts): without a live-edge delay viewers are listed every break segment first.
  */
 const NO_DELAY_WARNING =
-  'the event has no live-edge delay (live_edge_delay_segments 0): its playlists list each break segment before the transcoder can compose it, and a segment listed as content stays content, so viewers see content rather than the squeezed frame; set live_edge_delay_segments (2 or more)';
+  'the event has no live-edge delay (live_edge_delay_segments 0): its playlists list each break segment before the transcoder can compose it, and a segment listed as content stays content, so viewers mostly see content rather than the squeezed frame; set live_edge_delay_segments (2 or more)';
 
 const BREAK_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
