@@ -287,17 +287,17 @@ export class BreakBoard extends Reloader implements BreakSource {
         const points: TrackingPoint[] = [];
         const squeezedUri = (uri: string, timeMs: number) => {
           if (!squeeze) return undefined;
-          // Published as content once (here or on another instance): content for good.
           const timed = isContent(uri) === 'timed';
-          const path = segmentPath(uri);
-          const step = Math.round(timeMs / TIME_STEP_MS);
-          if (timed ? this.pinnedNear(b.id, a.key, path, step) : this.pins.has(b.id, pinOf(a.key, path))) {
-            kept++;
-            return undefined;
-          }
           let found = lookup(a, uri);
           if (found && timed && !sameTime(found, timeMs)) found = undefined;
           if (found === undefined && hasReadyAt(a, timeMs)) unmatched++;
+          // Published as content once (here or on another instance): content for good.
+          const path = segmentPath(uri);
+          const step = Math.round(timeMs / TIME_STEP_MS);
+          if (timed ? this.pinnedNear(b.id, a.key, path, step) : this.pins.has(b.id, pinOf(a.key, path))) {
+            if (found) kept++;
+            return undefined;
+          }
           if (found) points.push(...found.events);
           else
             this.pins.add(

@@ -110,7 +110,12 @@ for (const flow of ['dai', 'squeezeback'] as const) {
       t.equal(again.get(990), OUT(990), 'the squeezed ones stay squeezed');
     }
     t.equal(uriBySeq(render(edge(LATE + 2))).get(LATE + 2), OUT(LATE + 2), 'a segment first listed ready is squeezed');
-    t.ok(counter('squeeze_segments_kept_content_total') >= 1, 'kept as content: counted');
+    t.equal(
+      counter('squeeze_segments_kept_content_total'),
+      3,
+      'kept as content with its output ready: once per rendering (3)',
+    );
+    t.equal(counter('squeeze_segments_not_ready_total'), 1, 'and no longer as not ready');
   });
 }
 
