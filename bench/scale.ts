@@ -312,6 +312,9 @@ export async function runScale(): Promise<ScaleResult> {
       asset_id: 'SCALE',
       source_uri: `${dai.url}/source/master.m3u8`,
       brand_config_id: 'scale',
+      // The transcoder's time: a break segment listed as content stays content, and carries no
+      // beacon (docs/decisions.md "Squeeze breaks: stable substitutions").
+      live_edge_delay_segments: 2,
     });
     const eventId = ev.body['id'] as number;
 

@@ -26,6 +26,9 @@ async function askVast(src, variantUrl, value) {
   if (!streamId || vastAsked.has(`${streamId}:${value}`)) return;
   vastAsked.add(`${streamId}:${value}`);
   const vast = new URL(`/vast?stream_id=${encodeURIComponent(streamId)}`, new URL(src, location.href));
+  // The tag's value is the break id: the service then answers that break even when this player
+  // is behind the live edge and a later break has begun.
+  if (/^[0-9a-f-]{36}$/.test(value ?? '')) vast.searchParams.set('break_id', value);
   try {
     const res = await fetch(vast);
     const xml = await res.text();

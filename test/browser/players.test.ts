@@ -282,12 +282,13 @@ async function compositionLagSec(service: Service, breakId: string): Promise<num
 const delayFor = (lagSec: number, cap = MAX_DELAY_SEGMENTS) => Math.min(cap, Math.ceil((2 * lagSec) / SEG) + 2);
 
 /**
- * The most delay case (a) may have: its page calls /vast when it loads the first composed
- * segment, `delay` segments after the break started, and /vast answers a break only until its end
- * by the wall clock (lib/squeeze/breaks/player-endpoints.ts isCurrent), so a viewer further behind
- * gets an empty VAST (a limitation of the service, docs/decisions.md "Issue 28 item 6 (suite time)").
+ * The most delay case (a) may have: the file's cap. Its page calls /vast when it loads the first
+ * composed segment, `delay` segments after the break started, possibly after the break's end by
+ * the wall clock; /vast answers a break until its end reaches the event's viewers furthest behind
+ * the live edge (docs/decisions.md "Squeeze breaks: stable substitutions and /vast behind the live
+ * edge"; before, it was capped at BREAK_SEC / SEG − 2 for that reason).
  */
-const VAST_DELAY_CAP = BREAK_SEC / SEG - 2;
+const VAST_DELAY_CAP = MAX_DELAY_SEGMENTS;
 
 /**
  * Plays a case with the live-edge delay `first` (or more, when an earlier play measured more:

@@ -92,6 +92,8 @@ t.test('kill -9 the worker-owning instance mid-break: the other finishes it', as
     asset_id: 'KILL',
     source_uri: `${sim.url}/source/master.m3u8`,
     brand_config_id: 'acme',
+    // The transcoder's time: a segment listed as content stays content (docs/decisions.md).
+    live_edge_delay_segments: 2,
   });
   t.equal(
     (

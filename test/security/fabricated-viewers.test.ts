@@ -78,6 +78,8 @@ t.test('fabricated stream ids fire no beacons; real viewers fire theirs once', a
     asset_id: 'EVF',
     source_uri: `${sim.url}/source/master.m3u8`,
     brand_config_id: 'acme',
+    // The transcoder's time: a segment listed as content stays content (docs/decisions.md).
+    live_edge_delay_segments: 2,
   });
   t.equal(ev.status, 200);
   const eventId = ev.body.id as number;

@@ -91,6 +91,8 @@ t.test('squeezeback sources: no PDT, a media playlist, percent-encoded paths', a
       asset_id: asset,
       source_uri: `${sim.url}${source}`,
       brand_config_id: 'acme',
+      // The transcoder's time: a segment listed as content stays content (docs/decisions.md).
+      live_edge_delay_segments: 2,
     });
     t.equal(r.status, 200);
     return r.body.id as number;

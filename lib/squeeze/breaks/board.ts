@@ -16,6 +16,7 @@ import { segmentPath } from './source.js';
 import { startSeqOf, type BreakRepo, type BreakRow } from './repo.js';
 import { TextMemo } from './text-memo.js';
 import type { BreakReach } from './reach.js';
+import { ContentPins, parsePin, pinOf } from './content-pins.js';
 
 export interface LiveSegment {
   uri: string;
@@ -120,6 +121,11 @@ export interface LiveBreak {
   eventId: number;
   status: BreakRow['status'];
   window: BreakWindow;
+  /**
+   * How far behind the live edge a viewer of the event can still be playing the break's end (ms):
+   * the event's live-edge delay and its live window (./player-endpoints.ts answers /vast that long).
+   */
+  behindMs: number;
   assignments: Map<string, LiveAssignment>;
   streamAssignments: Map<string, string>;
   streamTracking: Map<string, Array<DecidedAd['tracking']>>;
@@ -162,6 +168,9 @@ export class BreakBoard extends Reloader implements BreakSource {
   private signature = '';
   private readonly notReady;
   private readonly unmatched;
+  private readonly keptContent;
+  /** Break segments published as content: they stay content (./content-pins.ts). */
+  private readonly pins: ContentPins;
   private readonly warnLog: Logger;
   /** Breaks already logged as having ready outputs that matched a viewer playlist's segment nowhere. */
   private readonly warnedUnmatched = new Set<string>();
@@ -175,6 +184,7 @@ export class BreakBoard extends Reloader implements BreakSource {
   ) {
     super(keys.channel('squeeze-breaks'), state, log, 'squeeze breaks');
     this.warnLog = log;
+    this.pins = new ContentPins(state, log);
     this.notReady = metrics
       .counter(
         'squeeze_segments_not_ready_total',
@@ -187,7 +197,43 @@ export class BreakBoard extends Reloader implements BreakSource {
         'Break segments served as content although outputs were ready for their time: no ready output matched the URI the viewer playlist carries',
       )
       .with();
+    this.keptContent = metrics
+      .counter(
+        'squeeze_segments_kept_content_total',
+        'Break segments served as content although their squeezeback output is ready: an earlier playlist published them as content, and a listed URI never changes',
+      )
+      .with();
     metrics.gauge('squeeze_breaks_live', 'Breaks held in the live snapshot', () => this.byId.size);
+  }
+
+  override async start(refreshEveryMs?: number): Promise<void> {
+    await this.pins.start((breakId, member) => this.pinnedElsewhere(breakId, member));
+    await super.start(refreshEveryMs);
+  }
+
+  override async stop(): Promise<void> {
+    await super.stop();
+    await this.pins.stop();
+  }
+
+  /**
+   * Another instance published a segment as content. Renderings here that carry its output (this
+   * instance saw it ready first: the snapshots' race) are dropped, so the next one serves content
+   * as the other instance did; the viewers of both then agree from the next refresh on.
+   */
+  private pinnedElsewhere(breakId: string, member: string): void {
+    const pin = parsePin(member);
+    const a = this.byId.get(breakId)?.assignments.get(pin.assignment);
+    const found = a && lookup(a, pin.path);
+    if (!found || (pin.step !== undefined && !sameTime(found, pin.step * TIME_STEP_MS))) return;
+    a.rendered.clear();
+    this.generation++;
+  }
+
+  /** A `'timed'` URI's pin, its time as sameTime reads it (a step either side). */
+  private pinnedNear(breakId: string, assignment: string, path: string, step: number): boolean {
+    for (let d = -1; d <= 1; d++) if (this.pins.has(breakId, pinOf(assignment, path, step + d))) return true;
+    return false;
   }
 
   forEvent(eventId: number): LiveBreak[] | undefined {
@@ -201,17 +247,6 @@ export class BreakBoard extends Reloader implements BreakSource {
   assignmentFor(b: LiveBreak, streamId: string | undefined): LiveAssignment | undefined {
     const key = (streamId !== undefined && b.streamAssignments.get(streamId)) || b.defaultKey;
     return key === undefined ? undefined : b.assignments.get(key);
-  }
-
-  /** The most recent break of the event that assigns ads to this stream. */
-  currentFor(eventId: number, streamId: string): { b: LiveBreak; a: LiveAssignment } | undefined {
-    const list = this.byEvent.get(eventId);
-    for (let i = (list?.length ?? 0) - 1; i >= 0; i--) {
-      const b = list![i]!;
-      const a = this.assignmentFor(b, streamId);
-      if (a) return { b, a };
-    }
-    return undefined;
   }
 
   /** Breaks that name this stream in a per-stream decision (for streams whose event is not known here). */
@@ -248,13 +283,28 @@ export class BreakBoard extends Reloader implements BreakSource {
         // A DAI host's cues are its pods (kept, the break suspended across them); an origin's cue in the
         // squeezeback flow is the one that started the break (replaced by the break's own tags).
         let unmatched = 0;
+        let kept = 0;
         const points: TrackingPoint[] = [];
         const squeezedUri = (uri: string, timeMs: number) => {
           if (!squeeze) return undefined;
+          const timed = isContent(uri) === 'timed';
           let found = lookup(a, uri);
-          if (found && isContent(uri) === 'timed' && !sameTime(found, timeMs)) found = undefined;
+          if (found && timed && !sameTime(found, timeMs)) found = undefined;
           if (found === undefined && hasReadyAt(a, timeMs)) unmatched++;
+          // Published as content once (here or on another instance): content for good.
+          const path = segmentPath(uri);
+          const step = Math.round(timeMs / TIME_STEP_MS);
+          if (timed ? this.pinnedNear(b.id, a.key, path, step) : this.pins.has(b.id, pinOf(a.key, path))) {
+            if (found) kept++;
+            return undefined;
+          }
           if (found) points.push(...found.events);
+          else
+            this.pins.add(
+              b.id,
+              pinOf(a.key, path, timed ? step : undefined),
+              Math.max(0, b.window.endMs - Date.now()) + this.retentionMs,
+            );
           return found?.uri;
         };
         const applied = applyBreakText(
@@ -264,7 +314,8 @@ export class BreakBoard extends Reloader implements BreakSource {
           (uri) => isContent(uri) !== false,
           flow === 'dai' ? 'keep' : 'replace',
         );
-        if (applied.notReady > unmatched) this.notReady.inc(applied.notReady - unmatched);
+        if (applied.notReady > unmatched + kept) this.notReady.inc(applied.notReady - unmatched - kept);
+        if (kept) this.keptContent.inc(kept);
         if (unmatched) {
           this.unmatched.inc(unmatched);
           if (!this.warnedUnmatched.has(b.id) && this.warnedUnmatched.add(b.id))
@@ -348,6 +399,7 @@ export class BreakBoard extends Reloader implements BreakSource {
           durationSec: row.break_duration,
           startSeq: startSeqOf(row),
         },
+        behindMs: behindMs(row),
         assignments,
         streamAssignments: new Map(Object.entries(row.stream_assignments)),
         streamTracking: new Map(Object.entries(row.stream_tracking ?? {})),
@@ -369,9 +421,28 @@ export class BreakBoard extends Reloader implements BreakSource {
       else a.byName.set(name, [[s.content_path, live]]);
       a.readyTimes.add(Math.round(live.startMs / TIME_STEP_MS));
     }
+    // Before the snapshot is swapped in: its first renderings already honour other instances' pins.
+    await this.pins.track(byId.keys());
     this.byId = byId;
     this.byEvent = byEvent;
     this.renderedChars = 0;
     this.generation++;
   }
+}
+
+/** Beyond this a viewer is not taken to be still playing a break (the break retention's default, 600 s). */
+export const MAX_BEHIND_MS = 600_000;
+/** Where a player plays a live playlist: three target durations from its end (RFC 8216 §6.3.3). */
+const PLAYER_SYNC_SEGMENTS = 3;
+
+/**
+ * How far behind the live edge a viewer of the break's event can be (ms): the event's live-edge
+ * delay, then its live window (a DVR viewer at its start; at least the player's own distance from
+ * the end), and one segment for the time from a listing to the player's load. Capped.
+ */
+function behindMs(row: BreakRow): number {
+  const s = row.settings as Partial<BreakRow['settings']> | undefined;
+  const delay = Math.max(0, Number(s?.live_edge_delay_segments) || 0);
+  const window = Math.max(PLAYER_SYNC_SEGMENTS, Number(s?.windows_segs) || 0);
+  return Math.min(MAX_BEHIND_MS, Math.round(row.segment_sec * 1000 * (delay + window + 1)));
 }

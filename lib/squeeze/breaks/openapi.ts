@@ -23,10 +23,19 @@ const vast = (method: 'get' | 'head') => ({
   operationId: `${method}Vast`,
   summary:
     method === 'get'
-      ? "The VAST of a stream's current squeeze break, tracking through /beacon (an empty VAST 4.0 document outside a break)"
+      ? "The VAST of the squeeze break a stream's viewer may be playing (until the break's end reaches the viewers furthest behind the live edge), tracking through /beacon (an empty VAST 4.0 document otherwise)"
       : 'The headers GET /vast would answer',
   security: [],
-  parameters: [{ name: 'stream_id', in: 'query', required: true, schema: text }],
+  parameters: [
+    { name: 'stream_id', in: 'query', required: true, schema: text },
+    {
+      name: 'break_id',
+      in: 'query',
+      required: false,
+      description: 'the break the player plays: the value of the com.<brand>.vtg ID3 tag',
+      schema: text,
+    },
+  ],
   responses: { 200: answer('VAST', { 'application/xml': text }), ...problemResponses([400, 405, 429]) },
 });
 

@@ -1,9 +1,10 @@
 /**
  * Player-facing break endpoints (spec "Player-facing endpoints", "Events"; docs/design.md §3, §6):
- * `GET /vast?stream_id=` answers the VAST 4 document of the stream's current break with signed
- * beacon URLs only; `/beacon` checks the signature, answers 200 at once and hands the original
- * URL to the de-duplicating forwarder. DAI streams never call /vast: their beacons are fired by
- * the service (./dai-beacons.ts).
+ * `GET /vast?stream_id=` answers the VAST 4 document of the break the stream's viewer may be
+ * playing (until its end reaches the viewers behind the live edge; `&break_id=`, the ID3 tag's
+ * value, names it) with signed beacon URLs only; `/beacon` checks the signature, answers 200 at
+ * once and hands the original URL to the de-duplicating forwarder. DAI streams never call /vast:
+ * their beacons are fired by the service (./dai-beacons.ts).
  */
 import type { HttpRequest, HttpResponse, TemplatedApp } from '../../http/uws.js';
 import { Exchange } from '../../http/exchange.js';
@@ -22,9 +23,10 @@ import type { BeaconForwarder } from '../../beacons/forwarder.js';
 import { beaconProblem } from '../../beacons/signing.js';
 import { writeVast } from '../../ads/vast-writer.js';
 import { TRACKING_EVENTS, type DecidedAd } from '../../ads/types.js';
-import { adsForStream, type BreakBoard, type LiveBreak } from './board.js';
+import { adsForStream, type BreakBoard, type LiveAssignment, type LiveBreak } from './board.js';
 
 const STREAM_ID = /^[A-Za-z0-9._:~-]{1,256}$/;
+const BREAK_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const XML = { 'Content-Type': 'application/xml', 'Cache-Control': 'no-store' };
 /** The empty VAST, one buffer for every answer: its gzip form is made once (lib/http/representation.ts). */
 const EMPTY = Object.freeze({ status: 200, headers: XML, body: Buffer.from(writeVast([])) });
@@ -90,18 +92,23 @@ export class PlayerEndpoints {
   private vast(res: HttpResponse, req: HttpRequest, isHead: boolean): void {
     const ex = new Exchange(res, isHead, corsOf(this.deps.cors, req), requestIdOf(req));
     if (!this.allowed(ex, res, 'vast')) return;
-    const streamId = new URLSearchParams(req.getQuery() ?? '').get('stream_id') ?? '';
+    const query = new URLSearchParams(req.getQuery() ?? '');
+    const streamId = query.get('stream_id') ?? '';
     if (!STREAM_ID.test(streamId))
       return void ex.problem(badRequest('stream_id is required (1–256 characters of A-Z a-z 0-9 . _ : ~ -)'));
+    // The break the player plays (the value of the ID3 tag it saw), optional.
+    const breakId = query.get('break_id') ?? undefined;
+    if (breakId !== undefined && !BREAK_ID.test(breakId))
+      return void ex.problem(badRequest('break_id, when given, is the break id the ID3 tag carries (a UUID)'));
     const conditions = conditionsOf(req);
     const eventId = this.deps.board.eventOfStream(streamId);
-    if (eventId !== undefined) return this.answerVast(ex, streamId, eventId, conditions);
+    if (eventId !== undefined) return this.answerVast(ex, streamId, eventId, breakId, conditions);
     // Streams of an event-wide break: their event comes from the stream record.
     this.deps.streams.get(streamId).then(
-      (s) => this.answerVast(ex, streamId, s?.event_id ?? undefined, conditions),
+      (s) => this.answerVast(ex, streamId, s?.event_id ?? undefined, breakId, conditions),
       (err: Error) => {
         this.deps.log.warn({ err: err.message }, '/vast: stream lookup failed; answering an empty VAST');
-        this.answerVast(ex, streamId, undefined, conditions);
+        this.answerVast(ex, streamId, undefined, breakId, conditions);
       },
     );
   }
@@ -114,9 +121,15 @@ export class PlayerEndpoints {
     return false;
   }
 
-  private answerVast(ex: Exchange, streamId: string, eventId: number | undefined, conditions: Conditions): void {
-    const found = eventId === undefined ? undefined : this.deps.board.currentFor(eventId, streamId);
-    if (!found || !isCurrent(found.b)) {
+  private answerVast(
+    ex: Exchange,
+    streamId: string,
+    eventId: number | undefined,
+    breakId: string | undefined,
+    conditions: Conditions,
+  ): void {
+    const found = eventId === undefined ? undefined : this.playing(eventId, streamId, breakId, Date.now());
+    if (!found) {
       this.vasts.empty.inc();
       sendNegotiated(ex, EMPTY, conditions, undefined, SHARED);
       return;
@@ -133,6 +146,26 @@ export class PlayerEndpoints {
     sendNegotiated(ex, { status: 200, headers: XML, body }, conditions, undefined, PER_REQUEST);
   }
 
+  /**
+   * The break a viewer of the stream may be playing now: the named one, else the latest of the
+   * event's breaks that assigns the stream ads and is playable (isPlayable).
+   */
+  private playing(
+    eventId: number,
+    streamId: string,
+    breakId: string | undefined,
+    now: number,
+  ): { b: LiveBreak; a: LiveAssignment } | undefined {
+    const list = this.deps.board.forEvent(eventId) ?? [];
+    for (let i = list.length - 1; i >= 0; i--) {
+      const b = list[i]!;
+      if (breakId !== undefined && b.id !== breakId) continue;
+      const a = this.deps.board.assignmentFor(b, streamId);
+      if (a && isPlayable(b, now)) return { b, a };
+    }
+    return undefined;
+  }
+
   /** The ad with every tracking URL replaced by its signed beacon URL: players never see the originals. */
   private signed(ad: DecidedAd, streamId: string, scope: { breakId: string; expires: number }): DecidedAd {
     const tracking: DecidedAd['tracking'] = {};
@@ -147,7 +180,12 @@ export class PlayerEndpoints {
   }
 }
 
-function isCurrent(b: LiveBreak): boolean {
-  const now = Date.now();
-  return b.status !== 'failed' && now < b.window.endMs && now >= b.window.startMs - 60_000;
+/**
+ * Whether a viewer may be playing the break now: from a minute before it starts until its end
+ * reaches the viewers furthest behind the live edge (b.behindMs: the event's live-edge delay and
+ * window, bounded; ./board.ts). Not longer: a stranger gets no VAST, and no beacon URLs, for a
+ * break no viewer can still be playing.
+ */
+function isPlayable(b: LiveBreak, now: number): boolean {
+  return b.status !== 'failed' && now < b.window.endMs + b.behindMs && now >= b.window.startMs - 60_000;
 }

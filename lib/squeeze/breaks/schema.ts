@@ -95,7 +95,7 @@ export const breakView = {
       type: 'array',
       items: { type: 'string' },
       description:
-        "e.g. no viewer playlist matched the break's segments (matched_streams 0 while unmatched_streams > 0, or a completed break no playlist carried)",
+        "e.g. no viewer playlist matched the break's segments (matched_streams 0 while unmatched_streams > 0, or a completed break no playlist carried), or the event has no live-edge delay (its viewers are listed every break segment before it is composed, and get content)",
     },
   },
 } as const;

@@ -38,6 +38,13 @@ export interface StartOptions {
   trigger?: BreakTrigger;
 }
 
+/**
+ * A segment is composed after the source publishes it, and one listed as content stays content
+ * (./content-pins.ts): without a live-edge delay viewers are listed every break segment first.
+ */
+const NO_DELAY_WARNING =
+  'the event has no live-edge delay (live_edge_delay_segments 0): its playlists list each break segment before the transcoder can compose it, and a segment listed as content stays content, so viewers mostly see content rather than the squeezed frame; set live_edge_delay_segments (2 or more)';
+
 const BREAK_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export interface BreakServiceDeps {
@@ -256,7 +263,8 @@ export class BreakService {
     if (!this.deps.reach) return view;
     await this.deps.streams.flush();
     const reach = await this.deps.reach(row.id);
-    return { ...view, ...reach, warnings: reachWarnings(reach, row.status) };
+    const own = (view['warnings'] as string[] | undefined) ?? [];
+    return { ...view, ...reach, warnings: [...own, ...reachWarnings(reach, row.status)] };
   }
 
   /** An event's breaks, newest first, each shown as `get` shows it: {results, total_results}. */
@@ -353,6 +361,7 @@ export class BreakService {
       }),
       created_at: b.created_at.toISOString(),
       updated_at: b.updated_at.toISOString(),
+      ...(b.settings?.live_edge_delay_segments ? {} : { warnings: [NO_DELAY_WARNING] }),
     };
   }
 }

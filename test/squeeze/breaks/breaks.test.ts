@@ -79,6 +79,10 @@ t.test('squeezeback breaks end to end', async (t) => {
     asset_id: 'EV1',
     source_uri: `${sim.url}/source/master.m3u8`,
     brand_config_id: 'acme',
+    // Players see a segment two segments after it exists: the transcoder's time to compose it. A
+    // break segment listed as content stays content (docs/decisions.md, "Squeeze breaks: stable
+    // substitutions"), so without a delay no segment would ever be listed squeezed.
+    live_edge_delay_segments: 2,
   });
   t.equal(ev.status, 200);
   const eventId = ev.body.id as number;
@@ -405,7 +409,12 @@ t.test('squeezeback breaks end to end', async (t) => {
   });
 
   await t.test('max_concurrent_streams caps the DAI streams a PUT squeezes', async (t) => {
-    const event = { asset_id: 'EV1', source_uri: `${sim.url}/source/master.m3u8`, brand_config_id: 'acme' };
+    const event = {
+      asset_id: 'EV1',
+      source_uri: `${sim.url}/source/master.m3u8`,
+      brand_config_id: 'acme',
+      live_edge_delay_segments: 2,
+    };
     t.equal((await api(a, 'PUT', 'squeeze-event-config', { ...event, max_concurrent_streams: 1 })).status, 200);
     const r = await api(a, 'PUT', 'squeeze-ad-break', { event_id: eventId, break_duration: 2 * SEG });
     t.equal(r.status, 200, JSON.stringify(r.body));

@@ -86,6 +86,11 @@ t.test('PUT /squeeze-ad-break: no matching stream is a 422; a just-registered st
     { status: 'scheduled', streams: 1 },
     'the stream registered just before the PUT is in the break (before issue 25: missed within the flush second)',
   );
+  t.match(
+    first.body.warnings,
+    [/no live-edge delay/],
+    'an event without a live-edge delay is warned: its viewers get content (a segment listed as content stays so)',
+  );
   t.equal((await api(a, 'DELETE', `squeeze-ad-break/${first.body.break_id}`)).status, 200);
 
   // A stream registered through the other instance's manifest path, and the PUT at once on this one.

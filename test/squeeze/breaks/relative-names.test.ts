@@ -88,6 +88,8 @@ t.test('relative and root-relative DAI variants squeezed alike; a break no viewe
       asset_id: asset,
       source_uri: `${sim.url}/source/720p.m3u8`,
       brand_config_id: 'acme',
+      // The transcoder's time: a segment listed as content stays content (docs/decisions.md).
+      live_edge_delay_segments: 2,
     });
     t.equal(ev.status, 200, `event ${asset} configured`);
     const curated = await api('PUT', 'squeeze-configured-ad', {
