@@ -88,7 +88,14 @@ t.test('squeezeback player flow', async (t) => {
     call(s.url, method, `/api/v1/${path}`, { token: tok, ...(json === undefined ? {} : { json }) });
 
   t.equal((await api(a, 'PUT', 'squeeze-brand-config', { brand_id: 'acme' })).status, 200);
-  const event = { asset_id: 'SB1', source_uri: `${sim.url}/source/master.m3u8`, brand_config_id: 'acme' };
+  // Two segments of live-edge delay give the transcoder its time: a break segment listed before it
+  // was composed stays content (stable substitutions), so with none the break would show no squeeze.
+  const event = {
+    asset_id: 'SB1',
+    source_uri: `${sim.url}/source/master.m3u8`,
+    brand_config_id: 'acme',
+    live_edge_delay_segments: 2,
+  };
   const ev = await api(a, 'PUT', 'squeeze-event-config', event);
   t.equal(ev.status, 200);
   const eventId = ev.body.id as number;
