@@ -261,74 +261,78 @@ t.test('conditioned MP4-only ads stitched and played: HLS TS 3 rungs in hls.js, 
   const browser: BrowserContext = await launchChromium(t);
   const creatives = `${service.url}/stitch/creatives/`;
 
-  await t.test('(a) hls.js: the stitched HLS TS VOD from the start across both ads to the end', async (t) => {
-    const total = totalOf(h2.body);
-    t.equal(total, TOTAL_SEC);
-    const page = await browser.newPage();
-    await page.goto(pageUrl);
-    await page.evaluate(
-      (src) => (globalThis as unknown as { play: (s: string, o: object) => void }).play(src, {}),
-      h2.body.cache_url as string,
-    );
-    const s = await playToEnd<PlayerState & { frags: Array<{ url: string; start: number }> }>(page, total);
-    checkPlayed(t, s, 'hls.js', total);
-    // FRAG_CHANGED: the fragments playback went through, in order. They must run pre-roll, content,
-    // mid-roll, content, each break every segment of the conditioned creative (by its number, so a
-    // level switch replaying a position is not counted twice).
-    const runs: Array<{ ad: boolean; frags: typeof s.frags }> = [];
-    for (const f of s.frags) {
-      const ad = f.url.startsWith(creatives);
-      if (runs.at(-1)?.ad !== ad) runs.push({ ad, frags: [] });
-      runs.at(-1)!.frags.push(f);
-    }
-    t.same(
-      runs.map((r) => r.ad),
-      [true, false, true, false],
-      'played: pre-roll, content, mid-roll, content',
-    );
-    const perAd = Math.ceil(AD_SEC / SEG);
-    const numbers = (frags: typeof s.frags) => new Set(frags.map((f) => /_(\d+)\.ts$/.exec(f.url)?.[1])).size;
-    for (const [i, name] of [
-      [0, 'pre-roll'],
-      [2, 'mid-roll'],
-    ] as const) {
-      const run = runs[i]?.frags ?? [];
-      t.equal(
-        numbers(run),
-        perAd,
-        `${name}: played its ${perAd} conditioned segments (from ${run.map((f) => f.start.toFixed(2)).join(', ')} s)`,
+  // The two plays wait on the media's real time (each VOD played to its end), each on a page and a
+  // stream of its own: they run at once, each a buffered subtest.
+  await t.test('both plays at once', { jobs: 2 }, async (t) => {
+    t.test('(a) hls.js: the stitched HLS TS VOD from the start across both ads to the end', async (t) => {
+      const total = totalOf(h2.body);
+      t.equal(total, TOTAL_SEC);
+      const page = await browser.newPage();
+      await page.goto(pageUrl);
+      await page.evaluate(
+        (src) => (globalThis as unknown as { play: (s: string, o: object) => void }).play(src, {}),
+        h2.body.cache_url as string,
       );
-    }
-    const midStart = runs[2]?.frags[0]?.start ?? -1;
-    t.ok(
-      Math.abs(midStart - (AD_SEC + MID_SEC)) < 0.5,
-      `the mid-roll began at ${midStart.toFixed(2)} s of the stitched timeline (${AD_SEC + MID_SEC} s planned)`,
-    );
-    t.ok(
-      s.frags.filter((f) => f.url.startsWith(`${origin.url}/`)).length >= CONTENT_SEC / SEG,
-      'and the content around them',
-    );
-    await page.close();
-  });
+      const s = await playToEnd<PlayerState & { frags: Array<{ url: string; start: number }> }>(page, total);
+      checkPlayed(t, s, 'hls.js', total);
+      // FRAG_CHANGED: the fragments playback went through, in order. They must run pre-roll, content,
+      // mid-roll, content, each break every segment of the conditioned creative (by its number, so a
+      // level switch replaying a position is not counted twice).
+      const runs: Array<{ ad: boolean; frags: typeof s.frags }> = [];
+      for (const f of s.frags) {
+        const ad = f.url.startsWith(creatives);
+        if (runs.at(-1)?.ad !== ad) runs.push({ ad, frags: [] });
+        runs.at(-1)!.frags.push(f);
+      }
+      t.same(
+        runs.map((r) => r.ad),
+        [true, false, true, false],
+        'played: pre-roll, content, mid-roll, content',
+      );
+      const perAd = Math.ceil(AD_SEC / SEG);
+      const numbers = (frags: typeof s.frags) => new Set(frags.map((f) => /_(\d+)\.ts$/.exec(f.url)?.[1])).size;
+      for (const [i, name] of [
+        [0, 'pre-roll'],
+        [2, 'mid-roll'],
+      ] as const) {
+        const run = runs[i]?.frags ?? [];
+        t.equal(
+          numbers(run),
+          perAd,
+          `${name}: played its ${perAd} conditioned segments (from ${run.map((f) => f.start.toFixed(2)).join(', ')} s)`,
+        );
+      }
+      const midStart = runs[2]?.frags[0]?.start ?? -1;
+      t.ok(
+        Math.abs(midStart - (AD_SEC + MID_SEC)) < 0.5,
+        `the mid-roll began at ${midStart.toFixed(2)} s of the stitched timeline (${AD_SEC + MID_SEC} s planned)`,
+      );
+      t.ok(
+        s.frags.filter((f) => f.url.startsWith(`${origin.url}/`)).length >= CONTENT_SEC / SEG,
+        'and the content around them',
+      );
+      await page.close();
+    });
 
-  await t.test('(b) Shaka Player: the stitched DASH VOD from the start across both ads to the end', async (t) => {
-    const total = totalOf(d2.body);
-    t.equal(total, TOTAL_SEC);
-    const page = await openPlayer(browser, `${pageUrl}/shaka`, 'shaka', d2.body.cache_url as string);
-    const s = await playToEnd(page, total);
-    checkPlayed(t, s, s.player ?? 'shaka', total);
-    // Shaka records segments as fetched; both ad Periods, video and audio, each segment of the creative.
-    const adFrags = s.frags.filter((f) => f.url.startsWith(creatives) && !/init-/.test(f.url));
-    const perAd = Math.ceil(AD_SEC / SEG);
-    t.ok(
-      adFrags.length >= 2 * 2 * perAd,
-      `${adFrags.length} conditioned ad segments fetched (2 Periods × video, audio × ${perAd})`,
-    );
-    t.ok(
-      s.frags.filter((f) => f.url.startsWith(`${origin.url}/`)).length >= 2 * (CONTENT_SEC / SEG),
-      'and the content around them',
-    );
-    await page.close();
+    t.test('(b) Shaka Player: the stitched DASH VOD from the start across both ads to the end', async (t) => {
+      const total = totalOf(d2.body);
+      t.equal(total, TOTAL_SEC);
+      const page = await openPlayer(browser, `${pageUrl}/shaka`, 'shaka', d2.body.cache_url as string);
+      const s = await playToEnd(page, total);
+      checkPlayed(t, s, s.player ?? 'shaka', total);
+      // Shaka records segments as fetched; both ad Periods, video and audio, each segment of the creative.
+      const adFrags = s.frags.filter((f) => f.url.startsWith(creatives) && !/init-/.test(f.url));
+      const perAd = Math.ceil(AD_SEC / SEG);
+      t.ok(
+        adFrags.length >= 2 * 2 * perAd,
+        `${adFrags.length} conditioned ad segments fetched (2 Periods × video, audio × ${perAd})`,
+      );
+      t.ok(
+        s.frags.filter((f) => f.url.startsWith(`${origin.url}/`)).length >= 2 * (CONTENT_SEC / SEG),
+        'and the content around them',
+      );
+      await page.close();
+    });
   });
   t.comment(`conditioned-ad browser test took ${Date.now() - began} ms`);
 });

@@ -86,8 +86,12 @@ t.test('two workers on one port; one killed -9 is started again; SIGTERM stops a
 
   const victim = started[0]!;
   process.kill(victim, 'SIGKILL');
-  // Connections the kernel had already queued on the dead worker's socket are lost with it; new ones go to the live worker.
-  await new Promise((r) => setTimeout(r, 300));
+  // Connections the kernel had already queued on the dead worker's socket are lost with it; new ones
+  // go to the live worker once the dead one's socket is closed, which the supervisor's exit log
+  // follows (a fixed 300 ms was too short once on a busy machine: one connection refused).
+  const exitDeadline = Date.now() + 20_000;
+  while (Date.now() < exitDeadline && !/worker exited; starting it again/.test(log))
+    await new Promise((r) => setTimeout(r, 20));
   let failures = 0;
   for (let i = 0; i < 30; i++) {
     const ok = await call(`${base}/healthz`, 'GET', '').then(

@@ -1,0 +1,46 @@
+#!/usr/bin/env node
+// `npm test`: the suite in two lanes at once, then the players browser file alone
+// (docs/decisions.md "Issue 28 item 6 (lanes)").
+// - Lane 1: every file outside test/browser, package.json's tap.jobs at a time.
+// - Lane 2, beside it: the other browser files, one at a time. They wait on media time (a VOD
+//   played to its end, a live edge, the operator page's poll) more than they compute, so they fit
+//   in lane 1's idle CPU. Their output is held and printed after lane 1's: two TAP streams never
+//   interleave, and .ci/run adds up each run's summary line as before.
+// - Then test/browser/players.test.ts on its own: the reference transcoder composes its breaks in
+//   real time, which a machine busy with other files cannot keep up with (the known flake).
+// Exits 1 when any of the three runs failed.
+import { spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const tap = path.join(root, 'node_modules', '.bin', 'tap');
+const ALONE = 'test/browser/players.test.ts';
+const beside = readdirSync(path.join(root, 'test', 'browser'))
+  .filter((f) => f.endsWith('.test.ts'))
+  .map((f) => `test/browser/${f}`)
+  .filter((f) => f !== ALONE)
+  .sort();
+
+/** Runs tap with `args`; its output goes to ours, or into `held` when given. Resolves to its exit code. */
+function run(args, held) {
+  return new Promise((resolve) => {
+    const child = spawn(tap, args, { cwd: root, stdio: held ? ['ignore', 'pipe', 'pipe'] : 'inherit' });
+    if (held) for (const s of [child.stdout, child.stderr]) s.on('data', (d) => held.push(d));
+    child.on('close', (code, signal) => resolve(signal ? 1 : (code ?? 1)));
+  });
+}
+
+// `npm test -- <files or tap options>`: those alone, in one tap run.
+const asked = process.argv.slice(2);
+if (asked.length) process.exit(await run(asked));
+
+const held = [];
+const [main, browser] = await Promise.all([
+  run(['--exclude=test/browser/**', '--exclude=**/fixtures/**']),
+  run(['--jobs=1', ...beside], held),
+]);
+process.stdout.write(Buffer.concat(held));
+const players = await run(['--jobs=1', ALONE]);
+process.exit(main || browser || players ? 1 : 0);
