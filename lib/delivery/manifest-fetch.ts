@@ -232,13 +232,16 @@ export class ManifestFetch implements UpstreamSink {
         substituted = true;
       }
     }
-    // A memoised rendering is the answer whenever no break changed the text (its ETag and compressed forms with it).
+    // A memoised rendering is the answer whenever no break changed the text, or a break changed it as
+    // before (its ETag and compressed forms with it); made by the memo's owner, with its options.
     const shared = entry && !substituted ? entry : undefined;
-    if (shared?.rendered) return shared.rendered; // made by the memo's owner, with its options
+    if (shared?.rendered) return shared.rendered;
+    const variant = entry && substituted ? entry.variants?.get(text) : undefined;
+    if (variant) return variant;
     const td = targetDurationOf(text);
     const vod = isVodText(text);
     // A body the memo keeps gets memory of its own: a view would hold a whole slab of other bodies.
-    const body = shared ? ownBytes(text) : this.bodies.store(text);
+    const body = entry ? ownBytes(text) : this.bodies.store(text);
     const out: Rendered =
       kind !== 'media'
         ? {
@@ -260,6 +263,7 @@ export class ManifestFetch implements UpstreamSink {
     if (this.opts.keepText) out.text = text;
     if (vod && kind === 'media') this.markVod(out);
     if (shared) shared.rendered = out;
+    else if (entry) this.opts.memo!.keepVariant(entry, text, out);
     return out;
   }
 

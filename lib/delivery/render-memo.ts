@@ -25,10 +25,15 @@ const MAX_INPUT = 1024 * 1024;
 /** Trailing bytes in the fingerprint: the last segment's URI line, where a sliding window differs. */
 const TAIL = 48;
 
-/** One upstream playlist's rendering before break substitution, and the whole rendering once made. */
+/** Break substitutions of one entry kept at most (the break assignments in play for one window). */
+const MAX_VARIANTS = 16;
+
+/** One upstream playlist's rendering before break substitution, and the whole renderings once made. */
 export class MemoEntry {
   /** The rendering answered when no break changed the text (set by the first such request). */
   rendered: Rendered | undefined;
+  /** Renderings of the texts breaks made of this one, by text: a rendering is a function of its text. */
+  variants: Map<string, Rendered> | undefined;
 
   constructor(
     readonly raw: Buffer,
@@ -76,6 +81,17 @@ export class RenderMemo {
     this.reserve(raw.length + 3 * text.length);
     this.entries.set(fingerprint, entry);
     return entry;
+  }
+
+  /**
+   * Keeps the rendering of a break's substitution of entry's text. The break source hands back the
+   * same string for the same input and assignment, so a later lookup hashes no new text.
+   */
+  keepVariant(entry: MemoEntry, text: string, rendered: Rendered): void {
+    entry.variants ??= new Map();
+    if (entry.variants.size >= MAX_VARIANTS) entry.variants.clear();
+    this.reserve(2 * text.length + rendered.body.byteLength);
+    entry.variants.set(text, rendered);
   }
 
   private reserve(bytes: number): void {

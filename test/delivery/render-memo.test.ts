@@ -64,3 +64,24 @@ t.test('bounded: a table that fills up is emptied', async (t) => {
   memo.keep(fingerprint, big, 'big');
   t.equal(memo.keep(fingerprint, big, 'big'), undefined, 'inputs over 1 MiB are never kept');
 });
+
+t.test("a break's substitutions of an entry are kept by their text, sixteen at most", async (t) => {
+  const memo = new RenderMemo();
+  const scope = {};
+  see(memo, scope, playlist(9), 'base');
+  const entry = see(memo, scope, playlist(9), 'base')!;
+  const rendering = (body: string) => ({
+    status: 200,
+    headers: {},
+    body: Buffer.from(body),
+    freshMs: 1000,
+    staleMs: 0,
+  });
+  const squeezed = rendering('squeezed');
+  memo.keepVariant(entry, 'base, squeezed', squeezed);
+  t.equal(entry.variants?.get('base, squeezed'), squeezed);
+  t.equal(entry.variants?.get('base'), undefined, 'the unsubstituted text is not a variant');
+  for (let i = 0; i < 16; i++) memo.keepVariant(entry, `base, assignment ${i}`, rendering(String(i)));
+  t.ok(entry.variants!.size <= 16, 'bounded');
+  t.equal(entry.variants?.get('base, squeezed'), undefined, 'emptied when full');
+});
