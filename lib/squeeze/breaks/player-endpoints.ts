@@ -24,9 +24,9 @@ import { beaconProblem } from '../../beacons/signing.js';
 import { writeVast } from '../../ads/vast-writer.js';
 import { TRACKING_EVENTS, type DecidedAd } from '../../ads/types.js';
 import { adsForStream, type BreakBoard, type LiveAssignment, type LiveBreak } from './board.js';
+import { BREAK_ID } from './repo.js';
 
 const STREAM_ID = /^[A-Za-z0-9._:~-]{1,256}$/;
-const BREAK_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const XML = { 'Content-Type': 'application/xml', 'Cache-Control': 'no-store' };
 /** The empty VAST, one buffer for every answer: its gzip form is made once (lib/http/representation.ts). */
 const EMPTY = Object.freeze({ status: 200, headers: XML, body: Buffer.from(writeVast([])) });

@@ -16,6 +16,9 @@ export interface Assignment {
   ads: DecidedAd[];
 }
 
+/** A break's id as the service makes it (a lowercase UUID): what a path or a query may name. */
+export const BREAK_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
 export interface BreakRow {
   id: string;
   event_id: number;

@@ -10,7 +10,7 @@ import type { SqueezeConfigRepo } from '../config/repo.js';
 import type { EventConfig } from '../config/types.js';
 import type { AdDecider, Decision, DecideInput } from './decide.js';
 import type { BreakBoard } from './board.js';
-import type { BreakRepo, BreakRow, BreakTrigger, SegmentRow } from './repo.js';
+import { BREAK_ID, type BreakRepo, type BreakRow, type BreakTrigger, type SegmentRow } from './repo.js';
 import { planSegments, squeezedSpanSec } from './plan.js';
 import { readSource, type FetchText } from './source.js';
 import { MAX_TOTAL_BREAK_SEC, type BreakInput } from './schema.js';
@@ -44,8 +44,6 @@ export interface StartOptions {
  */
 const NO_DELAY_WARNING =
   'the event has no live-edge delay (live_edge_delay_segments 0): its playlists list each break segment before the transcoder can compose it, and a segment listed as content stays content, so viewers mostly see content rather than the squeezed frame; set live_edge_delay_segments (2 or more)';
-
-const BREAK_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export interface BreakServiceDeps {
   repo: BreakRepo;
