@@ -99,6 +99,13 @@ export class ManifestCache {
     return { value: entry.value, ageSec: Math.floor(ageMs / 1000), ageMs };
   }
 
+  /** The fresh entry for key (done at once), else what load() gives. */
+  get(key: string, load: (done: LoadDone) => void, done: HitDone): void {
+    const hit = this.fresh(key);
+    if (hit) done(undefined, hit);
+    else this.load(key, load, done);
+  }
+
   /**
    * Joins the in-flight load for key, else starts one. When the load fails (an error, or an answer
    * ≥ 500) a stale entry within its stale window is served instead. Callbacks, not promises: every

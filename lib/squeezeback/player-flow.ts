@@ -356,13 +356,7 @@ export class PlayerFlow {
     };
     // Every break assignment renders from the one base: a group whose rendering expired takes the
     // base from the micro-cache while it is fresh, not from the origin again (issue 27).
-    const load = !renderKey
-      ? fetchBase
-      : (done: LoadDone) => {
-          const base = this.deps.cache.fresh(baseKey);
-          if (base) derive(done)(undefined, base);
-          else this.deps.cache.load(baseKey, fetchBase, derive(done));
-        };
+    const load = !renderKey ? fetchBase : (done: LoadDone) => this.deps.cache.get(baseKey, fetchBase, derive(done));
     this.deps.cache.load(key, load, (err, h) =>
       h
         ? this.answer(ex, h.value, h.ageSec ?? h.value.staleAgeSec, conditions, dateKey)

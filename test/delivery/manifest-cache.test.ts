@@ -41,6 +41,14 @@ t.test('collapsing, freshness, stale on failure, eviction', async (t) => {
   );
   t.notOk(fresh!.stale, 'and is not stale');
   t.notOk(all[0]!.stale, 'nor is a loaded one');
+  const viaGet = await new Promise<CacheHit | undefined>((resolve) =>
+    cache.get(
+      'a',
+      () => t.fail('get() loads only what is not fresh'),
+      (_err, hit) => resolve(hit),
+    ),
+  );
+  t.equal(viaGet?.value.body.toString(), 'v1', 'get(): the fresh entry, no load');
   await new Promise((r) => setTimeout(r, 60));
   t.equal(cache.fresh('a'), undefined, 'no longer fresh');
   const stale = await load('a', async () => fail());
