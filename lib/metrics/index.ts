@@ -39,14 +39,21 @@ export class Histogram {
   ) {
     this.counts = new Float64Array(buckets.length);
   }
+  /** Counts v in the first bucket that holds it only; lines() sums them into Prometheus's cumulative buckets. */
   observe(v: number): void {
     this.sum += v;
     this.total++;
-    for (let i = 0; i < this.buckets.length; i++) if (v <= this.buckets[i]!) this.counts[i]!++;
+    const buckets = this.buckets;
+    for (let i = 0; i < buckets.length; i++)
+      if (v <= buckets[i]!) {
+        this.counts[i]!++;
+        return;
+      }
   }
   lines(name: string): string[] {
+    let cumulative = 0;
     const out = this.buckets.map(
-      (b, i) => `${name}_bucket${labelText({ ...this.labels, le: String(b) })} ${this.counts[i]}`,
+      (b, i) => `${name}_bucket${labelText({ ...this.labels, le: String(b) })} ${(cumulative += this.counts[i]!)}`,
     );
     out.push(`${name}_bucket${labelText({ ...this.labels, le: '+Inf' })} ${this.total}`);
     out.push(
