@@ -14,7 +14,15 @@ import { addressText, type HttpRequest, type HttpResponse, type TemplatedApp } f
 import { clientIp, trustedProxies, type TrustedHops } from '../http/client-ip.js';
 import { Exchange, statusLine, writePairs } from '../http/exchange.js';
 import { corsOf, type Cors } from '../http/cors.js';
-import { conditionsOf, extraFor, negotiate, sendNegotiated, type Conditions } from '../http/representation.js';
+import {
+  answerHead,
+  CONDITION_HEADERS,
+  conditionsOf,
+  extraFor,
+  negotiate,
+  sendNegotiated,
+  type Conditions,
+} from '../http/representation.js';
 import { HttpError, problemResponse } from '../http/problem.js';
 import type { Registry } from '../metrics/index.js';
 import type { Logger } from '../log/index.js';
@@ -81,6 +89,8 @@ export class ManifestProxy {
   private readonly byStatus;
   private readonly durations;
   private readonly paths = new Map<string, KnownPath>();
+  private lastUrl = '';
+  private lastKnown: KnownPath | undefined;
   private readonly bodies = new BodySlab();
   /** Media playlists whose upstream bytes repeat across streams are rendered once (lib/delivery/render-memo.ts). */
   private readonly memo = new RenderMemo();
@@ -148,12 +158,16 @@ export class ManifestProxy {
 
   /** Path parsing depends on the path alone: remembered for the paths seen recently. */
   private known(url: string): KnownPath {
+    // A hot URL (a CDN's edges pulling one stream) repeats back to back: a string compare, not a fresh hash per request.
+    if (url === this.lastUrl) return this.lastKnown!;
     let k = this.paths.get(url);
     if (!k) {
       k = { target: parsePath(url), key: '', eventsGeneration: -1, breaksGeneration: -1 };
       if (this.paths.size >= PATH_CACHE_SIZE) this.paths.clear();
       this.paths.set(url, k);
     }
+    this.lastUrl = url;
+    this.lastKnown = k;
     return k;
   }
 
@@ -238,19 +252,22 @@ export class ManifestProxy {
       // The form (304, gzip, identity) and its headers were built once for this rendering (lib/http/representation.ts).
       const v = negotiate(
         hit.value,
-        req.getHeader('if-none-match'),
-        req.getHeader('if-modified-since'),
-        req.getHeader('accept-encoding'),
+        req.getHeader(CONDITION_HEADERS.ifNoneMatch),
+        req.getHeader(CONDITION_HEADERS.ifModifiedSince),
+        req.getHeader(CONDITION_HEADERS.acceptEncoding),
         this.forms.of(hit.value, upstreamPath),
       );
       this.count(v.status, started);
       if (v.status !== 200) res.writeStatus(statusLine(v.status));
-      const block = v.block;
-      if (block) res.writeHeader(block[0], block[1]);
-      else for (const name in v.headers) res.writeHeader(name, v.headers[name]!);
       if (hit.ageSec) res.writeHeader('Age', String(hit.ageSec));
-      writePairs(res, extraFor(v, cors));
-      res.writeHeader('X-Request-Id', id);
+      const extra = extraFor(v, cors);
+      const head = answerHead(v, extra);
+      if (head) res.writeHeader(head, id);
+      else {
+        for (const name in v.headers) res.writeHeader(name, v.headers[name]!);
+        writePairs(res, extra);
+        res.writeHeader('X-Request-Id', id);
+      }
       // This uWS build does not count endWithoutBody as an answer: an abort handler keeps it from aborting the process.
       // A 304 states no Content-Length (uWS omits it only when given no argument).
       if (v.status === 304) res.onAborted(noop).endWithoutBody();

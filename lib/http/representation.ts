@@ -13,8 +13,8 @@
  */
 import crypto from 'node:crypto';
 import zlib from 'node:zlib';
-import { headerBlock, type Exchange, type HeaderPair, type Headers } from './exchange.js';
-import type { HttpRequest } from './uws.js';
+import { hasCrLf, headerBlock, type Exchange, type HeaderPair, type Headers } from './exchange.js';
+import { latin1Bytes, type HttpRequest } from './uws.js';
 import { sendSized } from './stream-writer.js';
 
 /** A rendered answer: status, its own headers (Content-Type, Cache-Control), body. */
@@ -35,6 +35,14 @@ export interface Variant extends Body {
   readonly vary?: boolean;
   /** Its headers as one pre-encoded pair (lib/http/exchange.ts headerBlock): one write into uWS, not one per header. */
   readonly block?: HeaderPair;
+  /** The last answer head built for it (answerHead): its headers and an extra set, as bytes. */
+  head?: AnswerHead | undefined;
+}
+
+/** A variant's headers and one extra set up to `X-Request-Id`, as latin1 bytes. */
+interface AnswerHead {
+  readonly extra: readonly HeaderPair[];
+  readonly bytes: ArrayBuffer;
 }
 
 export interface FormOptions {
@@ -146,7 +154,10 @@ function build(r: Body, opts: FormOptions | undefined): Forms {
 }
 
 function form(headers: Headers, body: Uint8Array): Form {
-  return { ok: { status: 200, headers, body, vary: true, block: headerBlock(headers) }, notModified: undefined };
+  return {
+    ok: { status: 200, headers, body, vary: true, block: headerBlock(headers), head: undefined },
+    notModified: undefined,
+  };
 }
 
 /** RFC 9110 §15.4.5: the 304 carries the validators and Cache-Control (Vary comes with the caller's extra headers). */
@@ -154,7 +165,7 @@ function notModified(ok: Variant): Variant {
   const nm: Headers = {};
   for (const name of ['ETag', 'Last-Modified', 'Cache-Control'])
     if (ok.headers[name] !== undefined) nm[name] = ok.headers[name];
-  return { status: 304, headers: nm, body: EMPTY, vary: true, block: headerBlock(nm) };
+  return { status: 304, headers: nm, body: EMPTY, vary: true, block: headerBlock(nm), head: undefined };
 }
 
 /**
@@ -371,6 +382,28 @@ export function extraFor(v: Variant, pairs: readonly HeaderPair[]): readonly Hea
   return v.vary ? withVary(pairs) : pairs;
 }
 
+/**
+ * Every header of an answer but the request id's value, as the name of one `writeHeader(head, id)`
+ * call: uWS writes a name as given, then `: `, the value and CRLF. A string argument is converted to
+ * UTF-8 per call (`Utf8Length` + `WriteUtf8`, the largest user-space entries of a hot answer's
+ * profile, issue 31); bytes are passed by pointer. Built once per variant and extra set (the last
+ * one used is kept: a route has one). undefined: the variant has no block (a header value with
+ * CR or LF), so its headers are written one by one.
+ */
+export function answerHead(v: Variant, extra: readonly HeaderPair[]): ArrayBuffer | undefined {
+  const held = v.head;
+  if (held !== undefined && held.extra === extra) return held.bytes;
+  if (!v.block || !('head' in v)) return undefined;
+  let text = `${v.block[0]}: ${v.block[1]}\r\n`;
+  for (const [name, value] of extra) {
+    if (hasCrLf(name) || hasCrLf(value)) return undefined;
+    text += `${name}: ${value}\r\n`;
+  }
+  const bytes = latin1Bytes(`${text}X-Request-Id`);
+  v.head = { extra, bytes };
+  return bytes;
+}
+
 /** The request headers negotiation reads, copied in the uWS callback (the request is gone after it). */
 export interface Conditions {
   ifNoneMatch: string;
@@ -378,11 +411,18 @@ export interface Conditions {
   acceptEncoding: string;
 }
 
+/** The names conditionsOf reads, as bytes (latin1Bytes). */
+export const CONDITION_HEADERS = Object.freeze({
+  ifNoneMatch: latin1Bytes('if-none-match'),
+  ifModifiedSince: latin1Bytes('if-modified-since'),
+  acceptEncoding: latin1Bytes('accept-encoding'),
+});
+
 export function conditionsOf(req: HttpRequest): Conditions {
   return {
-    ifNoneMatch: req.getHeader('if-none-match'),
-    ifModifiedSince: req.getHeader('if-modified-since'),
-    acceptEncoding: req.getHeader('accept-encoding'),
+    ifNoneMatch: req.getHeader(CONDITION_HEADERS.ifNoneMatch),
+    ifModifiedSince: req.getHeader(CONDITION_HEADERS.ifModifiedSince),
+    acceptEncoding: req.getHeader(CONDITION_HEADERS.acceptEncoding),
   };
 }
 

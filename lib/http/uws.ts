@@ -48,3 +48,14 @@ export function loadUws(allowFallback = false): Uws {
 export function addressText(bytes: ArrayBuffer): string {
   return String.fromCharCode.apply(null, new Uint8Array(bytes) as unknown as number[]);
 }
+
+/**
+ * A header name (lower case) or other constant as a byte buffer of its own, for the hot path's
+ * calls into uWS: a string argument is converted to UTF-8 on every call (`Utf8Length` and
+ * `WriteUtf8` in a hot answer's profile, issue 31), an ArrayBuffer is read in place.
+ */
+export function latin1Bytes(text: string): ArrayBuffer {
+  const bytes = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i) & 0xff;
+  return bytes.buffer;
+}

@@ -7,6 +7,7 @@ import t from 'tap';
 import net from 'node:net';
 import { loadUws } from '../../lib/http/uws.js';
 import { Exchange, headerBlock, pairsBlock, type HeaderPair } from '../../lib/http/exchange.js';
+import { answerHead, extraFor, negotiate } from '../../lib/http/representation.js';
 
 const uws = loadUws();
 
@@ -73,4 +74,51 @@ t.test('no block for a set that would split a line', async (t) => {
     ['B', '2'],
   ] as const);
   t.equal(pairsBlock(pairs), pairsBlock(pairs), 'memoized per set');
+});
+
+/** The CORS set of a listed origin (lib/http/cors.ts): one Vary, which extraFor extends. */
+const PLAYER_CORS: readonly HeaderPair[] = Object.freeze([
+  ['Access-Control-Allow-Origin', 'https://player.example'],
+  ['Vary', 'Origin'],
+] as const);
+
+t.test('an answer head (one writeHeader of bytes) puts the lines the exchange writes on the wire', async (t) => {
+  const v = negotiate({ status: 200, headers: HEADERS, body: Buffer.from('body'), forms: undefined }, '', '', '');
+  const extra = extraFor(v, PLAYER_CORS);
+  const head = answerHead(v, extra);
+  t.ok(head instanceof ArrayBuffer, 'the variant has a head');
+  t.equal(answerHead(v, extra), head, 'built once per variant and extra set');
+  const app = uws.App();
+  app.get('/*', (res, req) => {
+    if (req.getUrl() === '/head') {
+      res.writeHeader(head!, 'req-1');
+      res.end('body');
+    } else new Exchange(res, false, extra, 'req-1').send(200, v.headers, 'body');
+  });
+  const socket = await new Promise<Parameters<typeof uws.us_socket_local_port>[0]>((resolve, reject) =>
+    app.listen('127.0.0.1', 0, (s) => (s ? resolve(s) : reject(new Error('listen')))),
+  );
+  t.teardown(() => uws.us_listen_socket_close(socket));
+  const port = uws.us_socket_local_port(socket);
+  const lines = (head: string) => head.split('\r\n').sort();
+  const viaHead = await rawHead(port, '/head');
+  t.same(lines(viaHead), lines(await rawHead(port, '/exchange')), 'the same lines');
+  t.match(viaHead, /\r\nETag: "[\w-]{22}"\r\n/);
+  t.match(viaHead, /\r\nX-Request-Id: req-1\r\n/);
+  t.match(viaHead, /\r\nVary: Origin, Accept-Encoding\r\n/, 'Vary merged as extraFor merges it');
+  t.not(
+    answerHead(v, Object.freeze([['Access-Control-Allow-Origin', '*']] as const)),
+    head,
+    'another extra set, another head',
+  );
+});
+
+t.test('no answer head for a variant whose headers would split a line', async (t) => {
+  const v = negotiate(
+    { status: 200, headers: { ...HEADERS, Link: 'x\r\nSet-Cookie: y' }, body: Buffer.from('b'), forms: undefined },
+    '',
+    '',
+    '',
+  );
+  t.equal(answerHead(v, CORS), undefined);
 });
