@@ -222,7 +222,7 @@ async function main(): Promise<void> {
     }
     let breakOn = false;
     // A kind's first run in the process warms it up as long as a DVR window needs (a fresh process
-    // served 1,200-segment windows at ~108 µs for its first ~10 s, ~52 after): else the side that
+    // served 1,200-segment windows at ~108 µs in its first ~10 s of them, ~52 from ~20 s on): else the side that
     // comes first, the break's, measured the process's warm-up, not the break (0.78–0.80 then).
     const warmed = new Set<string>();
     const toggled: Run[] = plan.map(([kind, scenario, on]) => {

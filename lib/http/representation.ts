@@ -382,6 +382,8 @@ export function extraFor(v: Variant, pairs: readonly HeaderPair[]): readonly Hea
   return v.vary ? withVary(pairs) : pairs;
 }
 
+const PRINTABLE_ASCII = /^[\t\r\n\x20-\x7e]*$/;
+
 /**
  * Every header of an answer but the request id's value, as the name of one `writeHeader(head, id)`
  * call: uWS writes a name as given, then `: `, the value and CRLF. A string argument is converted to
@@ -399,6 +401,8 @@ export function answerHead(v: Variant, extra: readonly HeaderPair[]): ArrayBuffe
     if (hasCrLf(name) || hasCrLf(value)) return undefined;
     text += `${name}: ${value}\r\n`;
   }
+  // Bytes are written as they are: a value beyond ASCII (a configured origin, say) keeps the string path, which uWS sends as UTF-8.
+  if (!PRINTABLE_ASCII.test(text)) return undefined;
   const bytes = latin1Bytes(`${text}X-Request-Id`);
   v.head = { extra, bytes };
   return bytes;

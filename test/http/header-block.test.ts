@@ -122,3 +122,19 @@ t.test('no answer head for a variant whose headers would split a line', async (t
   );
   t.equal(answerHead(v, CORS), undefined);
 });
+
+t.test('a header value beyond ASCII keeps the string path (uWS sends it as UTF-8)', async (t) => {
+  const v = negotiate(
+    {
+      status: 200,
+      headers: { ...HEADERS, 'Content-Disposition': 'inline; filename="café.m3u8"' },
+      body: Buffer.from('b'),
+      forms: undefined,
+    },
+    '',
+    '',
+    '',
+  );
+  t.ok(v.block, 'the block itself is fine');
+  t.equal(answerHead(v, PLAYER_CORS), undefined);
+});
