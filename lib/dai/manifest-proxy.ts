@@ -12,7 +12,7 @@
  */
 import { addressText, type HttpRequest, type HttpResponse, type TemplatedApp } from '../http/uws.js';
 import { clientIp, trustedProxies, type TrustedHops } from '../http/client-ip.js';
-import { Exchange, statusLine, writePairs } from '../http/exchange.js';
+import { Exchange, statusLine, writeHeaders, writePairs } from '../http/exchange.js';
 import { corsOf, type Cors } from '../http/cors.js';
 import {
   answerHead,
@@ -264,7 +264,7 @@ export class ManifestProxy {
       const head = answerHead(v, extra);
       if (head) res.writeHeader(head, id);
       else {
-        for (const name in v.headers) res.writeHeader(name, v.headers[name]!);
+        writeHeaders(res, v.headers); // no head: a value beyond ASCII, or one that would split a line (left out)
         writePairs(res, extra);
         res.writeHeader('X-Request-Id', id);
       }

@@ -130,13 +130,17 @@ export class Exchange {
     const res = this.res;
     if (status !== 200) res.writeStatus(statusLine(status)); // uWS writes 200 OK by default
     if (block) res.writeHeader(block[0], block[1]);
-    else
-      for (const name in headers) {
-        const value = headers[name]!;
-        if (trusted || !hasCrLf(value)) res.writeHeader(name, value);
-      }
+    else writeHeaders(res, headers, trusted);
     res.writeHeader('X-Request-Id', this.id); // checked at its making: safe characters only
     writePairs(res, this.extra);
+  }
+}
+
+/** Writes headers one call each; a value with a CR, LF or NUL is left out unless trusted (the service's own constants). */
+export function writeHeaders(res: HttpResponse, headers: Readonly<Headers>, trusted = false): void {
+  for (const name in headers) {
+    const value = headers[name]!;
+    if (trusted || !hasCrLf(value)) res.writeHeader(name, value);
   }
 }
 
