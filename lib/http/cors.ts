@@ -6,7 +6,7 @@
  * request's Origin picks one of the precomputed sets (listed: echoed, with `Vary: Origin`; not
  * listed or absent: `Vary: Origin` only, so a shared cache never hands one origin's answer to another).
  */
-import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js';
+import { latin1Bytes, type HttpRequest, type HttpResponse, type TemplatedApp } from './uws.js';
 import { Exchange, NO_HEADERS, type HeaderPair, type Headers } from './exchange.js';
 import { requestIdOf } from './request-id.js';
 
@@ -29,6 +29,9 @@ export function parseOrigins(list: string): string[] {
     if (o !== '*' && !ORIGIN.test(o)) throw new Error(`not an origin (scheme://host[:port]): ${JSON.stringify(o)}`);
   return origins;
 }
+
+/** The header read per request when origins are listed, as bytes (lib/http/uws.ts latin1Bytes). */
+const ORIGIN_HEADER = latin1Bytes('origin');
 
 /** The CORS headers of a uWS request on routes that may have no policy (built without one: none). */
 export function corsOf(cors: Cors | undefined, req: HttpRequest): readonly HeaderPair[] {
@@ -74,7 +77,7 @@ export class Cors {
 
   /** The same for a uWS request, read synchronously in its callback. */
   forRequest(req: HttpRequest): readonly HeaderPair[] {
-    return this.any ? this.anyPairs : this.pairs(req.getHeader('origin'));
+    return this.any ? this.anyPairs : this.pairs(req.getHeader(ORIGIN_HEADER));
   }
 
   /** The same as a header object (node:http answers, or merged into another set). */
@@ -103,7 +106,7 @@ export class Cors {
       (res: HttpResponse, req: HttpRequest) =>
         void new Exchange(res, false, NO_HEADERS, requestIdOf(req)).send(
           204,
-          answer(this.any ? undefined : req.getHeader('origin')),
+          answer(this.any ? undefined : req.getHeader(ORIGIN_HEADER)),
         ),
     );
   }
