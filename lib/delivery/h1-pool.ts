@@ -29,6 +29,7 @@
  */
 import type { Socket } from 'node:net';
 import type { buildConnector } from 'undici';
+import { contentLength, nameIs, statusOf, validHead } from './h1-head.js';
 
 /** What one request hears. Exactly one of end and error is called, once, unless the caller aborted. */
 export interface H1Handler {
@@ -137,7 +138,8 @@ const CR = 0x0d;
 const MAX_HEAD = 16 * 1024;
 const MAX_LINE = 4096;
 
-// The pieces of llhttp's strict syntax (RFC 9112 §4, §5, §7.1), composed into the tests below.
+// The pieces of llhttp's strict syntax (RFC 9112 §4, §5, §7.1) for the rarer reads: a head split
+// across reads, trailers, chunk extensions. A whole head is checked byte by byte (h1-head.ts).
 const TOKEN = "[!#$%&'*+\\-.^_`|~0-9A-Za-z]"; // tchar (RFC 9110 §5.6.2)
 const STATUS_LINE = 'HTTP/1\\.[01] \\d{3}(?: [^\\r\\n]*)?\\r\\n';
 /** A header line: a token name, a colon, a value free of control bytes but HTAB. */
@@ -145,14 +147,6 @@ const FIELD = `${TOKEN}+:[\\t\\x20-\\x7e\\x80-\\xff]*`;
 const QUOTED = '"(?:[\\t\\x20\\x21\\x23-\\x5b\\x5d-\\x7e\\x80-\\xff]|\\\\[\\t\\x20-\\x7e\\x80-\\xff])*"';
 const EXT_VALUE = `=(?:${TOKEN}*|${QUOTED})`;
 
-/*
- * A response head as llhttp's strict mode takes it: status line, then header lines, every line
- * ending CRLF. A bare LF or CR, obs-fold (a line starting with whitespace), a space before the
- * colon or a 4-digit status fail it. One test over the head string the parser makes anyway; it
- * allocates nothing. Versions other than 1.0/1.1 are refused here too (llhttp takes 2.0 and 0.9;
- * this client speaks 1.1 only).
- */
-const HEAD_SYNTAX = new RegExp(`^${STATUS_LINE}(?:${FIELD}\\r\\n)*\\r\\n$`);
 /** The complete lines of a head still arriving. */
 const HEAD_PREFIX = new RegExp(`^${STATUS_LINE}(?:${FIELD}\\r\\n)*$`);
 /** One trailer line without its CRLF (a header line, RFC 9112 §7.1.2). */
@@ -162,8 +156,6 @@ const TRAILER_SYNTAX = new RegExp(`^${FIELD}$`);
  * whitespace; a name, or none before an `=`; a token or quoted value, possibly empty.
  */
 const CHUNK_EXT = new RegExp(`^(?:;(?:${TOKEN}+(?:${EXT_VALUE})?|${EXT_VALUE}))*$`);
-/** A Content-Length value between the colon and the CR: llhttp takes leading SP/HTAB, trailing SP only. */
-const LENGTH_SYNTAX = /^[\t ]*\d{1,15} *$/;
 /**
  * The one Transfer-Encoding this client reads (any other coding is refused: it would need decoding).
  * Trailing spaces but not tabs, as llhttp: it reads `chunked<TAB>` as an unknown coding.
@@ -354,13 +346,15 @@ class Connection {
 
   /** Parses the head in buf[at, end) (end = after its blank line); returns where the body starts, or -1. */
   private head(buf: Buffer, at: number, end: number): number {
-    const text = buf.toString('latin1', at, end);
-    if (!HEAD_SYNTAX.test(text)) {
-      this.fail('protocol', text.startsWith('HTTP/1.') ? 'a malformed response head' : 'the answer is not HTTP/1.x');
+    if (!validHead(buf, at, end)) {
+      this.fail(
+        'protocol',
+        buf.toString('latin1', at, at + 7) === 'HTTP/1.' ? 'a malformed response head' : 'the answer is not HTTP/1.x',
+      );
       return -1;
     }
-    // The syntax test has checked the status line: HTTP/1.x SP 3DIGIT (RFC 9112 §4).
-    const status = Number(text.slice(9, 12));
+    const text = buf.toString('latin1', at, end);
+    const status = statusOf(text);
     if (status < 100) {
       this.fail('protocol', 'a malformed status line');
       return -1;
@@ -376,30 +370,24 @@ class Connection {
     while (line < last) {
       const stop = text.indexOf('\r', line);
       const colon = text.indexOf(':', line); // a name holds no colon, so this one ends it
-      const len = colon - line;
-      // Only the framing headers are read (by their name's length first); the rest are never turned into strings.
-      if (len === 14 || len === 17 || len === 10) {
-        const name = text.slice(line, colon).toLowerCase();
+      // Only the framing headers and Last-Modified are read; the rest are never turned into strings.
+      if (nameIs(text, line, colon, 'content-length')) {
+        // Two Content-Length lines are refused even when equal, as llhttp does (RFC 9112 §6.3 allows either).
+        const n = contentLength(text, colon + 1, stop);
+        if (n === -1 || length !== -1) {
+          this.fail('protocol', 'a malformed or repeated Content-Length');
+          return -1;
+        }
+        length = n;
+      } else if (nameIs(text, line, colon, 'transfer-encoding')) {
         const value = text.slice(colon + 1, stop);
-        if (name === 'content-length') {
-          // Two Content-Length lines are refused even when equal, as llhttp does (RFC 9112 §6.3 allows either).
-          if (!LENGTH_SYNTAX.test(value) || length !== -1) {
-            this.fail('protocol', 'a malformed or repeated Content-Length');
-            return -1;
-          }
-          length = Number(value);
-        } else if (name === 'transfer-encoding') {
-          if (!CHUNKED.test(value) || chunked) {
-            this.fail('protocol', `an unsupported Transfer-Encoding: ${value.slice(0, 40)}`);
-            return -1;
-          }
-          chunked = true;
-        } else if (name === 'connection') connection = value.toLowerCase();
-      } else if (len === 13 && (text.charCodeAt(line) | 0x20) === 0x6c) {
-        // 13 letters starting with l: Last-Modified is the one header read beside the framing ones.
-        if (text.slice(line, colon).toLowerCase() === 'last-modified')
-          lastModified = text.slice(colon + 1, stop).trim();
-      }
+        if (!CHUNKED.test(value) || chunked) {
+          this.fail('protocol', `an unsupported Transfer-Encoding: ${value.slice(0, 40)}`);
+          return -1;
+        }
+        chunked = true;
+      } else if (nameIs(text, line, colon, 'connection')) connection = text.slice(colon + 1, stop).toLowerCase();
+      else if (nameIs(text, line, colon, 'last-modified')) lastModified = text.slice(colon + 1, stop).trim();
       line = stop + 2;
     }
     if (chunked && length !== -1) {

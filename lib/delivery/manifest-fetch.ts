@@ -208,7 +208,7 @@ export class ManifestFetch implements UpstreamSink {
       kind = hls.kind;
       // Kept when it depends on the bytes, the settings and the fixed rules alone: a live media playlist
       // whose URIs did not resolve against its own URL.
-      if (typeof found === 'string' && kind === 'media' && !hls.usedPlaylistUrl && !isVodText(text))
+      if (typeof found === 'number' && kind === 'media' && !hls.usedPlaylistUrl && !isVodText(text))
         entry = memo!.keep(found, raw!, text);
     }
     let substituted = false;

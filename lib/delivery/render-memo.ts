@@ -10,8 +10,8 @@
  * resolved against it, and such renderings are not kept. Break substitution (per stream, timed)
  * is applied after the memo, on every request.
  *
- * A fingerprint (the length and the last bytes, where a live playlist changes) finds a candidate,
- * and the bytes are compared whole, so a rendering is reused only for equal input. An entry is made
+ * A fingerprint (a hash of the length and the last bytes, where a live playlist changes) finds a
+ * candidate, and the bytes are compared whole, so a rendering is reused only for equal input. An entry is made
  * on its fingerprint's second sighting (the first costs a map slot, no copy), so per-session
  * playlists that never repeat cost a lookup and no copies; the memo is bounded by count and bytes
  * (all events together) and emptied when full.
@@ -24,6 +24,9 @@ const MAX_BYTES = 32 * 1024 * 1024;
 const MAX_INPUT = 1024 * 1024;
 /** Trailing bytes in the fingerprint: the last segment's URI line, where a sliding window differs. */
 const TAIL = 48;
+
+/** What a fingerprint seen once is counted as against MAX_BYTES (a map slot). */
+const SLOT_BYTES = 32;
 
 /** Break substitutions of one entry kept at most (the break assignments in play for one window). */
 const MAX_VARIANTS = 16;
@@ -46,7 +49,7 @@ export class RenderMemo {
   private readonly scopes = new WeakMap<object, number>();
   private nextScope = 0;
   /** By fingerprint: the entry, or null for a fingerprint seen once. One bound for all scopes. */
-  private readonly entries = new Map<string, MemoEntry | null>();
+  private readonly entries = new Map<number, MemoEntry | null>();
   private bytes = 0;
   hits = 0;
 
@@ -54,10 +57,10 @@ export class RenderMemo {
    * The entry for these bytes under scope (the event's settings object), or, when there is none,
    * the fingerprint to keep() them under.
    */
-  find(scope: object, raw: Buffer): MemoEntry | string {
+  find(scope: object, raw: Buffer): MemoEntry | number {
     let id = this.scopes.get(scope);
     if (id === undefined) this.scopes.set(scope, (id = this.nextScope++));
-    const fingerprint = `${id}:${raw.length}:${raw.toString('latin1', Math.max(0, raw.length - TAIL))}`;
+    const fingerprint = fingerprintOf(id, raw);
     const entry = this.entries.get(fingerprint);
     if (entry && entry.raw.equals(raw)) {
       this.hits++;
@@ -67,10 +70,10 @@ export class RenderMemo {
   }
 
   /** Keeps text as the rendering of raw when its fingerprint (from find) was seen before; the entry, if one was made. */
-  keep(fingerprint: string, raw: Buffer, text: string): MemoEntry | undefined {
+  keep(fingerprint: number, raw: Buffer, text: string): MemoEntry | undefined {
     if (raw.length > MAX_INPUT) return undefined;
     if (this.entries.get(fingerprint) === undefined) {
-      this.reserve(fingerprint.length);
+      this.reserve(SLOT_BYTES);
       this.entries.set(fingerprint, null);
       return undefined;
     }
@@ -101,4 +104,17 @@ export class RenderMemo {
     }
     this.bytes += bytes;
   }
+}
+
+/**
+ * FNV-1a over the scope's number, the length and the last TAIL bytes, folded to 30 bits: a small
+ * integer, so the lookup hashes no string (a string key was built, flattened and hashed per
+ * request, issue 31). Two inputs may share one; find() compares the bytes, so they never share a
+ * rendering, only a slot.
+ */
+function fingerprintOf(scope: number, raw: Buffer): number {
+  let h = Math.imul(0x811c9dc5 ^ scope, 0x01000193);
+  h = Math.imul(h ^ raw.length, 0x01000193);
+  for (let i = Math.max(0, raw.length - TAIL); i < raw.length; i++) h = Math.imul(h ^ raw[i]!, 0x01000193);
+  return (h ^ (h >>> 30)) & 0x3fffffff;
 }

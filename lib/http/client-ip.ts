@@ -7,6 +7,10 @@
  * keys, the `vip` of ad requests, the upstream's geo (`X-Forwarded-For`) and a stream's client_ip.
  */
 import { BlockList, isIPv6 } from 'node:net';
+import { latin1Bytes } from './uws.js';
+
+/** The header's name as bytes, for uWS's getHeader (lib/http/uws.ts). */
+export const FORWARDED_FOR = latin1Bytes('x-forwarded-for');
 
 /**
  * The trusted hops (TRUSTED_PROXIES). IPv4 ranges are checked by hand on the parsed address: this
@@ -117,6 +121,11 @@ export function clientIp(deviceIp: string, forwardedFor: string, peer: string, t
   const device = deviceIp.trim();
   if (device && isAddress(device)) return plain(device);
   if (!forwardedFor) return socket;
+  if (!forwardedFor.includes(',')) {
+    // One hop, as a CDN edge sends it: the loop below would take it when it is an address.
+    const hop = forwardedFor.trim();
+    return isAddress(hop) ? plain(hop) : socket;
+  }
   const hops = forwardedFor.split(',');
   let client = socket;
   for (let i = hops.length - 1; i >= 0 && i >= hops.length - MAX_HOPS; i--) {

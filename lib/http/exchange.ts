@@ -93,11 +93,17 @@ export class Exchange {
   }
 
   /** Writes a whole response. Returns false when the client had gone away. */
-  send(status: number, headers: Headers, body: string | Uint8Array = '', block?: HeaderPair): boolean {
+  send(
+    status: number,
+    headers: Headers,
+    body: string | Uint8Array = '',
+    block?: HeaderPair,
+    head?: ArrayBuffer,
+  ): boolean {
     if (this.aborted || this.started) return false;
     this.started = true;
     this.res.cork(() => {
-      this.writeHead(status, headers, false, block);
+      this.writeHead(status, headers, false, block, head);
       // A 304 states no Content-Length (RFC 9110 §8.6: it would have to be the 200's); uWS omits it only when called without arguments.
       if (status === 304 && !this.unreadBody) this.res.endWithoutBody();
       else if (this.isHead || status === 204 || status === 304)
@@ -124,11 +130,17 @@ export class Exchange {
 
   /**
    * Status and headers only; the caller is inside cork. trusted: the service's own constant values,
-   * not checked for CR/LF. block: the same headers pre-joined (headerBlock), written instead.
+   * not checked for CR/LF. block: the same headers pre-joined (headerBlock), written instead. head:
+   * the headers, this exchange's extra set and the name `X-Request-Id` as bytes (answerHead in
+   * lib/http/representation.ts), written in one call instead of all of them.
    */
-  writeHead(status: number, headers: Headers, trusted = false, block?: HeaderPair): void {
+  writeHead(status: number, headers: Headers, trusted = false, block?: HeaderPair, head?: ArrayBuffer): void {
     const res = this.res;
     if (status !== 200) res.writeStatus(statusLine(status)); // uWS writes 200 OK by default
+    if (head) {
+      res.writeHeader(head, this.id);
+      return;
+    }
     if (block) res.writeHeader(block[0], block[1]);
     else writeHeaders(res, headers, trusted);
     res.writeHeader('X-Request-Id', this.id); // checked at its making: safe characters only

@@ -440,6 +440,8 @@ export function sendNegotiated(ex: Exchange, r: Body, c: Conditions, ageSec?: nu
   ex.extra = extraFor(v, ex.extra);
   const headers = ageSec ? { ...v.headers, Age: String(ageSec) } : v.headers;
   const block = ageSec ? undefined : v.block;
-  if (ex.isHead || v.status === 304) ex.send(v.status, headers, v.body, block);
-  else sendSized(ex, v.status, headers, v.body, block);
+  // One call into uWS for every header, as the hot lane answers (a distinct request is answered here).
+  const head = block && answerHead(v, ex.extra);
+  if (ex.isHead || v.status === 304) ex.send(v.status, headers, v.body, block, head);
+  else sendSized(ex, v.status, headers, v.body, block, head);
 }

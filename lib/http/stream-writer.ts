@@ -75,6 +75,7 @@ export function sendSized(
   headers: Headers,
   body: Uint8Array,
   block?: HeaderPair,
+  head?: ArrayBuffer,
 ): boolean {
   if (ex.aborted || ex.started) return true;
   ex.started = true;
@@ -83,7 +84,7 @@ export function sendSized(
     // A playlist: uWS copies what the socket cannot take at once, so end() needs no write offset,
     // no result array and no onWritable (the bytes are never pinned by a slow reader).
     ex.res.cork(() => {
-      ex.writeHead(status, headers, true, block);
+      ex.writeHead(status, headers, true, block, head);
       ex.res.end(body, ex.unreadBody);
     });
     return true;
@@ -91,7 +92,7 @@ export function sendSized(
   let startOffset = 0;
   let done = false;
   ex.res.cork(() => {
-    ex.writeHead(status, headers, false, block);
+    ex.writeHead(status, headers, false, block, head);
     startOffset = ex.res.getWriteOffset();
     [, done] = ex.res.tryEnd(body, total);
   });
