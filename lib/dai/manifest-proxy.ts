@@ -11,7 +11,7 @@
  * invented id the upstream refuses leaves nothing behind.
  */
 import { addressText, type HttpRequest, type HttpResponse, type TemplatedApp } from '../http/uws.js';
-import { clientIp, FORWARDED_FOR, trustedProxies, type TrustedHops } from '../http/client-ip.js';
+import { FORWARDED_FOR, trustedProxies, viewerOf, type TrustedHops } from '../http/client-ip.js';
 import { Exchange, statusLine, writeHeaders, writePairs } from '../http/exchange.js';
 import { corsOf, type Cors } from '../http/cors.js';
 import {
@@ -279,7 +279,7 @@ export class ManifestProxy {
     const conditions = conditionsOf(req);
     if (hit) return this.answer(ex, hit.value, hit.ageSec, started, conditions, upstreamPath);
     // The viewer as trusted hops name it (issue 24): a client cannot choose its geo at the DAI host.
-    const xff = clientIp('', req.getHeader(FORWARDED_FOR), addressText(res.getRemoteAddressAsText()), this.trusted);
+    const xff = viewerOf(res, req.getHeader(FORWARDED_FOR), this.trusted);
     this.deps.inFlight.count++;
     this.deps.cache.load(
       key,

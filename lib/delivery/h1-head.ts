@@ -1,9 +1,10 @@
 /**
- * The byte-level checks of an HTTP/1.x response head that the upstream client runs on every
- * response (issue 31: the head is read per distinct request, so a regular expression with a
- * backtracking entry per byte, `toLowerCase` copies and `Number` of slices cost more than the rest
- * of the parse). Each function states the grammar it accepts; test/delivery/h1-head.test.ts holds
- * them to the regular expressions they replace, and h1-pool-differential.test.ts to llhttp.
+ * An HTTP/1.x response head read in one pass over its bytes, as the upstream client does for every
+ * response (issue 31: the head is read per distinct request; a regular expression with a
+ * backtracking entry per byte, the head decoded to a string, `toLowerCase` copies and `Number` of
+ * slices cost more than the rest of the response's parse). Each function states the grammar it
+ * accepts; test/delivery/h1-head.test.ts holds them to the regular expressions they replaced, and
+ * h1-pool-differential.test.ts holds the client to llhttp.
  */
 
 const CR = 0x0d;
@@ -32,49 +33,123 @@ const VALUE = table((b) => b === HTAB || (b >= SP && b <= 0x7e) || b >= 0x80);
 const isDigit = (b: number | undefined) => b !== undefined && b >= 0x30 && b <= 0x39;
 
 /**
- * Whether buf[from, end) is a whole response head as llhttp's strict mode takes it (RFC 9112 §2.1,
- * §4, §5), end being just past its blank line: `HTTP/1.0` or `HTTP/1.1`, SP, a 3-digit status, an
- * optional SP and reason free of CR and LF, CRLF; then lines of a token name, `:` and a value of
- * VALUE bytes, each ended CRLF; then CRLF. A bare LF or CR, obs-fold (a line starting with
- * whitespace), a space before the colon or a 4-digit status fail it.
+ * The one Transfer-Encoding this client reads (any other coding is refused: it would need decoding).
+ * Trailing spaces but not tabs, as llhttp: it reads `chunked<TAB>` as an unknown coding.
  */
-export function validHead(buf: Uint8Array, from: number, end: number): boolean {
-  if (end - from < 16) return false; // "HTTP/1.1 200" CRLF CRLF
-  for (let k = 0; k < 7; k++) if (buf[from + k] !== HTTP_1[k]) return false;
+const CHUNKED = /^[\t ]*chunked *$/i;
+
+/** What readHead found in a head. */
+export interface HeadFields {
+  /** The status code; -1 when the head's syntax is refused. */
+  status: number;
+  http10: boolean;
+  /** Content-Length, or -1 when absent. */
+  length: number;
+  chunked: boolean;
+  /** The Connection value in lower case ('' when absent). */
+  connection: string;
+  /** The Last-Modified value, trimmed, when sent. */
+  lastModified: string | undefined;
+  /** Why the head is refused, '' when it is not: its syntax (status -1), else the first framing fault. */
+  fault: string;
+}
+
+/** One result object, reused: reads run one at a time on this thread and the caller is done with it before the next. */
+const fields: HeadFields = {
+  status: 0,
+  http10: false,
+  length: -1,
+  chunked: false,
+  connection: '',
+  lastModified: undefined,
+  fault: '',
+};
+
+/**
+ * Reads the response head in buf[from, end), end being just past its blank line, checking it as
+ * llhttp's strict mode does (RFC 9112 §2.1, §4, §5): `HTTP/1.0` or `HTTP/1.1`, SP, a 3-digit
+ * status, an optional SP and a reason free of CR and LF, CRLF; then lines of a token name, `:` and
+ * a value of VALUE bytes, each ended CRLF; then CRLF. A bare LF or CR, obs-fold (a line starting
+ * with whitespace), a space before the colon or a 4-digit status fail it. Of the fields only the
+ * framing ones and Last-Modified are read, and only their values become strings. The result is
+ * valid until the next call.
+ */
+export function readHead(buf: Buffer, from: number, end: number): HeadFields {
+  const f = fields;
+  f.status = 0;
+  f.http10 = false;
+  f.length = -1;
+  f.chunked = false;
+  f.connection = '';
+  f.lastModified = undefined;
+  f.fault = '';
+  if (end - from < 16 || !startsHttp1(buf, from)) return refuse(f, buf, from); // "HTTP/1.1 200" CRLF CRLF
   const minor = buf[from + 7];
-  if (minor !== 0x30 && minor !== 0x31) return false;
+  if (minor !== 0x30 && minor !== 0x31) return refuse(f, buf, from);
   if (buf[from + 8] !== SP || !isDigit(buf[from + 9]) || !isDigit(buf[from + 10]) || !isDigit(buf[from + 11]))
-    return false;
+    return refuse(f, buf, from);
+  f.http10 = minor === 0x30;
+  f.status = (buf[from + 9]! - 0x30) * 100 + (buf[from + 10]! - 0x30) * 10 + (buf[from + 11]! - 0x30);
   let p = from + 12;
   if (buf[p] === SP) while (p < end && buf[p] !== CR && buf[p] !== LF) p++;
-  if (buf[p] !== CR || buf[p + 1] !== LF) return false;
+  if (buf[p] !== CR || buf[p + 1] !== LF) return refuse(f, buf, from);
   p += 2;
   const blank = end - 2;
+  let fault = '';
   while (p < blank) {
     const name = p;
     while (p < blank && TCHAR[buf[p]!] === 1) p++;
-    if (p === name || buf[p] !== 0x3a) return false;
-    p++;
+    if (p === name || buf[p] !== 0x3a) return refuse(f, buf, from);
+    const colon = p++;
     while (p < blank && VALUE[buf[p]!] === 1) p++;
-    if (buf[p] !== CR || buf[p + 1] !== LF) return false;
+    if (buf[p] !== CR || buf[p + 1] !== LF) return refuse(f, buf, from);
+    if (!fault) fault = field(f, buf, name, colon, p);
     p += 2;
   }
-  return p === blank && buf[p] === CR && buf[p + 1] === LF;
+  if (p !== blank || buf[p] !== CR || buf[p + 1] !== LF) return refuse(f, buf, from);
+  f.fault = fault || (f.chunked && f.length !== -1 ? 'both Transfer-Encoding and Content-Length' : '');
+  return f;
 }
 
-/** The 3-digit status of a head validHead accepted (its text from the start of the status line). */
-export function statusOf(text: string): number {
-  return (text.charCodeAt(9) - 0x30) * 100 + (text.charCodeAt(10) - 0x30) * 10 + (text.charCodeAt(11) - 0x30);
+function startsHttp1(buf: Uint8Array, from: number): boolean {
+  for (let k = 0; k < 7; k++) if (buf[from + k] !== HTTP_1[k]) return false;
+  return true;
+}
+
+function refuse(f: HeadFields, buf: Uint8Array, from: number): HeadFields {
+  f.status = -1;
+  f.fault = startsHttp1(buf, from) ? 'a malformed response head' : 'the answer is not HTTP/1.x';
+  return f;
+}
+
+/** Reads one field (its name in buf[name, colon), its value up to stop) into f: a framing fault, or ''. */
+function field(f: HeadFields, buf: Buffer, name: number, colon: number, stop: number): string {
+  if (nameIs(buf, name, colon, 'content-length')) {
+    // Two Content-Length lines are refused even when equal, as llhttp does (RFC 9112 §6.3 allows either).
+    const n = contentLength(buf, colon + 1, stop);
+    if (n === -1 || f.length !== -1) return 'a malformed or repeated Content-Length';
+    f.length = n;
+  } else if (nameIs(buf, name, colon, 'transfer-encoding')) {
+    const value = latin1(buf, colon + 1, stop);
+    if (!CHUNKED.test(value) || f.chunked) return `an unsupported Transfer-Encoding: ${value.slice(0, 40)}`;
+    f.chunked = true;
+  } else if (nameIs(buf, name, colon, 'connection')) f.connection = latin1(buf, colon + 1, stop).toLowerCase();
+  else if (nameIs(buf, name, colon, 'last-modified')) f.lastModified = latin1(buf, colon + 1, stop).trim();
+  return '';
+}
+
+function latin1(buf: Buffer, from: number, to: number): string {
+  return buf.toString('latin1', from, to);
 }
 
 /**
- * Whether text[from, to) is the field name `lower` (given in lower case) in any case (RFC 9110
+ * Whether buf[from, to) is the field name `lower` (given in lower case) in any case (RFC 9110
  * §5.1), without making a string. A byte of a valid name ORed with 0x20 is a lower-case letter only
  * when it was that letter in either case, and is `-` only when it was `-`.
  */
-export function nameIs(text: string, from: number, to: number, lower: string): boolean {
+export function nameIs(buf: Uint8Array, from: number, to: number, lower: string): boolean {
   if (to - from !== lower.length) return false;
-  for (let k = 0; k < lower.length; k++) if ((text.charCodeAt(from + k) | 0x20) !== lower.charCodeAt(k)) return false;
+  for (let k = 0; k < lower.length; k++) if ((buf[from + k]! | 0x20) !== lower.charCodeAt(k)) return false;
   return true;
 }
 
@@ -82,13 +157,13 @@ export function nameIs(text: string, from: number, to: number, lower: string): b
  * A Content-Length value between the colon and the CR as llhttp takes it: leading SP/HTAB, 1 to 15
  * digits, trailing SP only (RFC 9110 §8.6); -1 when it is not one.
  */
-export function contentLength(text: string, from: number, to: number): number {
+export function contentLength(buf: Uint8Array, from: number, to: number): number {
   let p = from;
-  while (p < to && (text.charCodeAt(p) === SP || text.charCodeAt(p) === HTAB)) p++;
+  while (p < to && (buf[p] === SP || buf[p] === HTAB)) p++;
   const digits = p;
   let n = 0;
-  for (let c = text.charCodeAt(p); p < to && c >= 0x30 && c <= 0x39; c = text.charCodeAt(++p)) n = n * 10 + (c - 0x30);
+  for (; p < to && isDigit(buf[p]); p++) n = n * 10 + (buf[p]! - 0x30);
   if (p === digits || p - digits > 15) return -1;
-  while (p < to && text.charCodeAt(p) === SP) p++;
+  while (p < to && buf[p] === SP) p++;
   return p === to ? n : -1;
 }

@@ -29,7 +29,7 @@
  */
 import type { Socket } from 'node:net';
 import type { buildConnector } from 'undici';
-import { contentLength, nameIs, statusOf, validHead } from './h1-head.js';
+import { readHead } from './h1-head.js';
 
 /** What one request hears. Exactly one of end and error is called, once, unless the caller aborted. */
 export interface H1Handler {
@@ -156,11 +156,6 @@ const TRAILER_SYNTAX = new RegExp(`^${FIELD}$`);
  * whitespace; a name, or none before an `=`; a token or quoted value, possibly empty.
  */
 const CHUNK_EXT = new RegExp(`^(?:;(?:${TOKEN}+(?:${EXT_VALUE})?|${EXT_VALUE}))*$`);
-/**
- * The one Transfer-Encoding this client reads (any other coding is refused: it would need decoding).
- * Trailing spaces but not tabs, as llhttp: it reads `chunked<TAB>` as an unknown coding.
- */
-const CHUNKED = /^[\t ]*chunked *$/i;
 
 class Connection {
   socket: Socket | undefined;
@@ -346,52 +341,13 @@ class Connection {
 
   /** Parses the head in buf[at, end) (end = after its blank line); returns where the body starts, or -1. */
   private head(buf: Buffer, at: number, end: number): number {
-    if (!validHead(buf, at, end)) {
-      this.fail(
-        'protocol',
-        buf.toString('latin1', at, at + 7) === 'HTTP/1.' ? 'a malformed response head' : 'the answer is not HTTP/1.x',
-      );
+    const { status, http10, length, chunked, connection, lastModified, fault } = readHead(buf, at, end);
+    if (status === -1 || (fault && status >= 100)) {
+      this.fail('protocol', fault); // its syntax, else its framing
       return -1;
     }
-    const text = buf.toString('latin1', at, end);
-    const status = statusOf(text);
     if (status < 100) {
       this.fail('protocol', 'a malformed status line');
-      return -1;
-    }
-    const http10 = text.charCodeAt(7) === 0x30;
-    let length = -1;
-    let chunked = false;
-    let connection = '';
-    let lastModified: string | undefined;
-    // Each line ends CRLF (checked above); the blank line ends the text.
-    let line = text.indexOf('\n') + 1;
-    const last = text.length - 2;
-    while (line < last) {
-      const stop = text.indexOf('\r', line);
-      const colon = text.indexOf(':', line); // a name holds no colon, so this one ends it
-      // Only the framing headers and Last-Modified are read; the rest are never turned into strings.
-      if (nameIs(text, line, colon, 'content-length')) {
-        // Two Content-Length lines are refused even when equal, as llhttp does (RFC 9112 §6.3 allows either).
-        const n = contentLength(text, colon + 1, stop);
-        if (n === -1 || length !== -1) {
-          this.fail('protocol', 'a malformed or repeated Content-Length');
-          return -1;
-        }
-        length = n;
-      } else if (nameIs(text, line, colon, 'transfer-encoding')) {
-        const value = text.slice(colon + 1, stop);
-        if (!CHUNKED.test(value) || chunked) {
-          this.fail('protocol', `an unsupported Transfer-Encoding: ${value.slice(0, 40)}`);
-          return -1;
-        }
-        chunked = true;
-      } else if (nameIs(text, line, colon, 'connection')) connection = text.slice(colon + 1, stop).toLowerCase();
-      else if (nameIs(text, line, colon, 'last-modified')) lastModified = text.slice(colon + 1, stop).trim();
-      line = stop + 2;
-    }
-    if (chunked && length !== -1) {
-      this.fail('protocol', 'both Transfer-Encoding and Content-Length');
       return -1;
     }
     this.keepAlive = http10 ? connection.includes('keep-alive') : !connection.includes('close');

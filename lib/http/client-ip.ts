@@ -7,7 +7,7 @@
  * keys, the `vip` of ad requests, the upstream's geo (`X-Forwarded-For`) and a stream's client_ip.
  */
 import { BlockList, isIPv6 } from 'node:net';
-import { latin1Bytes } from './uws.js';
+import { addressText, latin1Bytes, type HttpResponse } from './uws.js';
 
 /** The header's name as bytes, for uWS's getHeader (lib/http/uws.ts). */
 export const FORWARDED_FOR = latin1Bytes('x-forwarded-for');
@@ -40,12 +40,15 @@ export class TrustedHops {
   /** Whether ip (a plain IPv4 or an IPv6 address) is a trusted hop. */
   has(ip: string): boolean {
     const a = dottedQuad(ip);
-    if (a >= 0) {
-      const r = this.v4;
-      for (let i = 0; i < r.length; i += 2) if (a >= r[i]! && a <= r[i + 1]!) return true;
-      return false;
-    }
+    if (a >= 0) return this.hasV4(a);
     return this.hasV6 && isIPv6(ip) && this.v6.check(ip, 'ipv6');
+  }
+
+  /** Whether the IPv4 address of this value (0 … 2^32 − 1) is a trusted hop. */
+  hasV4(a: number): boolean {
+    const r = this.v4;
+    for (let i = 0; i < r.length; i += 2) if (a >= r[i]! && a <= r[i + 1]!) return true;
+    return false;
   }
 }
 
@@ -121,11 +124,6 @@ export function clientIp(deviceIp: string, forwardedFor: string, peer: string, t
   const device = deviceIp.trim();
   if (device && isAddress(device)) return plain(device);
   if (!forwardedFor) return socket;
-  if (!forwardedFor.includes(',')) {
-    // One hop, as a CDN edge sends it: the loop below would take it when it is an address.
-    const hop = forwardedFor.trim();
-    return isAddress(hop) ? plain(hop) : socket;
-  }
   const hops = forwardedFor.split(',');
   let client = socket;
   for (let i = hops.length - 1; i >= 0 && i >= hops.length - MAX_HOPS; i--) {
@@ -135,4 +133,41 @@ export function clientIp(deviceIp: string, forwardedFor: string, peer: string, t
     if (!trusted.has(client)) break;
   }
   return client;
+}
+
+/**
+ * The IPv4 address (0 … 2^32 − 1) of a peer as uWS hands it in binary: 4 bytes, or 16 where a
+ * dual-stack socket maps an IPv4 peer as ::ffff:a.b.c.d (RFC 4291 §2.5.5.2); -1 for an IPv6 peer.
+ */
+export function peerIPv4(bytes: ArrayBuffer): number {
+  const b = new Uint8Array(bytes);
+  let at = 0;
+  if (b.length === 16) {
+    for (let i = 0; i < 10; i++) if (b[i] !== 0) return -1;
+    if (b[10] !== 0xff || b[11] !== 0xff) return -1;
+    at = 12;
+  } else if (b.length !== 4) return -1;
+  return b[at]! * 0x1000000 + (b[at + 1]! << 16) + (b[at + 2]! << 8) + b[at + 3]!;
+}
+
+/** An IPv4 address's value as a dotted quad. */
+export function quadText(a: number): string {
+  return `${a >>> 24}.${(a >>> 16) & 255}.${(a >>> 8) & 255}.${a & 255}`;
+}
+
+/**
+ * clientIp of a uWS request without X-Device-Ip (the manifest proxy's viewer for the DAI host's
+ * geo), the peer read in binary: its text form costs uWS an inet_ntop (sprintf) and an ArrayBuffer
+ * decoded here, per request (issue 31), and behind a CDN the answer is the X-Forwarded-For hop.
+ */
+export function viewerOf(res: HttpResponse, forwardedFor: string, trusted: TrustedHops): string {
+  const v4 = peerIPv4(res.getRemoteAddress());
+  if (v4 < 0) return clientIp('', forwardedFor, addressText(res.getRemoteAddressAsText()), trusted);
+  if (!trusted.hasV4(v4)) return quadText(v4);
+  if (forwardedFor && !forwardedFor.includes(',')) {
+    // One hop, as a CDN edge sends it: what clientIp's walk would take, when it is an address.
+    const hop = forwardedFor.trim();
+    if (isAddress(hop)) return plain(hop);
+  }
+  return clientIp('', forwardedFor, quadText(v4), trusted);
 }

@@ -8,7 +8,9 @@
 import t from 'tap';
 import { request } from 'undici';
 import { BlockList, isIPv4 } from 'node:net';
-import { clientIp, dottedQuad, trustedProxies } from '../../lib/http/client-ip.js';
+import fc from 'fast-check';
+import { clientIp, dottedQuad, peerIPv4, quadText, trustedProxies, viewerOf } from '../../lib/http/client-ip.js';
+import type { HttpResponse } from '../../lib/http/uws.js';
 import { DaiHostSim } from '../../lib/sim/dai-host.js';
 import { call } from '../helpers/http.js';
 import { freshSchemaUrl, needServices, startTestService, token, UNLIMITED } from '../helpers/services.js';
@@ -110,6 +112,88 @@ t.test('the hand-written IPv4 check agrees with node:net on every form', async (
     for (let i = 0; i < 200; i++) probes.push([0, 0, 0, 0].map(() => Math.floor(Math.random() * 256)).join('.'));
     const wrong = probes.filter((p) => hops.has(p) !== list.check(p, 'ipv4'));
     t.same(wrong, [], `${entry}: the same verdict as a BlockList on ${probes.length} addresses`);
+  }
+});
+
+t.test('the manifest proxy reads the peer in binary and decides as clientIp does', async (t) => {
+  t.equal(peerIPv4(new Uint8Array([203, 0, 113, 9]).buffer), dottedQuad('203.0.113.9'), 'four bytes');
+  const mapped = new Uint8Array(16);
+  mapped.set([0xff, 0xff, 10, 0, 0, 1], 10);
+  t.equal(peerIPv4(mapped.buffer), dottedQuad('10.0.0.1'), '::ffff:10.0.0.1');
+  mapped[9] = 1;
+  t.equal(peerIPv4(mapped.buffer), -1, 'an IPv6 address that is not a mapped IPv4 one');
+  t.equal(peerIPv4(new ArrayBuffer(0)), -1, 'no address');
+  t.equal(quadText(dottedQuad('255.0.10.1')), '255.0.10.1');
+
+  // uWS's two forms of one peer, as its HttpResponse hands them.
+  const peer = (bytes: number[], text: string) =>
+    ({
+      getRemoteAddress: () => new Uint8Array(bytes).buffer,
+      getRemoteAddressAsText: () => new TextEncoder().encode(text).buffer,
+    }) as unknown as HttpResponse;
+  const v4 = fc.tuple(fc.constantFrom(10, 127, 192, 203), fc.nat(255), fc.nat(255), fc.nat(255));
+  const peers = fc.oneof(
+    v4.map((b) => [peer(b, b.join('.')), b.join('.')] as const),
+    v4.map(
+      (b) =>
+        [
+          peer([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 255, 255, ...b], `::ffff:${b.join('.')}`),
+          `::ffff:${b.join('.')}`,
+        ] as const,
+    ),
+    fc.constant([
+      peer([0x20, 1, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1], '2001:db8::1'),
+      '2001:db8::1',
+    ] as const),
+  );
+  const hop = fc.oneof(
+    v4.map((b) => b.join('.')),
+    fc.constantFrom('garbage', ' 10.0.0.5 ', '2001:db8::7', ''),
+  );
+  const forwarded = fc.array(hop, { maxLength: 3 }).map((h) => h.join(','));
+  const trusted = fc
+    .constantFrom('', '127.0.0.1', '10.0.0.0/8, 127.0.0.0/8', '2001:db8::/32, 192.0.0.0/8')
+    .map(trustedProxies);
+  fc.assert(
+    fc.property(
+      peers,
+      forwarded,
+      trusted,
+      ([res, text], xff, hops) => viewerOf(res, xff, hops) === clientIp('', xff, text, hops),
+    ),
+    { numRuns: 5_000 },
+  );
+});
+
+t.test("the DAI host's geo behind a trusted CDN edge: the viewer it names", async (t) => {
+  if (!(await needServices(t, ['postgres']))) return;
+  const sim = await new DaiHostSim({ shape: { segmentSec: 2, windowSegments: 6, adEvery: 0, adSegments: 0 } }).start();
+  t.teardown(() => sim.stop());
+  const service = await startTestService(t, {
+    databaseUrl: await freshSchemaUrl(t),
+    daiHost: sim.url,
+    contentOrigin: sim.url,
+    allowPrivateOutbound: true,
+    rateLimits: UNLIMITED,
+    trustedProxies: '127.0.0.1',
+  });
+  const cases: Array<[string | undefined, string, string]> = [
+    ['198.51.100.7', '198.51.100.7', 'one hop: the viewer'],
+    ['6.6.6.6, 198.51.100.8', '198.51.100.8', 'two hops: the one the edge added'],
+    ['garbage', '127.0.0.1', 'a malformed hop: the edge itself'],
+    [undefined, '127.0.0.1', 'no header: the edge itself'],
+  ];
+  for (const [i, [xff, expected, what]] of cases.entries()) {
+    const res = await call(
+      service.url,
+      'GET',
+      `/dai/manifest/linear/hls/pa/event/EDGE/stream/edge${i}:LOC/variant/720p.m3u8?n=${i}`,
+      {
+        headers: xff === undefined ? {} : { 'x-forwarded-for': xff },
+      },
+    );
+    t.equal(res.status, 200, what);
+    t.equal(sim.lastForwardedFor, expected, what);
   }
 });
 
