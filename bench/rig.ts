@@ -15,8 +15,11 @@
  *   as a deployment behind a CDN does; without it every stream would count against one client's
  *   new-stream limit (issue 24) and all but the first few would be answered 429.
  * Any answer that is not 2xx fails the run: a fast error is not a manifest.
- * Each target is started fresh in every run; reported: req/s, p50/p99, and the server's CPU time
- * per request from /proc (a figure that does not move with the load generator).
+ * In every run each target is started fresh and warmed; then each is measured for 10 s in five
+ * rounds of 2 s whose order rotates, so that a slow phase of the machine (this kind has them: tens
+ * of seconds at half speed) weighs on every target alike (docs/decisions.md, "the rig interleaves").
+ * Reported: req/s, p50/p99 (the median of the rounds'), and the server's CPU time per request from
+ * /proc (a figure that does not move with the load generator).
  */
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -59,6 +62,37 @@ export interface RigRow {
   kernelUsPerReq: number;
   cpuPct: number;
   rssMiB: number;
+}
+
+/** Rounds per run: each target's measured time is split into this many, their order rotating. */
+const ROUNDS = 5;
+
+/** One round of one target: wrk's figures and the server's CPU seconds during it. */
+type RoundResult = Awaited<ReturnType<typeof wrk>> & { user: number; kernel: number };
+
+/**
+ * A target's row from its rounds: req/s over the whole measured time, CPU per request from the
+ * CPU seconds summed, latency percentiles as the median of the rounds' (wrk reports no histogram
+ * to merge), errors summed.
+ */
+function rigRow(run: number, target: string, rounds: RoundResult[], seconds: number, rss: number): RigRow {
+  const each = seconds / rounds.length;
+  const requests = rounds.reduce((n, r) => n + r.rps * each, 0);
+  const user = rounds.reduce((n, r) => n + r.user, 0);
+  const kernel = rounds.reduce((n, r) => n + r.kernel, 0);
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  return {
+    run,
+    target,
+    rps: Math.round(requests / seconds),
+    p50ms: median(rounds.map((r) => r.p50ms)),
+    p99ms: median(rounds.map((r) => r.p99ms)),
+    errors: rounds.reduce((n, r) => n + r.errors, 0),
+    cpuPct: Math.round(((user + kernel) / seconds) * 100),
+    cpuUsPerReq: requests ? Math.round(((user + kernel) * 1e6) / requests) : 0,
+    kernelUsPerReq: requests ? Math.round((kernel * 1e6) / requests) : 0,
+    rssMiB: rss,
+  };
 }
 
 /** The one live variant the upstream serves: 30 segments, root-relative URIs, PDT on each. */
@@ -181,7 +215,9 @@ async function service(upstreamPort: number, workers?: number): Promise<Target> 
 }
 
 export interface RigOptions {
+  /** Measured seconds per target and run, taken in `rounds` rounds. */
   seconds?: number;
+  rounds?: number;
   warmupSec?: number;
   /** Instead of the three targets: the service with WORKERS=1 (pinned) and WORKERS=n (every core), both on Redis (issue 18). */
   workers?: number;
@@ -217,36 +253,39 @@ export async function runRig(runs: number, opts: RigOptions = {}): Promise<RigRo
       ];
   const rows: RigRow[] = [];
   const failures: string[] = [];
+  const rounds = opts.rounds ?? ROUNDS;
   try {
     for (let run = 1; run <= runs; run++) {
-      for (const [name, start] of targets) {
-        const t = await start();
-        try {
-          const port = await t.port;
-          await load(port, warmupSec, dir);
-          const pid = t.child.pid!;
-          const before = cpuSplit(pid);
-          const r = await load(port, seconds, dir);
-          const after = cpuSplit(pid);
-          const kernel = after.kernel - before.kernel;
-          const cpu = after.user - before.user + kernel;
-          const row: RigRow = {
-            run,
-            target: name,
-            ...r,
-            cpuPct: Math.round((cpu / seconds) * 100),
-            cpuUsPerReq: r.rps ? Math.round((cpu * 1e6) / (r.rps * seconds)) : 0,
-            kernelUsPerReq: r.rps ? Math.round((kernel * 1e6) / (r.rps * seconds)) : 0,
-            rssMiB: rssMiB(pid),
-          };
-          rows.push(row);
-          if (row.errors) failures.push(`run ${run} ${name}: ${row.errors} answers were errors or not 2xx`);
-          process.stdout.write(
-            `  run ${run}  ${name.padEnd(40)} ${String(row.rps).padStart(7)} req/s  p50 ${row.p50ms} ms  p99 ${row.p99ms} ms  cpu ${row.cpuPct}% ${row.cpuUsPerReq} µs/req (kernel ${row.kernelUsPerReq})  rss ${row.rssMiB} MiB${row.errors ? `  errors ${row.errors}` : ''}\n`,
-          );
-        } finally {
-          await stop(t);
+      // Every target of the run is up (started fresh) and warmed before any is measured; the
+      // measured time is then taken in rounds that rotate the order, so a slow phase of the machine
+      // (seen here: tens of seconds at half speed) falls on every target alike, not on whichever
+      // happened to run during it.
+      const started: Array<{ name: string; t: Target; port: number; rounds: RoundResult[] }> = [];
+      try {
+        for (const [name, start] of targets) {
+          const t = await start();
+          started.push({ name, t, port: await t.port, rounds: [] });
         }
+        for (const s of started) await load(s.port, warmupSec, dir);
+        for (let round = 0; round < rounds; round++)
+          for (let i = 0; i < started.length; i++) {
+            const s = started[(round + i) % started.length]!;
+            const pid = s.t.child.pid!;
+            const before = cpuSplit(pid);
+            const r = await load(s.port, seconds / rounds, dir);
+            const after = cpuSplit(pid);
+            s.rounds.push({ ...r, user: after.user - before.user, kernel: after.kernel - before.kernel });
+          }
+        for (const s of started) {
+          const row = rigRow(run, s.name, s.rounds, seconds, rssMiB(s.t.child.pid!));
+          rows.push(row);
+          if (row.errors) failures.push(`run ${run} ${s.name}: ${row.errors} answers were errors or not 2xx`);
+          process.stdout.write(
+            `  run ${run}  ${s.name.padEnd(40)} ${String(row.rps).padStart(7)} req/s  p50 ${row.p50ms} ms  p99 ${row.p99ms} ms  cpu ${row.cpuPct}% ${row.cpuUsPerReq} µs/req (kernel ${row.kernelUsPerReq})  rss ${row.rssMiB} MiB${row.errors ? `  errors ${row.errors}` : ''}\n`,
+          );
+        }
+      } finally {
+        for (const s of started) await stop(s.t);
       }
       const of = (prefix: string) => rows.find((r) => r.run === run && r.target.startsWith(prefix))!;
       if (opts.workers) {
@@ -298,7 +337,7 @@ export function recordRig(rows: RigRow[], runs: number, quick: boolean): void {
   const section = [
     RIG_HEADING,
     '',
-    `Latest: ${new Date().toISOString().slice(0, 16)}Z, \`npm run bench -- --rig${quick ? ' --quick' : ''} --runs ${runs} --record\` (bench/rig.ts: the outsider's rig; every target started fresh per run, ${quick ? 5 : 10} s measured after 3 s of the same load; server on CPU ${SERVER_CPU ?? '-'}, wrk and the nginx upstream on CPU ${LOAD_CPU ?? '-'}). Machine: ${machine()}.`,
+    `Latest: ${new Date().toISOString().slice(0, 16)}Z, \`npm run bench -- --rig${quick ? ' --quick' : ''} --runs ${runs} --record\` (bench/rig.ts: the outsider's rig; every target started fresh per run and warmed with 3 s of the same load, then measured ${quick ? 5 : 10} s each in ${ROUNDS} rounds of rotating order, p50/p99 the median of the rounds'; server on CPU ${SERVER_CPU ?? '-'}, wrk and the nginx upstream on CPU ${LOAD_CPU ?? '-'}). Machine: ${machine()}.`,
     '',
     '| run | target | req/s | p50 ms | p99 ms | server CPU % | CPU µs/req | of which kernel | RSS MiB | errors |',
     '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
