@@ -116,6 +116,52 @@ async function measure(
   return rows;
 }
 
+/**
+ * (a) and (b) on the hot URL, both up and warmed, then measured in alternating rounds: the hot
+ * ratio's source. Measured one after the other, a slow phase of the machine (tens of seconds at
+ * half speed on one machine of this kind) set the ratio: 0.70 in a run whose later hot rows of the
+ * same service read ~0.95 of the ceiling.
+ */
+async function hotPair(simUrl: string): Promise<{ ceiling: number; service: number }> {
+  const targets = [
+    node('targets/ceiling.js', [simUrl], SERVER_CPU),
+    node('targets/service.js', [simUrl], SERVER_CPU, SERVICE_FLAGS),
+  ];
+  try {
+    const ports = await Promise.all(targets.map((t) => t.port));
+    const spec = (port: number, secs: number): LoadSpec => ({
+      port,
+      prefix: PREFIX,
+      connections,
+      kind: 'variant',
+      scenario: 'hot',
+      seconds: secs,
+      ...(LOAD_CPU ? { cpu: LOAD_CPU } : {}),
+    });
+    for (const port of ports) await runLoad(spec(port, FIRST_WARMUP_SEC), work);
+    const rounds = quick ? 2 : 5;
+    const each = Math.max(1, Math.round(seconds / rounds));
+    const served = [0, 0];
+    for (let round = 0; round < rounds; round++)
+      for (let i = 0; i < 2; i++) {
+        const k = (round + i) % 2;
+        served[k]! += (await runLoad(spec(ports[k]!, each), work)).rps * each;
+      }
+    const pair = {
+      ceiling: Math.round(served[0]! / (rounds * each)),
+      service: Math.round(served[1]! / (rounds * each)),
+    };
+    process.stdout.write(
+      `hot pair, ${rounds} alternating rounds of ${each} s: (a) ceiling ${pair.ceiling} req/s, (b) service ${pair.service} req/s\n`,
+    );
+    return pair;
+  } finally {
+    for (const t of targets) t.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    for (const t of targets) t.child.kill('SIGKILL');
+  }
+}
+
 /** The micro benchmarks, alone on the server's core: nothing else runs while they do. */
 async function runMicroAlone(): Promise<{ micro: MicroResult[]; scte35: { perSecond: number; distinct: number } }> {
   const t = node('targets/micro.js', quick ? ['--quick'] : [], SERVER_CPU);
@@ -178,6 +224,7 @@ async function main(): Promise<void> {
   const simUrl = `http://127.0.0.1:${simPort}`;
   const rows: Row[] = [];
   let adproxyStreams = -1;
+  let hot: { ceiling: number; service: number } | undefined;
   try {
     const both = (kind: 'variant' | 'dvr') =>
       quick
@@ -254,6 +301,7 @@ async function main(): Promise<void> {
         ...both('dvr'),
       ])),
     );
+    hot = await hotPair(simUrl);
   } finally {
     sim.child.kill('SIGKILL');
   }
@@ -279,7 +327,7 @@ async function main(): Promise<void> {
       value: ratio(rig('nginx')?.p99ms, rig('service')?.p99ms),
       target: 1,
     },
-    { name: 'hot: (b) / (a) ceiling', value: ratio(rps('(b', 'variant/hot'), rps('(a', 'variant/hot')), target: 0.9 },
+    { name: 'hot: (b) / (a) ceiling, alternating rounds', value: ratio(hot?.service, hot?.ceiling), target: 0.9 },
     {
       name: 'DVR distinct: (c) / (e)',
       value: ratio(rps('(b', 'dvr/distinct'), rps('(e', 'dvr/distinct')),
