@@ -29,7 +29,7 @@ import { cpuSeconds, LOAD_CPU, node, pinned, root, rssMiB, SERVER_CPU, SERVICE_F
 import type { MicroResult } from './micro.js';
 import { runSoak } from './soak.js';
 import { nginxProxy } from './nginx.js';
-import { recordRig, runRig } from './rig.js';
+import { machine, recordRig, runRig } from './rig.js';
 import { squeezebackRun } from './squeezeback.js';
 import { printCapacity, runCapacity } from './capacity.js';
 import { printScale, runScale } from './scale.js';
@@ -417,7 +417,7 @@ function writeResults(
   const lines = [
     '# Benchmark results',
     '',
-    `Latest run: ${new Date().toISOString().slice(0, 16)}Z on this workplace's machine (${os.cpus().length} cores, ${os.cpus()[0]?.model ?? 'cpu'}), Node ${process.version}.`,
+    `Latest run: ${new Date().toISOString().slice(0, 16)}Z. Machine: ${machine()}.`,
     `Command: \`${cmd}\` (${seconds} s per measurement after a 1 s warm-up${summary.quick ? '' : ` (${FIRST_WARMUP_SEC} s before a target's first; in (g), before each kind's first, ${FIRST_WARMUP_SEC} s, and ${DVR_WARMUP_SEC} s for DVR)`}, ${connections} connections, ${rows[0]?.tool ?? 'wrk'} as load generator, ${pinned ? 'server pinned to CPU 0, load generator and upstream simulator to CPU 1' : 'not pinned'}; the service with \`npm start\`'s Node flags: ${SERVICE_FLAGS.join(' ') || 'none'}).`,
     '',
     '| target | scenario | req/s | p50 ms | p99 ms | server CPU % | CPU µs/req | RSS MiB | errors |',
