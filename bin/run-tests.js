@@ -36,11 +36,15 @@ function run(args, held) {
 const asked = process.argv.slice(2);
 if (asked.length) process.exit(await run(asked));
 
+const began = Date.now();
+/** Where the suite's time goes, on stderr (the TAP streams stay as they are). */
+const mark = (what) => process.stderr.write(`[tests] ${Math.round((Date.now() - began) / 1000)}s ${what}\n`);
 const held = [];
 const [main, browser] = await Promise.all([
-  run(['--exclude=test/browser/**', '--exclude=**/fixtures/**']),
-  run(['--jobs=1', ...beside], held),
+  run(['--exclude=test/browser/**', '--exclude=**/fixtures/**']).then((code) => (mark('lane 1 done'), code)),
+  run(['--jobs=1', ...beside], held).then((code) => (mark('lane 2 (browser files) done'), code)),
 ]);
 process.stdout.write(Buffer.concat(held));
 const players = await run(['--jobs=1', ALONE]);
+mark('players file done');
 process.exit(main || browser || players ? 1 : 0);
