@@ -5,7 +5,9 @@
 // - Lane 2, beside it: the other browser files, one at a time. They wait on media time (a VOD
 //   played to its end, a live edge, the operator page's poll) more than they compute, so they fit
 //   in lane 1's idle CPU. Their output is held and printed after lane 1's: two TAP streams never
-//   interleave, and .ci/run adds up each run's summary line as before.
+//   interleave, and .ci/run adds up each run's summary line as before. After them, lane 2 takes
+//   the longest files that tap's alphabetical order would start last in lane 1 (LATE_LONG): on a
+//   half-speed machine lane 2 was done at 162 s and lane 1 at 559 s, its tail those files.
 // - Then test/browser/players.test.ts on its own: the reference transcoder composes its breaks in
 //   real time, which a machine busy with other files cannot keep up with (the known flake).
 // Exits 1 when any of the three runs failed.
@@ -17,11 +19,19 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const tap = path.join(root, 'node_modules', '.bin', 'tap');
 const ALONE = 'test/browser/players.test.ts';
+/** Long files late in the alphabet (30–55 s each on a half-speed machine): lane 2 runs them after the browser files. */
+const LATE_LONG = [
+  'test/squeeze/breaks/breaks.test.ts',
+  'test/squeeze/monitor/monitor.test.ts',
+  'test/transcoder/audio-slot.test.ts',
+  'test/transcoder/transcoder.test.ts',
+];
 const beside = readdirSync(path.join(root, 'test', 'browser'))
   .filter((f) => f.endsWith('.test.ts'))
   .map((f) => `test/browser/${f}`)
   .filter((f) => f !== ALONE)
-  .sort();
+  .sort()
+  .concat(LATE_LONG); // tap sorts its files: test/browser/ comes before these
 
 /** Runs tap with `args`; its output goes to ours, or into `held` when given. Resolves to its exit code. */
 function run(args, held) {
@@ -41,8 +51,10 @@ const began = Date.now();
 const mark = (what) => process.stderr.write(`[tests] ${Math.round((Date.now() - began) / 1000)}s ${what}\n`);
 const held = [];
 const [main, browser] = await Promise.all([
-  run(['--exclude=test/browser/**', '--exclude=**/fixtures/**']).then((code) => (mark('lane 1 done'), code)),
-  run(['--jobs=1', ...beside], held).then((code) => (mark('lane 2 (browser files) done'), code)),
+  run(['--exclude=test/browser/**', '--exclude=**/fixtures/**', ...LATE_LONG.map((f) => `--exclude=${f}`)]).then(
+    (code) => (mark('lane 1 done'), code),
+  ),
+  run(['--jobs=1', ...beside], held).then((code) => (mark('lane 2 (browser files, then LATE_LONG) done'), code)),
 ]);
 process.stdout.write(Buffer.concat(held));
 const players = await run(['--jobs=1', ALONE]);
