@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm test`: the suite in two lanes at once, then the players browser file alone
+// `npm test`: the suite in two lanes at once, the players browser file after the second
 // (docs/decisions.md "Issue 28 item 6 (lanes)").
 // - Lane 1: every file outside test/browser, package.json's tap.jobs at a time.
 // - Lane 2, beside it: the other browser files, one at a time. They wait on media time (a VOD
@@ -8,8 +8,9 @@
 //   interleave, and .ci/run adds up each run's summary line as before. After them, lane 2 takes
 //   the longest files that tap's alphabetical order would start last in lane 1 (LATE_LONG): on a
 //   half-speed machine lane 2 was done at 162 s and lane 1 at 559 s, its tail those files.
-// - Then test/browser/players.test.ts on its own: the reference transcoder composes its breaks in
-//   real time, which a machine busy with other files cannot keep up with (the known flake).
+// - Then test/browser/players.test.ts, after lane 2 and beside lane 1's last files only: the
+//   reference transcoder composes its breaks in real time, which a machine busy with many other
+//   files cannot keep up with (the known flake). Its output is held and printed last.
 // Exits 1 when any of the three runs failed.
 import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
@@ -50,13 +51,18 @@ const began = Date.now();
 /** Where the suite's time goes, on stderr (the TAP streams stay as they are). */
 const mark = (what) => process.stderr.write(`[tests] ${Math.round((Date.now() - began) / 1000)}s ${what}\n`);
 const held = [];
-const [main, browser] = await Promise.all([
+const heldPlayers = [];
+const lane2 = run(['--jobs=1', ...beside], held).then(
+  (code) => (mark('lane 2 (browser files, then LATE_LONG) done'), code),
+);
+const [main, browser, players] = await Promise.all([
   run(['--exclude=test/browser/**', '--exclude=**/fixtures/**', ...LATE_LONG.map((f) => `--exclude=${f}`)]).then(
     (code) => (mark('lane 1 done'), code),
   ),
-  run(['--jobs=1', ...beside], held).then((code) => (mark('lane 2 (browser files, then LATE_LONG) done'), code)),
+  lane2,
+  // After lane 2, beside lane 1's last files: fewer jobs run then than in lane 1's first minutes.
+  lane2.then(() => run(['--jobs=1', ALONE], heldPlayers)).then((code) => (mark('players file done'), code)),
 ]);
 process.stdout.write(Buffer.concat(held));
-const players = await run(['--jobs=1', ALONE]);
-mark('players file done');
+process.stdout.write(Buffer.concat(heldPlayers));
 process.exit(main || browser || players ? 1 : 0);
