@@ -26,6 +26,8 @@ export class DaiHostSim {
   slowMs = 10_000;
   /** Upstream requests served, by path (without query). */
   readonly requests = new Map<string, number>();
+  /** The same by `<user-agent> <path>`: which of a service's clients (proxy, break worker) asked. */
+  readonly requestsByAgent = new Map<string, number>();
   requestCount = 0;
   /**
    * Fixed answers by path (VOD playlists, static MPDs), served as set, with a `Last-Modified` when
@@ -54,6 +56,8 @@ export class DaiHostSim {
       const query = req.getQuery() ?? '';
       this.requestCount++;
       this.requests.set(path, (this.requests.get(path) ?? 0) + 1);
+      const byAgent = `${req.getHeader('user-agent')} ${path}`;
+      this.requestsByAgent.set(byAgent, (this.requestsByAgent.get(byAgent) ?? 0) + 1);
       this.lastForwardedFor = req.getHeader('x-forwarded-for');
       const reply = (status: string, type: string, body: string | Buffer) => {
         if (!aborted) res.cork(() => res.writeStatus(status).writeHeader('Content-Type', type).end(body));

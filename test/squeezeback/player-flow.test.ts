@@ -376,14 +376,27 @@ t.test('squeezeback player flow', async (t) => {
       // an assignment of its own (none).
       const s3 = sidOf((await master(a, 's=viewer3')).body);
       t.ok(s3, 'a stream outside the break');
-      for (let i = 0; i < 2; i++) {
+      // The player flow's own fetches (the break worker follows the same source playlist with a
+      // user agent of its own). A pair that took most of the fresh second (a busy machine, ffmpeg
+      // composing beside it) may rightly fetch twice: only pairs well inside the window count.
+      const flowFetches = () => sim.requestsByAgent.get('squeezeback-player-flow /source/variant/720p.m3u8') ?? 0;
+      let inWindow = 0;
+      for (let attempt = 0; attempt < 10 && inWindow < 2; attempt++) {
         await sleep(1100);
-        const before = sim.requests.get('/source/variant/720p.m3u8') ?? 0;
+        const before = flowFetches();
+        const started = Date.now();
         await variant(a, s1!);
         await variant(a, s3!);
-        const fetched = (sim.requests.get('/source/variant/720p.m3u8') ?? 0) - before;
+        const took = Date.now() - started;
+        const fetched = flowFetches() - before;
+        if (took > 600) {
+          t.comment(`a pair took ${took} ms (${fetched} origin fetches): not counted`);
+          continue;
+        }
+        inWindow++;
         t.equal(fetched, 1, 'two break assignments, one origin fetch');
       }
+      t.equal(inWindow, 2, 'two pairs answered inside the fresh window');
       await sleep(1500);
       t.equal(
         ads.hits.slice(hitsBefore).filter((h) => h.s === 'viewer1' || h.s === 'viewer2').length,
