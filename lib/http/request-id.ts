@@ -12,8 +12,7 @@ let idCounter = 0;
 const X_REQUEST_ID = latin1Bytes('x-request-id');
 
 export function requestId(incoming: string | undefined): string {
-  // Decimal: V8's number-to-string has a fast path for radix 10 only (base 36 was a runtime call per answer).
-  return incoming && requestIdPattern.test(incoming) ? incoming : `${idPrefix}-${++idCounter}`;
+  return incoming && requestIdPattern.test(incoming) ? incoming : `${idPrefix}-${(++idCounter).toString(36)}`;
 }
 
 /** The id of a uWS request (read synchronously, inside the handler). */
