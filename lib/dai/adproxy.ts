@@ -10,7 +10,7 @@
 import { addressText, type HttpRequest, type HttpResponse, type TemplatedApp } from '../http/uws.js';
 import type { Registry } from '../metrics/index.js';
 import { guardMethods } from '../http/methods.js';
-import { requestIdOf } from '../http/request-id.js';
+import { incomingRequestId, requestIdForHeader } from '../http/request-id.js';
 import type { RateLimiter } from '../http/rate-limit.js';
 import { clientIp, trustedProxies, type TrustedHops } from '../http/client-ip.js';
 import type { Logger } from '../log/index.js';
@@ -80,7 +80,7 @@ export class AdProxy {
       .writeStatus('200 OK')
       .writeHeader('Content-Type', 'application/xml')
       .writeHeader('Cache-Control', 'no-store')
-      .writeHeader('X-Request-Id', requestIdOf(req))
+      .writeHeader('X-Request-Id', requestIdForHeader(incomingRequestId(req)))
       .end(EMPTY_VAST_BYTES);
   }
 

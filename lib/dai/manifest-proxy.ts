@@ -10,6 +10,9 @@
  * limit (429 beyond it), and recorded only once the DAI host answered its manifest 2xx, so an
  * invented id the upstream refuses leaves nothing behind.
  */
+// The module binding, not the global: Node's global `performance` is a lazy accessor whose getter
+// runs per read (~300 instructions with its brand check, twice per manifest answer).
+import { performance } from 'node:perf_hooks';
 import { addressText, type HttpRequest, type HttpResponse, type TemplatedApp } from '../http/uws.js';
 import { FORWARDED_FOR, trustedProxies, viewerOf, type TrustedHops } from '../http/client-ip.js';
 import { Exchange, statusLine, writeHeaders, writePairs } from '../http/exchange.js';
@@ -35,7 +38,7 @@ import { BodySlab } from '../delivery/body-slab.js';
 import { RenderMemo } from '../delivery/render-memo.js';
 import { ManifestFetch, bodyFor, problemRendered } from '../delivery/manifest-fetch.js';
 import { guardMethods } from '../http/methods.js';
-import { requestIdOf } from '../http/request-id.js';
+import { incomingRequestId, requestId, requestIdForHeader } from '../http/request-id.js';
 import type { EventSettings, EventSettingsSource } from '../delivery/event-settings.js';
 import { STREAM_LIMITS, type StreamRegistry } from '../streams/registry.js';
 import type { BreakSource } from '../delivery/break-source.js';
@@ -193,14 +196,14 @@ export class ManifestProxy {
     const url = req.getUrl();
     const query = req.getQuery() ?? '';
     const cors = corsOf(this.deps.cors, req);
-    const id = requestIdOf(req);
+    const incomingId = incomingRequestId(req);
     let known: KnownPath;
     try {
       checkQuery(query);
       known = this.known(url);
     } catch (err) {
       this.answer(
-        new Exchange(res, isHead, cors, id),
+        new Exchange(res, isHead, cors, requestId(incomingId || undefined)),
         err instanceof HttpError
           ? problemRendered('bad-path', err.message)
           : problemRendered('internal', 'internal error'),
@@ -262,6 +265,7 @@ export class ManifestProxy {
       if (hit.ageSec) res.writeHeader('Age', String(hit.ageSec));
       const extra = extraFor(v, cors);
       const head = answerHead(v, extra);
+      const id = requestIdForHeader(incomingId);
       if (head) res.writeHeader(head, id);
       else {
         writeHeaders(res, v.headers); // no head: a value beyond ASCII, or one that would split a line (left out)
@@ -275,7 +279,7 @@ export class ManifestProxy {
       else res.end(v.body);
       return;
     }
-    const ex = new Exchange(res, isHead, cors, id);
+    const ex = new Exchange(res, isHead, cors, requestId(incomingId || undefined));
     const conditions = conditionsOf(req);
     if (hit) return this.answer(ex, hit.value, hit.ageSec, started, conditions, upstreamPath);
     // The viewer as trusted hops name it (issue 24): a client cannot choose its geo at the DAI host.
