@@ -11,7 +11,7 @@
  * invented id the upstream refuses leaves nothing behind.
  */
 // The module binding, not the global: Node's global `performance` is a lazy accessor whose getter
-// runs per read (~300 instructions with its brand check, twice per manifest answer).
+// runs on every read (~70 instructions a read in callgrind; read twice per manifest answer).
 import { performance } from 'node:perf_hooks';
 import { addressText, type HttpRequest, type HttpResponse, type TemplatedApp } from '../http/uws.js';
 import { FORWARDED_FOR, trustedProxies, viewerOf, type TrustedHops } from '../http/client-ip.js';

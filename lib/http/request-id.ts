@@ -43,8 +43,13 @@ function advance(): void {
   madeView = made.subarray(0, end);
 }
 
+/** Whether an incoming id is kept as it came. */
+function keeps(incoming: string | undefined): incoming is string {
+  return !!incoming && requestIdPattern.test(incoming);
+}
+
 export function requestId(incoming: string | undefined): string {
-  if (incoming && requestIdPattern.test(incoming)) return incoming;
+  if (keeps(incoming)) return incoming;
   advance();
   return made.toString('latin1', 0, end);
 }
@@ -60,7 +65,7 @@ export function incomingRequestId(req: HttpRequest): string {
  * as it is written).
  */
 export function requestIdForHeader(incoming: string): string | Uint8Array {
-  if (incoming && requestIdPattern.test(incoming)) return incoming;
+  if (keeps(incoming)) return incoming;
   advance();
   return madeView;
 }

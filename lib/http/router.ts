@@ -7,7 +7,7 @@
  * with a cap, parses JSON, and turns any thrown error into an RFC 9457 problem.
  */
 // The module binding, not the global: Node's global `performance` is a lazy accessor whose getter
-// runs per read (~300 instructions with its brand check, twice per routed request).
+// runs on every read (~70 instructions a read in callgrind; read twice per routed request).
 import { performance } from 'node:perf_hooks';
 import { addressText, type HttpRequest, type HttpResponse, type TemplatedApp } from './uws.js';
 import { Exchange, NO_HEADERS, type Headers } from './exchange.js';
