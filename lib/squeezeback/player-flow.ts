@@ -281,7 +281,13 @@ export class PlayerFlow {
         (done) =>
           this.deps.origins
             .get(src.origin)
-            .get(src.master.pathname + src.master.search, UPSTREAM_HEADERS, new MasterFetch(src, done)),
+            .get(
+              src.master.pathname,
+              UPSTREAM_HEADERS,
+              new MasterFetch(src, done),
+              undefined,
+              src.master.search.slice(1),
+            ),
         (err, h) => {
           if (h && h.value.status === 200 && h.value.text !== undefined) resolve(h.value.text);
           else if (h)
@@ -314,7 +320,8 @@ export class PlayerFlow {
     if (!this.deps.streams.refresh(streamId, eventId, settings.assetId))
       this.deps.streams.touch({ streamId, flow: 'squeezeback', eventId, assetKey: settings.assetId! });
     const src = this.source(settings);
-    const path = originPath(rest, src.dir) + (query ? `?${query}` : '');
+    const bare = originPath(rest, src.dir);
+    const path = query ? `${bare}?${query}` : bare;
     // The origin's playlist, shared by every stream of the event; then the stream's break rendering.
     const baseKey = `sbv|${this.deps.events.generation}|${src.origin}${path}`;
     const renderKey = this.deps.breaks.renderKey(eventId, streamId);
@@ -331,13 +338,15 @@ export class PlayerFlow {
         playlistUrl: src.origin + path,
       };
       this.deps.origins.get(src.origin).get(
-        path,
+        bare,
         UPSTREAM_HEADERS,
         new ManifestFetch({ kind: 'media' }, settings, rules, undefined, this.bodies, done, {
           upstreamName: 'the origin',
           keepText: true,
           memo: this.memo,
         }),
+        undefined,
+        query,
       );
     };
     const derive = (done: LoadDone) => (err: unknown, base?: CacheHit) => {

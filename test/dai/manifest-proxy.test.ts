@@ -132,6 +132,26 @@ t.test('DAI manifest proxy', async (t) => {
     t.equal((sim.requests.get(path) ?? 0) - before, 1, 'one upstream request for 50 clients');
   });
 
+  t.test('with a query: one fetch per path and query, and no path is answered with another’s', async (t) => {
+    const master = (stream: string) => `/linear/hls/pa/event/EVKEY/stream/${stream}/master.m3u8`;
+    const a = master('6e1d2c3b-aaaa-bbbb-cccc-00000000000a:LOC');
+    const b = master('6e1d2c3b-aaaa-bbbb-cccc-00000000000b:LOC');
+    const fetched = (path: string) => sim.requests.get(path) ?? 0;
+    const before = [fetched(a), fetched(b)];
+    const asked = [a, b, a, b].flatMap((path, i) =>
+      Array.from({ length: 5 }, () => ({ path, query: i < 2 ? 'q=same' : 'q=other' })),
+    );
+    const all = await Promise.all(asked.map(({ path, query }) => get(`/dai/manifest${path}?${query}`)));
+    all.forEach((r, i) => {
+      const { path, query } = asked[i]!;
+      const other = path === a ? b : a;
+      t.equal(r.status, 200);
+      t.match(r.text, `${path.slice(0, -'/master.m3u8'.length)}/variant/720p.m3u8?${query}`, `${path}?${query}`);
+      t.notMatch(r.text, other.slice(0, -'/master.m3u8'.length), 'nothing of the other path');
+    });
+    t.same([fetched(a) - before[0]!, fetched(b) - before[1]!], [2, 2], 'one fetch per path and query');
+  });
+
   t.test('path attacks → 400 problem, nothing fetched', async (t) => {
     const before = sim.requestCount;
     // Raw bytes: an HTTP client library would normalise dot segments before sending.

@@ -14,7 +14,7 @@ interface Outcome {
 }
 
 /** Runs one GET and collects what the sink saw. */
-function fetchVia(upstream: Upstream, path: string, keepBody = true): Promise<Outcome> {
+function fetchVia(upstream: Upstream, path: string, keepBody = true, query = ''): Promise<Outcome> {
   return new Promise((resolve) => {
     const out: Outcome = { status: 0, body: '', calls: [] };
     const sink: UpstreamSink = {
@@ -37,7 +37,7 @@ function fetchVia(upstream: Upstream, path: string, keepBody = true): Promise<Ou
         resolve(out);
       },
     };
-    upstream.get(path, { accept: '*/*' }, sink);
+    upstream.get(path, { accept: '*/*' }, sink, '', query);
   });
 }
 
@@ -71,6 +71,26 @@ t.test('Upstream', async (t) => {
     t.equal(out.status, 200);
     t.equal(out.body, '#EXTM3U\n*/*\n');
     t.same(out.calls, ['start', 'end']);
+  });
+
+  t.test('a query given apart is sent after the path; what a request line cannot carry is refused', async (t) => {
+    const out = await fetchVia(upstream, '/ok', true, 'q=1');
+    t.equal(out.status, 200);
+    t.equal(out.body, '#EXTM3U\n*/*\n');
+    // '/ok' is now remembered as a checked path: its query is still checked on every request.
+    for (const [path, query] of [
+      ['/ok', 'q=1 HTTP/1.1\r\nhost: evil'],
+      ['/ok', 'q=\u00e9'],
+      ['/ok', 'q=1\n'],
+      ['/ok\r\nx: y', ''],
+      ['/ok x', 'q=1'],
+      ['ok', 'q=1'],
+      ['', ''],
+    ] as const) {
+      const bad = await fetchVia(upstream, path, true, query);
+      t.equal(bad.err?.code, 'failed', JSON.stringify([path, query]));
+      t.same(bad.calls, ['error']);
+    }
   });
 
   t.test('a body in several chunks arrives whole', async (t) => {
