@@ -341,7 +341,11 @@ class Connection {
 
   /** Parses the head in buf[at, end) (end = after its blank line); returns where the body starts, or -1. */
   private head(buf: Buffer, at: number, end: number): number {
-    const { status, http10, length, chunked, connection, lastModified, fault } = readHead(buf, at, end);
+    const { status, http10, length, chunked, connectionClose, connectionKeepAlive, lastModified, fault } = readHead(
+      buf,
+      at,
+      end,
+    );
     if (status === -1 || (fault && status >= 100)) {
       this.fail('protocol', fault); // its syntax, else its framing
       return -1;
@@ -350,7 +354,7 @@ class Connection {
       this.fail('protocol', 'a malformed status line');
       return -1;
     }
-    this.keepAlive = http10 ? connection.includes('keep-alive') : !connection.includes('close');
+    this.keepAlive = http10 ? connectionKeepAlive : !connectionClose;
     if (status < 200) {
       // An informational answer that closes the connection leaves no room for the real one (llhttp: HPE_CLOSED_CONNECTION).
       if (status === 101 || !this.keepAlive) {

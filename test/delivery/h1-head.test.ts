@@ -25,7 +25,8 @@ function reference(h: string) {
     http10: h[7] === '0',
     length: -1,
     chunked: false,
-    connection: '',
+    connectionClose: false,
+    connectionKeepAlive: false,
     lastModified: undefined as string | undefined,
     fault: '',
   };
@@ -40,8 +41,10 @@ function reference(h: string) {
     } else if (name === 'transfer-encoding') {
       if (!CHUNKED.test(value) || out.chunked) out.fault = `an unsupported Transfer-Encoding: ${value.slice(0, 40)}`;
       else out.chunked = true;
-    } else if (name === 'connection') out.connection = value.toLowerCase();
-    else if (name === 'last-modified') out.lastModified = value.trim();
+    } else if (name === 'connection') {
+      out.connectionClose = value.toLowerCase().includes('close');
+      out.connectionKeepAlive = value.toLowerCase().includes('keep-alive');
+    } else if (name === 'last-modified') out.lastModified = value.trim();
   }
   if (!out.fault && out.chunked && out.length !== -1) out.fault = 'both Transfer-Encoding and Content-Length';
   return out;
@@ -63,11 +66,16 @@ const piece = fc.constantFrom(
   '(',
   '\x00',
   '\x7f',
+  '\x1f',
+  '\x80',
+  '\xff',
   '\xe9',
+  ' ~~~',
   'Content-Length: 12',
   'content-LENGTH:7 ',
   'Transfer-Encoding: chunked',
   'Connection: Close',
+  'connection: Keep-Alive, TE',
   'Last-Modified: Sat, 28 Nov 2026 07:00:00 GMT ',
   'x:',
 );
@@ -114,6 +122,25 @@ t.test('readHead decides as the head regular expression does, and reads the same
   t.match(read('HTTP/1.1 200 OK\r\nName : x\r\n\r\n'), { status: -1 }, 'a space before the colon');
   t.match(read('HTTP/1.1 200 OK\r\nA: \x7f\r\n\r\n'), { status: -1 }, 'DEL in a value');
   t.match(read('HTTP/2.0 200 OK\r\n\r\n'), { status: -1, fault: 'the answer is not HTTP/1.x' });
+});
+
+t.test('a head read again, byte for byte, gives what its first reading gave; one byte apart, its own', async (t) => {
+  const a = 'HTTP/1.1 200 OK\r\nContent-Length: 12\r\nConnection: close\r\nLast-Modified: Sat\r\n\r\n';
+  const b = a.replace('12', '13').replace('Sat', 'Sun');
+  const c = a.replace('close', 'clos\x01');
+  const read = (h: string, pad = 0) => ({
+    ...readHead(Buffer.concat([Buffer.alloc(pad, 0x41), bytes(h)]), pad, pad + h.length),
+  });
+  const first = read(a);
+  t.match(first, { status: 200, length: 12, connectionClose: true, lastModified: 'Sat', fault: '' });
+  t.match(read(b), { status: 200, length: 13, lastModified: 'Sun' }, 'the same length, other bytes');
+  t.same(read(a, 3), first, 'the same bytes elsewhere in another buffer');
+  t.same(read(a), first, 'and again');
+  t.match(read(c), { status: -1 }, 'a control byte where the first had a letter');
+  t.same(read(a), first);
+  const long = `HTTP/1.1 200 OK\r\nX: ${'y'.repeat(2000)}\r\nContent-Length: 5\r\n\r\n`;
+  t.match(read(long), { status: 200, length: 5 }, 'a head longer than what is remembered');
+  t.match(read(long.replace('5\r\n', '6\r\n')), { status: 200, length: 6 });
 });
 
 t.test('nameIs matches a field name in any case, and nothing else', async (t) => {
