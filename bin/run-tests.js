@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npm test`: the suite in two lanes at once, the players browser file after the second
 // (docs/decisions.md "Issue 28 item 6 (lanes)").
+// - First, test/loader/warm.js fills the transpile cache in one process (a clean clone has none).
 // - Lane 1: every file outside test/browser, package.json's tap.jobs at a time.
 // - Lane 2, beside it: the other browser files, one at a time. They wait on media time (a VOD
 //   played to its end, a live edge, the operator page's poll) more than they compute, so they fit
@@ -47,6 +48,14 @@ function run(args, held) {
 const asked = process.argv.slice(2);
 if (asked.length) process.exit(await run(asked));
 
+// The transpile cache filled in one process first (test/loader/warm.js): on a clean clone every
+// test process would otherwise load TypeScript and transpile its own imports.
+await new Promise((resolve) =>
+  spawn(process.execPath, [path.join(root, 'test', 'loader', 'warm.js')], { cwd: root, stdio: 'inherit' }).on(
+    'close',
+    resolve,
+  ),
+);
 const began = Date.now();
 /** Where the suite's time goes, on stderr (the TAP streams stay as they are). */
 const mark = (what) => process.stderr.write(`[tests] ${Math.round((Date.now() - began) / 1000)}s ${what}\n`);

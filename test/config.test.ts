@@ -8,6 +8,7 @@ t.test('defaults', async (t) => {
   t.equal(c.publicBaseUrl, 'http://127.0.0.1:8080');
   t.equal(c.allowPrivateOutbound, false);
   t.ok(c.dataDir.endsWith('/var'));
+  t.equal(c.adConditioningX264Preset, 'veryfast');
 });
 
 t.test('environment overrides are coerced and validated', async (t) => {
@@ -17,8 +18,10 @@ t.test('environment overrides are coerced and validated', async (t) => {
     DAI_HOST: 'https://dai.example.com/',
     PUBLIC_BASE_URL: 'https://cdn.example.com',
     LOG_LEVEL: 'warn',
+    AD_CONDITIONING_X264_PRESET: 'ultrafast',
   });
   t.equal(c.port, 9090);
+  t.equal(c.adConditioningX264Preset, 'ultrafast');
   t.equal(c.allowPrivateOutbound, true);
   t.equal(c.daiHost, 'https://dai.example.com', 'trailing slash dropped');
   t.equal(c.publicBaseUrl, 'https://cdn.example.com');
@@ -37,6 +40,10 @@ t.test('a bad value stops start-up with a message naming it', async (t) => {
   t.throws(() => loadConfig({ LOG_LEVEL: 'loud' }), /LOG_LEVEL/);
   t.throws(() => loadConfig({ ALLOW_PRIVATE_OUTBOUND: 'maybe' }), /ALLOW_PRIVATE_OUTBOUND/);
   t.throws(() => loadConfig({ DATABASE_URL: 'mysql://x' }), /DATABASE_URL/);
+  t.throws(
+    () => loadConfig({ AD_CONDITIONING_X264_PRESET: 'turbo' }),
+    /AD_CONDITIONING_X264_PRESET|adConditioningX264Preset/,
+  );
 });
 
 t.test('an S3 store for conditioned renditions: endpoint, bucket and keys together', async (t) => {

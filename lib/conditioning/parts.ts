@@ -71,6 +71,7 @@ export function conditioningParts(
       maxBytes: config.adConditioningMaxBytes,
       maxDurationSec: config.adConditioningMaxSec,
       jobTimeoutMs,
+      preset: config.adConditioningX264Preset,
     },
   );
   const worker = new ConditioningWorker(

@@ -22,6 +22,7 @@ import type { Page } from '../http/envelope.js';
 import type { RenditionStore } from './files.js';
 import type { CreativeRepo, CreativeRow, Renditions } from './repo.js';
 import { transcode } from './transcode.js';
+import type { X264Preset } from '../transcoder/compose.js';
 
 export interface ConditioningLimits {
   /** Largest creative fetched (bytes). */
@@ -29,6 +30,8 @@ export interface ConditioningLimits {
   /** Longest creative conditioned (seconds, VAST's Duration and the file's). */
   maxDurationSec: number;
   jobTimeoutMs: number;
+  /** x264's preset (AD_CONDITIONING_X264_PRESET). */
+  preset: X264Preset;
 }
 
 export interface ConditioningDeps {
@@ -230,7 +233,16 @@ export class ConditioningService {
       const duration = info.duration ?? info.video.duration ?? 0;
       if (duration > this.limits.maxDurationSec)
         throw new Error(`the creative lasts ${duration} s, over the cap of ${this.limits.maxDurationSec} s`);
-      const out = await transcode(this.deps.ffmpeg, job.profile, src, info, scratch, this.limits.jobTimeoutMs, signal);
+      const out = await transcode(
+        this.deps.ffmpeg,
+        job.profile,
+        src,
+        info,
+        scratch,
+        this.limits.jobTimeoutMs,
+        signal,
+        this.limits.preset,
+      );
       const files = await this.deps.files.publish(scratch, job.key, (n) => n !== SOURCE && !n.endsWith('.tmp'));
       return {
         manifest: out.manifest,

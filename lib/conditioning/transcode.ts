@@ -11,7 +11,7 @@
 import path from 'node:path';
 import { writeFile } from 'node:fs/promises';
 import { run } from '../transcoder/ffmpeg.js';
-import type { MediaInfo } from '../transcoder/compose.js';
+import type { MediaInfo, X264Preset } from '../transcoder/compose.js';
 import type { LadderProfile, Rung } from '../stitch/profile.js';
 
 export interface TranscodeResult {
@@ -38,13 +38,13 @@ function videoCodec(p: LadderProfile, r: Rung): string[] {
 }
 
 /** Key frames at every segment boundary, none elsewhere (no scene cuts), so segments are exactly the content's length. */
-const gop = (sec: number) => [
+const gop = (sec: number, preset: X264Preset) => [
   '-force_key_frames',
   `expr:gte(t,n_forced*${sec})`,
   '-sc_threshold',
   '0',
   '-preset',
-  'veryfast',
+  preset,
 ];
 
 function audioOut(p: LadderProfile): string[] {
@@ -83,6 +83,7 @@ export async function transcode(
   dir: string,
   timeoutMs: number,
   signal: AbortSignal,
+  preset: X264Preset = 'veryfast',
 ): Promise<TranscodeResult> {
   const deadline = Date.now() + timeoutMs;
   const left = () => Math.max(1000, deadline - Date.now());
@@ -113,7 +114,7 @@ export async function transcode(
         [split, ...scales].join(';'),
         ...maps,
         ...videoCodec(p, p.rungs[0]!),
-        ...gop(p.segmentSec),
+        ...gop(p.segmentSec, preset),
         ...audio,
         '-f',
         'dash',
@@ -172,7 +173,7 @@ export async function transcode(
         String(Math.floor(v * 1.1)),
         '-bufsize',
         String(v * 2),
-        ...gop(p.segmentSec),
+        ...gop(p.segmentSec, preset),
         ...hls(`r${i}`),
       ],
       left(),

@@ -1,4 +1,18 @@
 /** JSON schema of the service configuration; ajv validates the merged result at start-up. */
+/** x264's presets (the transcoder's and ad conditioning's), fastest first: a faster one spends less CPU per segment for more bytes at the same quality (CRF). */
+export const X264_PRESETS = [
+  'ultrafast',
+  'superfast',
+  'veryfast',
+  'faster',
+  'fast',
+  'medium',
+  'slow',
+  'slower',
+  'veryslow',
+] as const;
+export type X264Preset = (typeof X264_PRESETS)[number];
+
 export const configSchema = {
   type: 'object',
   additionalProperties: false,
@@ -65,6 +79,7 @@ export const configSchema = {
     // The creative is held in memory while it is written to scratch: 1 GiB at most.
     adConditioningMaxBytes: { type: 'integer', minimum: 65536, maximum: 1073741824 },
     adConditioningJobTimeoutSec: { type: 'integer', minimum: 1, maximum: 3600 },
+    adConditioningX264Preset: { enum: [...X264_PRESETS] },
     stitchMaxWaitMs: { type: 'integer', minimum: 0, maximum: 120000 },
     // An S3-compatible store for conditioned renditions (empty endpoint: DATA_DIR/ad-creatives).
     s3Endpoint: { type: 'string', anyOf: [{ const: '' }, { pattern: '^https?://[^/?#\\s]+/?$' }] },
@@ -154,6 +169,8 @@ export interface Config {
   adConditioningMaxBytes: number;
   /** A conditioning job's deadline (fetch, probe and ffmpeg), in seconds. */
   adConditioningJobTimeoutSec: number;
+  /** x264's preset for the renditions (veryfast): a faster one spends less CPU per creative for more bytes under the same bitrate cap. */
+  adConditioningX264Preset: X264Preset;
   /** The most a brand's `stitch_wait_for_ads_ms` may hold a stitch POST for its ads' conditioning (0: never waits). */
   stitchMaxWaitMs: number;
   /** S3-compatible object store for conditioned renditions (issue 26): `http(s)://host[:port]`; empty: DATA_DIR. */
@@ -214,6 +231,7 @@ export const envNames: Record<string, keyof Config> = {
   AD_CONDITIONING_MAX_SEC: 'adConditioningMaxSec',
   AD_CONDITIONING_MAX_BYTES: 'adConditioningMaxBytes',
   AD_CONDITIONING_JOB_TIMEOUT_SEC: 'adConditioningJobTimeoutSec',
+  AD_CONDITIONING_X264_PRESET: 'adConditioningX264Preset',
   STITCH_MAX_WAIT_MS: 'stitchMaxWaitMs',
   S3_ENDPOINT: 's3Endpoint',
   S3_BUCKET: 's3Bucket',

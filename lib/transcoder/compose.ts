@@ -5,6 +5,7 @@
  * rate, duration and start PTS. Pure: it only builds arguments.
  */
 import type { Composition } from './job.js';
+import { X264_PRESETS, type X264Preset } from '../config/schema.js';
 
 /** What ffprobe told about an input (./ffmpeg.ts `probe`). */
 export interface MediaInfo {
@@ -22,7 +23,11 @@ export interface ComposeInput {
   output: string;
   /** x264 and filter threads; 0 = ffmpeg's choice. */
   threads?: number;
+  /** x264's speed/size trade-off (X264_PRESETS); veryfast unless the operator chose another. */
+  preset?: X264Preset;
 }
+
+export { X264_PRESETS, type X264Preset };
 
 export class ComposeError extends Error {
   override name = 'ComposeError';
@@ -109,7 +114,15 @@ export function audioSlot(
 }
 
 /** The ffmpeg arguments; throws ComposeError when the content has no usable video. */
-export function composeArgs({ comp, content, ad, files, output, threads = 0 }: ComposeInput): string[] {
+export function composeArgs({
+  comp,
+  content,
+  ad,
+  files,
+  output,
+  threads = 0,
+  preset = 'veryfast',
+}: ComposeInput): string[] {
   const v = content.video;
   if (!v || !(v.width > 0) || !(v.height > 0)) throw new ComposeError('the content segment has no video stream');
   if (!ad.video) throw new ComposeError('the ad has no video stream');
@@ -187,7 +200,7 @@ export function composeArgs({ comp, content, ad, files, output, threads = 0 }: C
     '-c:v',
     'libx264',
     '-preset',
-    'veryfast',
+    preset,
     '-crf',
     '21',
     '-pix_fmt',

@@ -4,6 +4,7 @@
  */
 import os from 'node:os';
 import { ConfigError } from '../config/index.js';
+import { X264_PRESETS, type X264Preset } from './compose.js';
 import { ffprobeBeside } from './ffmpeg.js';
 import type { TranscoderOptions } from './service.js';
 
@@ -40,6 +41,8 @@ export function loadTranscoderConfig(env: Env = process.env): TranscoderConfig {
   if (publicUrl && !/^https?:\/\/[^/?#\s@]+(\/[^?#\s]*)?$/.test(publicUrl))
     bad.push('TRANSCODER_PUBLIC_URL must be an http(s) base URL without query or fragment');
   const ffmpegPath = env['FFMPEG_PATH'] || 'ffmpeg';
+  const preset = (env['TRANSCODER_X264_PRESET'] || 'veryfast') as X264Preset;
+  if (!X264_PRESETS.includes(preset)) bad.push(`TRANSCODER_X264_PRESET must be one of ${X264_PRESETS.join(', ')}`);
   const corsOrigins = (env['CORS_ALLOWED_ORIGINS'] || '*')
     .split(',')
     .map((s) => s.trim())
@@ -57,6 +60,7 @@ export function loadTranscoderConfig(env: Env = process.env): TranscoderConfig {
     jobTimeoutMs: int('TRANSCODER_JOB_TIMEOUT_MS', 60_000, 1000, 3_600_000),
     retentionSec: int('TRANSCODER_RETENTION_SEC', 3600, 10, 30 * 86400),
     threads: int('TRANSCODER_THREADS', 0, 0, 64),
+    preset,
     fetchTimeoutMs: int('TRANSCODER_FETCH_TIMEOUT_MS', 20_000, 100, 600_000),
     maxInputBytes: int('TRANSCODER_MAX_INPUT_BYTES', 256 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024),
     allowPrivate: bool('TRANSCODER_ALLOW_PRIVATE', true),

@@ -7,7 +7,7 @@
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { OutboundPolicy } from '../outbound/index.js';
-import { composeArgs, ComposeError } from './compose.js';
+import { composeArgs, ComposeError, type X264Preset } from './compose.js';
 import { FfmpegError, probe, run } from './ffmpeg.js';
 import { injectTimedId3, vtgTag } from './id3-inject.js';
 import { InputFetcher } from './inputs.js';
@@ -25,6 +25,8 @@ export interface TranscoderOptions {
   retentionSec: number;
   /** ffmpeg threads per job; 0 = ffmpeg's choice. */
   threads: number;
+  /** x264 preset of the composed segments (TRANSCODER_X264_PRESET). */
+  preset: X264Preset;
   fetchTimeoutMs: number;
   maxInputBytes: number;
 }
@@ -147,7 +149,7 @@ export class Transcoder {
       const output = path.join(dir, 'out.ts');
       let args: string[];
       try {
-        args = composeArgs({ comp, content, ad, files, output, threads: this.opts.threads });
+        args = composeArgs({ comp, content, ad, files, output, threads: this.opts.threads, preset: this.opts.preset });
       } catch (err) {
         throw err instanceof ComposeError ? new UnusableInput(err.message) : err;
       }

@@ -125,20 +125,6 @@ const isComposed = (f: Frag) => f.url.includes('/objects/');
  */
 const MAX_DELAY_SEGMENTS = 16;
 
-/**
- * The head start the transcoder needs, from the seconds this machine took to encode one content
- * segment: composing one is about ten encodes' work (two decodes, scaling, overlay, an encode, a
- * process start), two run at once, and every break segment must be ready before a player is
- * `delay` segments behind the live edge (hls.js treats a listed URI that changes as fatal). A
- * backlog grows when one composition takes over two segments' time, so the delay covers the whole
- * break's backlog plus one composition.
- */
-function composeDelay(encodeSecPerSegment: number): number {
-  const composeSec = 10 * encodeSecPerSegment + 0.5;
-  const backlogSec = (BREAK_SEC / SEG) * Math.max(0, composeSec / 2 - SEG);
-  return Math.min(MAX_DELAY_SEGMENTS, Math.max(3, Math.ceil((backlogSec + composeSec) / SEG) + 2));
-}
-
 /** An assertion held back until the play is judged (withMeasuredDelay): [passed, message]. */
 type Check = [boolean, string];
 
@@ -282,6 +268,17 @@ async function compositionLagSec(service: Service, breakId: string): Promise<num
 const delayFor = (lagSec: number, cap = MAX_DELAY_SEGMENTS) => Math.min(cap, Math.ceil((2 * lagSec) / SEG) + 2);
 
 /**
+ * The first play's delay, from the seconds this machine took to encode one content segment at
+ * set-up: a composed segment's lag behind its content (fetching, two probes, the composition, two
+ * at once, each a start of Debian's ffmpeg) measured 60–90 times that, on an idle and a busy
+ * half-speed machine (3.9 s after 0.044 s a segment; 9–11.7 s after 0.13 s). The earlier estimate
+ * (ten encodes per composition plus the break's backlog) came out at 3–4 segments where 10–16 were
+ * needed, so case (a) was always played twice; delayFor is what the replay uses.
+ */
+const LAG_PER_ENCODE = 80;
+const composeDelay = (encodeSecPerSegment: number) => Math.max(3, delayFor(LAG_PER_ENCODE * encodeSecPerSegment));
+
+/**
  * The most delay case (a) may have: the file's cap. Its page calls /vast when it loads the first
  * composed segment, `delay` segments after the break started, possibly after the break's end by
  * the wall clock; /vast answers a break until its end reaches the event's viewers furthest behind
@@ -376,6 +373,8 @@ t.test(
         TRANSCODER_DATA_DIR: txDir,
         FFMPEG_PATH: FFMPEG,
         TRANSCODER_CONCURRENCY: '2',
+        // Compositions in real time: the fastest x264 preset keeps the transcoder ahead on a busy machine.
+        TRANSCODER_X264_PRESET: 'ultrafast',
       }),
       createLogger('silent'),
     );

@@ -138,6 +138,10 @@ export async function rig(
     allowPrivateOutbound: true,
     dataDir: tempDir(t),
     ffmpegPath: FFMPEG,
+    // x264's fastest preset (the default is veryfast): what these tests check of a rendition (its
+    // size, codec, segment lengths, the pod it fills) does not depend on it, and encoding is most
+    // of their CPU. test/browser/conditioned.test.ts conditions with the default and plays it.
+    adConditioningX264Preset: 'ultrafast' as const,
     ...opts.config,
   };
   const instances: Service[] = [];

@@ -50,26 +50,33 @@ function transpile(file, source) {
   return out.outputText;
 }
 
-export async function load(url, context, nextLoad) {
-  if (!url.startsWith('file:') || !/\.m?ts$/.test(new URL(url).pathname)) return nextLoad(url, context);
-  const file = fileURLToPath(url);
+/**
+ * The module's JavaScript from the cache, else transpiled (and kept, unless TEST_TS_CACHE=0).
+ * Also called by ./warm.js, which fills the cache for every file in one process before a full run.
+ */
+export function compiled(file) {
   const source = readFileSync(file, 'utf8');
   const key = createHash('sha256').update(salt).update(file).update('\0').update(source).digest('hex');
   const cached = path.join(cacheDir, `${key}.js`);
-  let js;
-  try {
-    if (noCache) throw new Error('TEST_TS_CACHE=0');
-    js = readFileSync(cached, 'utf8');
-  } catch {
-    js = transpile(file, source);
-    if (noCache) return { format: 'module', source: js, shortCircuit: true };
-    // Write then rename: files running in parallel may transpile the same module; a reader sees a whole entry or none.
-    mkdirSync(cacheDir, { recursive: true });
-    const tmp = `${cached}.${process.pid}.${Math.random().toString(36).slice(2)}`;
-    writeFileSync(tmp, js);
-    renameSync(tmp, cached);
-  }
-  return { format: 'module', source: js, shortCircuit: true };
+  if (!noCache)
+    try {
+      return { js: readFileSync(cached, 'utf8'), hit: true };
+    } catch {
+      // not cached yet
+    }
+  const js = transpile(file, source);
+  if (noCache) return { js, hit: false };
+  // Write then rename: files running in parallel may transpile the same module; a reader sees a whole entry or none.
+  mkdirSync(cacheDir, { recursive: true });
+  const tmp = `${cached}.${process.pid}.${Math.random().toString(36).slice(2)}`;
+  writeFileSync(tmp, js);
+  renameSync(tmp, cached);
+  return { js, hit: false };
+}
+
+export async function load(url, context, nextLoad) {
+  if (!url.startsWith('file:') || !/\.m?ts$/.test(new URL(url).pathname)) return nextLoad(url, context);
+  return { format: 'module', source: compiled(fileURLToPath(url)).js, shortCircuit: true };
 }
 
 /**
