@@ -23,8 +23,15 @@ import { makeCreative, rig, type CreativeView } from '../helpers/conditioning.js
 import { until } from '../helpers/player-page.js';
 import { CreativeHostSim, type CreativeHostRequest } from '../../lib/sim/creative-host.js';
 
-/** The size cap: the heavy creative (12.8 MB with Debian's ffmpeg) fits under it, the hostile host's body does not. */
-const CAP_BYTES = 32 * 1024 * 1024;
+/**
+ * The size cap: the heavy creative (made at HEAVY_KBPS: ~2.5 MB) fits under it, the hostile host's
+ * body does not. Small, so that the body without a length reaches it well inside DEADLINE_SEC on a
+ * loaded machine: at 32 MiB (the heavy creative at x264's default rate was 12.8 MB), one CI run on
+ * the half-speed kind had read only 12.6 MB of it when the deadline fired.
+ */
+const CAP_BYTES = 4 * 1024 * 1024;
+/** The heavy creative's video bitrate: its transcode time is its frames', its size this rate's. */
+const HEAVY_KBPS = 150;
 /** What the host would send whole: far past the cap, so an uncapped fetch would show. */
 const TOTAL_BYTES = 256 * 1024 * 1024;
 /**
@@ -79,7 +86,8 @@ t.test('size cap, duration cap and job deadline: refused, failed, reported, reme
   if (!(await needServices(t, ['postgres', 'redis']))) return;
   const work = tempDir(t);
   const dataDir = tempDir(t);
-  const heavy = await makeCreative(work, 'ad-heavy', HEAVY_SEC);
+  const heavy = await makeCreative(work, 'ad-heavy', HEAVY_SEC, 440, HEAVY_KBPS);
+  t.ok(heavy.length < CAP_BYTES, `the heavy creative (${heavy.length} B) is under the cap`);
   const host = await new CreativeHostSim({ totalBytes: TOTAL_BYTES, trickleBytes: 1024, trickleMs: 100 }).start();
   t.teardown(() => host.stop());
   const r = await rig(t, {
@@ -101,6 +109,8 @@ t.test('size cap, duration cap and job deadline: refused, failed, reported, reme
       adConditioningBackoffSec: BACKOFF_SEC,
       // All three at once: the slow one must not hold the others up.
       adConditioningJobs: 3,
+      // The default preset, not the rig's fastest: the heavy transcode must outlast the deadline.
+      adConditioningX264Preset: 'veryfast',
     },
   });
   const a = r.instances[0]!;

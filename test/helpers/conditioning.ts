@@ -64,7 +64,14 @@ ${DASH_RUNGS.map((r, i) => `      <Representation id="v${i}" width="${r.w}" heig
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** An MP4 creative of `sec` seconds: H.264 426x240 at 30 fps, AAC mono at 44.1 kHz. */
-export async function makeCreative(dir: string, name: string, sec: number, tone = 440): Promise<Buffer> {
+/** videoKbps: a target video bitrate (x264's default rate control without it). */
+export async function makeCreative(
+  dir: string,
+  name: string,
+  sec: number,
+  tone = 440,
+  videoKbps?: number,
+): Promise<Buffer> {
   const file = path.join(dir, `${name}.mp4`);
   await ffmpeg([
     ...[
@@ -77,7 +84,8 @@ export async function makeCreative(dir: string, name: string, sec: number, tone 
       '-i',
       `sine=frequency=${tone}:sample_rate=44100:duration=${sec}`,
     ],
-    ...['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-ac', '1', '-shortest', file],
+    ...['-c:v', 'libx264', '-preset', 'ultrafast', ...(videoKbps ? ['-b:v', `${videoKbps}k`] : [])],
+    ...['-pix_fmt', 'yuv420p', '-c:a', 'aac', '-ac', '1', '-shortest', file],
   ]);
   return readFile(file);
 }
