@@ -146,7 +146,10 @@ t.test('timeouts and unusable answers are retried', async (t) => {
   const client = new TranscoderClient(sim.url, http, { attempts: 2, backoffMs: 1, timeoutMs: 80 });
   const started = Date.now();
   await t.rejects(client.compose(job('slow1')), { code: 'timeout' });
-  t.equal(sim.jobsByKey.get('slow1'), 2, 'a timed-out call is retried');
+  // Counted where the calls are made: with an 80 ms timeout on a loaded machine the second call can
+  // be cut before the simulator has read its body and counted it (a CI run saw 1 there).
+  t.equal(http.calls, 2, 'a timed-out call is retried');
+  t.ok((sim.jobsByKey.get('slow1') ?? 0) >= 1, 'the simulator received the first');
   t.ok(Date.now() - started < 2000, 'does not wait for the slow answer');
 
   // A transcoder answering 200 without a usable output_uri.
