@@ -214,8 +214,8 @@ async function playStitched(
 }
 
 // The file's budget, from the media it plays (the runner's default is too short on a busy machine):
-// set-up, two live plays, two stitched VODs played to the end (budgeted one after the other,
-// though they run at once).
+// set-up, two live plays one after the other, two stitched VODs played to the end (budgeted one
+// after the other, though they run at once).
 t.setTimeout(
   90_000 +
     2 * (deadlineFor(DELAY_SEGMENTS * LIVE_SEG) + deadlineFor(LIVE_WATCH_SEC)) +
@@ -327,17 +327,19 @@ t.test('Shaka Player and dash.js in chromium: live DASH through the DAI proxy, s
   const total = VOD_SEC + breaks.reduce((n, b) => n + b.duration, 0);
 
   // The plays wait on the media's real time (the live edge, a VOD played to its end), each on a
-  // page and a stream of its own, each a buffered subtest: the two live plays at once, then the two
-  // VOD plays at once. One restart of the live origin serves both live plays (its timeline outlasts
-  // each play's deadline budget the same way). Not all four at once: on a half-speed machine with
-  // the rest of the suite beside it, two players starting in the same browser stalled the live
-  // plays, whose buffer is two segments (2.5 s stalls, 16 s behind the edge).
-  liveOrigin.restart();
-  await t.test('the two live plays at once', { jobs: 2 }, async (t) => {
-    t.test('(a) dash.js: live DASH through the DAI proxy, live-edge delay 2 segments', (t) =>
+  // page and a stream of its own: the two live plays one after the other, each on a fresh restart
+  // of the live origin, then the two VOD plays at once. The live plays are not run at once: their
+  // start-up is held to the issue's 2 s budget and their stalls to 1 s with a buffer of two
+  // segments, and on a half-speed machine with the rest of the suite beside it two players starting
+  // in the same browser missed both (2.5 s start-up, 1.3 s stall; four at once: 2.5 s stalls, 16 s
+  // behind the edge). A VOD play has no such budget at its start.
+  await t.test('the two live plays, one after the other', async (t) => {
+    liveOrigin.restart();
+    await t.test('(a) dash.js: live DASH through the DAI proxy, live-edge delay 2 segments', (t) =>
       playLive(t, browser, pageUrl, 'dashjs', liveSrc('dashjs-1'), liveOrigin),
     );
-    t.test('(a) Shaka: live DASH through the DAI proxy, live-edge delay 2 segments', (t) =>
+    liveOrigin.restart();
+    await t.test('(a) Shaka: live DASH through the DAI proxy, live-edge delay 2 segments', (t) =>
       playLive(t, browser, pageUrl, 'shaka', liveSrc('shaka-1'), liveOrigin),
     );
   });
