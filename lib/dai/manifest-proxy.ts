@@ -93,6 +93,8 @@ export class ManifestProxy {
   private readonly proxyBase: string;
   private readonly trusted: TrustedHops;
   private readonly byStatus;
+  /** byStatus's 200, read without a Map lookup: nearly every answer is one. */
+  private readonly ok;
   private readonly durations;
   private readonly paths = new Map<string, KnownPath>();
   private lastUrl = '';
@@ -118,6 +120,7 @@ export class ManifestProxy {
     this.byStatus = new Map([200, 304, 400, 404, 502, 504].map((s) => [s, family.with({ code: String(s) })]));
     const other = family.with({ code: 'other' });
     this.byStatus.set(0, other);
+    this.ok = this.byStatus.get(200)!;
     this.durations = deps.metrics.histogram('dai_manifest_duration_seconds', 'Manifest proxy latency').with();
     deps.metrics.gauge(
       'dai_manifest_cache_entries',
@@ -241,7 +244,9 @@ export class ManifestProxy {
     const streamId = target.streamId;
     /** A stream id this instance does not know: recorded once the upstream answered 2xx. */
     let newStream = false;
-    if (streamId && !this.deps.streams.refresh(streamId, settings.eventId, target.assetKey, masterPath)) {
+    // One wall-clock reading for the stream's last visit and the micro-cache's freshness.
+    const now = Date.now();
+    if (streamId && !this.deps.streams.refresh(streamId, settings.eventId, target.assetKey, masterPath, now)) {
       if (this.deps.streams.isKnown(streamId)) this.register(streamId, settings, target, masterPath);
       else if (streamId.length > STREAM_LIMITS.streamIdChars) {
         this.answer(
@@ -266,7 +271,7 @@ export class ManifestProxy {
       }
     }
     const key = this.cacheKey(known, query);
-    const hit = this.deps.cache.fresh(key);
+    const hit = this.deps.cache.fresh(key, now);
     if (hit && newStream && hit.value.status === 200) this.register(streamId!, settings, target, masterPath);
     if (hit && hit.value.status < 400) {
       // Fast lane: answered inside this uWS callback, so no onAborted, cork or promise is needed.
@@ -351,7 +356,7 @@ export class ManifestProxy {
   }
 
   private count(status: number, started: number): void {
-    (this.byStatus.get(status) ?? this.byStatus.get(0)!).inc();
+    (status === 200 ? this.ok : (this.byStatus.get(status) ?? this.byStatus.get(0)!)).inc();
     this.durations.observe((performance.now() - started) / 1000);
     if (this.opts.accessLogSampleRate > 0 && Math.random() < this.opts.accessLogSampleRate)
       this.deps.log.info({ status, ms: performance.now() - started }, 'manifest');
