@@ -17,9 +17,7 @@ const serverJs = path.join(projectRoot, 'dist', 'bin', 'server.js');
 
 /**
  * GET /healthz on a connection of its own (no keep-alive pool): the status, or 0 when the
- * connection failed. A pooled connection would test one worker's socket, not the port; and one
- * kept from before the kill is the dead worker's, whose close can reach the pool after the
- * supervisor's exit log (one such probe failed in a clean-clone run).
+ * connection failed. A pooled connection would test one worker's socket, not the port.
  */
 function probeNewConnection(port: number): Promise<number> {
   return new Promise((resolve) => {
@@ -101,6 +99,11 @@ t.test('two workers on one port; one killed -9 is started again; SIGTERM stops a
     await new Promise((r) => setTimeout(r, 200));
   t.equal((await call(`${base}/readyz`, 'GET', '')).status, 200, 'ready: embedded Postgres shared, Redis');
   t.equal(new Set(started).size, 2, 'two workers started');
+  // /readyz answered from one worker: the other may still be starting, and killing the only one
+  // listening would leave the port with none (connections refused, seen under load). Both listen first.
+  const listening = () => log.match(/"msg":"listening"/g)?.length ?? 0;
+  while (Date.now() < deadline && listening() < 2) await new Promise((r) => setTimeout(r, 50));
+  t.equal(listening(), 2, 'both workers listening');
 
   const victim = started[0]!;
   process.kill(victim, 'SIGKILL');
