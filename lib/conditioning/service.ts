@@ -22,7 +22,7 @@ import type { Page } from '../http/envelope.js';
 import type { RenditionStore } from './files.js';
 import type { CreativeRepo, CreativeRow, Renditions } from './repo.js';
 import { transcode } from './transcode.js';
-import type { X264Preset } from '../transcoder/compose.js';
+import type { X264Preset } from '../config/schema.js';
 
 export interface ConditioningLimits {
   /** Largest creative fetched (bytes). */

@@ -11,7 +11,8 @@
 import path from 'node:path';
 import { writeFile } from 'node:fs/promises';
 import { run } from '../transcoder/ffmpeg.js';
-import type { MediaInfo, X264Preset } from '../transcoder/compose.js';
+import type { MediaInfo } from '../transcoder/compose.js';
+import type { X264Preset } from '../config/schema.js';
 import type { LadderProfile, Rung } from '../stitch/profile.js';
 
 export interface TranscodeResult {

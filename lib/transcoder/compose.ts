@@ -5,7 +5,7 @@
  * rate, duration and start PTS. Pure: it only builds arguments.
  */
 import type { Composition } from './job.js';
-import { X264_PRESETS, type X264Preset } from '../config/schema.js';
+import type { X264Preset } from '../config/schema.js';
 
 /** What ffprobe told about an input (./ffmpeg.ts `probe`). */
 export interface MediaInfo {
@@ -26,8 +26,6 @@ export interface ComposeInput {
   /** x264's speed/size trade-off (X264_PRESETS); veryfast unless the operator chose another. */
   preset?: X264Preset;
 }
-
-export { X264_PRESETS, type X264Preset };
 
 export class ComposeError extends Error {
   override name = 'ComposeError';

@@ -4,7 +4,7 @@
  */
 import os from 'node:os';
 import { ConfigError } from '../config/index.js';
-import { X264_PRESETS, type X264Preset } from './compose.js';
+import { X264_PRESETS, type X264Preset } from '../config/schema.js';
 import { ffprobeBeside } from './ffmpeg.js';
 import type { TranscoderOptions } from './service.js';
 

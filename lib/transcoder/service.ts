@@ -7,7 +7,8 @@
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { OutboundPolicy } from '../outbound/index.js';
-import { composeArgs, ComposeError, type X264Preset } from './compose.js';
+import { composeArgs, ComposeError } from './compose.js';
+import type { X264Preset } from '../config/schema.js';
 import { FfmpegError, probe, run } from './ffmpeg.js';
 import { injectTimedId3, vtgTag } from './id3-inject.js';
 import { InputFetcher } from './inputs.js';
