@@ -84,7 +84,7 @@ export async function transcode(
   dir: string,
   timeoutMs: number,
   signal: AbortSignal,
-  preset: X264Preset = 'veryfast',
+  preset: X264Preset,
 ): Promise<TranscodeResult> {
   const deadline = Date.now() + timeoutMs;
   const left = () => Math.max(1000, deadline - Date.now());

@@ -12,6 +12,8 @@ export const X264_PRESETS = [
   'veryslow',
 ] as const;
 export type X264Preset = (typeof X264_PRESETS)[number];
+/** The preset both use unless the operator chose another (config/default.json says the same for conditioning). */
+export const DEFAULT_X264_PRESET: X264Preset = 'veryfast';
 
 export const configSchema = {
   type: 'object',

@@ -5,7 +5,7 @@
  * rate, duration and start PTS. Pure: it only builds arguments.
  */
 import type { Composition } from './job.js';
-import type { X264Preset } from '../config/schema.js';
+import { DEFAULT_X264_PRESET, type X264Preset } from '../config/schema.js';
 
 /** What ffprobe told about an input (./ffmpeg.ts `probe`). */
 export interface MediaInfo {
@@ -119,7 +119,7 @@ export function composeArgs({
   files,
   output,
   threads = 0,
-  preset = 'veryfast',
+  preset = DEFAULT_X264_PRESET,
 }: ComposeInput): string[] {
   const v = content.video;
   if (!v || !(v.width > 0) || !(v.height > 0)) throw new ComposeError('the content segment has no video stream');

@@ -4,7 +4,7 @@
  */
 import os from 'node:os';
 import { ConfigError } from '../config/index.js';
-import { X264_PRESETS, type X264Preset } from '../config/schema.js';
+import { DEFAULT_X264_PRESET, X264_PRESETS, type X264Preset } from '../config/schema.js';
 import { ffprobeBeside } from './ffmpeg.js';
 import type { TranscoderOptions } from './service.js';
 
@@ -41,7 +41,7 @@ export function loadTranscoderConfig(env: Env = process.env): TranscoderConfig {
   if (publicUrl && !/^https?:\/\/[^/?#\s@]+(\/[^?#\s]*)?$/.test(publicUrl))
     bad.push('TRANSCODER_PUBLIC_URL must be an http(s) base URL without query or fragment');
   const ffmpegPath = env['FFMPEG_PATH'] || 'ffmpeg';
-  const preset = (env['TRANSCODER_X264_PRESET'] || 'veryfast') as X264Preset;
+  const preset = (env['TRANSCODER_X264_PRESET'] || DEFAULT_X264_PRESET) as X264Preset;
   if (!X264_PRESETS.includes(preset)) bad.push(`TRANSCODER_X264_PRESET must be one of ${X264_PRESETS.join(', ')}`);
   const corsOrigins = (env['CORS_ALLOWED_ORIGINS'] || '*')
     .split(',')
