@@ -63,8 +63,10 @@ ${DASH_RUNGS.map((r, i) => `      <Representation id="v${i}" width="${r.w}" heig
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** An MP4 creative of `sec` seconds: H.264 426x240 at 30 fps, AAC mono at 44.1 kHz. */
-/** videoKbps: a target video bitrate (x264's default rate control without it). */
+/**
+ * An MP4 creative of `sec` seconds: H.264 426x240 at 30 fps, AAC mono at 44.1 kHz. videoKbps: a
+ * target video bitrate (x264's default rate control without it).
+ */
 export async function makeCreative(
   dir: string,
   name: string,
