@@ -22,6 +22,7 @@ import {
   CONDITION_HEADERS,
   conditionsOf,
   extraFor,
+  honoursIfModifiedSince,
   negotiate,
   sendNegotiated,
   type Conditions,
@@ -278,12 +279,16 @@ export class ManifestProxy {
       // Each write is a call into uWS: its default status line is 200 OK, and a fresh hit is
       // under a second old (Age 0 is what its absence means).
       // The form (304, gzip, identity) and its headers were built once for this rendering (lib/http/representation.ts).
+      const opts = this.forms.of(hit.value, upstreamPath);
+      const ifNoneMatch = req.getHeader(CONDITION_HEADERS.ifNoneMatch);
       const v = negotiate(
         hit.value,
-        req.getHeader(CONDITION_HEADERS.ifNoneMatch),
-        req.getHeader(CONDITION_HEADERS.ifModifiedSince),
+        ifNoneMatch,
+        ifNoneMatch === '' && honoursIfModifiedSince(hit.value, opts)
+          ? req.getHeader(CONDITION_HEADERS.ifModifiedSince)
+          : '',
         req.getHeader(CONDITION_HEADERS.acceptEncoding),
-        this.forms.of(hit.value, upstreamPath),
+        opts,
       );
       this.count(v.status, started);
       if (v.status !== 200) res.writeStatus(statusLine(v.status));

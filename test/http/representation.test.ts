@@ -6,7 +6,14 @@
 import t from 'tap';
 import zlib from 'node:zlib';
 import { fixture } from '../helpers/fixtures.js';
-import { acceptsBr, acceptsGzip, etagMatches, negotiate, type Body } from '../../lib/http/representation.js';
+import {
+  acceptsBr,
+  acceptsGzip,
+  etagMatches,
+  honoursIfModifiedSince,
+  negotiate,
+  type Body,
+} from '../../lib/http/representation.js';
 
 const HEADERS = Object.freeze({ 'Content-Type': 'application/vnd.apple.mpegurl', 'Cache-Control': 'max-age=1' });
 /** A fresh body buffer per call: forms are kept per buffer. */
@@ -66,6 +73,19 @@ t.test('a shared body: br where it beats gzip, q-values honoured', async (t) => 
   }
   t.equal(negotiate(r, `${tag.slice(0, -1)}-xx"`, '', 'br', SHARED).status, 200, 'another suffix is another tag');
   t.notOk(etagMatches(`${tag.slice(0, -1)}-gzz"`, tag));
+});
+
+t.test('If-Modified-Since decides only where the answer has validators and a Last-Modified', async (t) => {
+  const live = body(chunklist);
+  t.notOk(honoursIfModifiedSince(live, SHARED), 'a live playlist: no date to compare with');
+  const future = new Date(Date.now() + 86_400_000).toUTCString();
+  t.equal(negotiate(live, '', future, '', SHARED).status, 200, 'so the header is ignored (RFC 9110 §13.1.3)');
+  const dated = { shared: true, lastModified: Date.parse('2026-01-02T03:04:05Z') };
+  const vod = body(chunklist.replace('#EXTM3U', '#EXTM3U\n#EXT-X-PLAYLIST-TYPE:VOD'));
+  t.ok(honoursIfModifiedSince(vod, dated), 'a dated answer');
+  t.equal(negotiate(vod, '', future, '', dated).status, 304, 'which the header decides');
+  t.notOk(honoursIfModifiedSince(body(chunklist.slice(1)), { lastModified: 1, validators: false }), 'no validators');
+  t.notOk(honoursIfModifiedSince({ status: 404, headers: {}, body: new Uint8Array(1) }, dated), 'not a 200');
 });
 
 t.test('a shared body where brotli does not beat gzip gets gzip', async (t) => {
