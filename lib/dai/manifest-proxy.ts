@@ -17,6 +17,7 @@ import { addressText, type HttpRequest, type HttpResponse, type TemplatedApp } f
 import { FORWARDED_FOR, trustedProxies, viewerOf, type TrustedHops } from '../http/client-ip.js';
 import { Exchange, statusLine, writeHeaders, writePairs } from '../http/exchange.js';
 import { corsOf, type Cors } from '../http/cors.js';
+import { wallNow } from '../http/wall-clock.js';
 import {
   answerHead,
   CONDITION_HEADERS,
@@ -245,8 +246,8 @@ export class ManifestProxy {
     const streamId = target.streamId;
     /** A stream id this instance does not know: recorded once the upstream answered 2xx. */
     let newStream = false;
-    // One wall-clock reading for the stream's last visit and the micro-cache's freshness.
-    const now = Date.now();
+    // One wall-clock reading for the stream's last visit and the micro-cache's freshness, from the monotonic one.
+    const now = wallNow(started);
     if (streamId && !this.deps.streams.refresh(streamId, settings.eventId, target.assetKey, masterPath, now)) {
       if (this.deps.streams.isKnown(streamId)) this.register(streamId, settings, target, masterPath);
       else if (streamId.length > STREAM_LIMITS.streamIdChars) {
