@@ -170,7 +170,8 @@ export class ManifestCache {
 
   private store(key: string, value: Rendered): void {
     if (value.status !== 200 || value.freshMs <= 0) return;
-    const seenBefore = this.recent.seen(key);
+    const now = Date.now(); // one clock read for the admission filter and the entry (a runtime call each)
+    const seenBefore = this.recent.seen(key, now);
     if (
       !seenBefore &&
       !this.entries.has(key) &&
@@ -180,7 +181,7 @@ export class ManifestCache {
       return;
     }
     this.drop(key); // re-insert: Map order is our eviction order
-    this.entries.set(key, { value, storedAt: Date.now() });
+    this.entries.set(key, { value, storedAt: now });
     this.bytes += entryBytes(key, value);
     while (this.entries.size > this.maxEntries || (this.bytes > this.maxBytes && this.entries.size > 1))
       this.drop(this.entries.keys().next().value!);
