@@ -80,12 +80,14 @@ const NO_CONDITIONS: Conditions = Object.freeze({ ifNoneMatch: '', ifModifiedSin
 /** What the upstream request carries (besides the viewer's address as X-Forwarded-For): nothing else is forwarded. */
 const UPSTREAM_HEADERS = Object.freeze({ accept: '*/*', 'user-agent': 'squeezeback-dai-proxy' });
 
-/** A manifest path seen recently: its parse, and its cache keys while the generations hold. */
+/** A manifest path seen recently: its parse, and its event's settings and cache keys while the generations hold. */
 interface KnownPath {
   target: PathTarget;
+  /** The event settings of the path's asset key (a new generation of the event configs may change them). */
+  settings: EventSettings;
   /** The cache key without a query: the generations and the upstream path. */
   key: string;
-  /** What stands for key before a query (see cacheKey). */
+  /** What stands for key before a query (see current). */
   queryScope: string;
   eventsGeneration: number;
   breaksGeneration: number;
@@ -101,7 +103,7 @@ export class ManifestProxy {
   private readonly paths = new Map<string, KnownPath>();
   private lastUrl = '';
   private lastKnown: KnownPath | undefined;
-  /** A short alias per query-less cache key, so a key with a query hashes little more than the query (cacheKey). */
+  /** A short alias per query-less cache key, so a key with a query hashes little more than the query (current). */
   private readonly scopes = new Map<string, string>();
   private scopesMade = 0;
   private readonly bodies = new BodySlab();
@@ -176,7 +178,15 @@ export class ManifestProxy {
     if (url === this.lastUrl) return this.lastKnown!;
     let k = this.paths.get(url);
     if (!k) {
-      k = { target: parsePath(url), key: '', queryScope: '', eventsGeneration: -1, breaksGeneration: -1 };
+      const target = parsePath(url);
+      k = {
+        target,
+        settings: this.deps.events.forAssetKey(target.assetKey),
+        key: '',
+        queryScope: '',
+        eventsGeneration: -1,
+        breaksGeneration: -1,
+      };
       if (this.paths.size >= PATH_CACHE_SIZE) this.paths.clear();
       this.paths.set(url, k);
     }
@@ -186,23 +196,24 @@ export class ManifestProxy {
   }
 
   /**
-   * The cache key: the upstream URL under the generations of the event settings and the breaks it
-   * was rendered with, kept with the path, so a hot URL's lookups hash no new string. With a query,
-   * the key is the query behind a short alias of the query-less key (`\x01<n>\x01`, a form no other
-   * key of the shared cache has): a query no request repeats (a cache-buster, a session token) is
-   * otherwise a fresh ~110-character string per request, flattened and hashed by the cache's Map,
-   * about 2,000 instructions of a distinct request's ~68,000 (callgrind, issue 31).
+   * Brings a known path up to the current generations of the event settings and the breaks: its
+   * settings (one Map lookup per generation, not per request), and its cache key, the upstream URL
+   * under both generations, kept with the path so a hot URL's lookups hash no new string. With a
+   * query, the key is the query behind a short alias of the query-less key (`\x01<n>\x01`, a form no
+   * other key of the shared cache has): a query no request repeats (a cache-buster, a session
+   * token) is otherwise a fresh ~110-character string per request, flattened and hashed by the
+   * cache's Map, about 2,000 instructions of a distinct request's ~68,000 (callgrind, issue 31).
    */
-  private cacheKey(k: KnownPath, query: string): string {
+  private current(k: KnownPath): void {
     const events = this.deps.events.generation;
     const breaks = this.deps.breaks?.generation ?? 0;
     if (k.eventsGeneration !== events || k.breaksGeneration !== breaks) {
+      k.settings = this.deps.events.forAssetKey(k.target.assetKey);
       k.key = `${events}|${breaks}|${k.target.path}`;
       k.queryScope = this.scopeOf(k.key);
       k.eventsGeneration = events;
       k.breaksGeneration = breaks;
     }
-    return query ? k.queryScope + query : k.key;
   }
 
   /** The alias of a query-less key: one per key while remembered; a forgotten key gets a new one (its entries are missed, not confused). */
@@ -237,8 +248,9 @@ export class ManifestProxy {
       );
       return;
     }
+    this.current(known);
     const target = known.target;
-    const settings = this.deps.events.forAssetKey(target.assetKey);
+    const settings = known.settings;
     const upstreamPath = query ? `${target.path}?${query}` : target.path;
     // A master (or MPD) request records its upstream path for ID3 inspection; media requests, the
     // frequent ones, pass nothing, and refresh() stores the path only when it changed.
@@ -272,7 +284,7 @@ export class ManifestProxy {
         newStream = true;
       }
     }
-    const key = this.cacheKey(known, query);
+    const key = query ? known.queryScope + query : known.key;
     const hit = this.deps.cache.fresh(key, now);
     if (hit && newStream && hit.value.status === 200) this.register(streamId!, settings, target, masterPath);
     if (hit && hit.value.status < 400) {
