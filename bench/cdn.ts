@@ -15,7 +15,7 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { runLoad, type LoadResult, type LoadSpec } from './load.js';
-import { LOAD_CPU, node, SERVER_CPU, SERVICE_FLAGS, cpuSeconds, type Target } from './procs.js';
+import { LOAD_CPU, node, SERVER_CPU, SERVICE_FLAGS, cpuSeconds, stopTarget, type Target } from './procs.js';
 import { nginxProxy } from './nginx.js';
 
 const PREFIX = '/dai/manifest/linear/hls/pa/event/BENCH';
@@ -64,9 +64,7 @@ async function measure(
       );
     }
   } finally {
-    t.child.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 300));
-    t.child.kill('SIGKILL');
+    await stopTarget(t);
   }
   return rows;
 }

@@ -57,6 +57,18 @@ export const SERVICE_FLAGS =
     .split(' ')
     .filter(Boolean) ?? [];
 
+/**
+ * Stops a target as an operator would: SIGTERM, then up to 10 s for it to exit (the service stops
+ * its embedded Postgres on the way out; killed sooner, that Postgres was left running), then SIGKILL.
+ */
+export async function stopTarget(t: Target): Promise<void> {
+  if (t.child.exitCode !== null || t.child.signalCode !== null) return;
+  const exited = new Promise((r) => t.child.once('exit', r));
+  t.child.kill('SIGTERM');
+  await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
+  t.child.kill('SIGKILL');
+}
+
 export function freePort(): Promise<number> {
   return new Promise((resolve) => {
     const s = net.createServer().listen(0, '127.0.0.1', () => {

@@ -37,6 +37,7 @@ import {
   rssMiB,
   SERVER_CPU,
   SERVICE_FLAGS,
+  stopTarget,
   waitForPort,
   type Target,
 } from './procs.js';
@@ -285,7 +286,7 @@ export async function runRig(runs: number, opts: RigOptions = {}): Promise<RigRo
           );
         }
       } finally {
-        for (const s of started) await stop(s.t);
+        for (const s of started) await stopTarget(s.t);
       }
       const of = (prefix: string) => rows.find((r) => r.run === run && r.target.startsWith(prefix))!;
       if (opts.workers) {
@@ -303,7 +304,7 @@ export async function runRig(runs: number, opts: RigOptions = {}): Promise<RigRo
       );
     }
   } finally {
-    await stop(upstream);
+    await stopTarget(upstream);
   }
   if (failures.length) throw new Error(`the rig's load was not served:\n${failures.join('\n')}`);
   return rows;
@@ -313,13 +314,6 @@ export async function runRig(runs: number, opts: RigOptions = {}): Promise<RigRo
 export function machine(): string {
   const cpus = os.cpus();
   return `${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} cores, Linux ${os.release()}, Node ${process.version}`;
-}
-
-async function stop(t: Target): Promise<void> {
-  const exited = new Promise((r) => t.child.once('exit', r));
-  t.child.kill('SIGTERM');
-  await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
-  t.child.kill('SIGKILL');
 }
 
 const RIG_HEADING = '## Distinct-stream rig (issue 20)';

@@ -25,7 +25,18 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { hasCommand, runLoad, type LoadResult, type LoadSpec } from './load.js';
-import { cpuSeconds, LOAD_CPU, node, pinned, root, rssMiB, SERVER_CPU, SERVICE_FLAGS, type Target } from './procs.js';
+import {
+  cpuSeconds,
+  LOAD_CPU,
+  node,
+  pinned,
+  root,
+  rssMiB,
+  SERVER_CPU,
+  SERVICE_FLAGS,
+  stopTarget,
+  type Target,
+} from './procs.js';
 import { median, type MicroResult } from './micro.js';
 import { runSoak } from './soak.js';
 import { nginxProxy } from './nginx.js';
@@ -109,9 +120,7 @@ async function measure(
     }
     await after?.(t, port);
   } finally {
-    t.child.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 300));
-    t.child.kill('SIGKILL');
+    await stopTarget(t);
   }
   return rows;
 }
@@ -166,9 +175,7 @@ async function hotPair(simUrl: string): Promise<{ ceiling: number; service: numb
     );
     return pair;
   } finally {
-    for (const t of targets) t.child.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 300));
-    for (const t of targets) t.child.kill('SIGKILL');
+    await Promise.all(targets.map(stopTarget));
   }
 }
 
