@@ -93,7 +93,8 @@ export class ManifestCache {
   /** The fresh entry for key, synchronously (the hot path's fast lane), or undefined. */
   fresh(key: string, now = Date.now()): CacheHit | undefined {
     const entry = this.entries.get(key);
-    const ageMs = entry ? now - entry.storedAt : 0;
+    // Never below 0: the caller's clock may read a millisecond behind the one that stored (lib/http/wall-clock.ts).
+    const ageMs = entry ? Math.max(0, now - entry.storedAt) : 0;
     if (!entry || ageMs >= entry.value.freshMs) return undefined;
     this.hits++;
     return { value: entry.value, ageSec: Math.floor(ageMs / 1000), ageMs };

@@ -21,6 +21,16 @@ function loadVia(cache: ManifestCache, key: string, loader: () => Promise<Render
   );
 }
 
+t.test('a clock reading behind the one that stored: age 0, never negative', async (t) => {
+  const cache = new ManifestCache();
+  t.teardown(() => cache.close());
+  await loadVia(cache, 'k', () => Promise.resolve(ok('v')));
+  const hit = cache.fresh('k', Date.now() - 5);
+  t.equal(hit?.value.body.toString(), 'v', 'still fresh');
+  t.equal(hit?.ageMs, 0);
+  t.equal(hit?.ageSec, 0, 'no Age of -1 on the answer');
+});
+
 t.test('collapsing, freshness, stale on failure, eviction', async (t) => {
   const cache = new ManifestCache(2, undefined, Infinity); // every rendering admitted: eviction is under test
   const load = (key: string, loader: () => Promise<Rendered>) => loadVia(cache, key, loader);
