@@ -41,7 +41,7 @@ import { RenderMemo } from '../delivery/render-memo.js';
 import { ManifestFetch, bodyFor, problemRendered } from '../delivery/manifest-fetch.js';
 import { guardMethods } from '../http/methods.js';
 import { incomingRequestId, requestId, requestIdForHeader } from '../http/request-id.js';
-import type { EventSettings, EventSettingsSource } from '../delivery/event-settings.js';
+import { DEFAULT_EVENT_SETTINGS, type EventSettings, type EventSettingsSource } from '../delivery/event-settings.js';
 import { STREAM_LIMITS, type StreamRegistry } from '../streams/registry.js';
 import type { BreakSource } from '../delivery/break-source.js';
 import { rateLimited, type RateLimiter } from '../http/rate-limit.js';
@@ -181,7 +181,7 @@ export class ManifestProxy {
       const target = parsePath(url);
       k = {
         target,
-        settings: this.deps.events.forAssetKey(target.assetKey),
+        settings: DEFAULT_EVENT_SETTINGS, // set by current(), as the generations below are not current
         key: '',
         queryScope: '',
         eventsGeneration: -1,
