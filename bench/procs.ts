@@ -63,9 +63,11 @@ export const SERVICE_FLAGS =
  */
 export async function stopTarget(t: Target): Promise<void> {
   if (t.child.exitCode !== null || t.child.signalCode !== null) return;
+  let timer: NodeJS.Timeout | undefined;
   const exited = new Promise((r) => t.child.once('exit', r));
   t.child.kill('SIGTERM');
-  await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
+  await Promise.race([exited, new Promise((r) => (timer = setTimeout(r, 10_000)))]);
+  clearTimeout(timer);
   t.child.kill('SIGKILL');
 }
 

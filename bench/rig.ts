@@ -90,8 +90,8 @@ function rigRow(run: number, target: string, rounds: RoundResult[], seconds: num
     p99ms: median(rounds.map((r) => r.p99ms)),
     errors: rounds.reduce((n, r) => n + r.errors, 0),
     cpuPct: Math.round(((user + kernel) / seconds) * 100),
-    // One decimal: the /proc tick (10 ms) over a 10 s measurement resolves ~0.03 µs per request here,
-    // and the service and nginx are within a microsecond of each other on some machines.
+    // One decimal: the service and nginx are within a microsecond of each other on some machines. The
+    // /proc tick (10 ms), read around each of the five rounds, resolves ~0.1 µs over ~450,000 requests.
     cpuUsPerReq: requests ? Math.round(((user + kernel) * 1e7) / requests) / 10 : 0,
     kernelUsPerReq: requests ? Math.round((kernel * 1e7) / requests) / 10 : 0,
     rssMiB: rss,

@@ -81,10 +81,10 @@ t.test('If-Modified-Since decides only where the answer has validators and a Las
   const future = new Date(Date.now() + 86_400_000).toUTCString();
   t.equal(negotiate(live, '', future, '', SHARED).status, 200, 'so the header is ignored (RFC 9110 §13.1.3)');
   const dated = { shared: true, lastModified: Date.parse('2026-01-02T03:04:05Z') };
-  const vod = body(chunklist.replace('#EXTM3U', '#EXTM3U\n#EXT-X-PLAYLIST-TYPE:VOD'));
+  const vod = body(chunklist); // a body of its own: its forms are made with the date
   t.ok(honoursIfModifiedSince(vod, dated), 'a dated answer');
   t.equal(negotiate(vod, '', future, '', dated).status, 304, 'which the header decides');
-  t.notOk(honoursIfModifiedSince(body(chunklist.slice(1)), { lastModified: 1, validators: false }), 'no validators');
+  t.notOk(honoursIfModifiedSince(body(chunklist), { lastModified: 1, validators: false }), 'no validators');
   t.notOk(honoursIfModifiedSince({ status: 404, headers: {}, body: new Uint8Array(1) }, dated), 'not a 200');
 });
 
